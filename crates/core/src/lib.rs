@@ -1,1 +1,15 @@
-//! troupe-core
+//! Troupe's domain types and pure state machines. No I/O, no async: every rule here is a
+//! function of its inputs, so each can be proven by a scenario test without a database.
+
+pub mod clock;
+pub mod drive;
+pub mod effect;
+pub mod ids;
+pub mod inbox;
+pub mod message;
+pub mod pause;
+pub mod run;
+pub mod thread;
+
+pub use clock::{Clock, ManualClock, SystemClock};
+pub use ids::{EffectId, EventId, InboxItemId, MessageId, RunId, ThreadId};

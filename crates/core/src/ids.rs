@@ -1,0 +1,57 @@
+//! Typed row ids. Integer ids keep the SQL portable (SQLite rowid, PostgreSQL identity).
+
+use serde::{Deserialize, Serialize};
+use std::fmt;
+use std::str::FromStr;
+
+macro_rules! id_type {
+    ($(#[$doc:meta])* $name:ident, $prefix:literal) => {
+        $(#[$doc])*
+        #[derive(Copy, Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+        #[serde(transparent)]
+        pub struct $name(pub i64);
+
+        impl fmt::Display for $name {
+            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                write!(f, "{}{}", $prefix, self.0)
+            }
+        }
+
+        impl FromStr for $name {
+            type Err = String;
+            /// Accepts both the bare number and the prefixed display form.
+            fn from_str(s: &str) -> Result<Self, String> {
+                let digits = s.strip_prefix($prefix).unwrap_or(s);
+                digits.parse::<i64>().map($name).map_err(|_| {
+                    format!("'{s}' is not a valid {} id (expected {}N)", stringify!($name), $prefix)
+                })
+            }
+        }
+    };
+}
+
+id_type!(/// A kernel thread: the unit that runs a model loop.
+    ThreadId, "th_");
+id_type!(/// One execution of a thread's loop.
+    RunId, "run_");
+id_type!(/// A stored message.
+    MessageId, "msg_");
+id_type!(/// A durable inbox row.
+    InboxItemId, "inb_");
+id_type!(/// A row in the event log; monotonic.
+    EventId, "ev_");
+id_type!(/// A row in the effect ledger.
+    EffectId, "eff_");
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ids_parse_bare_and_prefixed() {
+        assert_eq!("th_42".parse::<ThreadId>().unwrap(), ThreadId(42));
+        assert_eq!("42".parse::<ThreadId>().unwrap(), ThreadId(42));
+        assert!("th_x".parse::<ThreadId>().unwrap_err().contains("not a valid"));
+        assert_eq!(RunId(7).to_string(), "run_7");
+    }
+}
