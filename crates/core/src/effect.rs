@@ -85,6 +85,10 @@ mod tests {
                 .settle(EffectOutcome::Succeeded)
                 .is_err()
         );
-        assert!(EffectOutcome::Started.settle(EffectOutcome::Started).is_err());
+        assert!(
+            EffectOutcome::Started
+                .settle(EffectOutcome::Started)
+                .is_err()
+        );
     }
 }

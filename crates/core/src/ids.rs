@@ -51,7 +51,12 @@ mod tests {
     fn ids_parse_bare_and_prefixed() {
         assert_eq!("th_42".parse::<ThreadId>().unwrap(), ThreadId(42));
         assert_eq!("42".parse::<ThreadId>().unwrap(), ThreadId(42));
-        assert!("th_x".parse::<ThreadId>().unwrap_err().contains("not a valid"));
+        assert!(
+            "th_x"
+                .parse::<ThreadId>()
+                .unwrap_err()
+                .contains("not a valid")
+        );
         assert_eq!(RunId(7).to_string(), "run_7");
     }
 }

@@ -49,11 +49,7 @@ pub struct Paused {
 
 /// What a pause request does to the stored latch. The first pause wins; threads that no
 /// person watches (unattended, archived) are never latched.
-pub fn apply_pause(
-    current: Option<&Paused>,
-    latchable: bool,
-    requested: Paused,
-) -> Option<Paused> {
+pub fn apply_pause(current: Option<&Paused>, latchable: bool, requested: Paused) -> Option<Paused> {
     match current {
         Some(existing) => Some(existing.clone()),
         None if latchable => Some(requested),

@@ -73,7 +73,9 @@ impl EndpointSpec {
         if let Some(url) = &self.base_url
             && !(url.starts_with("http://") || url.starts_with("https://"))
         {
-            return Err(format!("base_url '{url}' must start with http:// or https://"));
+            return Err(format!(
+                "base_url '{url}' must start with http:// or https://"
+            ));
         }
         Ok(())
     }

@@ -1,1 +1,179 @@
-//! troupe-store
+//! The durable store: SQLite (WAL, one writer), migrations applied at open, and every state
+//! change in one transaction that also appends its events.
+
+mod effects;
+mod error;
+mod events;
+mod inbox;
+mod messages;
+mod migrations;
+mod records;
+mod rows;
+mod runs;
+mod threads;
+
+pub use effects::{EffectBegin, EffectRecord};
+pub use error::StoreError;
+pub use events::{Event, EventSink};
+pub use inbox::Delivered;
+pub use messages::NewMessage;
+pub use records::{CommandRecord, ModelCallRecord, RefusalRecord, ToolCallRecord};
+pub use runs::{NewRun, RunRecord};
+pub use threads::NewThread;
+
+use rusqlite::{Connection, OpenFlags};
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, MutexGuard};
+use troupe_core::Clock;
+
+pub type Result<T, E = StoreError> = std::result::Result<T, E>;
+
+/// A handle on one database file. Cheap to clone; one connection behind a mutex is the single writer.
+#[derive(Clone)]
+pub struct Store {
+    inner: Arc<Inner>,
+}
+
+struct Inner {
+    conn: Mutex<Connection>,
+    path: PathBuf,
+    clock: Arc<dyn Clock>,
+    sink: EventSink,
+}
+
+impl Store {
+    /// Open (creating if needed) the database at `path` and bring its schema up to date.
+    /// A file that is not a Troupe database, or was written by a newer Troupe, is refused.
+    pub fn open(path: impl AsRef<Path>, clock: Arc<dyn Clock>) -> Result<Store> {
+        let path = path.as_ref().to_path_buf();
+        if let Some(dir) = path.parent()
+            && !dir.as_os_str().is_empty()
+        {
+            std::fs::create_dir_all(dir).map_err(|e| StoreError::Open {
+                path: path.clone(),
+                detail: format!("cannot create its directory: {e}"),
+            })?;
+        }
+        let flags = OpenFlags::SQLITE_OPEN_READ_WRITE
+            | OpenFlags::SQLITE_OPEN_CREATE
+            | OpenFlags::SQLITE_OPEN_NO_MUTEX;
+        let conn = Connection::open_with_flags(&path, flags).map_err(|e| StoreError::Open {
+            path: path.clone(),
+            detail: e.to_string(),
+        })?;
+        Self::from_connection(conn, path, clock)
+    }
+
+    /// A private in-memory database, for tests.
+    pub fn open_in_memory(clock: Arc<dyn Clock>) -> Result<Store> {
+        let conn = Connection::open_in_memory().map_err(|e| StoreError::Open {
+            path: ":memory:".into(),
+            detail: e.to_string(),
+        })?;
+        Self::from_connection(conn, ":memory:".into(), clock)
+    }
+
+    fn from_connection(
+        mut conn: Connection,
+        path: PathBuf,
+        clock: Arc<dyn Clock>,
+    ) -> Result<Store> {
+        let corrupt = |e: rusqlite::Error| StoreError::Open {
+            path: path.clone(),
+            detail: format!("not a usable Troupe database ({e})"),
+        };
+        conn.busy_timeout(std::time::Duration::from_secs(5))
+            .map_err(corrupt)?;
+        // journal_mode answers with a row, so it is read rather than executed.
+        let _mode: String = conn
+            .query_row("PRAGMA journal_mode = WAL", [], |r| r.get(0))
+            .map_err(corrupt)?;
+        conn.execute_batch(
+            "PRAGMA foreign_keys = ON; PRAGMA synchronous = NORMAL; PRAGMA temp_store = MEMORY;",
+        )
+        .map_err(corrupt)?;
+        migrations::apply(&mut conn, &path)?;
+        Ok(Store {
+            inner: Arc::new(Inner {
+                conn: Mutex::new(conn),
+                path,
+                clock,
+                sink: EventSink::new(),
+            }),
+        })
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.inner.path
+    }
+
+    pub fn now(&self) -> i64 {
+        self.inner.clock.now_ms()
+    }
+
+    pub fn clock(&self) -> Arc<dyn Clock> {
+        self.inner.clock.clone()
+    }
+
+    /// Events committed from now on, as they commit.
+    pub fn subscribe(&self) -> tokio::sync::broadcast::Receiver<Event> {
+        self.inner.sink.subscribe()
+    }
+
+    fn lock(&self) -> MutexGuard<'_, Connection> {
+        // A panic while holding the lock leaves SQLite consistent (the transaction rolls back
+        // on drop), so a poisoned lock is safe to take over.
+        self.inner.conn.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Run `f` in one write transaction. Events it appends are published after commit.
+    pub fn write<T>(&self, f: impl FnOnce(&mut Tx<'_>) -> Result<T>) -> Result<T> {
+        let mut conn = self.lock();
+        let txn = conn
+            .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)
+            .map_err(StoreError::from)?;
+        let mut tx = Tx {
+            txn: &txn,
+            now: self.inner.clock.now_ms(),
+            events: Vec::new(),
+        };
+        let out = f(&mut tx)?;
+        let events = std::mem::take(&mut tx.events);
+        txn.commit().map_err(StoreError::from)?;
+        drop(conn);
+        self.inner.sink.publish(events);
+        Ok(out)
+    }
+
+    /// Run `f` against a consistent read snapshot.
+    pub fn read<T>(&self, f: impl FnOnce(&mut Tx<'_>) -> Result<T>) -> Result<T> {
+        let mut conn = self.lock();
+        let txn = conn.transaction().map_err(StoreError::from)?;
+        let mut tx = Tx {
+            txn: &txn,
+            now: self.inner.clock.now_ms(),
+            events: Vec::new(),
+        };
+        let out = f(&mut tx)?;
+        debug_assert!(tx.events.is_empty(), "a read appended events");
+        Ok(out)
+    }
+}
+
+/// One open transaction. All store operations are methods on it, so a caller composes
+/// several state changes atomically.
+pub struct Tx<'a> {
+    txn: &'a rusqlite::Transaction<'a>,
+    now: i64,
+    events: Vec<Event>,
+}
+
+impl Tx<'_> {
+    /// The clock reading taken when the transaction began.
+    pub fn now(&self) -> i64 {
+        self.now
+    }
+    pub(crate) fn conn(&self) -> &rusqlite::Connection {
+        self.txn
+    }
+}

@@ -1,0 +1,180 @@
+//! The effect ledger: a side effect's start is recorded before it acts, its outcome after.
+
+use crate::{Result, StoreError, Tx};
+use rusqlite::{OptionalExtension, params};
+use serde::Serialize;
+use serde_json::json;
+use troupe_core::effect::EffectOutcome;
+use troupe_core::{EffectId, RunId, ThreadId};
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum EffectBegin {
+    /// Recorded as started: go ahead.
+    Started(EffectId),
+    /// This exact call was started before: do not run it again.
+    Repeated(EffectOutcome),
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct EffectRecord {
+    pub id: EffectId,
+    pub thread_id: ThreadId,
+    pub run_id: RunId,
+    pub effect_key: String,
+    pub tool: String,
+    pub summary: String,
+    pub outcome: EffectOutcome,
+    pub pgid: Option<i32>,
+    pub detail: Option<String>,
+}
+
+impl Tx<'_> {
+    pub fn begin_effect(
+        &mut self,
+        thread: ThreadId,
+        run: RunId,
+        key: &str,
+        tool: &str,
+        summary: &str,
+    ) -> Result<EffectBegin> {
+        let existing: Option<String> = self
+            .conn()
+            .query_row(
+                "SELECT outcome FROM effects WHERE thread_id = ?1 AND effect_key = ?2",
+                params![thread.0, key],
+                |r| r.get(0),
+            )
+            .optional()?;
+        if let Some(outcome) = existing {
+            return Ok(EffectBegin::Repeated(
+                outcome.parse().map_err(StoreError::Corrupt)?,
+            ));
+        }
+        self.conn().execute(
+            "INSERT INTO effects (thread_id, run_id, effect_key, tool, summary, outcome, started_at)
+             VALUES (?1, ?2, ?3, ?4, ?5, 'started', ?6)",
+            params![thread.0, run.0, key, tool, summary, self.now],
+        )?;
+        let id = EffectId(self.conn().last_insert_rowid());
+        self.event(
+            "effect_started",
+            Some(thread),
+            Some(run),
+            json!({"effect_id": id, "tool": tool, "summary": summary}),
+        )?;
+        Ok(EffectBegin::Started(id))
+    }
+
+    /// Remember the process group a shell effect runs in, so recovery can end it.
+    pub fn set_effect_pgid(&mut self, id: EffectId, pgid: i32) -> Result<()> {
+        self.conn().execute(
+            "UPDATE effects SET pgid = ?2 WHERE id = ?1",
+            params![id.0, pgid],
+        )?;
+        Ok(())
+    }
+
+    /// Settle a started effect. An effect already settled (e.g. marked unknown by an abort)
+    /// keeps its outcome; returns whether this call changed it.
+    pub fn settle_effect(
+        &mut self,
+        id: EffectId,
+        outcome: EffectOutcome,
+        detail: Option<&str>,
+    ) -> Result<bool> {
+        if outcome == EffectOutcome::Started {
+            return Err(StoreError::Invalid(
+                "an effect cannot be settled as started".into(),
+            ));
+        }
+        let n = self.conn().execute(
+            "UPDATE effects SET outcome = ?2, detail = ?3, settled_at = ?4 WHERE id = ?1 AND outcome = 'started'",
+            params![id.0, outcome.as_str(), detail, self.now],
+        )?;
+        if n > 0 {
+            let (thread, run): (i64, i64) = self.conn().query_row(
+                "SELECT thread_id, run_id FROM effects WHERE id = ?1",
+                params![id.0],
+                |r| Ok((r.get(0)?, r.get(1)?)),
+            )?;
+            self.event(
+                "effect_settled",
+                Some(ThreadId(thread)),
+                Some(RunId(run)),
+                json!({"effect_id": id, "outcome": outcome}),
+            )?;
+        }
+        Ok(n > 0)
+    }
+
+    /// Every effect of the run still marked started becomes unknown (abort, crash).
+    pub fn mark_run_effects_unknown(&mut self, run: RunId, why: &str) -> Result<Vec<EffectRecord>> {
+        let cut = self.effects_where("run_id = ?1 AND outcome = 'started'", params![run.0])?;
+        for e in &cut {
+            self.settle_effect(e.id, EffectOutcome::Unknown, Some(why))?;
+        }
+        Ok(cut)
+    }
+
+    /// The outcome of the thread's most recent effect.
+    pub fn latest_effect_outcome(&self, thread: ThreadId) -> Result<Option<EffectOutcome>> {
+        let o: Option<String> = self
+            .conn()
+            .query_row(
+                "SELECT outcome FROM effects WHERE thread_id = ?1 ORDER BY id DESC LIMIT 1",
+                params![thread.0],
+                |r| r.get(0),
+            )
+            .optional()?;
+        o.map(|s| s.parse().map_err(StoreError::Corrupt))
+            .transpose()
+    }
+
+    pub fn effects_for_run(&self, run: RunId) -> Result<Vec<EffectRecord>> {
+        self.effects_where("run_id = ?1", params![run.0])
+    }
+
+    pub fn effects_for_thread(&self, thread: ThreadId) -> Result<Vec<EffectRecord>> {
+        self.effects_where("thread_id = ?1", params![thread.0])
+    }
+
+    fn effects_where(
+        &self,
+        clause: &str,
+        args: impl rusqlite::Params,
+    ) -> Result<Vec<EffectRecord>> {
+        let sql = format!(
+            "SELECT id, thread_id, run_id, effect_key, tool, summary, outcome, pgid, detail FROM effects WHERE {clause} ORDER BY id"
+        );
+        let mut stmt = self.conn().prepare_cached(&sql)?;
+        let rows = stmt.query_map(args, |r| {
+            Ok((
+                r.get::<_, i64>(0)?,
+                r.get::<_, i64>(1)?,
+                r.get::<_, i64>(2)?,
+                r.get::<_, String>(3)?,
+                r.get::<_, String>(4)?,
+                r.get::<_, String>(5)?,
+                r.get::<_, String>(6)?,
+                r.get::<_, Option<i32>>(7)?,
+                r.get::<_, Option<String>>(8)?,
+            ))
+        })?;
+        let mut out = Vec::new();
+        for row in rows {
+            let (id, thread, run, key, tool, summary, outcome, pgid, detail) = row?;
+            out.push(EffectRecord {
+                id: EffectId(id),
+                thread_id: ThreadId(thread),
+                run_id: RunId(run),
+                effect_key: key,
+                tool,
+                summary,
+                outcome: outcome.parse().map_err(StoreError::Corrupt)?,
+                pgid,
+                detail,
+            });
+        }
+        Ok(out)
+    }
+}

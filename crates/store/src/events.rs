@@ -1,0 +1,97 @@
+//! The event log: every state change appends a row with a monotonic id in the same
+//! transaction; subscribers hear about it after commit.
+
+use crate::{Result, Tx};
+use rusqlite::params;
+use serde::{Deserialize, Serialize};
+use tokio::sync::broadcast;
+use troupe_core::{EventId, RunId, ThreadId};
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Event {
+    pub id: EventId,
+    pub at: i64,
+    pub thread_id: Option<ThreadId>,
+    pub run_id: Option<RunId>,
+    pub kind: String,
+    pub payload: serde_json::Value,
+}
+
+pub struct EventSink {
+    tx: broadcast::Sender<Event>,
+}
+
+impl EventSink {
+    pub(crate) fn new() -> Self {
+        let (tx, _) = broadcast::channel(4096);
+        EventSink { tx }
+    }
+    pub(crate) fn subscribe(&self) -> broadcast::Receiver<Event> {
+        self.tx.subscribe()
+    }
+    pub(crate) fn publish(&self, events: Vec<Event>) {
+        for e in events {
+            // No subscriber is fine: the log is the source of truth; live delivery is a hint.
+            let _ = self.tx.send(e);
+        }
+    }
+}
+
+impl Tx<'_> {
+    /// Append an event; it is published when this transaction commits.
+    pub fn event(
+        &mut self,
+        kind: &str,
+        thread: Option<ThreadId>,
+        run: Option<RunId>,
+        payload: serde_json::Value,
+    ) -> Result<EventId> {
+        let text = payload.to_string();
+        self.conn().execute(
+            "INSERT INTO events (at, thread_id, run_id, kind, payload) VALUES (?1, ?2, ?3, ?4, ?5)",
+            params![self.now, thread.map(|t| t.0), run.map(|r| r.0), kind, text],
+        )?;
+        let id = EventId(self.conn().last_insert_rowid());
+        self.events.push(Event {
+            id,
+            at: self.now,
+            thread_id: thread,
+            run_id: run,
+            kind: kind.to_string(),
+            payload,
+        });
+        Ok(id)
+    }
+
+    /// Events after `after`, oldest first, optionally for one thread.
+    pub fn events_after(
+        &self,
+        after: EventId,
+        thread: Option<ThreadId>,
+        limit: u32,
+    ) -> Result<Vec<Event>> {
+        let mut stmt = self.conn().prepare_cached(
+            "SELECT id, at, thread_id, run_id, kind, payload FROM events
+             WHERE id > ?1 AND (?2 IS NULL OR thread_id = ?2) ORDER BY id LIMIT ?3",
+        )?;
+        let rows = stmt.query_map(params![after.0, thread.map(|t| t.0), limit], |r| {
+            let payload: String = r.get(5)?;
+            Ok(Event {
+                id: EventId(r.get(0)?),
+                at: r.get(1)?,
+                thread_id: r.get::<_, Option<i64>>(2)?.map(ThreadId),
+                run_id: r.get::<_, Option<i64>>(3)?.map(RunId),
+                kind: r.get(4)?,
+                payload: serde_json::from_str(&payload).unwrap_or(serde_json::Value::Null),
+            })
+        })?;
+        Ok(rows.collect::<Result<Vec<_>, _>>()?)
+    }
+
+    pub fn last_event_id(&self) -> Result<EventId> {
+        let id: Option<i64> = self
+            .conn()
+            .query_row("SELECT MAX(id) FROM events", [], |r| r.get(0))?;
+        Ok(EventId(id.unwrap_or(0)))
+    }
+}

@@ -1,0 +1,210 @@
+//! The durable inbox: idempotent delivery, and materialization of an item into the message
+//! it becomes — written, receipted and removed in one transaction.
+
+use crate::messages::NewMessage;
+use crate::rows::{INBOX_COLUMNS, inbox_from_row};
+use crate::{Result, StoreError, Tx};
+use rusqlite::{OptionalExtension, params};
+use serde::Serialize;
+use serde_json::json;
+use troupe_core::inbox::{Delivery, InboxItem, InboxMode};
+use troupe_core::message::{Message, Part, Role};
+use troupe_core::{InboxItemId, MessageId, RunId, ThreadId};
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct Delivered {
+    pub item_id: InboxItemId,
+    /// False when the delivery key was seen before: nothing new was written.
+    pub created: bool,
+    /// Set when the keyed item has already become a message.
+    pub message_id: Option<MessageId>,
+}
+
+impl Tx<'_> {
+    /// Queue a delivery. With a delivery key, a repeat (even after the first was consumed)
+    /// writes nothing and returns the first item.
+    pub fn deliver(&mut self, thread: ThreadId, d: &Delivery) -> Result<Delivered> {
+        d.validate().map_err(StoreError::Invalid)?;
+        self.thread(thread)?;
+        if let Some(key) = &d.delivery_key {
+            let receipt: Option<(i64, i64)> = self
+                .conn()
+                .query_row(
+                    "SELECT item_id, message_id FROM inbox_receipts WHERE thread_id = ?1 AND delivery_key = ?2",
+                    params![thread.0, key],
+                    |r| Ok((r.get(0)?, r.get(1)?)),
+                )
+                .optional()?;
+            if let Some((item, message)) = receipt {
+                return Ok(Delivered {
+                    item_id: InboxItemId(item),
+                    created: false,
+                    message_id: Some(MessageId(message)),
+                });
+            }
+            let existing: Option<i64> = self
+                .conn()
+                .query_row(
+                    "SELECT id FROM inbox_items WHERE thread_id = ?1 AND delivery_key = ?2",
+                    params![thread.0, key],
+                    |r| r.get(0),
+                )
+                .optional()?;
+            if let Some(item) = existing {
+                return Ok(Delivered {
+                    item_id: InboxItemId(item),
+                    created: false,
+                    message_id: None,
+                });
+            }
+        }
+        let order_key = d.order_key.unwrap_or(self.now);
+        self.conn().execute(
+            "INSERT INTO inbox_items (thread_id, mode, priority, order_key, delivery_key, origin, origin_detail, body, visible, created_at)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
+            params![
+                thread.0,
+                d.mode.as_str(),
+                d.priority.get(),
+                order_key,
+                d.delivery_key,
+                d.origin.kind(),
+                d.origin.detail(),
+                d.text,
+                d.visible,
+                self.now
+            ],
+        )?;
+        let id = InboxItemId(self.conn().last_insert_rowid());
+        self.event(
+            "inbox_delivered",
+            Some(thread),
+            None,
+            json!({"item_id": id, "mode": d.mode, "priority": d.priority, "delivery_key": d.delivery_key}),
+        )?;
+        Ok(Delivered {
+            item_id: id,
+            created: true,
+            message_id: None,
+        })
+    }
+
+    /// Every queued item of a thread (parked ones included), in take order.
+    pub fn inbox(&self, thread: ThreadId) -> Result<Vec<InboxItem>> {
+        let sql = format!(
+            "SELECT {INBOX_COLUMNS} FROM inbox_items WHERE thread_id = ?1 ORDER BY priority, order_key, id"
+        );
+        let mut stmt = self.conn().prepare_cached(&sql)?;
+        let rows = stmt.query_map(params![thread.0], inbox_from_row)?;
+        rows.map(|r| r?).collect()
+    }
+
+    pub fn inbox_item(&self, id: InboxItemId) -> Result<Option<InboxItem>> {
+        let sql = format!("SELECT {INBOX_COLUMNS} FROM inbox_items WHERE id = ?1");
+        let mut stmt = self.conn().prepare_cached(&sql)?;
+        stmt.query_row(params![id.0], inbox_from_row)
+            .optional()?
+            .transpose()
+    }
+
+    /// Turn an item into its message: a task becomes a new root; steer and context join `root`.
+    /// The message, the receipt and the item's removal commit together.
+    pub fn materialize(
+        &mut self,
+        id: InboxItemId,
+        root: Option<MessageId>,
+        run: Option<RunId>,
+    ) -> Result<Message> {
+        let item = self
+            .inbox_item(id)?
+            .ok_or_else(|| StoreError::not_found("inbox item", id))?;
+        let is_root = item.mode == InboxMode::Task;
+        if !is_root && root.is_none() {
+            return Err(StoreError::Invalid(format!(
+                "inbox item {id} is a {} item and there is no task for it to join",
+                item.mode
+            )));
+        }
+        let part = if item.visible {
+            Part::text(&item.text)
+        } else {
+            Part::text(&item.text).hidden()
+        };
+        let message = self.insert_message(&NewMessage {
+            thread_id: item.thread_id,
+            role: Role::User,
+            origin: item.origin.clone(),
+            is_root,
+            root_id: if is_root { None } else { root },
+            run_id: run,
+            parts: vec![part],
+            finish: None,
+            error: None,
+            delivery_key: item.delivery_key.clone(),
+        })?;
+        if let Some(key) = &item.delivery_key {
+            self.conn().execute(
+                "INSERT INTO inbox_receipts (thread_id, delivery_key, item_id, message_id, completed_at)
+                 VALUES (?1, ?2, ?3, ?4, ?5)",
+                params![item.thread_id.0, key, id.0, message.id.0, self.now],
+            )?;
+        }
+        self.conn()
+            .execute("DELETE FROM inbox_items WHERE id = ?1", params![id.0])?;
+        self.event(
+            "inbox_consumed",
+            Some(item.thread_id),
+            run,
+            json!({"item_id": id, "message_id": message.id, "mode": item.mode}),
+        )?;
+        Ok(message)
+    }
+
+    /// Remove items without materializing them (abort drops steer and context).
+    pub fn drop_inbox_items(&mut self, thread: ThreadId, ids: &[InboxItemId]) -> Result<usize> {
+        let mut n = 0;
+        for id in ids {
+            n += self.conn().execute(
+                "DELETE FROM inbox_items WHERE id = ?1 AND thread_id = ?2",
+                params![id.0, thread.0],
+            )?;
+        }
+        if n > 0 {
+            self.event(
+                "inbox_dropped",
+                Some(thread),
+                None,
+                json!({"item_ids": ids}),
+            )?;
+        }
+        Ok(n)
+    }
+
+    /// Park an item that cannot become a message: it stays visible, items behind it go on.
+    pub fn park_inbox_item(&mut self, id: InboxItemId, reason: &str) -> Result<()> {
+        let item = self
+            .inbox_item(id)?
+            .ok_or_else(|| StoreError::not_found("inbox item", id))?;
+        self.conn().execute(
+            "UPDATE inbox_items SET failed_reason = ?2 WHERE id = ?1",
+            params![id.0, reason],
+        )?;
+        self.event(
+            "inbox_parked",
+            Some(item.thread_id),
+            None,
+            json!({"item_id": id, "reason": reason}),
+        )?;
+        Ok(())
+    }
+
+    /// Non-archived threads holding a runnable (non-parked) task item: boot discovery.
+    pub fn threads_with_runnable_tasks(&self) -> Result<Vec<ThreadId>> {
+        let mut stmt = self.conn().prepare_cached(
+            "SELECT DISTINCT i.thread_id FROM inbox_items i JOIN threads t ON t.id = i.thread_id
+             WHERE i.mode = 'task' AND i.failed_reason IS NULL AND t.archived_at IS NULL ORDER BY i.thread_id",
+        )?;
+        let rows = stmt.query_map([], |r| r.get::<_, i64>(0))?;
+        Ok(rows.map(|r| r.map(ThreadId)).collect::<Result<_, _>>()?)
+    }
+}

@@ -1,0 +1,251 @@
+//! What a run did: model calls, tool calls, shell command records, and admission refusals.
+
+use crate::{Result, Tx};
+use rusqlite::params;
+use serde::Serialize;
+use serde_json::json;
+use troupe_core::{MessageId, RunId, ThreadId};
+
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct ModelCallRecord {
+    pub run_id: RunId,
+    pub role: String,
+    pub endpoint: String,
+    pub model: String,
+    pub input_tokens: u64,
+    pub output_tokens: u64,
+    pub latency_ms: u64,
+    pub attempts: u32,
+    pub error: Option<String>,
+    pub started_at: i64,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct ToolCallRecord {
+    pub run_id: RunId,
+    pub message_id: MessageId,
+    pub call_id: String,
+    pub name: String,
+    pub arguments: String,
+    /// ok, error, refused (a guard said no) or repeated (the ledger had it already).
+    pub status: String,
+    pub result: String,
+    pub duration_ms: u64,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct CommandRecord {
+    pub run_id: RunId,
+    pub call_id: String,
+    pub command: String,
+    pub exit_code: Option<i32>,
+    pub signal: Option<i32>,
+    pub timed_out: bool,
+    pub cancelled: bool,
+    pub duration_ms: u64,
+    pub output_tail: String,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct RefusalRecord {
+    pub thread_id: ThreadId,
+    pub check_name: String,
+    pub cause: String,
+    pub queued: bool,
+    pub created_at: i64,
+}
+
+/// Tool-call and command records beyond this many per run are counted, not kept.
+pub const KEPT_CALLS_PER_RUN: i64 = 80;
+
+impl Tx<'_> {
+    pub fn record_model_call(&mut self, thread: ThreadId, c: &ModelCallRecord) -> Result<()> {
+        self.conn().execute(
+            "INSERT INTO model_calls (run_id, role, endpoint, model, input_tokens, output_tokens, latency_ms, attempts, error, started_at)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
+            params![c.run_id.0, c.role, c.endpoint, c.model, c.input_tokens, c.output_tokens, c.latency_ms, c.attempts, c.error, c.started_at],
+        )?;
+        self.event(
+            "model_call",
+            Some(thread),
+            Some(c.run_id),
+            serde_json::to_value(c).unwrap_or_default(),
+        )?;
+        Ok(())
+    }
+
+    pub fn model_calls(&self, run: RunId) -> Result<Vec<ModelCallRecord>> {
+        let mut stmt = self.conn().prepare_cached(
+            "SELECT run_id, role, endpoint, model, input_tokens, output_tokens, latency_ms, attempts, error, started_at
+             FROM model_calls WHERE run_id = ?1 ORDER BY id",
+        )?;
+        let rows = stmt.query_map(params![run.0], |r| {
+            Ok(ModelCallRecord {
+                run_id: RunId(r.get(0)?),
+                role: r.get(1)?,
+                endpoint: r.get(2)?,
+                model: r.get(3)?,
+                input_tokens: r.get(4)?,
+                output_tokens: r.get(5)?,
+                latency_ms: r.get(6)?,
+                attempts: r.get(7)?,
+                error: r.get(8)?,
+                started_at: r.get(9)?,
+            })
+        })?;
+        Ok(rows.collect::<Result<_, _>>()?)
+    }
+
+    /// Record a tool call; the run counts every call but keeps only its first 80 records.
+    pub fn record_tool_call(&mut self, thread: ThreadId, c: &ToolCallRecord) -> Result<bool> {
+        let n: i64 = self.conn().query_row(
+            "SELECT tool_calls FROM runs WHERE id = ?1",
+            params![c.run_id.0],
+            |r| r.get(0),
+        )?;
+        self.conn().execute(
+            "UPDATE runs SET tool_calls = tool_calls + 1 WHERE id = ?1",
+            params![c.run_id.0],
+        )?;
+        let kept = n < KEPT_CALLS_PER_RUN;
+        if kept {
+            self.conn().execute(
+                "INSERT INTO tool_calls (run_id, message_id, call_id, name, arguments, status, result, duration_ms, created_at)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
+                params![c.run_id.0, c.message_id.0, c.call_id, c.name, c.arguments, c.status, c.result, c.duration_ms, self.now],
+            )?;
+        }
+        self.event(
+            "tool_call",
+            Some(thread),
+            Some(c.run_id),
+            json!({"call_id": c.call_id, "name": c.name, "status": c.status, "duration_ms": c.duration_ms}),
+        )?;
+        Ok(kept)
+    }
+
+    pub fn tool_calls(&self, run: RunId) -> Result<Vec<ToolCallRecord>> {
+        let mut stmt = self.conn().prepare_cached(
+            "SELECT run_id, message_id, call_id, name, arguments, status, result, duration_ms FROM tool_calls WHERE run_id = ?1 ORDER BY id",
+        )?;
+        let rows = stmt.query_map(params![run.0], |r| {
+            Ok(ToolCallRecord {
+                run_id: RunId(r.get(0)?),
+                message_id: MessageId(r.get(1)?),
+                call_id: r.get(2)?,
+                name: r.get(3)?,
+                arguments: r.get(4)?,
+                status: r.get(5)?,
+                result: r.get(6)?,
+                duration_ms: r.get(7)?,
+            })
+        })?;
+        Ok(rows.collect::<Result<_, _>>()?)
+    }
+
+    /// Record a finished shell command (first 80 per run are kept).
+    pub fn record_command(&mut self, thread: ThreadId, c: &CommandRecord) -> Result<bool> {
+        let n: i64 = self.conn().query_row(
+            "SELECT COUNT(*) FROM command_records WHERE run_id = ?1",
+            params![c.run_id.0],
+            |r| r.get(0),
+        )?;
+        if n >= KEPT_CALLS_PER_RUN {
+            return Ok(false);
+        }
+        self.conn().execute(
+            "INSERT INTO command_records (run_id, call_id, command, exit_code, signal, timed_out, cancelled, duration_ms, output_tail, created_at)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
+            params![c.run_id.0, c.call_id, c.command, c.exit_code, c.signal, c.timed_out, c.cancelled, c.duration_ms, c.output_tail, self.now],
+        )?;
+        self.event(
+            "command_finished",
+            Some(thread),
+            Some(c.run_id),
+            json!({"call_id": c.call_id, "command": c.command, "exit_code": c.exit_code, "duration_ms": c.duration_ms}),
+        )?;
+        Ok(true)
+    }
+
+    pub fn commands(&self, run: RunId) -> Result<Vec<CommandRecord>> {
+        let mut stmt = self.conn().prepare_cached(
+            "SELECT run_id, call_id, command, exit_code, signal, timed_out, cancelled, duration_ms, output_tail
+             FROM command_records WHERE run_id = ?1 ORDER BY id",
+        )?;
+        let rows = stmt.query_map(params![run.0], |r| {
+            Ok(CommandRecord {
+                run_id: RunId(r.get(0)?),
+                call_id: r.get(1)?,
+                command: r.get(2)?,
+                exit_code: r.get(3)?,
+                signal: r.get(4)?,
+                timed_out: r.get(5)?,
+                cancelled: r.get(6)?,
+                duration_ms: r.get(7)?,
+                output_tail: r.get(8)?,
+            })
+        })?;
+        Ok(rows.collect::<Result<_, _>>()?)
+    }
+
+    /// Record that an admission check refused (or queued) a wake, with its cause.
+    pub fn record_refusal(
+        &mut self,
+        thread: ThreadId,
+        check: &str,
+        cause: &str,
+        queued: bool,
+    ) -> Result<()> {
+        self.conn().execute(
+            "INSERT INTO admission_refusals (thread_id, check_name, cause, queued, created_at) VALUES (?1, ?2, ?3, ?4, ?5)",
+            params![thread.0, check, cause, queued, self.now],
+        )?;
+        if queued {
+            self.conn().execute(
+                "INSERT INTO queued_wakes (thread_id, cause, created_at) VALUES (?1, ?2, ?3)
+                 ON CONFLICT (thread_id) DO UPDATE SET cause = excluded.cause",
+                params![thread.0, cause, self.now],
+            )?;
+        }
+        self.event(
+            if queued {
+                "wake_queued"
+            } else {
+                "wake_refused"
+            },
+            Some(thread),
+            None,
+            json!({"check": check, "cause": cause}),
+        )?;
+        Ok(())
+    }
+
+    pub fn refusals(&self, thread: ThreadId) -> Result<Vec<RefusalRecord>> {
+        let mut stmt = self.conn().prepare_cached(
+            "SELECT thread_id, check_name, cause, queued, created_at FROM admission_refusals WHERE thread_id = ?1 ORDER BY id",
+        )?;
+        let rows = stmt.query_map(params![thread.0], |r| {
+            Ok(RefusalRecord {
+                thread_id: ThreadId(r.get(0)?),
+                check_name: r.get(1)?,
+                cause: r.get(2)?,
+                queued: r.get(3)?,
+                created_at: r.get(4)?,
+            })
+        })?;
+        Ok(rows.collect::<Result<_, _>>()?)
+    }
+
+    /// Take every queued wake (they are retried by the caller).
+    pub fn take_queued_wakes(&mut self) -> Result<Vec<ThreadId>> {
+        let mut stmt = self
+            .conn()
+            .prepare_cached("SELECT thread_id FROM queued_wakes ORDER BY created_at, thread_id")?;
+        let ids: Vec<ThreadId> = stmt
+            .query_map([], |r| r.get::<_, i64>(0))?
+            .map(|r| r.map(ThreadId))
+            .collect::<Result<_, _>>()?;
+        self.conn().execute("DELETE FROM queued_wakes", [])?;
+        Ok(ids)
+    }
+}

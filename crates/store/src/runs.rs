@@ -1,0 +1,244 @@
+//! Runs and the lease they hold. A run is created and takes the lease in one step, and ends
+//! and releases it in one step; only the generation that holds the lease may end it normally.
+
+use crate::{Result, StoreError, Tx};
+use rusqlite::{OptionalExtension, params};
+use serde::Serialize;
+use serde_json::json;
+use troupe_core::run::{EndReason, RunStatus};
+use troupe_core::{MessageId, RunId, ThreadId};
+
+#[derive(Clone, Debug)]
+pub struct NewRun {
+    pub thread_id: ThreadId,
+    pub trigger: String,
+    pub owner_pid: u32,
+    pub owner_boot: String,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct RunRecord {
+    pub id: RunId,
+    pub thread_id: ThreadId,
+    pub generation: i64,
+    pub trigger: String,
+    pub root_id: Option<MessageId>,
+    pub status: RunStatus,
+    pub end_reason: Option<EndReason>,
+    pub hops: u32,
+    pub tool_calls: u32,
+    pub ending_bounces: u32,
+    pub failure_notes: Vec<String>,
+    pub owner_pid: u32,
+    pub owner_boot: String,
+    pub started_at: i64,
+    pub ended_at: Option<i64>,
+}
+
+const RUN_COLUMNS: &str = "id, thread_id, generation, trigger_reason, root_id, status, end_reason, end_detail, hops, \
+     tool_calls, ending_bounces, failure_notes, owner_pid, owner_boot, started_at, ended_at";
+
+fn run_from_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<Result<RunRecord>> {
+    let status: String = r.get(5)?;
+    let reason: Option<String> = r.get(6)?;
+    let detail: Option<String> = r.get(7)?;
+    let notes: String = r.get(11)?;
+    let id = RunId(r.get(0)?);
+    let rec = (
+        ThreadId(r.get(1)?),
+        r.get::<_, i64>(2)?,
+        r.get::<_, String>(3)?,
+        r.get::<_, Option<i64>>(4)?,
+        r.get::<_, u32>(8)?,
+        r.get::<_, u32>(9)?,
+        r.get::<_, u32>(10)?,
+        r.get::<_, u32>(12)?,
+        r.get::<_, String>(13)?,
+        r.get::<_, i64>(14)?,
+        r.get::<_, Option<i64>>(15)?,
+    );
+    Ok((|| {
+        let bad = |what: &str, e: String| StoreError::Corrupt(format!("run {id} {what}: {e}"));
+        let (
+            thread_id,
+            generation,
+            trigger,
+            root,
+            hops,
+            tool_calls,
+            bounces,
+            pid,
+            boot,
+            started,
+            ended,
+        ) = rec;
+        Ok(RunRecord {
+            id,
+            thread_id,
+            generation,
+            trigger,
+            root_id: root.map(MessageId),
+            status: status.parse().map_err(|e| bad("status", e))?,
+            end_reason: reason
+                .map(|c| EndReason::from_parts(&c, detail))
+                .transpose()
+                .map_err(|e| bad("end reason", e))?,
+            hops,
+            tool_calls,
+            ending_bounces: bounces,
+            failure_notes: serde_json::from_str(&notes)
+                .map_err(|e| bad("failure notes", e.to_string()))?,
+            owner_pid: pid,
+            owner_boot: boot,
+            started_at: started,
+            ended_at: ended,
+        })
+    })())
+}
+
+impl Tx<'_> {
+    /// Create a run and give it the thread's lease. Fails with `Busy` while another run holds it.
+    pub fn start_run(&mut self, r: &NewRun) -> Result<RunRecord> {
+        let t = self.thread(r.thread_id)?;
+        if let Some(holder) = t.lease.holder {
+            return Err(StoreError::Busy(r.thread_id, holder));
+        }
+        let generation = t.lease.generation + 1;
+        self.conn().execute(
+            "INSERT INTO runs (thread_id, generation, trigger_reason, status, owner_pid, owner_boot, started_at)
+             VALUES (?1, ?2, ?3, 'running', ?4, ?5, ?6)",
+            params![r.thread_id.0, generation, r.trigger, r.owner_pid, r.owner_boot, self.now],
+        )?;
+        let id = RunId(self.conn().last_insert_rowid());
+        let taken = self.acquire_lease(r.thread_id, id)?;
+        debug_assert_eq!(taken, generation);
+        self.event(
+            "run_started",
+            Some(r.thread_id),
+            Some(id),
+            json!({"trigger": r.trigger, "generation": generation}),
+        )?;
+        self.run(id)
+    }
+
+    pub fn run(&self, id: RunId) -> Result<RunRecord> {
+        let sql = format!("SELECT {RUN_COLUMNS} FROM runs WHERE id = ?1");
+        let mut stmt = self.conn().prepare_cached(&sql)?;
+        stmt.query_row(params![id.0], run_from_row)
+            .optional()?
+            .transpose()?
+            .ok_or_else(|| StoreError::not_found("run", id))
+    }
+
+    pub fn runs_for_thread(&self, thread: ThreadId, limit: u32) -> Result<Vec<RunRecord>> {
+        let sql = format!(
+            "SELECT {RUN_COLUMNS} FROM runs WHERE thread_id = ?1 ORDER BY id DESC LIMIT ?2"
+        );
+        let mut stmt = self.conn().prepare_cached(&sql)?;
+        let rows = stmt.query_map(params![thread.0, limit], run_from_row)?;
+        rows.map(|r| r?).collect()
+    }
+
+    /// Runs whose status says live. A stored "running" is not liveness: recovery checks the owner.
+    pub fn live_runs(&self) -> Result<Vec<RunRecord>> {
+        let sql = format!("SELECT {RUN_COLUMNS} FROM runs WHERE status = 'running' ORDER BY id");
+        let mut stmt = self.conn().prepare_cached(&sql)?;
+        let rows = stmt.query_map([], run_from_row)?;
+        rows.map(|r| r?).collect()
+    }
+
+    /// End a run as its owner: only the generation holding the lease may do this.
+    pub fn end_run(
+        &mut self,
+        run: RunId,
+        generation: i64,
+        reason: &EndReason,
+    ) -> Result<RunRecord> {
+        let rec = self.run(run)?;
+        if rec.status != RunStatus::Running || rec.generation != generation {
+            return Err(StoreError::StaleLease {
+                thread: rec.thread_id,
+                presented: generation,
+            });
+        }
+        self.check_lease(rec.thread_id, generation)?;
+        self.finish_run(rec, reason)
+    }
+
+    /// End a live run from outside its loop (abort, recovery). A no-op on a run already ended:
+    /// the first stop wins. Returns the run as it now stands and whether this call ended it.
+    pub fn force_end_run(&mut self, run: RunId, reason: &EndReason) -> Result<(RunRecord, bool)> {
+        let rec = self.run(run)?;
+        if rec.status != RunStatus::Running {
+            return Ok((rec, false));
+        }
+        Ok((self.finish_run(rec, reason)?, true))
+    }
+
+    fn finish_run(&mut self, rec: RunRecord, reason: &EndReason) -> Result<RunRecord> {
+        let status = reason.status();
+        self.conn().execute(
+            "UPDATE runs SET status = ?2, end_reason = ?3, end_detail = ?4, ended_at = ?5 WHERE id = ?1",
+            params![rec.id.0, status.as_str(), reason.code(), reason.detail(), self.now],
+        )?;
+        // Release the lease only if this run still holds it; a newer generation is left alone.
+        self.conn().execute(
+            "UPDATE threads SET lease_run_id = NULL WHERE id = ?1 AND lease_run_id = ?2 AND lease_generation = ?3",
+            params![rec.thread_id.0, rec.id.0, rec.generation],
+        )?;
+        self.event(
+            "run_ended",
+            Some(rec.thread_id),
+            Some(rec.id),
+            json!({"status": status, "end_reason": reason.code(), "detail": reason.detail()}),
+        )?;
+        self.run(rec.id)
+    }
+
+    pub fn set_run_root(&mut self, run: RunId, root: MessageId) -> Result<()> {
+        self.conn().execute(
+            "UPDATE runs SET root_id = ?2 WHERE id = ?1",
+            params![run.0, root.0],
+        )?;
+        Ok(())
+    }
+
+    pub fn bump_run_hops(&mut self, run: RunId) -> Result<u32> {
+        self.conn().execute(
+            "UPDATE runs SET hops = hops + 1 WHERE id = ?1",
+            params![run.0],
+        )?;
+        Ok(self
+            .conn()
+            .query_row("SELECT hops FROM runs WHERE id = ?1", params![run.0], |r| {
+                r.get(0)
+            })?)
+    }
+
+    pub fn bump_ending_bounces(&mut self, run: RunId) -> Result<()> {
+        self.conn().execute(
+            "UPDATE runs SET ending_bounces = ending_bounces + 1 WHERE id = ?1",
+            params![run.0],
+        )?;
+        Ok(())
+    }
+
+    /// Add a line to the run's record of notable failures (e.g. a tool failing three times in a row).
+    pub fn add_failure_note(&mut self, run: RunId, note: &str) -> Result<()> {
+        let rec = self.run(run)?;
+        let mut notes = rec.failure_notes;
+        notes.push(note.to_string());
+        let text = serde_json::to_string(&notes).map_err(|e| StoreError::Invalid(e.to_string()))?;
+        self.conn().execute(
+            "UPDATE runs SET failure_notes = ?2 WHERE id = ?1",
+            params![run.0, text],
+        )?;
+        self.event(
+            "run_failure_note",
+            Some(rec.thread_id),
+            Some(run),
+            json!({"note": note}),
+        )?;
+        Ok(())
+    }
+}

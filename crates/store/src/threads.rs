@@ -1,0 +1,178 @@
+//! Threads, their pause latch, archive flag, workflow slot and lease.
+
+use crate::rows::thread_from_row;
+use crate::{Result, StoreError, Tx};
+use rusqlite::{OptionalExtension, params};
+use serde_json::json;
+use troupe_core::pause::{Paused, apply_pause};
+use troupe_core::thread::{AgentBinding, Interaction, Thread};
+use troupe_core::{RunId, ThreadId};
+
+pub(crate) const THREAD_COLUMNS: &str = "id, parent_id, title, agent, workspace, interaction, workflow, \
+     paused_reason, paused_description, paused_since, archived_at, lease_generation, lease_run_id, created_at";
+
+#[derive(Clone, Debug)]
+pub struct NewThread {
+    pub parent_id: Option<ThreadId>,
+    pub title: String,
+    pub agent: AgentBinding,
+    pub workspace: String,
+    pub interaction: Interaction,
+}
+
+impl Tx<'_> {
+    pub fn create_thread(&mut self, t: &NewThread) -> Result<Thread> {
+        if t.agent.name.trim().is_empty() {
+            return Err(StoreError::Invalid("agent name is empty".into()));
+        }
+        if t.workspace.trim().is_empty() {
+            return Err(StoreError::Invalid("workspace is empty".into()));
+        }
+        let agent =
+            serde_json::to_string(&t.agent).map_err(|e| StoreError::Invalid(e.to_string()))?;
+        self.conn().execute(
+            "INSERT INTO threads (parent_id, title, agent, workspace, interaction, created_at, updated_at)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?6)",
+            params![
+                t.parent_id.map(|p| p.0),
+                t.title,
+                agent,
+                t.workspace,
+                t.interaction.as_str(),
+                self.now
+            ],
+        )?;
+        let id = ThreadId(self.conn().last_insert_rowid());
+        self.event(
+            "thread_created",
+            Some(id),
+            None,
+            json!({"title": t.title, "agent": t.agent.name}),
+        )?;
+        self.thread(id)
+    }
+
+    pub fn thread(&self, id: ThreadId) -> Result<Thread> {
+        self.find_thread(id)?
+            .ok_or_else(|| StoreError::not_found("thread", id))
+    }
+
+    pub fn find_thread(&self, id: ThreadId) -> Result<Option<Thread>> {
+        let sql = format!("SELECT {THREAD_COLUMNS} FROM threads WHERE id = ?1");
+        let mut stmt = self.conn().prepare_cached(&sql)?;
+        let row = stmt.query_row(params![id.0], thread_from_row).optional()?;
+        row.transpose()
+    }
+
+    pub fn threads(&self, limit: u32) -> Result<Vec<Thread>> {
+        let sql = format!("SELECT {THREAD_COLUMNS} FROM threads ORDER BY id DESC LIMIT ?1");
+        let mut stmt = self.conn().prepare_cached(&sql)?;
+        let rows = stmt.query_map(params![limit], thread_from_row)?;
+        rows.map(|r| r?).collect()
+    }
+
+    /// Write the pause latch: the first pause wins; unattended and archived threads are never latched.
+    /// Returns the latch now in place, if any.
+    pub fn pause(
+        &mut self,
+        id: ThreadId,
+        reason: troupe_core::pause::PauseReason,
+        description: Option<String>,
+    ) -> Result<Option<Paused>> {
+        let t = self.thread(id)?;
+        let requested = Paused {
+            reason,
+            description,
+            since: self.now,
+        };
+        let next = apply_pause(t.paused.as_ref(), t.latchable(), requested);
+        if next != t.paused
+            && let Some(p) = &next
+        {
+            self.conn().execute(
+                "UPDATE threads SET paused_reason = ?2, paused_description = ?3, paused_since = ?4, updated_at = ?5 WHERE id = ?1",
+                params![id.0, p.reason.as_str(), p.description, p.since, self.now],
+            )?;
+            self.event(
+                "thread_paused",
+                Some(id),
+                None,
+                json!({"reason": p.reason.as_str(), "description": p.description}),
+            )?;
+        }
+        Ok(next)
+    }
+
+    /// Clear the latch. Returns whether there was one.
+    pub fn clear_pause(&mut self, id: ThreadId) -> Result<bool> {
+        let n = self.conn().execute(
+            "UPDATE threads SET paused_reason = NULL, paused_description = NULL, paused_since = NULL, updated_at = ?2
+             WHERE id = ?1 AND paused_reason IS NOT NULL",
+            params![id.0, self.now],
+        )?;
+        if n > 0 {
+            self.event("thread_resumed", Some(id), None, json!({}))?;
+        }
+        Ok(n > 0)
+    }
+
+    pub fn archive_thread(&mut self, id: ThreadId) -> Result<()> {
+        self.thread(id)?;
+        self.conn().execute(
+            "UPDATE threads SET archived_at = COALESCE(archived_at, ?2), updated_at = ?2 WHERE id = ?1",
+            params![id.0, self.now],
+        )?;
+        self.event("thread_archived", Some(id), None, json!({}))?;
+        Ok(())
+    }
+
+    /// Store the workflow slot; the kernel never reads inside it.
+    pub fn set_workflow(&mut self, id: ThreadId, slot: Option<&serde_json::Value>) -> Result<()> {
+        self.thread(id)?;
+        self.conn().execute(
+            "UPDATE threads SET workflow = ?2, updated_at = ?3 WHERE id = ?1",
+            params![id.0, slot.map(|s| s.to_string()), self.now],
+        )?;
+        self.event(
+            "workflow_changed",
+            Some(id),
+            None,
+            json!({"workflow": slot}),
+        )?;
+        Ok(())
+    }
+
+    /// Take the lease for `run`, returning the new generation. Busy while another run holds it.
+    pub(crate) fn acquire_lease(&mut self, id: ThreadId, run: RunId) -> Result<i64> {
+        let t = self.thread(id)?;
+        let next = t.lease.acquire(run).map_err(|e| match e {
+            troupe_core::thread::LeaseError::Busy(holder) => StoreError::Busy(id, holder),
+            other => StoreError::Invalid(other.to_string()),
+        })?;
+        self.conn().execute(
+            "UPDATE threads SET lease_generation = ?2, lease_run_id = ?3 WHERE id = ?1",
+            params![id.0, next.generation, run.0],
+        )?;
+        Ok(next.generation)
+    }
+
+    /// Fails with `StaleLease` unless `generation` holds the thread: every write a loop makes checks this first,
+    /// so an owner that was stopped can never write after the stop.
+    pub fn check_lease(&self, id: ThreadId, generation: i64) -> Result<()> {
+        let held: Option<i64> = self
+            .conn()
+            .query_row(
+                "SELECT 1 FROM threads WHERE id = ?1 AND lease_generation = ?2 AND lease_run_id IS NOT NULL",
+                params![id.0, generation],
+                |r| r.get(0),
+            )
+            .optional()?;
+        if held.is_none() {
+            return Err(StoreError::StaleLease {
+                thread: id,
+                presented: generation,
+            });
+        }
+        Ok(())
+    }
+}

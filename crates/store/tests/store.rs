@@ -1,0 +1,224 @@
+use std::sync::Arc;
+use troupe_core::inbox::{Delivery, InboxMode};
+use troupe_core::run::EndReason;
+use troupe_core::thread::{AgentBinding, Interaction};
+use troupe_core::{ManualClock, ThreadId};
+use troupe_store::{NewRun, NewThread, Store, StoreError};
+
+fn store() -> Store {
+    Store::open_in_memory(Arc::new(ManualClock::new(1_000))).unwrap()
+}
+
+fn thread(s: &Store) -> ThreadId {
+    s.write(|tx| {
+        tx.create_thread(&NewThread {
+            parent_id: None,
+            title: "t".into(),
+            agent: AgentBinding::new("a", "be brief"),
+            workspace: "/tmp".into(),
+            interaction: Interaction::Interactive,
+        })
+    })
+    .unwrap()
+    .id
+}
+
+fn new_run(t: ThreadId) -> NewRun {
+    NewRun {
+        thread_id: t,
+        trigger: "test".into(),
+        owner_pid: std::process::id(),
+        owner_boot: "boot".into(),
+    }
+}
+
+#[test]
+fn delivery_key_idempotency_holds_before_and_after_consumption() {
+    let s = store();
+    let t = thread(&s);
+    let d = Delivery::user_task("do it").with_key("k1");
+    let first = s.write(|tx| tx.deliver(t, &d)).unwrap();
+    assert!(first.created);
+    let again = s.write(|tx| tx.deliver(t, &d)).unwrap();
+    assert!(!again.created);
+    assert_eq!(again.item_id, first.item_id);
+    assert_eq!(s.read(|tx| tx.inbox(t)).unwrap().len(), 1);
+
+    let msg = s
+        .write(|tx| tx.materialize(first.item_id, None, None))
+        .unwrap();
+    assert!(msg.is_root);
+    assert_eq!(msg.root_id, Some(msg.id));
+    // After consumption the receipt answers: same item, the message it became, nothing new.
+    let after = s.write(|tx| tx.deliver(t, &d)).unwrap();
+    assert!(!after.created);
+    assert_eq!(after.message_id, Some(msg.id));
+    assert!(s.read(|tx| tx.inbox(t)).unwrap().is_empty());
+    assert_eq!(s.read(|tx| tx.messages(t, None, 100)).unwrap().len(), 1);
+}
+
+#[test]
+fn steer_cannot_materialize_without_a_task_to_join() {
+    let s = store();
+    let t = thread(&s);
+    let d = s
+        .write(|tx| tx.deliver(t, &Delivery::user_task("also").with_mode(InboxMode::Steer)))
+        .unwrap();
+    let err = s
+        .write(|tx| tx.materialize(d.item_id, None, None))
+        .unwrap_err();
+    assert!(err.to_string().contains("no task for it to join"), "{err}");
+    // The failed transaction left the item in place.
+    assert_eq!(s.read(|tx| tx.inbox(t)).unwrap().len(), 1);
+}
+
+#[test]
+fn stale_lease_cannot_end_or_release_a_newer_run() {
+    let s = store();
+    let t = thread(&s);
+    let r1 = s.write(|tx| tx.start_run(&new_run(t))).unwrap();
+    assert!(matches!(
+        s.write(|tx| tx.start_run(&new_run(t))),
+        Err(StoreError::Busy(_, _))
+    ));
+    // r1 is stopped from outside; r2 takes the lease.
+    s.write(|tx| tx.force_end_run(r1.id, &EndReason::Stopped))
+        .unwrap();
+    let r2 = s.write(|tx| tx.start_run(&new_run(t))).unwrap();
+    assert_eq!(r2.generation, r1.generation + 1);
+    // The stale owner of r1 tries to end normally: refused, r2 still holds the lease.
+    let stale = s.write(|tx| tx.end_run(r1.id, r1.generation, &EndReason::Completed));
+    assert!(matches!(stale, Err(StoreError::StaleLease { .. })));
+    let th = s.read(|tx| tx.thread(t)).unwrap();
+    assert_eq!(th.lease.holder, Some(r2.id));
+    assert!(s.read(|tx| tx.check_lease(t, r1.generation)).is_err());
+    s.write(|tx| tx.end_run(r2.id, r2.generation, &EndReason::Completed))
+        .unwrap();
+    assert_eq!(s.read(|tx| tx.thread(t)).unwrap().lease.holder, None);
+}
+
+#[test]
+fn first_stop_wins() {
+    let s = store();
+    let t = thread(&s);
+    let r = s.write(|tx| tx.start_run(&new_run(t))).unwrap();
+    let (_, ended) = s
+        .write(|tx| tx.force_end_run(r.id, &EndReason::Stopped))
+        .unwrap();
+    assert!(ended);
+    let (rec, ended) = s
+        .write(|tx| tx.force_end_run(r.id, &EndReason::Interrupted))
+        .unwrap();
+    assert!(!ended);
+    assert_eq!(rec.end_reason, Some(EndReason::Stopped));
+}
+
+#[test]
+fn effect_ledger_refuses_a_repeat_and_keeps_unknown() {
+    use troupe_core::effect::EffectOutcome;
+    use troupe_store::EffectBegin;
+    let s = store();
+    let t = thread(&s);
+    let r = s.write(|tx| tx.start_run(&new_run(t))).unwrap();
+    let EffectBegin::Started(id) = s
+        .write(|tx| tx.begin_effect(t, r.id, "5:call_1", "shell", "shell: ls"))
+        .unwrap()
+    else {
+        panic!("first begin must start")
+    };
+    s.write(|tx| tx.mark_run_effects_unknown(r.id, "aborted"))
+        .unwrap();
+    // The loop's late outcome cannot overwrite unknown.
+    let changed = s
+        .write(|tx| tx.settle_effect(id, EffectOutcome::Succeeded, None))
+        .unwrap();
+    assert!(!changed);
+    let again = s
+        .write(|tx| tx.begin_effect(t, r.id, "5:call_1", "shell", "shell: ls"))
+        .unwrap();
+    assert_eq!(again, EffectBegin::Repeated(EffectOutcome::Unknown));
+    assert_eq!(
+        s.read(|tx| tx.latest_effect_outcome(t)).unwrap(),
+        Some(EffectOutcome::Unknown)
+    );
+}
+
+#[test]
+fn events_have_monotonic_ids_and_resume_after_an_id() {
+    let s = store();
+    let t = thread(&s);
+    s.write(|tx| tx.deliver(t, &Delivery::user_task("a")))
+        .unwrap();
+    s.write(|tx| tx.deliver(t, &Delivery::user_task("b")))
+        .unwrap();
+    let all = s
+        .read(|tx| tx.events_after(troupe_core::EventId(0), Some(t), 100))
+        .unwrap();
+    assert!(all.windows(2).all(|w| w[0].id < w[1].id));
+    let tail = s
+        .read(|tx| tx.events_after(all[0].id, Some(t), 100))
+        .unwrap();
+    assert_eq!(tail.len(), all.len() - 1);
+}
+
+#[test]
+fn a_newer_database_is_refused_with_its_path() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("troupe.db");
+    drop(Store::open(&path, Arc::new(ManualClock::new(0))).unwrap());
+    {
+        let c = rusqlite::Connection::open(&path).unwrap();
+        c.pragma_update(None, "user_version", 999).unwrap();
+    }
+    let err = Store::open(&path, Arc::new(ManualClock::new(0)))
+        .err()
+        .unwrap();
+    let msg = err.to_string();
+    assert!(msg.contains("newer") && msg.contains("troupe.db"), "{msg}");
+}
+
+#[test]
+fn a_corrupt_file_is_refused_with_its_path() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("junk.db");
+    std::fs::write(&path, vec![b'x'; 8192]).unwrap();
+    let err = Store::open(&path, Arc::new(ManualClock::new(0)))
+        .err()
+        .unwrap();
+    let msg = err.to_string();
+    assert!(msg.contains("junk.db"), "{msg}");
+}
+
+#[test]
+fn a_run_keeps_only_its_first_80_tool_call_records() {
+    use troupe_store::ToolCallRecord;
+    let s = store();
+    let t = thread(&s);
+    let r = s.write(|tx| tx.start_run(&new_run(t))).unwrap();
+    let m = s
+        .write(|tx| {
+            let d = tx.deliver(t, &Delivery::user_task("x"))?;
+            tx.materialize(d.item_id, None, Some(r.id))
+        })
+        .unwrap();
+    for i in 0..85 {
+        s.write(|tx| {
+            tx.record_tool_call(
+                t,
+                &ToolCallRecord {
+                    run_id: r.id,
+                    message_id: m.id,
+                    call_id: format!("c{i}"),
+                    name: "read_file".into(),
+                    arguments: "{}".into(),
+                    status: "ok".into(),
+                    result: String::new(),
+                    duration_ms: 0,
+                },
+            )
+        })
+        .unwrap();
+    }
+    assert_eq!(s.read(|tx| tx.tool_calls(r.id)).unwrap().len(), 80);
+    assert_eq!(s.read(|tx| tx.run(r.id)).unwrap().tool_calls, 85);
+}
