@@ -202,6 +202,8 @@ pub struct Message {
     pub finish: Option<Finish>,
     pub error: Option<String>,
     pub delivery_key: Option<String>,
+    /// Stamps fixed when the message was written (a workflow wrapper reads these).
+    pub metadata: Option<serde_json::Value>,
     pub created_at: i64,
 }
 

@@ -57,6 +57,8 @@ CREATE TABLE messages (
     finish        TEXT CHECK (finish IN ('stop', 'tool_calls', 'length', 'error', 'interrupted')),
     error         TEXT,
     delivery_key  TEXT,
+    -- Stamps fixed at creation (e.g. the workflow active then); read when context is assembled.
+    metadata      TEXT,
     created_at    INTEGER NOT NULL
 );
 CREATE INDEX messages_thread ON messages(thread_id, id);

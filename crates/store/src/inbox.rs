@@ -114,6 +114,7 @@ impl Tx<'_> {
         id: InboxItemId,
         root: Option<MessageId>,
         run: Option<RunId>,
+        metadata: Option<serde_json::Value>,
     ) -> Result<Message> {
         let item = self
             .inbox_item(id)?
@@ -141,6 +142,7 @@ impl Tx<'_> {
             finish: None,
             error: None,
             delivery_key: item.delivery_key.clone(),
+            metadata,
         })?;
         if let Some(key) = &item.delivery_key {
             self.conn().execute(

@@ -22,6 +22,7 @@ pub struct NewMessage {
     pub finish: Option<Finish>,
     pub error: Option<String>,
     pub delivery_key: Option<String>,
+    pub metadata: Option<serde_json::Value>,
 }
 
 impl Tx<'_> {
@@ -32,8 +33,8 @@ impl Tx<'_> {
             ));
         }
         self.conn().execute(
-            "INSERT INTO messages (thread_id, role, origin, origin_detail, is_root, root_id, run_id, finish, error, delivery_key, created_at)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
+            "INSERT INTO messages (thread_id, role, origin, origin_detail, is_root, root_id, run_id, finish, error, delivery_key, metadata, created_at)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)",
             params![
                 m.thread_id.0,
                 m.role.as_str(),
@@ -45,6 +46,7 @@ impl Tx<'_> {
                 m.finish.map(|f| f.as_str()),
                 m.error,
                 m.delivery_key,
+                m.metadata.as_ref().map(|v| v.to_string()),
                 self.now
             ],
         )?;
@@ -71,6 +73,7 @@ impl Tx<'_> {
             finish: m.finish,
             error: m.error.clone(),
             delivery_key: m.delivery_key.clone(),
+            metadata: m.metadata.clone(),
             created_at: self.now,
         };
         self.event(
@@ -172,7 +175,7 @@ impl Tx<'_> {
     fn load_messages(&self, clause: &str, args: impl rusqlite::Params) -> Result<Vec<Message>> {
         let sql = format!(
             "SELECT m.id, m.thread_id, m.role, m.origin, m.origin_detail, m.is_root, m.root_id, m.run_id,
-                    m.finish, m.error, m.delivery_key, m.created_at FROM messages m {clause}"
+                    m.finish, m.error, m.delivery_key, m.created_at, m.metadata FROM messages m {clause}"
         );
         let mut stmt = self.conn().prepare_cached(&sql)?;
         let rows = stmt.query_map(args, |r| {
@@ -189,12 +192,26 @@ impl Tx<'_> {
                 r.get::<_, Option<String>>(9)?,
                 r.get::<_, Option<String>>(10)?,
                 r.get::<_, i64>(11)?,
+                r.get::<_, Option<String>>(12)?,
             ))
         })?;
         let mut out = Vec::new();
         for row in rows {
-            let (id, thread, role, origin, detail, is_root, root, run, finish, error, key, created) =
-                row?;
+            let (
+                id,
+                thread,
+                role,
+                origin,
+                detail,
+                is_root,
+                root,
+                run,
+                finish,
+                error,
+                key,
+                created,
+                metadata,
+            ) = row?;
             let bad =
                 |what: &str, e: String| StoreError::Corrupt(format!("message {id} {what}: {e}"));
             out.push(Message {
@@ -212,6 +229,10 @@ impl Tx<'_> {
                     .map_err(|e| bad("finish", e))?,
                 error,
                 delivery_key: key,
+                metadata: metadata
+                    .map(|m| serde_json::from_str(&m))
+                    .transpose()
+                    .map_err(|e| bad("metadata", e.to_string()))?,
                 created_at: created,
             });
         }

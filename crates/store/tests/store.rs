@@ -45,7 +45,7 @@ fn delivery_key_idempotency_holds_before_and_after_consumption() {
     assert_eq!(s.read(|tx| tx.inbox(t)).unwrap().len(), 1);
 
     let msg = s
-        .write(|tx| tx.materialize(first.item_id, None, None))
+        .write(|tx| tx.materialize(first.item_id, None, None, None))
         .unwrap();
     assert!(msg.is_root);
     assert_eq!(msg.root_id, Some(msg.id));
@@ -65,7 +65,7 @@ fn steer_cannot_materialize_without_a_task_to_join() {
         .write(|tx| tx.deliver(t, &Delivery::user_task("also").with_mode(InboxMode::Steer)))
         .unwrap();
     let err = s
-        .write(|tx| tx.materialize(d.item_id, None, None))
+        .write(|tx| tx.materialize(d.item_id, None, None, None))
         .unwrap_err();
     assert!(err.to_string().contains("no task for it to join"), "{err}");
     // The failed transaction left the item in place.
@@ -198,7 +198,7 @@ fn a_run_keeps_only_its_first_80_tool_call_records() {
     let m = s
         .write(|tx| {
             let d = tx.deliver(t, &Delivery::user_task("x"))?;
-            tx.materialize(d.item_id, None, Some(r.id))
+            tx.materialize(d.item_id, None, Some(r.id), None)
         })
         .unwrap();
     for i in 0..85 {
