@@ -1,1 +1,33 @@
-//! troupe-tools
+//! troupe-tools: the built-in agent tools (`read_file`, `write_file`,
+//! `list_dir`, `delete_file`, `shell`).
+//!
+//! This crate is pure mechanism. It confines paths to a workspace, parses
+//! model-supplied arguments, and runs the tools, including the process-group
+//! handling `shell` needs. Effect ledgers, guards and records belong to the
+//! engine above it.
+
+mod args;
+mod call;
+mod capture;
+mod env;
+mod error;
+mod fs_tools;
+mod process_group;
+mod shell;
+mod spec;
+mod text;
+mod workspace;
+
+pub use args::{
+    BuiltinCall, DeleteFileArgs, ListDirArgs, MAX_SHELL_TIMEOUT_SECS, ReadFileArgs, ShellArgs,
+    WriteFileArgs, parse_call,
+};
+pub use call::{ToolContext, ToolOutput};
+pub use env::{SHELL_ENV_WHITELIST, ShellEnv};
+pub use error::{ArgError, ToolError};
+pub use fs_tools::{MAX_LIST_ENTRIES, MAX_READ_BYTES};
+pub use process_group::{GroupEnd, group_alive, process_running, terminate_group};
+pub use shell::{KillPolicy, OUTPUT_TAIL_CHARS, ShellRecord, run_shell};
+pub use spec::{ToolSpec, builtin_specs, is_builtin};
+pub use text::{MAX_FOLDED_CHARS, fold_command, tail_chars};
+pub use workspace::Workspace;

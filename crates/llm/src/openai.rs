@@ -1,0 +1,394 @@
+//! OpenAI-compatible `/chat/completions` with streaming.
+
+use std::collections::HashMap;
+
+use serde_json::{Value, json};
+use tokio::sync::mpsc::UnboundedSender;
+use tokio_util::sync::CancellationToken;
+
+use crate::http::{Body, HttpTarget, StreamHandler};
+use crate::sse::SseEvent;
+use crate::{
+    ChatMessage, EndpointConfig, FinishReason, LlmError, ModelRequest, ModelResponse, Provider,
+    StreamEvent, ToolCall, Usage,
+};
+
+pub struct OpenAiProvider {
+    http: HttpTarget,
+}
+
+impl OpenAiProvider {
+    pub fn new(cfg: &EndpointConfig) -> Result<Self, LlmError> {
+        Ok(OpenAiProvider {
+            http: HttpTarget::new(cfg)?,
+        })
+    }
+
+    async fn attempt(
+        &self,
+        req: &ModelRequest,
+        events: &UnboundedSender<StreamEvent>,
+    ) -> Result<ModelResponse, LlmError> {
+        let url = format!("{}/chat/completions", self.http.endpoint);
+        let mut rb = self
+            .http
+            .client
+            .post(url)
+            .header("accept", "text/event-stream")
+            .json(&request_body(&self.http.model, req));
+        if let Some(key) = &self.http.api_key {
+            rb = rb.bearer_auth(key);
+        }
+        match self.http.send(rb).await? {
+            Body::Json(v) => parse_full(&self.http, &v, events),
+            Body::Stream(resp) => {
+                let handler = Assembler::new(&self.http, events);
+                self.http.read_stream(resp, handler).await
+            }
+        }
+    }
+}
+
+#[async_trait::async_trait]
+impl Provider for OpenAiProvider {
+    fn endpoint(&self) -> &str {
+        &self.http.endpoint
+    }
+
+    fn model(&self) -> &str {
+        &self.http.model
+    }
+
+    async fn complete_once(
+        &self,
+        req: &ModelRequest,
+        events: &UnboundedSender<StreamEvent>,
+        cancel: &CancellationToken,
+    ) -> Result<ModelResponse, LlmError> {
+        self.http.guard(cancel, self.attempt(req, events)).await
+    }
+}
+
+/// The JSON body for a streaming chat completion request.
+pub fn request_body(model: &str, req: &ModelRequest) -> Value {
+    let mut messages = Vec::with_capacity(req.messages.len() + 1);
+    if !req.system.is_empty() {
+        messages.push(json!({"role": "system", "content": req.system}));
+    }
+    for m in &req.messages {
+        messages.push(match m {
+            ChatMessage::User { text } => json!({"role": "user", "content": text}),
+            ChatMessage::Assistant { text, tool_calls } => {
+                // Strict servers want null content next to tool calls, not "".
+                let content = if text.is_empty() && !tool_calls.is_empty() {
+                    Value::Null
+                } else {
+                    json!(text)
+                };
+                let mut msg = json!({"role": "assistant", "content": content});
+                if !tool_calls.is_empty() {
+                    msg["tool_calls"] = tool_calls
+                        .iter()
+                        .map(|c| {
+                            json!({
+                                "id": c.id,
+                                "type": "function",
+                                "function": {"name": c.name, "arguments": c.arguments},
+                            })
+                        })
+                        .collect();
+                }
+                msg
+            }
+            ChatMessage::ToolResult {
+                call_id, content, ..
+            } => {
+                // The chat API has no error flag for tool messages; the content says it.
+                json!({"role": "tool", "tool_call_id": call_id, "content": content})
+            }
+        });
+    }
+    let mut body = json!({
+        "model": model,
+        "messages": messages,
+        "stream": true,
+        "stream_options": {"include_usage": true},
+    });
+    if !req.tools.is_empty() {
+        body["tools"] = req
+            .tools
+            .iter()
+            .map(|t| {
+                json!({
+                    "type": "function",
+                    "function": {"name": t.name, "description": t.description, "parameters": t.parameters},
+                })
+            })
+            .collect();
+    }
+    if let Some(n) = req.max_tokens {
+        body["max_tokens"] = json!(n);
+    }
+    body
+}
+
+fn finish_reason(s: &str) -> FinishReason {
+    match s {
+        "stop" => FinishReason::Stop,
+        "tool_calls" | "function_call" => FinishReason::ToolCalls,
+        "length" => FinishReason::Length,
+        other => FinishReason::Other(other.to_string()),
+    }
+}
+
+fn usage_of(v: &Value) -> Option<Usage> {
+    let u = v.get("usage").filter(|u| u.is_object())?;
+    let n = |k: &str| u.get(k).and_then(Value::as_u64).unwrap_or(0);
+    Some(Usage {
+        input_tokens: n("prompt_tokens"),
+        output_tokens: n("completion_tokens"),
+    })
+}
+
+/// Some servers put tool arguments as an object instead of a JSON string.
+fn args_text(v: Option<&Value>) -> String {
+    match v {
+        None | Some(Value::Null) => String::new(),
+        Some(Value::String(s)) => s.clone(),
+        Some(other) => other.to_string(),
+    }
+}
+
+/// Tool calls are reported as ToolCalls even if the server said "stop".
+fn normalize_finish(finish: FinishReason, tool_calls: &[ToolCall]) -> FinishReason {
+    if !tool_calls.is_empty() && finish == FinishReason::Stop {
+        FinishReason::ToolCalls
+    } else {
+        finish
+    }
+}
+
+/// An `{"error": ...}` object inside a 200 response or stream chunk.
+fn embedded_error(http: &HttpTarget, v: &Value) -> Option<LlmError> {
+    let err = v.get("error").filter(|e| !e.is_null())?;
+    let msg = err
+        .get("message")
+        .and_then(Value::as_str)
+        .map(str::to_string)
+        .unwrap_or_else(|| err.to_string());
+    let status = err
+        .get("code")
+        .and_then(|c| {
+            c.as_u64()
+                .or_else(|| c.as_str().and_then(|s| s.parse().ok()))
+        })
+        .filter(|c| (400..600).contains(c))
+        .map(|c| c as u16)
+        .unwrap_or(500);
+    Some(http.status_error(status, &msg, None))
+}
+
+/// Parse a non-streamed completion, emitting the events a stream would have.
+fn parse_full(
+    http: &HttpTarget,
+    v: &Value,
+    events: &UnboundedSender<StreamEvent>,
+) -> Result<ModelResponse, LlmError> {
+    if let Some(e) = embedded_error(http, v) {
+        return Err(e);
+    }
+    let choice = v
+        .get("choices")
+        .and_then(|c| c.get(0))
+        .ok_or_else(|| http.protocol(format!("completion without choices: {v}")))?;
+    let msg = choice.get("message").cloned().unwrap_or(Value::Null);
+    let text = msg
+        .get("content")
+        .and_then(Value::as_str)
+        .unwrap_or("")
+        .to_string();
+    if !text.is_empty() {
+        let _ = events.send(StreamEvent::TextDelta(text.clone()));
+    }
+    let mut tool_calls = Vec::new();
+    for (i, c) in msg
+        .get("tool_calls")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .enumerate()
+    {
+        let f = c.get("function").cloned().unwrap_or(Value::Null);
+        let call = ToolCall {
+            id: c
+                .get("id")
+                .and_then(Value::as_str)
+                .filter(|s| !s.is_empty())
+                .map(str::to_string)
+                .unwrap_or_else(|| format!("call_{i}")),
+            name: f
+                .get("name")
+                .and_then(Value::as_str)
+                .unwrap_or("")
+                .to_string(),
+            arguments: args_text(f.get("arguments")),
+        };
+        let _ = events.send(StreamEvent::ToolCallStart {
+            index: i,
+            id: call.id.clone(),
+            name: call.name.clone(),
+        });
+        if !call.arguments.is_empty() {
+            let _ = events.send(StreamEvent::ToolCallArgsDelta {
+                index: i,
+                delta: call.arguments.clone(),
+            });
+        }
+        tool_calls.push(call);
+    }
+    let finish = choice
+        .get("finish_reason")
+        .and_then(Value::as_str)
+        .map(finish_reason)
+        .unwrap_or(FinishReason::Stop);
+    Ok(ModelResponse {
+        text,
+        finish: normalize_finish(finish, &tool_calls),
+        tool_calls,
+        usage: usage_of(v).unwrap_or_default(),
+    })
+}
+
+/// Accumulates streamed chunks into a response.
+struct Assembler<'a> {
+    http: &'a HttpTarget,
+    events: &'a UnboundedSender<StreamEvent>,
+    text: String,
+    calls: Vec<ToolCall>,
+    /// Wire `index` -> position in `calls`.
+    slots: HashMap<u64, usize>,
+    finish: Option<FinishReason>,
+    usage: Option<Usage>,
+}
+
+impl<'a> Assembler<'a> {
+    fn new(http: &'a HttpTarget, events: &'a UnboundedSender<StreamEvent>) -> Self {
+        Assembler {
+            http,
+            events,
+            text: String::new(),
+            calls: Vec::new(),
+            slots: HashMap::new(),
+            finish: None,
+            usage: None,
+        }
+    }
+
+    fn tool_piece(&mut self, pos_in_chunk: usize, piece: &Value) {
+        let wire = piece
+            .get("index")
+            .and_then(Value::as_u64)
+            .unwrap_or(pos_in_chunk as u64);
+        let f = piece.get("function").cloned().unwrap_or(Value::Null);
+        let id = piece.get("id").and_then(Value::as_str).unwrap_or("");
+        let name = f.get("name").and_then(Value::as_str).unwrap_or("");
+        let slot = match self.slots.get(&wire) {
+            Some(&s) => {
+                // Late id/name pieces fill gaps left by the first piece.
+                let call = &mut self.calls[s];
+                if !id.is_empty() && call.id.starts_with("call_auto_") {
+                    call.id = id.to_string();
+                }
+                if call.name.is_empty() {
+                    call.name = name.to_string();
+                }
+                s
+            }
+            None => {
+                let s = self.calls.len();
+                let id = if id.is_empty() {
+                    format!("call_auto_{s}")
+                } else {
+                    id.to_string()
+                };
+                self.calls.push(ToolCall {
+                    id: id.clone(),
+                    name: name.to_string(),
+                    arguments: String::new(),
+                });
+                self.slots.insert(wire, s);
+                let _ = self.events.send(StreamEvent::ToolCallStart {
+                    index: s,
+                    id,
+                    name: name.to_string(),
+                });
+                s
+            }
+        };
+        let delta = args_text(f.get("arguments"));
+        if !delta.is_empty() {
+            self.calls[slot].arguments.push_str(&delta);
+            let _ = self
+                .events
+                .send(StreamEvent::ToolCallArgsDelta { index: slot, delta });
+        }
+    }
+}
+
+impl StreamHandler for Assembler<'_> {
+    fn on_event(&mut self, ev: SseEvent) -> Result<bool, LlmError> {
+        let data = ev.data.trim();
+        if data == "[DONE]" {
+            return Ok(true);
+        }
+        if data.is_empty() {
+            return Ok(false);
+        }
+        let v: Value = serde_json::from_str(data).map_err(|e| {
+            self.http
+                .protocol(format!("non-JSON data line ({e}): {data}"))
+        })?;
+        if let Some(e) = embedded_error(self.http, &v) {
+            return Err(e);
+        }
+        if let Some(u) = usage_of(&v) {
+            self.usage = Some(u);
+        }
+        let Some(choice) = v.get("choices").and_then(|c| c.get(0)) else {
+            return Ok(false);
+        };
+        if let Some(delta) = choice.get("delta") {
+            if let Some(t) = delta.get("content").and_then(Value::as_str)
+                && !t.is_empty()
+            {
+                self.text.push_str(t);
+                let _ = self.events.send(StreamEvent::TextDelta(t.to_string()));
+            }
+            if let Some(pieces) = delta.get("tool_calls").and_then(Value::as_array) {
+                for (i, piece) in pieces.iter().enumerate() {
+                    self.tool_piece(i, piece);
+                }
+            }
+        }
+        if let Some(r) = choice.get("finish_reason").and_then(Value::as_str) {
+            self.finish = Some(finish_reason(r));
+        }
+        Ok(false)
+    }
+
+    fn finish(self, done: bool) -> Result<ModelResponse, LlmError> {
+        // Without [DONE] we still accept a stream that reported its finish
+        // reason; usage may then be missing.
+        let finish = match (self.finish, done) {
+            (Some(f), _) => f,
+            (None, true) => FinishReason::Stop,
+            (None, false) => return Err(self.http.protocol("stream dropped mid-answer")),
+        };
+        Ok(ModelResponse {
+            finish: normalize_finish(finish, &self.calls),
+            text: self.text,
+            tool_calls: self.calls,
+            usage: self.usage.unwrap_or_default(),
+        })
+    }
+}

@@ -1,0 +1,235 @@
+//! Provider-neutral request/response types and endpoint configuration.
+
+use std::fmt;
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+
+/// Which wire protocol an endpoint speaks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ProviderKind {
+    OpenAi,
+    Anthropic,
+    Scripted,
+}
+
+impl ProviderKind {
+    /// Base URL used when the config leaves `base_url` empty (none for scripted).
+    pub fn default_base_url(self) -> Option<&'static str> {
+        match self {
+            ProviderKind::OpenAi => Some("https://api.openai.com/v1"),
+            ProviderKind::Anthropic => Some("https://api.anthropic.com"),
+            ProviderKind::Scripted => None,
+        }
+    }
+}
+
+impl fmt::Display for ProviderKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            ProviderKind::OpenAi => "openai",
+            ProviderKind::Anthropic => "anthropic",
+            ProviderKind::Scripted => "scripted",
+        })
+    }
+}
+
+/// Exponential backoff: attempt n waits `base_delay * 2^(n-1)`, capped at `max_delay`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RetryPolicy {
+    /// Total attempts including the first; 0 is treated as 1.
+    pub max_attempts: u32,
+    pub base_delay: Duration,
+    pub max_delay: Duration,
+}
+
+impl Default for RetryPolicy {
+    fn default() -> Self {
+        RetryPolicy {
+            max_attempts: 4,
+            base_delay: Duration::from_millis(500),
+            max_delay: Duration::from_secs(8),
+        }
+    }
+}
+
+impl RetryPolicy {
+    /// No retries at all.
+    pub fn none() -> Self {
+        RetryPolicy {
+            max_attempts: 1,
+            ..RetryPolicy::default()
+        }
+    }
+
+    /// Delay after the `failed_attempt`-th failure (1-based), ignoring Retry-After.
+    pub fn backoff(&self, failed_attempt: u32) -> Duration {
+        let shift = failed_attempt.saturating_sub(1).min(20);
+        self.base_delay
+            .saturating_mul(1u32 << shift)
+            .min(self.max_delay)
+    }
+}
+
+/// Everything needed to talk to one model endpoint.
+#[derive(Clone)]
+pub struct EndpointConfig {
+    pub kind: ProviderKind,
+    /// HTTP base URL; for `Scripted` the path of the script file.
+    pub base_url: Option<String>,
+    pub model: String,
+    /// The resolved secret. Redacted in Debug and never put into errors.
+    pub api_key: Option<String>,
+    /// Budget for one whole attempt (request + full streamed answer).
+    pub timeout: Duration,
+    pub retry: RetryPolicy,
+}
+
+impl EndpointConfig {
+    /// A config with default base URL, timeout (300 s) and retry policy.
+    pub fn new(kind: ProviderKind, model: impl Into<String>) -> Self {
+        EndpointConfig {
+            kind,
+            base_url: None,
+            model: model.into(),
+            api_key: None,
+            timeout: Duration::from_secs(300),
+            retry: RetryPolicy::default(),
+        }
+    }
+
+    /// The base URL in effect (explicit one, else the kind's default).
+    pub fn effective_base_url(&self) -> Option<String> {
+        self.base_url
+            .clone()
+            .filter(|s| !s.trim().is_empty())
+            .or_else(|| self.kind.default_base_url().map(str::to_string))
+    }
+}
+
+impl fmt::Debug for EndpointConfig {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("EndpointConfig")
+            .field("kind", &self.kind)
+            .field("base_url", &self.base_url)
+            .field("model", &self.model)
+            .field("api_key", &self.api_key.as_ref().map(|_| "<redacted>"))
+            .field("timeout", &self.timeout)
+            .field("retry", &self.retry)
+            .finish()
+    }
+}
+
+/// One model call's input.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct ModelRequest {
+    pub system: String,
+    pub messages: Vec<ChatMessage>,
+    #[serde(default)]
+    pub tools: Vec<ToolSpec>,
+    #[serde(default)]
+    pub max_tokens: Option<u32>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "role", rename_all = "snake_case")]
+pub enum ChatMessage {
+    User {
+        text: String,
+    },
+    Assistant {
+        text: String,
+        #[serde(default)]
+        tool_calls: Vec<ToolCall>,
+    },
+    ToolResult {
+        call_id: String,
+        content: String,
+        #[serde(default)]
+        is_error: bool,
+    },
+}
+
+impl ChatMessage {
+    pub fn user(text: impl Into<String>) -> Self {
+        ChatMessage::User { text: text.into() }
+    }
+
+    pub fn assistant(text: impl Into<String>) -> Self {
+        ChatMessage::Assistant {
+            text: text.into(),
+            tool_calls: Vec::new(),
+        }
+    }
+
+    pub fn tool_result(call_id: impl Into<String>, content: impl Into<String>) -> Self {
+        ChatMessage::ToolResult {
+            call_id: call_id.into(),
+            content: content.into(),
+            is_error: false,
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ToolCall {
+    pub id: String,
+    pub name: String,
+    /// Raw JSON text exactly as the model produced it; may be malformed.
+    pub arguments: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ToolSpec {
+    pub name: String,
+    pub description: String,
+    /// JSON Schema of the arguments object.
+    pub parameters: serde_json::Value,
+}
+
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Usage {
+    pub input_tokens: u64,
+    pub output_tokens: u64,
+}
+
+impl std::ops::AddAssign for Usage {
+    fn add_assign(&mut self, rhs: Usage) {
+        self.input_tokens += rhs.input_tokens;
+        self.output_tokens += rhs.output_tokens;
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum FinishReason {
+    Stop,
+    ToolCalls,
+    Length,
+    Other(String),
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ModelResponse {
+    pub text: String,
+    pub tool_calls: Vec<ToolCall>,
+    pub usage: Usage,
+    pub finish: FinishReason,
+}
+
+/// Incremental output of one attempt. `index` is the position of the call in
+/// the final `ModelResponse::tool_calls`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub enum StreamEvent {
+    TextDelta(String),
+    ToolCallStart {
+        index: usize,
+        id: String,
+        name: String,
+    },
+    ToolCallArgsDelta {
+        index: usize,
+        delta: String,
+    },
+}

@@ -1,0 +1,314 @@
+//! Parsing the model's raw argument text into typed calls.
+
+use serde::de::DeserializeOwned;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use crate::error::ArgError;
+use crate::spec::BUILTIN_NAMES;
+use crate::text::{fold_command, one_line};
+
+/// Longest shell timeout a model may ask for.
+pub const MAX_SHELL_TIMEOUT_SECS: u64 = 600;
+const DEFAULT_SHELL_TIMEOUT_SECS: u64 = 120;
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ReadFileArgs {
+    pub path: String,
+    /// First line to return, 1-based (0 is treated as 1).
+    #[serde(default)]
+    pub offset_line: Option<u64>,
+    #[serde(default)]
+    pub limit_lines: Option<u64>,
+}
+
+impl ReadFileArgs {
+    pub fn is_ranged(&self) -> bool {
+        self.offset_line.is_some() || self.limit_lines.is_some()
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct WriteFileArgs {
+    pub path: String,
+    pub content: String,
+    #[serde(default = "default_true")]
+    pub create_dirs: bool,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ListDirArgs {
+    #[serde(default = "default_dot")]
+    pub path: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct DeleteFileArgs {
+    pub path: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ShellArgs {
+    pub command: String,
+    #[serde(default = "default_timeout")]
+    pub timeout_secs: u64,
+    #[serde(default)]
+    pub workdir: Option<String>,
+}
+
+fn default_true() -> bool {
+    true
+}
+fn default_dot() -> String {
+    ".".to_string()
+}
+fn default_timeout() -> u64 {
+    DEFAULT_SHELL_TIMEOUT_SECS
+}
+
+/// A parsed, validated call to a built-in tool.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum BuiltinCall {
+    ReadFile(ReadFileArgs),
+    WriteFile(WriteFileArgs),
+    ListDir(ListDirArgs),
+    DeleteFile(DeleteFileArgs),
+    Shell(ShellArgs),
+}
+
+/// Parse the raw argument text a model produced for built-in tool `name`.
+pub fn parse_call(name: &str, raw_args: &str) -> Result<BuiltinCall, ArgError> {
+    if !BUILTIN_NAMES.contains(&name) {
+        return Err(ArgError::new(format!(
+            "unknown tool `{}`; available tools: {}",
+            one_line(name),
+            BUILTIN_NAMES.join(", ")
+        )));
+    }
+    // Models often send "" for a call without arguments; treat it as {}.
+    let value: Value = if raw_args.trim().is_empty() {
+        Value::Object(Default::default())
+    } else {
+        serde_json::from_str(raw_args)
+            .map_err(|e| ArgError::new(format!("arguments are not valid JSON: {e}")))?
+    };
+    if !value.is_object() {
+        return Err(ArgError::new(format!(
+            "{name}: arguments must be a JSON object, got {}",
+            json_kind(&value)
+        )));
+    }
+    let call = match name {
+        "read_file" => BuiltinCall::ReadFile(typed(name, value)?),
+        "write_file" => BuiltinCall::WriteFile(typed(name, value)?),
+        "list_dir" => BuiltinCall::ListDir(typed(name, value)?),
+        "delete_file" => BuiltinCall::DeleteFile(typed(name, value)?),
+        _ => BuiltinCall::Shell(validate_shell(typed(name, value)?)?),
+    };
+    Ok(call)
+}
+
+/// Deserialize from an already-parsed value, so serde's message carries no
+/// line/column noise: "write_file: missing field `content`".
+fn typed<T: DeserializeOwned>(name: &str, value: Value) -> Result<T, ArgError> {
+    serde_json::from_value(value).map_err(|e| ArgError::new(format!("{name}: {e}")))
+}
+
+fn validate_shell(args: ShellArgs) -> Result<ShellArgs, ArgError> {
+    if args.command.trim().is_empty() {
+        return Err(ArgError::new("shell: `command` is empty"));
+    }
+    if args.timeout_secs == 0 {
+        return Err(ArgError::new("shell: `timeout_secs` must be at least 1"));
+    }
+    if args.timeout_secs > MAX_SHELL_TIMEOUT_SECS {
+        return Err(ArgError::new(format!(
+            "shell: `timeout_secs` is {} but the maximum is {MAX_SHELL_TIMEOUT_SECS}",
+            args.timeout_secs
+        )));
+    }
+    Ok(args)
+}
+
+fn json_kind(v: &Value) -> &'static str {
+    match v {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
+    }
+}
+
+impl BuiltinCall {
+    pub fn name(&self) -> &'static str {
+        match self {
+            BuiltinCall::ReadFile(_) => "read_file",
+            BuiltinCall::WriteFile(_) => "write_file",
+            BuiltinCall::ListDir(_) => "list_dir",
+            BuiltinCall::DeleteFile(_) => "delete_file",
+            BuiltinCall::Shell(_) => "shell",
+        }
+    }
+
+    /// Whether the call can change the world.
+    pub fn effectful(&self) -> bool {
+        matches!(
+            self,
+            BuiltinCall::WriteFile(_) | BuiltinCall::DeleteFile(_) | BuiltinCall::Shell(_)
+        )
+    }
+
+    /// One line describing the call, for effect-ledger records.
+    pub fn summary(&self) -> String {
+        match self {
+            BuiltinCall::ReadFile(a) => {
+                let mut s = format!("read_file {}", one_line(&a.path));
+                if a.is_ranged() {
+                    let from = a.offset_line.unwrap_or(1).max(1);
+                    match a.limit_lines {
+                        Some(n) => s.push_str(&format!(" (lines {from}..+{n})")),
+                        None => s.push_str(&format!(" (from line {from})")),
+                    }
+                }
+                s
+            }
+            BuiltinCall::WriteFile(a) => format!(
+                "write_file {} ({} bytes)",
+                one_line(&a.path),
+                a.content.len()
+            ),
+            BuiltinCall::ListDir(a) => format!("list_dir {}", one_line(&a.path)),
+            BuiltinCall::DeleteFile(a) => format!("delete_file {}", one_line(&a.path)),
+            BuiltinCall::Shell(a) => format!("shell: {}", fold_command(&a.command)),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn err(name: &str, raw: &str) -> String {
+        parse_call(name, raw).unwrap_err().to_string()
+    }
+
+    #[test]
+    fn parses_each_tool_with_defaults() {
+        assert_eq!(
+            parse_call("write_file", r#"{"path":"a","content":"x"}"#).unwrap(),
+            BuiltinCall::WriteFile(WriteFileArgs {
+                path: "a".into(),
+                content: "x".into(),
+                create_dirs: true
+            })
+        );
+        assert_eq!(
+            parse_call("list_dir", "").unwrap(),
+            BuiltinCall::ListDir(ListDirArgs { path: ".".into() })
+        );
+        let BuiltinCall::Shell(s) = parse_call("shell", r#"{"command":"ls"}"#).unwrap() else {
+            panic!("not shell")
+        };
+        assert_eq!(s.timeout_secs, 120);
+        assert_eq!(s.workdir, None);
+        let BuiltinCall::ReadFile(r) = parse_call(
+            "read_file",
+            r#"{"path":"a","offset_line":3,"limit_lines":2}"#,
+        )
+        .unwrap() else {
+            panic!("not read_file")
+        };
+        assert_eq!((r.offset_line, r.limit_lines), (Some(3), Some(2)));
+        assert!(parse_call("delete_file", r#"{"path":"a"}"#).is_ok());
+    }
+
+    #[test]
+    fn malformed_json() {
+        assert_eq!(
+            err("read_file", "{\"path\": }"),
+            "arguments are not valid JSON: expected value at line 1 column 10"
+        );
+    }
+
+    #[test]
+    fn missing_field() {
+        assert_eq!(
+            err("write_file", r#"{"path":"a"}"#),
+            "write_file: missing field `content`"
+        );
+    }
+
+    #[test]
+    fn wrong_type() {
+        let e = err("read_file", r#"{"path":"a","limit_lines":"ten"}"#);
+        assert!(
+            e.starts_with("read_file: invalid type: string \"ten\""),
+            "{e}"
+        );
+        let e = err(
+            "write_file",
+            r#"{"path":"a","content":"x","create_dirs":"yes"}"#,
+        );
+        assert!(e.contains("expected a boolean"), "{e}");
+        assert_eq!(
+            err("shell", "[1]"),
+            "shell: arguments must be a JSON object, got an array"
+        );
+    }
+
+    #[test]
+    fn unknown_field() {
+        let e = err("delete_file", r#"{"path":"a","recursive":true}"#);
+        assert!(
+            e.starts_with("delete_file: unknown field `recursive`"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn unknown_tool() {
+        assert_eq!(
+            err("rm_rf", "{}"),
+            "unknown tool `rm_rf`; available tools: read_file, write_file, list_dir, delete_file, shell"
+        );
+    }
+
+    #[test]
+    fn shell_limits() {
+        assert_eq!(
+            err("shell", r#"{"command":"ls","timeout_secs":601}"#),
+            "shell: `timeout_secs` is 601 but the maximum is 600"
+        );
+        assert!(parse_call("shell", r#"{"command":"ls","timeout_secs":600}"#).is_ok());
+        assert!(err("shell", r#"{"command":"ls","timeout_secs":0}"#).contains("at least 1"));
+        assert!(err("shell", r#"{"command":"  "}"#).contains("empty"));
+        assert!(err("shell", r#"{"command":"ls","timeout_secs":-1}"#).contains("invalid value"));
+    }
+
+    #[test]
+    fn name_effect_summary() {
+        let w = parse_call("write_file", r#"{"path":"notes/a.md","content":"héllo"}"#).unwrap();
+        assert_eq!(w.name(), "write_file");
+        assert!(w.effectful());
+        assert_eq!(w.summary(), "write_file notes/a.md (6 bytes)");
+        let s = parse_call("shell", r#"{"command":"ls\n  -la"}"#).unwrap();
+        assert_eq!(s.summary(), "shell: ls -la");
+        assert!(s.effectful());
+        let r = parse_call("read_file", r#"{"path":"x\ny"}"#).unwrap();
+        assert!(!r.effectful());
+        assert_eq!(r.summary(), "read_file x?y");
+        assert!(!parse_call("list_dir", "{}").unwrap().effectful());
+        assert!(
+            parse_call("delete_file", r#"{"path":"a"}"#)
+                .unwrap()
+                .effectful()
+        );
+    }
+}
