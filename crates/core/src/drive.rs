@@ -124,6 +124,25 @@ pub enum RootState {
     Open(MessageId),
     /// The latest root has its terminal reply.
     Done(MessageId),
+    /// Found open when a run starts: an earlier run stopped inside it (abort, crash, hop limit).
+    /// A person's next task takes over; otherwise a forced drive resumes it.
+    Breakpoint(MessageId),
+}
+
+impl RootState {
+    pub fn root(self) -> Option<MessageId> {
+        match self {
+            RootState::None => None,
+            RootState::Open(r) | RootState::Done(r) | RootState::Breakpoint(r) => Some(r),
+        }
+    }
+    /// How the state reads at the start of a run: an open root there is a breakpoint.
+    pub fn at_run_start(self) -> RootState {
+        match self {
+            RootState::Open(r) => RootState::Breakpoint(r),
+            other => other,
+        }
+    }
 }
 
 /// What the loop takes from the inbox before deciding on a model call.
@@ -148,6 +167,11 @@ pub fn plan_inbox_take(root: RootState, items: &[InboxItem]) -> InboxTake {
     let mut take = InboxTake::default();
     match root {
         RootState::Open(_) => {
+            take.steers = steers;
+            take.call_model = true;
+        }
+        RootState::Breakpoint(_) => {
+            take.task = inbox::next_task(items).map(|t| t.id);
             take.steers = steers;
             take.call_model = true;
         }
@@ -279,6 +303,20 @@ mod tests {
         let items = vec![item(2, InboxMode::Steer)];
         assert!(plan_inbox_take(RootState::Done(MessageId(9)), &items).call_model);
         assert!(!plan_inbox_take(RootState::None, &items).call_model);
+    }
+
+    #[test]
+    fn a_breakpoint_yields_to_a_new_task_and_otherwise_resumes() {
+        let items = vec![item(1, InboxMode::Task)];
+        let take = plan_inbox_take(RootState::Breakpoint(MessageId(9)), &items);
+        assert_eq!(take.task, Some(InboxItemId(1)));
+        let resume = plan_inbox_take(RootState::Breakpoint(MessageId(9)), &[]);
+        assert!(resume.call_model);
+        assert_eq!(resume.task, None);
+        assert_eq!(
+            RootState::Open(MessageId(9)).at_run_start(),
+            RootState::Breakpoint(MessageId(9))
+        );
     }
 
     #[test]

@@ -149,7 +149,7 @@ impl Default for RunLimits {
 
 /// The reminder added to a model call at every `reminder_every`th hop, or None.
 pub fn long_run_reminder(hop: u32, limits: &RunLimits) -> Option<String> {
-    if hop == 0 || limits.reminder_every == 0 || hop % limits.reminder_every != 0 {
+    if hop == 0 || limits.reminder_every == 0 || !hop.is_multiple_of(limits.reminder_every) {
         return None;
     }
     Some(format!(

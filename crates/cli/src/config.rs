@@ -1,0 +1,1036 @@
+//! The troupe configuration file: named model endpoints, which endpoint each model role
+//! uses, and a few limits.
+//!
+//! The file lives at `$XDG_CONFIG_HOME/troupe/config.toml` (else
+//! `$HOME/.config/troupe/config.toml`, see [`crate::paths`]) or wherever `--config` points.
+//! A missing file at the default location is an empty configuration; a missing file named
+//! with `--config` is an error.
+//!
+//! ```toml
+//! # Named endpoints
+//! [endpoints.local]
+//! kind = "openai"                     # openai | anthropic | scripted
+//! base_url = "http://127.0.0.1:11434/v1"
+//! model = "qwen2.5-coder:7b"
+//! # api_key_env = "OPENAI_API_KEY"    # name of the env var holding the key; keys are never written in this file
+//!
+//! [endpoints.claude]
+//! kind = "anthropic"
+//! model = "claude-sonnet-4-5"
+//! api_key_env = "ANTHROPIC_API_KEY"
+//!
+//! [endpoints.demo]
+//! kind = "scripted"
+//! model = "scripted"
+//! script = "scripts/demo.json"        # relative to the directory of this file
+//!
+//! [roles]            # role -> endpoint name; roles: default, reading, scribe, judgement, review, picture_judge
+//! default = "local"
+//! review = "claude"
+//!
+//! [limits]           # optional
+//! request_timeout_secs = 300
+//! max_attempts = 4
+//! max_hops = 400
+//! ```
+//!
+//! Rules, all checked by [`Config::load`]:
+//! - unknown tables or fields are errors (typos are not silently ignored);
+//! - a key named `api_key` anywhere is refused: keys live in environment variables, and
+//!   the file only names the variable with `api_key_env`;
+//! - every endpoint must be valid ([`EndpointSpec::validate`]);
+//! - role names must be one of [`ROLES`], and each must point to a defined endpoint;
+//! - limits must be greater than zero.
+//!
+//! Roles without an endpoint fall back to the `default` role's endpoint (that fallback is
+//! applied by the engine, not here).
+//!
+//! Command-line flags ([`EndpointFlags`]) can then replace the `default` role's endpoint,
+//! see [`Config::apply_flags`].
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Deserializer};
+use troupe_core::thread::EndpointSpec;
+
+use crate::paths::{self, EnvLookup, PathError};
+
+/// The model roles an endpoint can be assigned to.
+pub const ROLES: [&str; 6] = [
+    "default",
+    "reading",
+    "scribe",
+    "judgement",
+    "review",
+    "picture_judge",
+];
+
+/// The endpoint name under which command-line flags register the endpoint they define.
+/// It cannot clash with a name written in a TOML file by accident.
+pub const FLAGS_ENDPOINT: &str = "<command line>";
+
+/// The parsed, validated configuration.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Config {
+    /// Endpoints by name.
+    #[serde(default, deserialize_with = "strict_endpoints")]
+    pub endpoints: BTreeMap<String, EndpointSpec>,
+    /// Role name -> endpoint name.
+    #[serde(default)]
+    pub roles: BTreeMap<String, String>,
+    #[serde(default)]
+    pub limits: Limits,
+}
+
+/// Per-call and per-run limits. Every field is optional in the file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct Limits {
+    /// How long one model request may take, in seconds (default 300).
+    pub request_timeout_secs: u64,
+    /// Attempts per model call, the first one included (default 4).
+    pub max_attempts: u32,
+    /// Model/tool round trips a run may make before it stops (default 400).
+    pub max_hops: u32,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Limits {
+            request_timeout_secs: 300,
+            max_attempts: 4,
+            max_hops: 400,
+        }
+    }
+}
+
+/// Endpoint settings given on the command line.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct EndpointFlags {
+    /// `--base-url URL`
+    pub base_url: Option<String>,
+    /// `--model NAME`
+    pub model: Option<String>,
+    /// `--api-key-env VAR`
+    pub api_key_env: Option<String>,
+    /// `--provider openai|anthropic`
+    pub provider: Option<String>,
+    /// `--script FILE`
+    pub script: Option<PathBuf>,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum ConfigError {
+    #[error("config file {} does not exist", path.display())]
+    NotFound { path: PathBuf },
+    #[error("cannot read config file {}: {error}", path.display())]
+    Read {
+        path: PathBuf,
+        error: std::io::Error,
+    },
+    /// `message` is toml's error text, which names the line and column.
+    #[error("{}: {message}", path.display())]
+    Parse { path: PathBuf, message: String },
+    #[error(
+        "{}: '{location}' holds a literal key; put the key in an environment variable \
+         and name it with api_key_env",
+        path.display()
+    )]
+    LiteralKey { path: PathBuf, location: String },
+    #[error("role '{role}' is not one of {}", ROLES.join(", "))]
+    UnknownRole { role: String },
+    #[error("role '{role}' points to endpoint '{endpoint}', which is not defined ({})", defined_list(.defined))]
+    UndefinedEndpoint {
+        role: String,
+        endpoint: String,
+        defined: Vec<String>,
+    },
+    #[error("endpoint '{name}': {message}")]
+    InvalidEndpoint { name: String, message: String },
+    #[error("limits.{name} must be greater than 0")]
+    InvalidLimit { name: &'static str },
+    /// A validation error found in a file, with the file named.
+    #[error("{}: {inner}", path.display())]
+    InFile {
+        path: PathBuf,
+        inner: Box<ConfigError>,
+    },
+    /// A bad combination of command-line flags.
+    #[error("{0}")]
+    Flags(String),
+    #[error(transparent)]
+    Path(#[from] PathError),
+}
+
+fn defined_list(defined: &[String]) -> String {
+    if defined.is_empty() {
+        "no endpoints are defined".into()
+    } else {
+        format!("defined: {}", defined.join(", "))
+    }
+}
+
+/// The endpoint table as written in the file: like [`EndpointSpec`], but unknown fields are
+/// refused so that typos surface.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct FileEndpoint {
+    kind: String,
+    #[serde(default)]
+    base_url: Option<String>,
+    model: String,
+    #[serde(default)]
+    api_key_env: Option<String>,
+    #[serde(default)]
+    script: Option<String>,
+}
+
+fn strict_endpoints<'de, D: Deserializer<'de>>(
+    d: D,
+) -> Result<BTreeMap<String, EndpointSpec>, D::Error> {
+    let raw = BTreeMap::<String, FileEndpoint>::deserialize(d)?;
+    Ok(raw
+        .into_iter()
+        .map(|(name, e)| {
+            let spec = EndpointSpec {
+                kind: e.kind,
+                base_url: e.base_url,
+                model: e.model,
+                api_key_env: e.api_key_env,
+                script: e.script,
+            };
+            (name, spec)
+        })
+        .collect())
+}
+
+impl Config {
+    /// Load the file at `path`; a missing file is an error (use for `--config`).
+    pub fn load(path: &Path) -> Result<Config, ConfigError> {
+        match std::fs::read_to_string(path) {
+            Ok(text) => Config::parse(&text, path),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Err(ConfigError::NotFound {
+                path: path.to_path_buf(),
+            }),
+            Err(error) => Err(ConfigError::Read {
+                path: path.to_path_buf(),
+                error,
+            }),
+        }
+    }
+
+    /// Load the file at `path`; a missing file is an empty configuration (use for the
+    /// default location).
+    pub fn load_or_default(path: &Path) -> Result<Config, ConfigError> {
+        match Config::load(path) {
+            Err(ConfigError::NotFound { .. }) => Ok(Config::default()),
+            other => other,
+        }
+    }
+
+    /// Load `explicit` (the `--config` flag) strictly if given, else the default location
+    /// ([`paths::config_file`]) leniently.
+    pub fn locate(explicit: Option<&Path>, env: EnvLookup<'_>) -> Result<Config, ConfigError> {
+        match explicit {
+            Some(path) => Config::load(path),
+            None => Config::load_or_default(&paths::config_file(env)?),
+        }
+    }
+
+    /// Parse and validate `text`, the contents of the file at `path`. `path` names the file
+    /// in error messages, and relative `script` paths are resolved against its directory.
+    pub fn parse(text: &str, path: &Path) -> Result<Config, ConfigError> {
+        let parse_error = |e: toml::de::Error| ConfigError::Parse {
+            path: path.to_path_buf(),
+            message: e.to_string().trim_end().to_string(),
+        };
+        // Look for literal keys before the typed parse, so that a key is refused with the
+        // right advice rather than as an unknown field.
+        let table: toml::Table = toml::from_str(text).map_err(parse_error)?;
+        if let Some(location) = find_key(&table, "api_key", "") {
+            return Err(ConfigError::LiteralKey {
+                path: path.to_path_buf(),
+                location,
+            });
+        }
+        let mut config: Config = toml::from_str(text).map_err(parse_error)?;
+        let in_file = |inner: ConfigError| ConfigError::InFile {
+            path: path.to_path_buf(),
+            inner: Box::new(inner),
+        };
+        config.validate().map_err(in_file)?;
+        let base = path.parent().unwrap_or(Path::new(""));
+        for (name, spec) in &mut config.endpoints {
+            if let Some(script) = &spec.script {
+                let resolved = absolute(&base.join(script), name).map_err(in_file)?;
+                spec.script = Some(resolved);
+            }
+        }
+        Ok(config)
+    }
+
+    /// Check every rule that does not depend on the file's location.
+    pub fn validate(&self) -> Result<(), ConfigError> {
+        for (name, spec) in &self.endpoints {
+            if name.trim().is_empty() {
+                return Err(ConfigError::InvalidEndpoint {
+                    name: name.clone(),
+                    message: "endpoint names must not be empty".into(),
+                });
+            }
+            spec.validate()
+                .map_err(|message| ConfigError::InvalidEndpoint {
+                    name: name.clone(),
+                    message,
+                })?;
+        }
+        for (role, endpoint) in &self.roles {
+            if !ROLES.contains(&role.as_str()) {
+                return Err(ConfigError::UnknownRole { role: role.clone() });
+            }
+            if !self.endpoints.contains_key(endpoint) {
+                return Err(ConfigError::UndefinedEndpoint {
+                    role: role.clone(),
+                    endpoint: endpoint.clone(),
+                    defined: self.endpoints.keys().cloned().collect(),
+                });
+            }
+        }
+        let Limits {
+            request_timeout_secs,
+            max_attempts,
+            max_hops,
+        } = self.limits;
+        for (name, value) in [
+            ("request_timeout_secs", request_timeout_secs),
+            ("max_attempts", u64::from(max_attempts)),
+            ("max_hops", u64::from(max_hops)),
+        ] {
+            if value == 0 {
+                return Err(ConfigError::InvalidLimit { name });
+            }
+        }
+        Ok(())
+    }
+
+    /// The endpoint of each role that has one. Roles left out use `default`'s endpoint.
+    pub fn role_endpoints(&self) -> BTreeMap<String, EndpointSpec> {
+        self.roles
+            .iter()
+            .filter_map(|(role, name)| Some((role.clone(), self.endpoints.get(name)?.clone())))
+            .collect()
+    }
+
+    /// The endpoint of the `default` role, if any.
+    pub fn default_endpoint(&self) -> Option<&EndpointSpec> {
+        self.endpoints.get(self.roles.get("default")?)
+    }
+
+    /// Apply command-line endpoint flags to the `default` role:
+    ///
+    /// - `--script FILE`: default becomes a scripted endpoint on FILE (alone only);
+    /// - `--base-url URL --model NAME [--api-key-env VAR] [--provider P]`: default becomes a
+    ///   new endpoint of kind P (openai unless given);
+    /// - `--provider P --model NAME` (base URL optional): the same, with the provider's own
+    ///   base URL;
+    /// - `--model NAME` and/or `--api-key-env VAR` alone: default keeps its endpoint but with
+    ///   that model / key variable (an error if there is no default endpoint); other roles
+    ///   sharing that endpoint are unchanged;
+    /// - `--base-url` or `--provider` without `--model` is an error.
+    ///
+    /// The resulting endpoint is registered as [`FLAGS_ENDPOINT`]. No flags: no change.
+    pub fn apply_flags(&mut self, flags: &EndpointFlags) -> Result<(), ConfigError> {
+        let EndpointFlags {
+            base_url,
+            model,
+            api_key_env,
+            provider,
+            script,
+        } = flags;
+        let spec = if let Some(script) = script {
+            if base_url.is_some() || model.is_some() || api_key_env.is_some() || provider.is_some()
+            {
+                return Err(ConfigError::Flags(
+                    "--script cannot be combined with --base-url, --model, --provider or \
+                     --api-key-env: a scripted endpoint calls no model"
+                        .into(),
+                ));
+            }
+            let script = script.to_str().ok_or_else(|| {
+                ConfigError::Flags(format!(
+                    "--script {}: the path is not valid UTF-8",
+                    script.display()
+                ))
+            })?;
+            EndpointSpec {
+                kind: "scripted".into(),
+                base_url: None,
+                model: "scripted".into(),
+                api_key_env: None,
+                script: Some(absolute(Path::new(script), FLAGS_ENDPOINT)?),
+            }
+        } else if base_url.is_some() || provider.is_some() {
+            let Some(model) = model else {
+                let flag = if base_url.is_some() {
+                    "--base-url"
+                } else {
+                    "--provider"
+                };
+                return Err(ConfigError::Flags(format!(
+                    "{flag} needs --model too: name the model to call there \
+                     (e.g. {flag} ... --model NAME); --model alone changes only the model \
+                     of the configured default endpoint"
+                )));
+            };
+            let kind = provider.as_deref().unwrap_or("openai");
+            if kind != "openai" && kind != "anthropic" {
+                return Err(ConfigError::Flags(format!(
+                    "--provider must be openai or anthropic, not '{kind}' \
+                     (use --script for a scripted endpoint)"
+                )));
+            }
+            EndpointSpec {
+                kind: kind.into(),
+                base_url: base_url.clone(),
+                model: model.clone(),
+                api_key_env: api_key_env.clone(),
+                script: None,
+            }
+        } else if model.is_some() || api_key_env.is_some() {
+            let what = if model.is_some() {
+                "--model"
+            } else {
+                "--api-key-env"
+            };
+            let Some(current) = self.default_endpoint() else {
+                return Err(ConfigError::Flags(format!(
+                    "{what} alone changes the default endpoint, but none is configured: \
+                     set roles.default in the config file, or give --base-url URL \
+                     (or --provider anthropic) with --model NAME"
+                )));
+            };
+            if current.kind == "scripted" {
+                return Err(ConfigError::Flags(format!(
+                    "{what} alone cannot change the default endpoint because it is scripted; \
+                     give --base-url URL (or --provider anthropic) with --model NAME"
+                )));
+            }
+            let mut spec = current.clone();
+            if let Some(model) = model {
+                spec.model = model.clone();
+            }
+            if let Some(var) = api_key_env {
+                spec.api_key_env = Some(var.clone());
+            }
+            spec
+        } else {
+            return Ok(());
+        };
+        spec.validate()
+            .map_err(|message| ConfigError::InvalidEndpoint {
+                name: FLAGS_ENDPOINT.into(),
+                message,
+            })?;
+        self.endpoints.insert(FLAGS_ENDPOINT.into(), spec);
+        self.roles.insert("default".into(), FLAGS_ENDPOINT.into());
+        Ok(())
+    }
+}
+
+/// `path` made absolute against the current directory (no file system access), as UTF-8.
+fn absolute(path: &Path, endpoint: &str) -> Result<String, ConfigError> {
+    let invalid = |message: String| ConfigError::InvalidEndpoint {
+        name: endpoint.into(),
+        message,
+    };
+    let abs = std::path::absolute(path).map_err(|e| {
+        invalid(format!(
+            "cannot resolve script path {}: {e}",
+            path.display()
+        ))
+    })?;
+    abs.into_os_string()
+        .into_string()
+        .map_err(|p| invalid(format!("script path {} is not valid UTF-8", p.display())))
+}
+
+/// The dotted location of the first key named `key` anywhere in `table`.
+fn find_key(table: &toml::Table, key: &str, prefix: &str) -> Option<String> {
+    for (k, v) in table {
+        let here = if prefix.is_empty() {
+            k.clone()
+        } else {
+            format!("{prefix}.{k}")
+        };
+        if k == key {
+            return Some(here);
+        }
+        if let Some(found) = find_in_value(v, key, &here) {
+            return Some(found);
+        }
+    }
+    None
+}
+
+fn find_in_value(value: &toml::Value, key: &str, here: &str) -> Option<String> {
+    match value {
+        toml::Value::Table(t) => find_key(t, key, here),
+        toml::Value::Array(items) => items
+            .iter()
+            .enumerate()
+            .find_map(|(i, item)| find_in_value(item, key, &format!("{here}[{i}]"))),
+        _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::HashMap;
+
+    const FULL: &str = r#"
+# Named endpoints
+[endpoints.local]
+kind = "openai"
+base_url = "http://127.0.0.1:11434/v1"
+model = "qwen2.5-coder:7b"
+
+[endpoints.claude]
+kind = "anthropic"
+model = "claude-sonnet-4-5"
+api_key_env = "ANTHROPIC_API_KEY"
+
+[roles]
+default = "local"
+review = "claude"
+
+[limits]
+request_timeout_secs = 120
+max_attempts = 2
+max_hops = 50
+"#;
+
+    fn parse(text: &str) -> Result<Config, ConfigError> {
+        Config::parse(text, Path::new("/etc/troupe/config.toml"))
+    }
+
+    fn err(text: &str) -> String {
+        parse(text).unwrap_err().to_string()
+    }
+
+    fn openai(model: &str) -> EndpointSpec {
+        EndpointSpec {
+            kind: "openai".into(),
+            base_url: Some("http://127.0.0.1:11434/v1".into()),
+            model: model.into(),
+            api_key_env: None,
+            script: None,
+        }
+    }
+
+    #[test]
+    fn parses_the_documented_example() {
+        let c = parse(FULL).unwrap();
+        assert_eq!(c.endpoints.len(), 2);
+        assert_eq!(c.endpoints["local"], openai("qwen2.5-coder:7b"));
+        assert_eq!(c.endpoints["claude"].kind, "anthropic");
+        assert_eq!(
+            c.endpoints["claude"].api_key_env.as_deref(),
+            Some("ANTHROPIC_API_KEY")
+        );
+        assert_eq!(c.endpoints["claude"].base_url, None);
+        assert_eq!(c.roles["default"], "local");
+        assert_eq!(
+            c.limits,
+            Limits {
+                request_timeout_secs: 120,
+                max_attempts: 2,
+                max_hops: 50
+            }
+        );
+    }
+
+    #[test]
+    fn docs_example_parses() {
+        let doc = include_str!("../../../docs/CONFIG.md");
+        let start = doc
+            .find("```toml\n")
+            .expect("docs/CONFIG.md has a toml example")
+            + 8;
+        let len = doc[start..].find("```").unwrap();
+        let c = parse(&doc[start..start + len]).unwrap();
+        assert!(c.default_endpoint().is_some());
+    }
+
+    #[test]
+    fn empty_file_is_empty_config_with_default_limits() {
+        let c = parse("").unwrap();
+        assert_eq!(c, Config::default());
+        assert_eq!(c.limits.request_timeout_secs, 300);
+        assert_eq!(c.limits.max_attempts, 4);
+        assert_eq!(c.limits.max_hops, 400);
+        assert!(c.role_endpoints().is_empty());
+    }
+
+    #[test]
+    fn partial_limits_keep_other_defaults() {
+        let c = parse("[limits]\nmax_hops = 7\n").unwrap();
+        assert_eq!(c.limits.max_hops, 7);
+        assert_eq!(c.limits.max_attempts, 4);
+    }
+
+    #[test]
+    fn zero_limit_is_refused() {
+        let e = err("[limits]\nmax_attempts = 0\n");
+        assert!(
+            e.contains("limits.max_attempts must be greater than 0"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn role_endpoints_maps_roles_to_specs() {
+        let c = parse(FULL).unwrap();
+        let r = c.role_endpoints();
+        assert_eq!(r.len(), 2);
+        assert_eq!(r["default"], openai("qwen2.5-coder:7b"));
+        assert_eq!(r["review"].model, "claude-sonnet-4-5");
+        assert!(!r.contains_key("scribe"));
+    }
+
+    #[test]
+    fn parse_error_names_file_and_line() {
+        let e = err("[endpoints.local]\nkind = \"openai\"\nmodel = \n");
+        assert!(e.contains("/etc/troupe/config.toml"), "{e}");
+        assert!(e.contains("line 3"), "{e}");
+    }
+
+    #[test]
+    fn unknown_top_level_table_is_refused() {
+        let e = err("[endpoint.local]\nkind = \"openai\"\nmodel = \"m\"\n");
+        assert!(e.contains("unknown field") && e.contains("endpoint"), "{e}");
+        assert!(e.contains("line 1"), "{e}");
+    }
+
+    #[test]
+    fn unknown_endpoint_field_is_refused() {
+        let e =
+            err("[endpoints.local]\nkind = \"openai\"\nmodel = \"m\"\nbaseurl = \"http://x\"\n");
+        assert!(e.contains("unknown field") && e.contains("baseurl"), "{e}");
+        assert!(e.contains("line 4"), "{e}");
+    }
+
+    #[test]
+    fn unknown_limit_is_refused() {
+        let e = err("[limits]\nmax_hopz = 3\n");
+        assert!(e.contains("max_hopz"), "{e}");
+    }
+
+    #[test]
+    fn unknown_role_is_refused() {
+        let e = err(&FULL.replace("review = \"claude\"", "reviewer = \"claude\""));
+        assert!(
+            e.contains(
+                "role 'reviewer' is not one of default, reading, scribe, judgement, review, picture_judge"
+            ),
+            "{e}"
+        );
+        assert!(e.starts_with("/etc/troupe/config.toml: "), "{e}");
+    }
+
+    #[test]
+    fn every_documented_role_is_accepted() {
+        let mut text =
+            String::from("[endpoints.e]\nkind = \"anthropic\"\nmodel = \"m\"\n[roles]\n");
+        for role in ROLES {
+            text.push_str(&format!("{role} = \"e\"\n"));
+        }
+        let c = parse(&text).unwrap();
+        assert_eq!(c.role_endpoints().len(), ROLES.len());
+    }
+
+    #[test]
+    fn role_to_undefined_endpoint_is_refused() {
+        let e = err(&FULL.replace("review = \"claude\"", "review = \"cloud\""));
+        assert!(
+            e.contains("role 'review' points to endpoint 'cloud', which is not defined"),
+            "{e}"
+        );
+        assert!(e.contains("defined: claude, local"), "{e}");
+        let e = err("[roles]\ndefault = \"x\"\n");
+        assert!(e.contains("no endpoints are defined"), "{e}");
+    }
+
+    #[test]
+    fn invalid_endpoint_is_named() {
+        let e = err("[endpoints.bad]\nkind = \"bard\"\nmodel = \"m\"\n");
+        assert!(
+            e.contains("endpoint 'bad': unknown endpoint kind 'bard'"),
+            "{e}"
+        );
+        let e =
+            err("[endpoints.web]\nkind = \"openai\"\nmodel = \"m\"\nbase_url = \"localhost:1\"\n");
+        assert!(e.contains("endpoint 'web': base_url 'localhost:1'"), "{e}");
+        let e = err("[endpoints.s]\nkind = \"scripted\"\nmodel = \"m\"\n");
+        assert!(
+            e.contains("endpoint 's': endpoint of kind scripted needs a script"),
+            "{e}"
+        );
+        let e = err("[endpoints.o]\nkind = \"openai\"\nmodel = \" \"\n");
+        assert!(
+            e.contains("endpoint 'o': endpoint of kind openai needs a model"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn literal_key_is_refused() {
+        let text = FULL.replace(
+            "api_key_env = \"ANTHROPIC_API_KEY\"",
+            "api_key = \"sk-ant-secret\"",
+        );
+        let e = parse(&text).unwrap_err();
+        assert!(matches!(e, ConfigError::LiteralKey { .. }), "{e:?}");
+        let e = e.to_string();
+        assert!(e.contains("endpoints.claude.api_key"), "{e}");
+        assert!(
+            e.contains("put the key in an environment variable and name it with api_key_env"),
+            "{e}"
+        );
+        assert!(
+            !e.contains("sk-ant-secret"),
+            "the key must not be echoed: {e}"
+        );
+    }
+
+    #[test]
+    fn literal_key_anywhere_is_refused() {
+        let e = err("api_key = \"x\"\n");
+        assert!(e.contains("'api_key'") && e.contains("api_key_env"), "{e}");
+        let e = err("[limits]\napi_key = \"x\"\n");
+        assert!(e.contains("limits.api_key"), "{e}");
+    }
+
+    #[test]
+    fn relative_script_is_resolved_against_config_dir() {
+        let text = "[endpoints.demo]\nkind = \"scripted\"\nmodel = \"scripted\"\nscript = \"s/demo.json\"\n\
+                    [endpoints.abs]\nkind = \"scripted\"\nmodel = \"scripted\"\nscript = \"/opt/x.json\"\n";
+        let c = parse(text).unwrap();
+        assert_eq!(
+            c.endpoints["demo"].script.as_deref(),
+            Some("/etc/troupe/s/demo.json")
+        );
+        assert_eq!(c.endpoints["abs"].script.as_deref(), Some("/opt/x.json"));
+    }
+
+    #[test]
+    fn load_reads_file_and_resolves_script() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("config.toml");
+        std::fs::write(
+            &path,
+            "[endpoints.demo]\nkind = \"scripted\"\nmodel = \"scripted\"\nscript = \"demo.json\"\n\
+             [roles]\ndefault = \"demo\"\n",
+        )
+        .unwrap();
+        let c = Config::load(&path).unwrap();
+        let script = c.default_endpoint().unwrap().script.clone().unwrap();
+        assert_eq!(PathBuf::from(script), dir.path().join("demo.json"));
+    }
+
+    #[test]
+    fn explicit_missing_file_is_an_error() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("nope.toml");
+        let e = Config::load(&path).unwrap_err();
+        assert!(matches!(e, ConfigError::NotFound { .. }), "{e:?}");
+        assert!(e.to_string().contains("nope.toml"), "{e}");
+        let env = |_: &str| -> Option<String> { None };
+        assert!(matches!(
+            Config::locate(Some(&path), &env),
+            Err(ConfigError::NotFound { .. })
+        ));
+    }
+
+    #[test]
+    fn default_missing_file_is_empty_config() {
+        let dir = tempfile::tempdir().unwrap();
+        let c = Config::load_or_default(&dir.path().join("nope.toml")).unwrap();
+        assert_eq!(c, Config::default());
+        let home = dir.path().to_str().unwrap().to_string();
+        let env = move |name: &str| (name == "HOME").then(|| home.clone());
+        assert_eq!(Config::locate(None, &env).unwrap(), Config::default());
+    }
+
+    #[test]
+    fn locate_reads_the_xdg_file() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(dir.path().join("troupe")).unwrap();
+        std::fs::write(dir.path().join("troupe/config.toml"), FULL).unwrap();
+        let vars: HashMap<&str, String> =
+            HashMap::from([("XDG_CONFIG_HOME", dir.path().to_str().unwrap().to_string())]);
+        let env = move |name: &str| vars.get(name).cloned();
+        let c = Config::locate(None, &env).unwrap();
+        assert_eq!(c.roles["review"], "claude");
+    }
+
+    #[test]
+    fn locate_without_home_is_an_error() {
+        let env = |_: &str| -> Option<String> { None };
+        let e = Config::locate(None, &env).unwrap_err();
+        assert!(matches!(e, ConfigError::Path(_)), "{e:?}");
+    }
+
+    #[test]
+    fn load_of_a_directory_is_a_read_error() {
+        let dir = tempfile::tempdir().unwrap();
+        let e = Config::load(dir.path()).unwrap_err();
+        assert!(matches!(e, ConfigError::Read { .. }), "{e:?}");
+    }
+
+    #[test]
+    fn load_of_broken_file_names_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("broken.toml");
+        std::fs::write(&path, "[roles]\ndefault = \n").unwrap();
+        let e = Config::load(&path).unwrap_err().to_string();
+        assert!(e.contains("broken.toml") && e.contains("line 2"), "{e}");
+    }
+
+    // ---- flags ----
+
+    fn flags() -> EndpointFlags {
+        EndpointFlags::default()
+    }
+
+    #[test]
+    fn no_flags_change_nothing() {
+        let mut c = parse(FULL).unwrap();
+        let before = c.clone();
+        c.apply_flags(&flags()).unwrap();
+        assert_eq!(c, before);
+    }
+
+    #[test]
+    fn script_flag_makes_default_scripted() {
+        let mut c = parse(FULL).unwrap();
+        c.apply_flags(&EndpointFlags {
+            script: Some("/tmp/demo.json".into()),
+            ..flags()
+        })
+        .unwrap();
+        let d = c.default_endpoint().unwrap();
+        assert_eq!(d.kind, "scripted");
+        assert_eq!(d.script.as_deref(), Some("/tmp/demo.json"));
+        assert_eq!(c.roles["default"], FLAGS_ENDPOINT);
+        // Other roles keep their endpoints.
+        assert_eq!(c.role_endpoints()["review"].kind, "anthropic");
+        c.validate().unwrap();
+    }
+
+    #[test]
+    fn relative_script_flag_is_made_absolute() {
+        let mut c = Config::default();
+        c.apply_flags(&EndpointFlags {
+            script: Some("demo.json".into()),
+            ..flags()
+        })
+        .unwrap();
+        let script = PathBuf::from(c.default_endpoint().unwrap().script.clone().unwrap());
+        assert!(script.is_absolute());
+        assert_eq!(script, std::path::absolute("demo.json").unwrap());
+    }
+
+    #[test]
+    fn script_flag_with_others_is_an_error() {
+        let mut c = Config::default();
+        let e = c
+            .apply_flags(&EndpointFlags {
+                script: Some("/tmp/demo.json".into()),
+                model: Some("m".into()),
+                ..flags()
+            })
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("--script cannot be combined"), "{e}");
+        assert_eq!(c, Config::default());
+    }
+
+    #[test]
+    fn base_url_and_model_replace_default_with_openai() {
+        let mut c = parse(FULL).unwrap();
+        c.apply_flags(&EndpointFlags {
+            base_url: Some("https://api.example.com/v1".into()),
+            model: Some("gpt-x".into()),
+            api_key_env: Some("EXAMPLE_KEY".into()),
+            ..flags()
+        })
+        .unwrap();
+        assert_eq!(
+            c.default_endpoint().unwrap(),
+            &EndpointSpec {
+                kind: "openai".into(),
+                base_url: Some("https://api.example.com/v1".into()),
+                model: "gpt-x".into(),
+                api_key_env: Some("EXAMPLE_KEY".into()),
+                script: None,
+            }
+        );
+        // The file's endpoint itself is untouched.
+        assert_eq!(c.endpoints["local"], openai("qwen2.5-coder:7b"));
+    }
+
+    #[test]
+    fn base_url_and_model_work_without_a_config() {
+        let mut c = Config::default();
+        c.apply_flags(&EndpointFlags {
+            base_url: Some("http://127.0.0.1:8080/v1".into()),
+            model: Some("m".into()),
+            ..flags()
+        })
+        .unwrap();
+        assert_eq!(c.role_endpoints()["default"].model, "m");
+        c.validate().unwrap();
+    }
+
+    #[test]
+    fn provider_anthropic_with_model_needs_no_base_url() {
+        let mut c = Config::default();
+        c.apply_flags(&EndpointFlags {
+            provider: Some("anthropic".into()),
+            model: Some("claude-x".into()),
+            api_key_env: Some("ANTHROPIC_API_KEY".into()),
+            ..flags()
+        })
+        .unwrap();
+        let d = c.default_endpoint().unwrap();
+        assert_eq!(d.kind, "anthropic");
+        assert_eq!(d.base_url, None);
+        assert_eq!(d.model, "claude-x");
+        assert_eq!(d.api_key_env.as_deref(), Some("ANTHROPIC_API_KEY"));
+    }
+
+    #[test]
+    fn unknown_provider_is_an_error() {
+        let mut c = Config::default();
+        let e = c
+            .apply_flags(&EndpointFlags {
+                provider: Some("scripted".into()),
+                model: Some("m".into()),
+                ..flags()
+            })
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("--provider must be openai or anthropic"), "{e}");
+    }
+
+    #[test]
+    fn base_url_without_model_is_an_error() {
+        let mut c = parse(FULL).unwrap();
+        let before = c.clone();
+        let e = c
+            .apply_flags(&EndpointFlags {
+                base_url: Some("http://x/v1".into()),
+                ..flags()
+            })
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("--base-url needs --model"), "{e}");
+        assert_eq!(c, before);
+    }
+
+    #[test]
+    fn provider_without_model_is_an_error() {
+        let mut c = parse(FULL).unwrap();
+        let e = c
+            .apply_flags(&EndpointFlags {
+                provider: Some("anthropic".into()),
+                ..flags()
+            })
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("--provider needs --model"), "{e}");
+    }
+
+    #[test]
+    fn invalid_base_url_flag_is_an_error() {
+        let mut c = Config::default();
+        let e = c
+            .apply_flags(&EndpointFlags {
+                base_url: Some("localhost:8080".into()),
+                model: Some("m".into()),
+                ..flags()
+            })
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains(FLAGS_ENDPOINT) && e.contains("http://"), "{e}");
+        assert_eq!(c, Config::default());
+    }
+
+    #[test]
+    fn model_alone_overrides_only_the_default_roles_model() {
+        let mut c = parse(&FULL.replace("review = \"claude\"", "review = \"local\"")).unwrap();
+        c.apply_flags(&EndpointFlags {
+            model: Some("llama3".into()),
+            ..flags()
+        })
+        .unwrap();
+        let r = c.role_endpoints();
+        assert_eq!(r["default"], openai("llama3"));
+        // A role that shared the endpoint keeps the file's model.
+        assert_eq!(r["review"], openai("qwen2.5-coder:7b"));
+        assert_eq!(c.endpoints["local"].model, "qwen2.5-coder:7b");
+    }
+
+    #[test]
+    fn model_alone_can_also_change_the_key_variable() {
+        let mut c = parse(FULL).unwrap();
+        c.apply_flags(&EndpointFlags {
+            model: Some("llama3".into()),
+            api_key_env: Some("LOCAL_KEY".into()),
+            ..flags()
+        })
+        .unwrap();
+        let d = c.default_endpoint().unwrap();
+        assert_eq!(d.model, "llama3");
+        assert_eq!(d.api_key_env.as_deref(), Some("LOCAL_KEY"));
+        assert_eq!(d.base_url.as_deref(), Some("http://127.0.0.1:11434/v1"));
+    }
+
+    #[test]
+    fn model_alone_without_default_is_an_error() {
+        let mut c = Config::default();
+        let e = c
+            .apply_flags(&EndpointFlags {
+                model: Some("llama3".into()),
+                ..flags()
+            })
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("--model alone") && e.contains("none is configured"),
+            "{e}"
+        );
+        assert_eq!(c, Config::default());
+    }
+
+    #[test]
+    fn model_alone_on_scripted_default_is_an_error() {
+        let mut c = Config::default();
+        c.apply_flags(&EndpointFlags {
+            script: Some("/tmp/s.json".into()),
+            ..flags()
+        })
+        .unwrap();
+        let e = c
+            .apply_flags(&EndpointFlags {
+                model: Some("llama3".into()),
+                ..flags()
+            })
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("scripted"), "{e}");
+    }
+}
