@@ -172,6 +172,16 @@ impl Tx<'_> {
         )
     }
 
+    /// The thread's last `n` messages, oldest first.
+    pub fn messages_tail(&self, thread: ThreadId, n: u32) -> Result<Vec<Message>> {
+        let mut out = self.load_messages(
+            "WHERE m.thread_id = ?1 ORDER BY m.id DESC LIMIT ?2",
+            params![thread.0, n],
+        )?;
+        out.reverse();
+        Ok(out)
+    }
+
     fn load_messages(&self, clause: &str, args: impl rusqlite::Params) -> Result<Vec<Message>> {
         let sql = format!(
             "SELECT m.id, m.thread_id, m.role, m.origin, m.origin_detail, m.is_root, m.root_id, m.run_id,

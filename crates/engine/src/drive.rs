@@ -1,0 +1,310 @@
+//! The drive: the single entry point that decides what a thread does next. Requests for one
+//! thread are serialized; inbox work goes first; only then are continuation policies asked.
+
+use crate::Engine;
+use crate::error::EngineError;
+use crate::extension::{Admission, AdmissionContext, Gate, Proposal};
+use crate::live::LiveRun;
+use crate::run_loop;
+use serde::Serialize;
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+use troupe_core::drive::{
+    DriveRefusal, DriveSnapshot, DriveStep, GateInput, RootState, arbitrate, continuation_key,
+    shared_gate,
+};
+use troupe_core::effect::EffectOutcome;
+use troupe_core::inbox::has_runnable;
+use troupe_core::thread::Thread;
+use troupe_core::{RunId, ThreadId};
+use troupe_store::{NewRun, StoreError};
+
+/// What a drive request did.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[serde(tag = "outcome", rename_all = "snake_case")]
+pub enum DriveOutcome {
+    Started {
+        run_id: RunId,
+    },
+    NotHandled {
+        refusal: DriveRefusal,
+    },
+    /// A continuation policy acted itself.
+    PolicyHandled {
+        policy: String,
+    },
+    /// An admission check refused the wake; the work stays queued.
+    Refused {
+        check: String,
+        cause: String,
+    },
+    /// An admission check queued the wake; it is retried when a run ends.
+    Queued {
+        check: String,
+        cause: String,
+    },
+    /// The engine is shutting down.
+    Draining,
+}
+
+impl DriveOutcome {
+    pub fn started(&self) -> Option<RunId> {
+        match self {
+            DriveOutcome::Started { run_id } => Some(*run_id),
+            _ => None,
+        }
+    }
+}
+
+/// One async lock per thread: requests for a thread wait for the one in flight, so none is lost
+/// and two can never both start a loop.
+#[derive(Default)]
+pub(crate) struct DriveLocks {
+    locks: Mutex<HashMap<ThreadId, Arc<tokio::sync::Mutex<()>>>>,
+}
+
+impl DriveLocks {
+    fn lock_for(&self, t: ThreadId) -> Arc<tokio::sync::Mutex<()>> {
+        self.locks
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .entry(t)
+            .or_default()
+            .clone()
+    }
+}
+
+struct Snapshot {
+    thread: Thread,
+    drive: DriveSnapshot,
+    has_work: bool,
+}
+
+impl Engine {
+    /// Ask the drive to act on a thread. `force` skips policy discovery only: it never drives
+    /// a running or paused thread.
+    pub async fn request_drive(
+        &self,
+        thread: ThreadId,
+        reason: &str,
+        force: bool,
+    ) -> Result<DriveOutcome, EngineError> {
+        if self.is_draining() {
+            return Ok(DriveOutcome::Draining);
+        }
+        let lock = self.inner.drive_locks.lock_for(thread);
+        let _serialized = lock.lock().await;
+        self.arbitrate_locked(thread, reason, force)
+    }
+
+    fn snapshot(&self, thread: ThreadId) -> Result<Snapshot, StoreError> {
+        let running_here = self.inner.live.get(thread).is_some();
+        self.inner.store.read(|tx| {
+            let t = tx.thread(thread)?;
+            let items = tx.inbox(thread)?;
+            let root = tx.root_state(thread)?;
+            let runnable = has_runnable(&items, root.root().is_some());
+            let drive = DriveSnapshot {
+                archived: t.archived_at.is_some(),
+                running: running_here || t.lease.holder.is_some(),
+                blocks_drive: t.blocks_drive(),
+                has_runnable_inbox: runnable,
+                unknown_effect: tx.latest_effect_outcome(thread)? == Some(EffectOutcome::Unknown),
+            };
+            let has_work = runnable || matches!(root, RootState::Open(_));
+            Ok(Snapshot {
+                thread: t,
+                drive,
+                has_work,
+            })
+        })
+    }
+
+    fn arbitrate_locked(
+        &self,
+        thread: ThreadId,
+        reason: &str,
+        force: bool,
+    ) -> Result<DriveOutcome, EngineError> {
+        let snap = self.snapshot(thread)?;
+        match arbitrate(&snap.drive, force) {
+            DriveStep::NotHandled(refusal) => {
+                if matches!(refusal, DriveRefusal::Paused | DriveRefusal::UnknownEffect) {
+                    let cause = match (&snap.thread.paused, refusal) {
+                        (Some(p), DriveRefusal::Paused) => format!(
+                            "thread is paused ({}); drive reason: {reason}",
+                            p.reason.as_str()
+                        ),
+                        _ => format!(
+                            "the thread's last effect has an unknown outcome; drive reason: {reason}"
+                        ),
+                    };
+                    self.inner
+                        .store
+                        .write(|tx| tx.record_refusal(thread, refusal.as_str(), &cause, false))?;
+                }
+                Ok(DriveOutcome::NotHandled { refusal })
+            }
+            DriveStep::Wake if !snap.has_work => Ok(DriveOutcome::NotHandled {
+                refusal: DriveRefusal::NoWork,
+            }),
+            DriveStep::Wake => self.admit_and_start(&snap.thread, reason),
+            DriveStep::AskPolicies => self.ask_policies(&snap.thread, reason),
+        }
+    }
+
+    fn ask_policies(&self, thread: &Thread, reason: &str) -> Result<DriveOutcome, EngineError> {
+        let no_work = Ok(DriveOutcome::NotHandled {
+            refusal: DriveRefusal::NoWork,
+        });
+        if self.inner.ext.policies.is_empty() {
+            return no_work;
+        }
+        let store = &self.inner.store;
+        let mut waits = Vec::new();
+        for w in &self.inner.ext.waits {
+            match w.waits(thread, store) {
+                Ok(found) => waits.extend(found),
+                // Fail closed: a provider that cannot answer counts as a wait.
+                Err(e) => waits.push(format!("wait provider {} failed: {e}", w.name())),
+            }
+        }
+        let input = store.read(|tx| {
+            let root = tx.root_state(thread.id)?.root();
+            let latest_reply = match root {
+                Some(r) => tx.latest_reply(r)?,
+                None => None,
+            };
+            Ok(GateInput {
+                archived: thread.archived_at.is_some(),
+                waits,
+                latest_root: root,
+                latest_reply,
+            })
+        })?;
+        let Ok(terminal) = shared_gate(&input) else {
+            return no_work;
+        };
+        let gate = Gate {
+            thread,
+            terminal_message_id: terminal,
+            store,
+        };
+        for policy in &self.inner.ext.policies {
+            let revision = match policy.revision_key(&gate) {
+                Ok(Some(r)) => r,
+                Ok(None) => terminal.0.to_string(),
+                Err(e) => {
+                    tracing::warn!(policy = policy.id(), error = %e, "revision key failed; policy skipped");
+                    continue;
+                }
+            };
+            let dedupe = (thread.id, continuation_key(policy.id(), &revision));
+            if self
+                .inner
+                .dedupe
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .contains(&dedupe)
+            {
+                continue;
+            }
+            match policy.propose(&gate) {
+                Err(e) => {
+                    tracing::warn!(policy = policy.id(), error = %e, "policy failed; next policy asked");
+                }
+                Ok(Proposal::None) => {}
+                Ok(Proposal::Handled) => {
+                    self.remember(dedupe);
+                    return Ok(DriveOutcome::PolicyHandled {
+                        policy: policy.id().to_string(),
+                    });
+                }
+                Ok(Proposal::Inbox(mut delivery)) => {
+                    if delivery.delivery_key.is_none() {
+                        delivery.delivery_key = Some(dedupe.1.clone());
+                    }
+                    // Persisted before anything is scheduled; a repeat of the key is a no-op.
+                    store.write(|tx| tx.deliver(thread.id, &delivery))?;
+                    self.remember(dedupe);
+                    let snap = self.snapshot(thread.id)?;
+                    return if snap.drive.has_runnable_inbox {
+                        self.admit_and_start(&snap.thread, reason)
+                    } else {
+                        no_work
+                    };
+                }
+            }
+        }
+        no_work
+    }
+
+    fn remember(&self, key: (ThreadId, String)) {
+        self.inner
+            .dedupe
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .insert(key);
+    }
+
+    fn admit_and_start(&self, thread: &Thread, reason: &str) -> Result<DriveOutcome, EngineError> {
+        let store = &self.inner.store;
+        let ctx = AdmissionContext {
+            thread,
+            store,
+            live_runs: self.inner.live.len(),
+            reason,
+        };
+        for check in &self.inner.ext.admission {
+            match check.check(&ctx) {
+                Admission::Admit => {}
+                Admission::Refuse(cause) => {
+                    store.write(|tx| tx.record_refusal(thread.id, check.name(), &cause, false))?;
+                    return Ok(DriveOutcome::Refused {
+                        check: check.name().to_string(),
+                        cause,
+                    });
+                }
+                Admission::Queue(cause) => {
+                    store.write(|tx| tx.record_refusal(thread.id, check.name(), &cause, true))?;
+                    return Ok(DriveOutcome::Queued {
+                        check: check.name().to_string(),
+                        cause,
+                    });
+                }
+            }
+        }
+        let new_run = NewRun {
+            thread_id: thread.id,
+            trigger: reason.to_string(),
+            owner_pid: std::process::id(),
+            owner_boot: self.inner.config.boot_id.clone(),
+        };
+        let run = match store.write(|tx| tx.start_run(&new_run)) {
+            Ok(run) => run,
+            Err(StoreError::Busy(..)) => {
+                return Ok(DriveOutcome::NotHandled {
+                    refusal: DriveRefusal::Running,
+                });
+            }
+            Err(e) => return Err(e.into()),
+        };
+        let live = Arc::new(LiveRun::new(run.id, thread.id, run.generation));
+        self.inner.live.insert(live.clone());
+        let engine = self.clone();
+        self.inner.tasks.spawn(run_loop::run(engine, live));
+        Ok(DriveOutcome::Started { run_id: run.id })
+    }
+
+    /// Retry the wakes admission checks queued (called when a run ends and capacity frees up).
+    pub(crate) async fn retry_queued_wakes(&self) {
+        let Ok(queued) = self.inner.store.write(|tx| tx.take_queued_wakes()) else {
+            return;
+        };
+        for t in queued {
+            if let Err(e) = self.request_drive(t, "queued", false).await {
+                tracing::warn!(thread = %t, error = %e, "queued wake failed");
+            }
+        }
+    }
+}

@@ -1,0 +1,221 @@
+//! The kernel's extension points. Consumers (collaboration, workflows, pipelines) register
+//! these at build time instead of editing the loop.
+
+use async_trait::async_trait;
+use serde_json::Value;
+use std::sync::Arc;
+use tokio_util::sync::CancellationToken;
+use troupe_core::inbox::Delivery;
+use troupe_core::thread::Thread;
+use troupe_core::{MessageId, RunId};
+use troupe_llm::ToolSpec;
+use troupe_store::Store;
+
+/// An admission check's answer before a run starts.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Admission {
+    Admit,
+    /// Do not start; the cause is recorded and the work stays queued in the inbox.
+    Refuse(String),
+    /// Do not start now; recorded, and retried when another run ends.
+    Queue(String),
+}
+
+pub struct AdmissionContext<'a> {
+    pub thread: &'a Thread,
+    pub store: &'a Store,
+    /// Runs live in this engine right now.
+    pub live_runs: usize,
+    pub reason: &'a str,
+}
+
+pub trait AdmissionCheck: Send + Sync {
+    fn name(&self) -> &str;
+    fn check(&self, ctx: &AdmissionContext<'_>) -> Admission;
+}
+
+pub struct GuardContext<'a> {
+    pub thread: &'a Thread,
+    pub run_id: RunId,
+    pub tool: &'a str,
+    /// One line saying what the call would do.
+    pub summary: &'a str,
+    pub arguments: &'a str,
+    pub store: &'a Store,
+}
+
+/// Runs before the effect ledger records a side effect's start. A refusal is the tool result
+/// the model reads.
+pub trait EffectGuard: Send + Sync {
+    fn name(&self) -> &str;
+    fn check(&self, ctx: &GuardContext<'_>) -> Result<(), String>;
+}
+
+/// Sections a contributor adds to one model call.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ContextParts {
+    /// Appended to the agent's system prompt.
+    pub system: Vec<String>,
+    /// The situation block (a job's plan, quoted words, tickets), after the system prompt.
+    pub situation: Vec<String>,
+}
+
+/// Shapes what the model sees, per call, without rewriting stored messages.
+pub trait ContextContributor: Send + Sync {
+    fn name(&self) -> &str;
+    /// Add system sections or situation blocks for this call.
+    fn contribute(&self, _thread: &Thread, _store: &Store, _out: &mut ContextParts) {}
+    /// A stamp to fix on a new root user message when it is written (e.g. the active workflow).
+    fn stamp_root(&self, _thread: &Thread) -> Option<Value> {
+        None
+    }
+    /// Wrap the first text of a stamped root user message at assembly time.
+    fn wrap_root(&self, _stamp: &Value, _text: &str) -> Option<String> {
+        None
+    }
+    /// Leave a stored message out of the projected history.
+    fn hides(&self, _message: &troupe_core::message::Message) -> bool {
+        false
+    }
+}
+
+/// What a registered tool returns.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ToolReply {
+    pub content: String,
+    pub is_error: bool,
+    /// The tool ends the turn (as a final answer would); ending hooks still run.
+    pub ends_turn: bool,
+}
+
+impl ToolReply {
+    pub fn ok(content: impl Into<String>) -> Self {
+        ToolReply {
+            content: content.into(),
+            is_error: false,
+            ends_turn: false,
+        }
+    }
+    pub fn error(content: impl Into<String>) -> Self {
+        ToolReply {
+            content: content.into(),
+            is_error: true,
+            ends_turn: false,
+        }
+    }
+}
+
+pub struct ToolCallContext {
+    pub thread: Thread,
+    pub run_id: RunId,
+    pub message_id: MessageId,
+    pub call_id: String,
+    pub store: Store,
+    pub cancel: CancellationToken,
+}
+
+#[async_trait]
+pub trait ToolHandler: Send + Sync {
+    async fn call(&self, ctx: &ToolCallContext, arguments: &str) -> ToolReply;
+}
+
+/// Which threads may see and call a tool.
+pub type Availability = Arc<dyn Fn(&Thread) -> bool + Send + Sync>;
+
+/// A tool registered by its owner (a layer above the kernel).
+#[derive(Clone)]
+pub struct ToolRegistration {
+    pub owner: String,
+    pub spec: ToolSpec,
+    /// Effectful tools pass the guards and the effect ledger like the built-in ones.
+    pub effectful: bool,
+    pub available: Availability,
+    pub handler: Arc<dyn ToolHandler>,
+}
+
+pub struct EndingContext<'a> {
+    pub thread: &'a Thread,
+    pub run_id: RunId,
+    pub final_text: &'a str,
+    pub store: &'a Store,
+}
+
+/// May send a turn's ending back once per run with a reason the model reads.
+pub trait EndingHook: Send + Sync {
+    fn name(&self) -> &str;
+    fn check(&self, ctx: &EndingContext<'_>) -> Option<String>;
+}
+
+/// The thread state a continuation policy is asked about (the shared gate has passed).
+pub struct Gate<'a> {
+    pub thread: &'a Thread,
+    pub terminal_message_id: MessageId,
+    pub store: &'a Store,
+}
+
+pub enum Proposal {
+    None,
+    /// The policy acted itself; nothing to deliver.
+    Handled,
+    /// Deliver this (its key defaults to `continuation:<policy>:<revision>`).
+    Inbox(Delivery),
+}
+
+pub trait ContinuationPolicy: Send + Sync {
+    fn id(&self) -> &str;
+    /// Higher goes first.
+    fn priority(&self) -> i32;
+    /// What makes a proposal new; defaults to the terminal reply's id.
+    fn revision_key(&self, _gate: &Gate<'_>) -> Result<Option<String>, String> {
+        Ok(None)
+    }
+    fn propose(&self, gate: &Gate<'_>) -> Result<Proposal, String>;
+}
+
+/// Reports blocking waits (a child task running, a one-shot watch) that close the gate.
+pub trait WaitProvider: Send + Sync {
+    fn name(&self) -> &str;
+    fn waits(&self, thread: &Thread, store: &Store) -> Result<Vec<String>, String>;
+}
+
+/// Everything registered, fixed once the engine is built.
+#[derive(Default, Clone)]
+pub struct Extensions {
+    pub(crate) admission: Vec<Arc<dyn AdmissionCheck>>,
+    pub(crate) guards: Vec<Arc<dyn EffectGuard>>,
+    pub(crate) contexts: Vec<Arc<dyn ContextContributor>>,
+    pub(crate) tools: Vec<ToolRegistration>,
+    pub(crate) endings: Vec<Arc<dyn EndingHook>>,
+    pub(crate) policies: Vec<Arc<dyn ContinuationPolicy>>,
+    pub(crate) waits: Vec<Arc<dyn WaitProvider>>,
+}
+
+impl Extensions {
+    /// Registration is idempotent by id; policies stay in descending priority.
+    pub(crate) fn add_policy(&mut self, p: Arc<dyn ContinuationPolicy>) {
+        self.policies.retain(|q| q.id() != p.id());
+        self.policies.push(p);
+        self.policies.sort_by(|a, b| {
+            b.priority()
+                .cmp(&a.priority())
+                .then_with(|| a.id().cmp(b.id()))
+        });
+    }
+
+    pub(crate) fn add_tool(&mut self, t: ToolRegistration) -> Result<(), String> {
+        if troupe_tools::is_builtin(&t.spec.name)
+            || self.tools.iter().any(|x| x.spec.name == t.spec.name)
+        {
+            return Err(format!(
+                "a tool named '{}' is already registered",
+                t.spec.name
+            ));
+        }
+        self.tools.push(t);
+        Ok(())
+    }
+
+    pub(crate) fn tool(&self, name: &str) -> Option<&ToolRegistration> {
+        self.tools.iter().find(|t| t.spec.name == name)
+    }
+}

@@ -1,0 +1,140 @@
+//! What the engine holds in memory about runs in progress: their cancel tokens, the process
+//! groups their commands started, and the text streaming in. None of it is state of record.
+
+use serde::Serialize;
+use std::collections::HashSet;
+use std::sync::Mutex;
+use tokio::sync::watch;
+use tokio_util::sync::CancellationToken;
+use troupe_core::{RunId, ThreadId};
+
+pub struct LiveRun {
+    pub run_id: RunId,
+    pub thread_id: ThreadId,
+    pub generation: i64,
+    pub cancel: CancellationToken,
+    pgids: Mutex<HashSet<i32>>,
+    /// Text of the model call in flight; an abort keeps it as the interrupted reply.
+    partial: Mutex<String>,
+    done_tx: watch::Sender<bool>,
+}
+
+impl LiveRun {
+    pub fn new(run_id: RunId, thread_id: ThreadId, generation: i64) -> Self {
+        LiveRun {
+            run_id,
+            thread_id,
+            generation,
+            cancel: CancellationToken::new(),
+            pgids: Mutex::new(HashSet::new()),
+            partial: Mutex::new(String::new()),
+            done_tx: watch::channel(false).0,
+        }
+    }
+
+    pub fn add_pgid(&self, pgid: i32) {
+        self.pgids
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .insert(pgid);
+    }
+    pub fn remove_pgid(&self, pgid: i32) {
+        self.pgids
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .remove(&pgid);
+    }
+    pub fn pgids(&self) -> Vec<i32> {
+        self.pgids
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .iter()
+            .copied()
+            .collect()
+    }
+    pub fn push_partial(&self, text: &str) {
+        self.partial
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .push_str(text);
+    }
+    pub fn take_partial(&self) -> String {
+        std::mem::take(&mut *self.partial.lock().unwrap_or_else(|p| p.into_inner()))
+    }
+    pub fn mark_done(&self) {
+        self.done_tx.send_replace(true);
+    }
+    /// Resolves once the loop task has exited.
+    pub async fn wait_done(&self) {
+        let mut rx = self.done_tx.subscribe();
+        let _ = rx.wait_for(|d| *d).await;
+    }
+}
+
+/// Live, not stored: what streams while a model writes. Clients that miss these lose nothing;
+/// the finished message arrives as a stored event.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum StreamNotice {
+    TextDelta {
+        thread_id: ThreadId,
+        run_id: RunId,
+        text: String,
+    },
+    ToolCallStarted {
+        thread_id: ThreadId,
+        run_id: RunId,
+        call_id: String,
+        name: String,
+    },
+    ModelCallStarted {
+        thread_id: ThreadId,
+        run_id: RunId,
+        model: String,
+    },
+    CommandStarted {
+        thread_id: ThreadId,
+        run_id: RunId,
+        command: String,
+    },
+}
+
+/// Threads with a live loop in this engine.
+#[derive(Default)]
+pub struct LiveSet {
+    runs: Mutex<std::collections::HashMap<ThreadId, std::sync::Arc<LiveRun>>>,
+}
+
+impl LiveSet {
+    pub fn get(&self, t: ThreadId) -> Option<std::sync::Arc<LiveRun>> {
+        self.runs
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .get(&t)
+            .cloned()
+    }
+    pub fn insert(&self, run: std::sync::Arc<LiveRun>) {
+        self.runs
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .insert(run.thread_id, run);
+    }
+    /// Remove only if the entry is still this run (a newer run may have replaced it).
+    pub fn remove(&self, t: ThreadId, run: RunId) {
+        let mut m = self.runs.lock().unwrap_or_else(|p| p.into_inner());
+        if m.get(&t).is_some_and(|r| r.run_id == run) {
+            m.remove(&t);
+        }
+    }
+    pub fn len(&self) -> usize {
+        self.runs.lock().unwrap_or_else(|p| p.into_inner()).len()
+    }
+    pub fn all(&self) -> Vec<std::sync::Arc<LiveRun>> {
+        self.runs
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .values()
+            .cloned()
+            .collect()
+    }
+}

@@ -1,0 +1,141 @@
+//! Recovery at boot. A stored "running" is not liveness: runs whose process is gone are ended
+//! as interrupted, their cut-off effects stay unknown, the process groups they left are ended,
+//! and interactive threads with unfinished work are latched. No model is called here; the only
+//! drive requests are the boot wakes, which the gate lets through for unattended threads only.
+
+use crate::Engine;
+use crate::drive::DriveOutcome;
+use crate::error::EngineError;
+use serde::Serialize;
+use std::collections::BTreeSet;
+use troupe_core::drive::RootState;
+use troupe_core::inbox::has_runnable;
+use troupe_core::message::{Part, PartBody, Role};
+use troupe_core::pause::PauseReason;
+use troupe_core::run::EndReason;
+use troupe_core::{RunId, ThreadId};
+use troupe_store::{StoreError, Tx};
+
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct RecoveryReport {
+    pub interrupted_runs: Vec<RunId>,
+    pub unknown_effects: usize,
+    pub ended_groups: Vec<i32>,
+    pub latched: Vec<ThreadId>,
+    pub woken: Vec<(ThreadId, DriveOutcome)>,
+}
+
+/// Answer every tool call of the thread's latest assistant message that has no result, so the
+/// history stays well-formed; nothing is run again.
+pub(crate) fn settle_dangling_calls(
+    tx: &mut Tx<'_>,
+    thread: ThreadId,
+    note: &str,
+) -> Result<usize, StoreError> {
+    let recent = tx.messages_tail(thread, 1)?;
+    let Some(last) = recent.into_iter().find(|m| m.role == Role::Assistant) else {
+        return Ok(0);
+    };
+    let answered: BTreeSet<&str> = last
+        .parts
+        .iter()
+        .filter_map(|p| match &p.body {
+            PartBody::ToolResult { call_id, .. } => Some(call_id.as_str()),
+            _ => None,
+        })
+        .collect();
+    let dangling: Vec<(String, String)> = last
+        .tool_calls()
+        .filter(|(id, _, _)| !answered.contains(id))
+        .map(|(id, name, _)| (id.to_string(), name.to_string()))
+        .collect();
+    for (call_id, name) in &dangling {
+        tx.append_part(
+            last.id,
+            &Part {
+                body: PartBody::ToolResult {
+                    call_id: call_id.clone(),
+                    name: name.clone(),
+                    content: note.to_string(),
+                    is_error: true,
+                },
+                visible: true,
+                in_context: true,
+            },
+        )?;
+    }
+    Ok(dangling.len())
+}
+
+impl Engine {
+    pub async fn recover(&self) -> Result<RecoveryReport, EngineError> {
+        let mut report = RecoveryReport::default();
+        let store = &self.inner.store;
+        let me = std::process::id();
+        for run in store.read(|tx| tx.live_runs())? {
+            if run.owner_boot == self.inner.config.boot_id {
+                continue;
+            }
+            // Another live process owns it (e.g. a second troupe on the same data dir).
+            if run.owner_pid != me && troupe_tools::process_running(run.owner_pid as i32) {
+                continue;
+            }
+            let cut = store.write(|tx| {
+                let (_, ended) = tx.force_end_run(run.id, &EndReason::Interrupted)?;
+                if !ended {
+                    return Ok(Vec::new());
+                }
+                let cut = tx.mark_run_effects_unknown(run.id, "the process running it stopped before it finished")?;
+                settle_dangling_calls(
+                    tx,
+                    run.thread_id,
+                    "interrupted: the process running this call stopped; whether it took effect is unknown, and it was not run again",
+                )?;
+                tx.pause(run.thread_id, PauseReason::Interrupted, Some(format!("run {} was interrupted", run.id)))?;
+                Ok(cut)
+            })?;
+            report.interrupted_runs.push(run.id);
+            report.unknown_effects += cut.len();
+            for pgid in cut.iter().filter_map(|e| e.pgid) {
+                if troupe_tools::group_alive(pgid) {
+                    troupe_tools::terminate_group(pgid, self.inner.config.kill_grace).await;
+                    report.ended_groups.push(pgid);
+                }
+            }
+        }
+        // Latch interactive threads with direct evidence of unfinished work; first pause wins.
+        let candidates = store.read(|tx| tx.threads(u32::MAX))?;
+        for t in candidates
+            .iter()
+            .filter(|t| t.latchable() && t.paused.is_none())
+        {
+            let unfinished = store.read(|tx| {
+                let root = tx.root_state(t.id)?;
+                let items = tx.inbox(t.id)?;
+                Ok(matches!(root, RootState::Open(_))
+                    || has_runnable(&items, root.root().is_some()))
+            })?;
+            if unfinished {
+                store.write(|tx| {
+                    tx.pause(
+                        t.id,
+                        PauseReason::Interrupted,
+                        Some("found unfinished at startup".into()),
+                    )
+                })?;
+                report.latched.push(t.id);
+            }
+        }
+        // Boot wakes: the gate decides (latched interactive threads stay put).
+        let mut wake: BTreeSet<ThreadId> = store
+            .read(|tx| tx.threads_with_runnable_tasks())?
+            .into_iter()
+            .collect();
+        wake.extend(store.write(|tx| tx.take_queued_wakes())?);
+        for t in wake {
+            let outcome = self.request_drive(t, "boot", false).await?;
+            report.woken.push((t, outcome));
+        }
+        Ok(report)
+    }
+}

@@ -1,0 +1,421 @@
+//! The agent loop of one run: take inbox work, call the model, run the tools it asks for,
+//! and go on until the model ends the task and no task is left. Every write checks the lease
+//! generation first, so a stopped loop can never write after its stop.
+
+use crate::Engine;
+use crate::dispatch::{clip, dispatch};
+use crate::extension::EndingContext;
+use crate::live::{LiveRun, StreamNotice};
+use std::collections::HashSet;
+use std::sync::Arc;
+use std::time::Instant;
+use troupe_core::drive::plan_inbox_take;
+use troupe_core::message::{Finish, Origin, Part, PartBody, Role};
+use troupe_core::pause::PauseReason;
+use troupe_core::run::{EndReason, FailureStreaks};
+use troupe_core::thread::Thread;
+use troupe_core::{MessageId, ThreadId};
+use troupe_llm::{FinishReason, LlmError, StreamEvent, complete_with_retry};
+use troupe_store::{CommandRecord, ModelCallRecord, NewMessage, StoreError, ToolCallRecord, Tx};
+
+/// Why the loop stopped writing.
+#[derive(Debug)]
+pub(crate) enum LoopExit {
+    /// The lease is gone (an abort ended the run); nothing more may be written.
+    Stale,
+    Store(StoreError),
+}
+
+impl From<StoreError> for LoopExit {
+    fn from(e: StoreError) -> Self {
+        match e {
+            StoreError::StaleLease { .. } => LoopExit::Stale,
+            other => LoopExit::Store(other),
+        }
+    }
+}
+
+/// A write on behalf of the run: refused unless the run still holds the thread's lease.
+pub(crate) fn owned_write<T>(
+    engine: &Engine,
+    live: &LiveRun,
+    f: impl FnOnce(&mut Tx<'_>) -> Result<T, StoreError>,
+) -> Result<T, LoopExit> {
+    Ok(engine.inner.store.write(|tx| {
+        tx.check_lease(live.thread_id, live.generation)?;
+        f(tx)
+    })?)
+}
+
+pub(crate) async fn run(engine: Engine, live: Arc<LiveRun>) {
+    let ending = match drive_loop(&engine, &live).await {
+        Ok(reason) => Some(reason),
+        Err(LoopExit::Stale) => None,
+        Err(LoopExit::Store(e)) => Some(EndReason::Internal(e.to_string())),
+    };
+    if let Some(reason) = ending {
+        let failed = reason.status() == troupe_core::run::RunStatus::Failed;
+        let thread = live.thread_id;
+        let res = owned_write(&engine, &live, |tx| {
+            tx.end_run(live.run_id, live.generation, &reason)?;
+            if failed {
+                tx.pause(thread, PauseReason::Failed, Some(reason.to_string()))?;
+            } else if reason == EndReason::Interrupted {
+                tx.pause(
+                    thread,
+                    PauseReason::Interrupted,
+                    Some("interrupted by shutdown".into()),
+                )?;
+            }
+            Ok(())
+        });
+        if let Err(LoopExit::Store(e)) = res {
+            tracing::error!(thread = %thread, error = %e, "could not record the end of a run");
+        }
+    }
+    engine.inner.live.remove(live.thread_id, live.run_id);
+    if !engine.is_draining() {
+        if let Err(e) = engine.request_drive(live.thread_id, "release", false).await {
+            tracing::warn!(thread = %live.thread_id, error = %e, "release drive failed");
+        }
+        engine.retry_queued_wakes().await;
+    }
+    live.mark_done();
+}
+
+struct InboxStep {
+    thread: Thread,
+    call_model: bool,
+    root: Option<MessageId>,
+}
+
+fn take_inbox(engine: &Engine, live: &LiveRun, first: bool) -> Result<InboxStep, LoopExit> {
+    owned_write(engine, live, |tx| {
+        let thread = tx.thread(live.thread_id)?;
+        let items = tx.inbox(live.thread_id)?;
+        let mut root = tx.root_state(live.thread_id)?;
+        if first {
+            root = root.at_run_start();
+        }
+        let take = plan_inbox_take(root, &items);
+        let mut current = root.root();
+        if let Some(task) = take.task {
+            let m = tx.materialize(task, None, Some(live.run_id), engine.root_stamps(&thread))?;
+            current = Some(m.id);
+            tx.set_run_root(live.run_id, m.id)?;
+        } else if first && let Some(r) = current {
+            tx.set_run_root(live.run_id, r)?;
+        }
+        for id in take.steers.iter().chain(take.contexts.iter()) {
+            tx.materialize(*id, current, Some(live.run_id), None)?;
+        }
+        Ok(InboxStep {
+            thread,
+            call_model: take.call_model,
+            root: current,
+        })
+    })
+}
+
+async fn drive_loop(engine: &Engine, live: &Arc<LiveRun>) -> Result<EndReason, LoopExit> {
+    let limits = engine.inner.config.limits.clone();
+    let thread_id = live.thread_id;
+    let mut hops: u32 = 0;
+    let mut streaks = FailureStreaks::default();
+    let mut bounced: HashSet<String> = HashSet::new();
+    let mut first = true;
+    loop {
+        if live.cancel.is_cancelled() {
+            return Err(LoopExit::Stale);
+        }
+        // A step boundary: a draining engine ends the run here; the thread resumes after restart.
+        if engine.is_draining() {
+            return Ok(EndReason::Interrupted);
+        }
+        let step = take_inbox(engine, live, first)?;
+        first = false;
+        if !step.call_model {
+            return Ok(if hops == 0 {
+                EndReason::NoWork
+            } else {
+                EndReason::Completed
+            });
+        }
+        if hops >= limits.max_hops {
+            return Ok(EndReason::HopLimit(hops));
+        }
+        hops += 1;
+        let thread = step.thread;
+        let history = engine
+            .inner
+            .store
+            .read(|tx| tx.messages(thread_id, None, u32::MAX))?;
+        let request = engine.assemble(&thread, &history, hops);
+
+        let model = match engine.inner.models.resolve(&thread.agent) {
+            Ok(m) => m,
+            Err(e) => {
+                write_failure(engine, live, step.root, &e)?;
+                return Ok(EndReason::ModelError(e));
+            }
+        };
+        let _ = engine.inner.stream.send(StreamNotice::ModelCallStarted {
+            thread_id,
+            run_id: live.run_id,
+            model: model.provider.model().to_string(),
+        });
+        let (events_tx, mut events_rx) = tokio::sync::mpsc::unbounded_channel();
+        let forward = {
+            let live = live.clone();
+            let stream = engine.inner.stream.clone();
+            tokio::spawn(async move {
+                while let Some(ev) = events_rx.recv().await {
+                    match ev {
+                        StreamEvent::TextDelta(text) => {
+                            live.push_partial(&text);
+                            let _ = stream.send(StreamNotice::TextDelta {
+                                thread_id: live.thread_id,
+                                run_id: live.run_id,
+                                text,
+                            });
+                        }
+                        StreamEvent::ToolCallStart { id, name, .. } => {
+                            let _ = stream.send(StreamNotice::ToolCallStarted {
+                                thread_id: live.thread_id,
+                                run_id: live.run_id,
+                                call_id: id,
+                                name,
+                            });
+                        }
+                        StreamEvent::ToolCallArgsDelta { .. } => {}
+                    }
+                }
+            })
+        };
+        let started_at = engine.inner.store.now();
+        let clock = Instant::now();
+        let outcome = complete_with_retry(
+            &*model.provider,
+            &model.retry,
+            &request,
+            &events_tx,
+            &live.cancel,
+        )
+        .await;
+        drop(events_tx);
+        let _ = forward.await;
+        let latency_ms = clock.elapsed().as_millis() as u64;
+
+        if matches!(outcome.result, Err(LlmError::Cancelled)) {
+            return Err(LoopExit::Stale);
+        }
+        let usage = outcome.result.as_ref().map(|r| r.usage).unwrap_or_default();
+        let record = ModelCallRecord {
+            run_id: live.run_id,
+            role: model.role.clone(),
+            endpoint: model.provider.endpoint().to_string(),
+            model: model.provider.model().to_string(),
+            input_tokens: usage.input_tokens,
+            output_tokens: usage.output_tokens,
+            latency_ms,
+            attempts: outcome.attempts,
+            error: outcome.result.as_ref().err().map(|e| {
+                if outcome.errors.is_empty() {
+                    e.to_string()
+                } else {
+                    outcome.errors.join("; ")
+                }
+            }),
+            started_at,
+        };
+        owned_write(engine, live, |tx| {
+            tx.record_model_call(thread_id, &record)?;
+            tx.bump_run_hops(live.run_id)?;
+            Ok(())
+        })?;
+        let response = match outcome.result {
+            Ok(r) => r,
+            Err(e) => {
+                let text = e.to_string();
+                write_failure(engine, live, step.root, &text)?;
+                return Ok(EndReason::ModelError(text));
+            }
+        };
+        live.take_partial();
+
+        let finish = if !response.tool_calls.is_empty() {
+            Finish::ToolCalls
+        } else if response.finish == FinishReason::Length {
+            Finish::Length
+        } else {
+            Finish::Stop
+        };
+        let mut parts = Vec::new();
+        if !response.text.is_empty() {
+            parts.push(Part::text(&response.text));
+        }
+        for c in &response.tool_calls {
+            parts.push(Part {
+                body: PartBody::ToolCall {
+                    call_id: c.id.clone(),
+                    name: c.name.clone(),
+                    arguments: c.arguments.clone(),
+                },
+                visible: true,
+                in_context: true,
+            });
+        }
+        let reply = owned_write(engine, live, |tx| {
+            tx.insert_message(&NewMessage {
+                thread_id,
+                role: Role::Assistant,
+                origin: Origin::Agent,
+                is_root: false,
+                root_id: step.root,
+                run_id: Some(live.run_id),
+                parts,
+                finish: Some(finish),
+                error: None,
+                delivery_key: None,
+                metadata: None,
+            })
+        })?;
+
+        if !response.tool_calls.is_empty() {
+            let mut ends_turn = false;
+            for call in &response.tool_calls {
+                if live.cancel.is_cancelled() {
+                    return Err(LoopExit::Stale);
+                }
+                let started = Instant::now();
+                let d = dispatch(engine, live, &thread, reply.id, call).await?;
+                ends_turn |= d.ends_turn;
+                let streak_note =
+                    streaks.observe(&call.name, d.is_error, limits.failure_streak_report);
+                let result_part = Part {
+                    body: PartBody::ToolResult {
+                        call_id: call.id.clone(),
+                        name: call.name.clone(),
+                        content: d.content.clone(),
+                        is_error: d.is_error,
+                    },
+                    visible: true,
+                    in_context: true,
+                };
+                let record = ToolCallRecord {
+                    run_id: live.run_id,
+                    message_id: reply.id,
+                    call_id: call.id.clone(),
+                    name: call.name.clone(),
+                    arguments: clip(&call.arguments, 2000),
+                    status: d.status.to_string(),
+                    result: clip(&d.content, 2000),
+                    duration_ms: started.elapsed().as_millis() as u64,
+                };
+                owned_write(engine, live, |tx| {
+                    tx.append_part(reply.id, &result_part)?;
+                    tx.record_tool_call(thread_id, &record)?;
+                    if let Some(shell) = &d.shell {
+                        tx.record_command(
+                            thread_id,
+                            &CommandRecord {
+                                run_id: live.run_id,
+                                call_id: call.id.clone(),
+                                command: shell.command.clone(),
+                                exit_code: shell.exit_code,
+                                signal: shell.signal,
+                                timed_out: shell.timed_out,
+                                cancelled: shell.cancelled,
+                                duration_ms: shell.duration_ms,
+                                output_tail: shell.output_tail.clone(),
+                            },
+                        )?;
+                    }
+                    if let Some(note) = &streak_note {
+                        tx.add_failure_note(live.run_id, note)?;
+                    }
+                    Ok(())
+                })?;
+            }
+            if !ends_turn {
+                continue;
+            }
+            owned_write(engine, live, |tx| {
+                tx.set_finish(reply.id, Finish::Stop, None)
+            })?;
+        }
+
+        // The model ended its turn: each ending hook may send it back once per run.
+        if let Some((hook, reason)) = check_endings(engine, &thread, live, &response.text, &bounced)
+        {
+            owned_write(engine, live, |tx| {
+                tx.insert_message(&NewMessage {
+                    thread_id,
+                    role: Role::User,
+                    origin: Origin::System(format!("ending_hook:{hook}")),
+                    is_root: false,
+                    root_id: step.root,
+                    run_id: Some(live.run_id),
+                    parts: vec![Part::text(&reason).hidden()],
+                    finish: None,
+                    error: None,
+                    delivery_key: None,
+                    metadata: None,
+                })?;
+                tx.bump_ending_bounces(live.run_id)
+            })?;
+            bounced.insert(hook);
+        }
+    }
+}
+
+fn check_endings(
+    engine: &Engine,
+    thread: &Thread,
+    live: &LiveRun,
+    final_text: &str,
+    bounced: &HashSet<String>,
+) -> Option<(String, String)> {
+    let ctx = EndingContext {
+        thread,
+        run_id: live.run_id,
+        final_text,
+        store: &engine.inner.store,
+    };
+    engine
+        .inner
+        .ext
+        .endings
+        .iter()
+        .filter(|h| !bounced.contains(h.name()))
+        .find_map(|h| h.check(&ctx).map(|reason| (h.name().to_string(), reason)))
+}
+
+/// A failed model call leaves a visible reply saying which endpoint failed and why; it is kept
+/// out of the model's context so a later turn does not read it as its own words.
+fn write_failure(
+    engine: &Engine,
+    live: &LiveRun,
+    root: Option<MessageId>,
+    error: &str,
+) -> Result<(), LoopExit> {
+    let thread_id: ThreadId = live.thread_id;
+    let mut part = Part::text(format!("The model call failed: {error}"));
+    part.in_context = false;
+    owned_write(engine, live, |tx| {
+        tx.insert_message(&NewMessage {
+            thread_id,
+            role: Role::Assistant,
+            origin: Origin::Agent,
+            is_root: false,
+            root_id: root,
+            run_id: Some(live.run_id),
+            parts: vec![part],
+            finish: Some(Finish::Error),
+            error: Some(error.to_string()),
+            delivery_key: None,
+            metadata: None,
+        })?;
+        Ok(())
+    })
+}

@@ -1,0 +1,167 @@
+//! A small test consumer of the kernel: a provider that answers from a queue and records every
+//! request, and helpers to build an engine on a real SQLite file.
+#![allow(dead_code)]
+
+use async_trait::async_trait;
+use std::collections::VecDeque;
+use std::sync::{Arc, Mutex};
+use tempfile::TempDir;
+use tokio::sync::Notify;
+use tokio::sync::mpsc::UnboundedSender;
+use tokio_util::sync::CancellationToken;
+use troupe_core::thread::{AgentBinding, Interaction};
+use troupe_core::{ManualClock, ThreadId};
+use troupe_engine::models::FixedModel;
+use troupe_engine::{Engine, EngineBuilder, EngineConfig};
+use troupe_llm::{
+    FinishReason, LlmError, ModelRequest, ModelResponse, Provider, RetryPolicy, StreamEvent,
+    ToolCall, Usage,
+};
+use troupe_store::{NewThread, Store};
+
+pub enum Reply {
+    Text(String),
+    Tools(String, Vec<ToolCall>),
+    Error(LlmError),
+    /// Streams `partial`, tells the test it is in flight, then waits until cancelled.
+    Hang {
+        partial: String,
+        started: Arc<Notify>,
+    },
+}
+
+pub fn call(id: &str, name: &str, args: &str) -> ToolCall {
+    ToolCall {
+        id: id.into(),
+        name: name.into(),
+        arguments: args.into(),
+    }
+}
+
+#[derive(Default)]
+pub struct QueueProvider {
+    replies: Mutex<VecDeque<Reply>>,
+    pub requests: Mutex<Vec<ModelRequest>>,
+}
+
+impl QueueProvider {
+    pub fn new(replies: Vec<Reply>) -> Arc<Self> {
+        Arc::new(QueueProvider {
+            replies: Mutex::new(replies.into()),
+            requests: Mutex::new(Vec::new()),
+        })
+    }
+    pub fn push(&self, r: Reply) {
+        self.replies.lock().unwrap().push_back(r);
+    }
+    pub fn requests(&self) -> Vec<ModelRequest> {
+        self.requests.lock().unwrap().clone()
+    }
+    pub fn calls(&self) -> usize {
+        self.requests.lock().unwrap().len()
+    }
+}
+
+fn response(text: String, tool_calls: Vec<ToolCall>) -> ModelResponse {
+    let finish = if tool_calls.is_empty() {
+        FinishReason::Stop
+    } else {
+        FinishReason::ToolCalls
+    };
+    ModelResponse {
+        text,
+        tool_calls,
+        usage: Usage {
+            input_tokens: 10,
+            output_tokens: 5,
+        },
+        finish,
+    }
+}
+
+#[async_trait]
+impl Provider for QueueProvider {
+    fn endpoint(&self) -> &str {
+        "test:queue"
+    }
+    fn model(&self) -> &str {
+        "queue-model"
+    }
+    async fn complete_once(
+        &self,
+        req: &ModelRequest,
+        events: &UnboundedSender<StreamEvent>,
+        cancel: &CancellationToken,
+    ) -> Result<ModelResponse, LlmError> {
+        self.requests.lock().unwrap().push(req.clone());
+        let next = self.replies.lock().unwrap().pop_front();
+        match next {
+            None => Ok(response("done".into(), vec![])),
+            Some(Reply::Text(t)) => {
+                let _ = events.send(StreamEvent::TextDelta(t.clone()));
+                Ok(response(t, vec![]))
+            }
+            Some(Reply::Tools(t, calls)) => Ok(response(t, calls)),
+            Some(Reply::Error(e)) => Err(e),
+            Some(Reply::Hang { partial, started }) => {
+                let _ = events.send(StreamEvent::TextDelta(partial));
+                started.notify_one();
+                cancel.cancelled().await;
+                Err(LlmError::Cancelled)
+            }
+        }
+    }
+}
+
+pub struct Harness {
+    pub engine: Engine,
+    pub provider: Arc<QueueProvider>,
+    pub dir: TempDir,
+    pub workspace: std::path::PathBuf,
+    pub clock: ManualClock,
+}
+
+pub fn build(replies: Vec<Reply>, extend: impl FnOnce(EngineBuilder) -> EngineBuilder) -> Harness {
+    let dir = tempfile::tempdir().unwrap();
+    let workspace = dir.path().join("ws");
+    std::fs::create_dir_all(&workspace).unwrap();
+    let clock = ManualClock::new(1_700_000_000_000);
+    let store = Store::open(dir.path().join("troupe.db"), Arc::new(clock.clone())).unwrap();
+    let provider = QueueProvider::new(replies);
+    let models = Arc::new(FixedModel {
+        provider: provider.clone(),
+        retry: RetryPolicy::none(),
+    });
+    let config = EngineConfig {
+        kill_grace: std::time::Duration::from_millis(500),
+        boot_id: "test-boot".into(),
+        limits: troupe_core::run::RunLimits {
+            max_hops: 100,
+            ..Default::default()
+        },
+        ..EngineConfig::default()
+    };
+    let engine = extend(Engine::builder(store, models).config(config)).build();
+    Harness {
+        engine,
+        provider,
+        dir,
+        workspace,
+        clock,
+    }
+}
+
+impl Harness {
+    pub fn thread(&self, interaction: Interaction) -> ThreadId {
+        self.engine
+            .create_thread(&NewThread {
+                parent_id: None,
+                title: "test".into(),
+                agent: AgentBinding::new("tester", "You are a test agent."),
+                workspace: self.workspace.display().to_string(),
+                interaction,
+            })
+            .unwrap()
+            .id
+    }
+}
