@@ -109,7 +109,14 @@ impl Engine {
                 running: running_here || t.lease.holder.is_some(),
                 blocks_drive: t.blocks_drive(),
                 has_runnable_inbox: runnable,
-                unknown_effect: tx.latest_effect_outcome(thread)? == Some(EffectOutcome::Unknown),
+                // Blocks only until a later run has started (a person's Continue acknowledged it).
+                unknown_effect: match tx.latest_effect(thread)? {
+                    Some((EffectOutcome::Unknown, run)) => tx
+                        .runs_for_thread(thread, 1)?
+                        .first()
+                        .is_none_or(|latest| latest.id == run),
+                    _ => false,
+                },
             };
             let has_work = runnable || matches!(root, RootState::Open(_));
             Ok(Snapshot {

@@ -116,17 +116,17 @@ impl Tx<'_> {
         Ok(cut)
     }
 
-    /// The outcome of the thread's most recent effect.
-    pub fn latest_effect_outcome(&self, thread: ThreadId) -> Result<Option<EffectOutcome>> {
-        let o: Option<String> = self
+    /// The thread's most recent effect: its outcome and the run it belongs to.
+    pub fn latest_effect(&self, thread: ThreadId) -> Result<Option<(EffectOutcome, RunId)>> {
+        let o: Option<(String, i64)> = self
             .conn()
             .query_row(
-                "SELECT outcome FROM effects WHERE thread_id = ?1 ORDER BY id DESC LIMIT 1",
+                "SELECT outcome, run_id FROM effects WHERE thread_id = ?1 ORDER BY id DESC LIMIT 1",
                 params![thread.0],
-                |r| r.get(0),
+                |r| Ok((r.get(0)?, r.get(1)?)),
             )
             .optional()?;
-        o.map(|s| s.parse().map_err(StoreError::Corrupt))
+        o.map(|(s, run)| Ok((s.parse().map_err(StoreError::Corrupt)?, RunId(run))))
             .transpose()
     }
 

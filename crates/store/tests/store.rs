@@ -138,8 +138,8 @@ fn effect_ledger_refuses_a_repeat_and_keeps_unknown() {
         .unwrap();
     assert_eq!(again, EffectBegin::Repeated(EffectOutcome::Unknown));
     assert_eq!(
-        s.read(|tx| tx.latest_effect_outcome(t)).unwrap(),
-        Some(EffectOutcome::Unknown)
+        s.read(|tx| tx.latest_effect(t)).unwrap(),
+        Some((EffectOutcome::Unknown, r.id))
     );
 }
 

@@ -116,7 +116,18 @@ pub fn parse_call(name: &str, raw_args: &str) -> Result<BuiltinCall, ArgError> {
 /// Deserialize from an already-parsed value, so serde's message carries no
 /// line/column noise: "write_file: missing field `content`".
 fn typed<T: DeserializeOwned>(name: &str, value: Value) -> Result<T, ArgError> {
-    serde_json::from_value(value).map_err(|e| ArgError::new(format!("{name}: {e}")))
+    // The path names the offending field, which serde's own message leaves out for type errors.
+    serde_path_to_error::deserialize(value).map_err(|e| {
+        let path = e.path().to_string();
+        let inner = e.into_inner();
+        let named =
+            inner.to_string().starts_with("unknown field") || path == "." || path.is_empty();
+        if named {
+            ArgError::new(format!("{name}: {inner}"))
+        } else {
+            ArgError::new(format!("{name}: `{path}`: {inner}"))
+        }
+    })
 }
 
 fn validate_shell(args: ShellArgs) -> Result<ShellArgs, ArgError> {
@@ -249,7 +260,7 @@ mod tests {
     fn wrong_type() {
         let e = err("read_file", r#"{"path":"a","limit_lines":"ten"}"#);
         assert!(
-            e.starts_with("read_file: invalid type: string \"ten\""),
+            e.starts_with("read_file: `limit_lines`: invalid type: string \"ten\""),
             "{e}"
         );
         let e = err(

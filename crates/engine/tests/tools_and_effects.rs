@@ -1,0 +1,359 @@
+//! Built-in tools through the loop: the effect ledger, bad input from the model, workspace
+//! confinement, model failures, reminders, limits and stopping a running command.
+
+mod support;
+
+use std::time::Duration;
+use support::{Reply, build, call};
+use troupe_core::effect::EffectOutcome;
+use troupe_core::inbox::Delivery;
+use troupe_core::message::Finish;
+use troupe_core::pause::PauseReason;
+use troupe_core::run::{EndReason, RunLimits};
+use troupe_core::thread::Interaction;
+use troupe_engine::{EngineConfig, StopMode};
+use troupe_llm::{ChatMessage, LlmError};
+
+fn last_run(h: &support::Harness, t: troupe_core::ThreadId) -> troupe_store::RunRecord {
+    h.engine
+        .store()
+        .read(|tx| tx.runs_for_thread(t, 1))
+        .unwrap()
+        .remove(0)
+}
+
+#[tokio::test]
+async fn an_effect_is_recorded_as_started_then_settled() {
+    let h = build(
+        vec![Reply::Tools(
+            String::new(),
+            vec![call(
+                "c1",
+                "write_file",
+                r#"{"path":"notes/a.md","content":"hello"}"#,
+            )],
+        )],
+        |b| b,
+    );
+    let t = h.thread(Interaction::Interactive);
+    h.engine
+        .deliver(t, Delivery::user_task("write a note"))
+        .await
+        .unwrap();
+    h.engine.wait_idle(t).await;
+    assert_eq!(
+        std::fs::read_to_string(h.workspace.join("notes/a.md")).unwrap(),
+        "hello"
+    );
+    let effects = h
+        .engine
+        .store()
+        .read(|tx| tx.effects_for_thread(t))
+        .unwrap();
+    assert_eq!(effects.len(), 1);
+    assert_eq!(effects[0].outcome, EffectOutcome::Succeeded);
+    assert!(effects[0].summary.contains("notes/a.md"));
+    // The event log shows the start before the settlement.
+    let kinds: Vec<String> = h
+        .engine
+        .store()
+        .read(|tx| tx.events_after(troupe_core::EventId(0), Some(t), 1000))
+        .unwrap()
+        .into_iter()
+        .map(|e| e.kind)
+        .filter(|k| k.starts_with("effect_"))
+        .collect();
+    assert_eq!(kinds, ["effect_started", "effect_settled"]);
+}
+
+#[tokio::test]
+async fn a_repeat_of_a_started_call_is_not_run_again() {
+    // The same call id twice in one answer: the ledger key repeats, the second never runs.
+    let cmd = r#"{"command":"echo ran >> log.txt"}"#;
+    let h = build(
+        vec![Reply::Tools(
+            String::new(),
+            vec![call("same", "shell", cmd), call("same", "shell", cmd)],
+        )],
+        |b| b,
+    );
+    let t = h.thread(Interaction::Interactive);
+    h.engine
+        .deliver(t, Delivery::user_task("log once"))
+        .await
+        .unwrap();
+    h.engine.wait_idle(t).await;
+    assert_eq!(
+        std::fs::read_to_string(h.workspace.join("log.txt")).unwrap(),
+        "ran\n"
+    );
+    let run = last_run(&h, t);
+    let calls = h.engine.store().read(|tx| tx.tool_calls(run.id)).unwrap();
+    assert_eq!(
+        calls.iter().map(|c| c.status.as_str()).collect::<Vec<_>>(),
+        ["ok", "repeated"]
+    );
+    assert!(calls[1].result.starts_with("repeated_effect"));
+}
+
+#[tokio::test]
+async fn bad_tool_input_becomes_a_result_and_three_failures_in_a_row_are_reported() {
+    let h = build(
+        vec![
+            Reply::Tools(String::new(), vec![call("a", "read_file", "{not json")]),
+            Reply::Tools(
+                String::new(),
+                vec![call("b", "read_file", r#"{"path": 7}"#)],
+            ),
+            Reply::Tools(
+                String::new(),
+                vec![call("c", "read_file", r#"{"path":"missing.txt"}"#)],
+            ),
+            Reply::Tools(String::new(), vec![call("d", "teleport", "{}")]),
+            Reply::Text("gave up".into()),
+        ],
+        |b| b,
+    );
+    let t = h.thread(Interaction::Interactive);
+    h.engine
+        .deliver(t, Delivery::user_task("read things"))
+        .await
+        .unwrap();
+    h.engine.wait_idle(t).await;
+    let run = last_run(&h, t);
+    assert_eq!(run.end_reason, Some(EndReason::Completed));
+    assert_eq!(run.failure_notes, ["read_file failed 3 times in a row"]);
+    let results: Vec<String> = h
+        .engine
+        .store()
+        .read(|tx| tx.tool_calls(run.id))
+        .unwrap()
+        .into_iter()
+        .map(|c| c.result)
+        .collect();
+    assert!(results[0].contains("not valid JSON"), "{}", results[0]);
+    assert!(results[1].contains("path"), "{}", results[1]);
+    assert!(results[3].contains("unknown tool"), "{}", results[3]);
+}
+
+#[tokio::test]
+async fn workspace_escapes_are_refused_to_the_model() {
+    let h = build(
+        vec![Reply::Tools(
+            String::new(),
+            vec![
+                call(
+                    "a",
+                    "write_file",
+                    r#"{"path":"../escaped.txt","content":"x"}"#,
+                ),
+                call("b", "read_file", r#"{"path":"/etc/hostname"}"#),
+            ],
+        )],
+        |b| b,
+    );
+    let t = h.thread(Interaction::Interactive);
+    h.engine
+        .deliver(t, Delivery::user_task("escape"))
+        .await
+        .unwrap();
+    h.engine.wait_idle(t).await;
+    assert!(!h.dir.path().join("escaped.txt").exists());
+    let run = last_run(&h, t);
+    let calls = h.engine.store().read(|tx| tx.tool_calls(run.id)).unwrap();
+    assert!(calls.iter().all(|c| c.status == "error"));
+    assert!(
+        calls[0].result.contains("outside the workspace"),
+        "{}",
+        calls[0].result
+    );
+}
+
+#[tokio::test]
+async fn a_failed_model_call_fails_the_run_says_why_and_leaves_the_thread_usable() {
+    let h = build(
+        vec![
+            Reply::Error(LlmError::Connection {
+                endpoint: "http://127.0.0.1:9/v1".into(),
+                model: "m".into(),
+                detail: "connection refused".into(),
+            }),
+            Reply::Text("back again".into()),
+        ],
+        |b| b,
+    );
+    let t = h.thread(Interaction::Interactive);
+    h.engine
+        .deliver(t, Delivery::user_task("hello"))
+        .await
+        .unwrap();
+    h.engine.wait_idle(t).await;
+    let run = last_run(&h, t);
+    assert_eq!(run.status.as_str(), "failed");
+    assert!(matches!(&run.end_reason, Some(EndReason::ModelError(d)) if d.contains("127.0.0.1:9")));
+    let thread = h.engine.store().read(|tx| tx.thread(t)).unwrap();
+    assert_eq!(thread.lease.holder, None, "the lease is released");
+    assert_eq!(thread.paused.unwrap().reason, PauseReason::Failed);
+    let msgs = h
+        .engine
+        .store()
+        .read(|tx| tx.messages(t, None, 10))
+        .unwrap();
+    let failure = msgs.last().unwrap();
+    assert_eq!(failure.finish, Some(Finish::Error));
+    assert!(failure.text().contains("127.0.0.1:9") && failure.parts[0].visible);
+    let calls = h.engine.store().read(|tx| tx.model_calls(run.id)).unwrap();
+    assert!(
+        calls[0]
+            .error
+            .as_deref()
+            .unwrap()
+            .contains("connection refused")
+    );
+    // The next line works and the failure text is not fed back to the model.
+    h.engine
+        .deliver(t, Delivery::user_task("try again"))
+        .await
+        .unwrap();
+    h.engine.wait_idle(t).await;
+    assert_eq!(last_run(&h, t).status.as_str(), "completed");
+    let req = h.provider.requests().pop().unwrap();
+    assert!(!format!("{:?}", req.messages).contains("The model call failed"));
+}
+
+#[tokio::test]
+async fn every_fortieth_hop_adds_a_reminder_and_keeps_the_tools() {
+    let mut replies: Vec<Reply> = (0..41)
+        .map(|i| {
+            Reply::Tools(
+                String::new(),
+                vec![call(&format!("c{i}"), "list_dir", "{}")],
+            )
+        })
+        .collect();
+    replies.push(Reply::Text("done at last".into()));
+    let h = build(replies, |b| b);
+    let t = h.thread(Interaction::Interactive);
+    h.engine
+        .deliver(t, Delivery::user_task("loop a while"))
+        .await
+        .unwrap();
+    h.engine.wait_idle(t).await;
+    let reqs = h.provider.requests();
+    assert_eq!(reqs.len(), 42);
+    let reminder = |r: &troupe_llm::ModelRequest| matches!(r.messages.last(), Some(ChatMessage::User { text }) if text.starts_with("[runtime reminder]"));
+    let reminded: Vec<usize> = reqs
+        .iter()
+        .enumerate()
+        .filter(|(_, r)| reminder(r))
+        .map(|(i, _)| i + 1)
+        .collect();
+    assert_eq!(reminded, [40]);
+    assert_eq!(reqs[39].tools.len(), reqs[0].tools.len());
+    // The reminder is never stored.
+    let stored = h
+        .engine
+        .store()
+        .read(|tx| tx.messages(t, None, 1000))
+        .unwrap();
+    assert!(!stored.iter().any(|m| m.text().contains("runtime reminder")));
+}
+
+#[tokio::test]
+async fn the_hop_limit_ends_the_run_as_failed() {
+    let replies = (0..10)
+        .map(|i| {
+            Reply::Tools(
+                String::new(),
+                vec![call(&format!("c{i}"), "list_dir", "{}")],
+            )
+        })
+        .collect();
+    let h = build(replies, |b| {
+        b.config(EngineConfig {
+            limits: RunLimits {
+                max_hops: 3,
+                ..Default::default()
+            },
+            boot_id: "hop-test".into(),
+            ..EngineConfig::default()
+        })
+    });
+    let t = h.thread(Interaction::Interactive);
+    h.engine
+        .deliver(t, Delivery::user_task("never ends"))
+        .await
+        .unwrap();
+    h.engine.wait_idle(t).await;
+    let run = last_run(&h, t);
+    assert_eq!(run.end_reason, Some(EndReason::HopLimit(3)));
+    assert_eq!(h.provider.calls(), 3);
+}
+
+fn alive(pid: i32) -> bool {
+    troupe_tools::process_running(pid)
+}
+
+async fn wait_for_file(path: &std::path::Path) -> String {
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(20);
+    loop {
+        if let Ok(s) = std::fs::read_to_string(path)
+            && s.ends_with('\n')
+        {
+            return s;
+        }
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "{} never appeared",
+            path.display()
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
+#[tokio::test]
+async fn stop_ends_the_command_s_process_group_and_marks_its_effect_unknown() {
+    // The child ignores SIGTERM: only the kill after the grace period ends it.
+    let cmd =
+        r#"{"command":"sh -c 'trap \"\" TERM; exec sleep 1000' & echo $! > child.pid; wait"}"#;
+    let h = build(
+        vec![Reply::Tools(String::new(), vec![call("c1", "shell", cmd)])],
+        |b| b,
+    );
+    let t = h.thread(Interaction::Interactive);
+    h.engine
+        .deliver(t, Delivery::user_task("run forever"))
+        .await
+        .unwrap();
+    let pid: i32 = wait_for_file(&h.workspace.join("child.pid"))
+        .await
+        .trim()
+        .parse()
+        .unwrap();
+    assert!(alive(pid));
+    let run = h.engine.stop(t, StopMode::User).await.unwrap();
+    assert_eq!(run.status.as_str(), "stopped");
+    assert!(!alive(pid), "the SIGTERM-ignoring child survived the stop");
+    let effects = h
+        .engine
+        .store()
+        .read(|tx| tx.effects_for_thread(t))
+        .unwrap();
+    assert_eq!(effects[0].outcome, EffectOutcome::Unknown);
+    // Its tool call is answered honestly in the history, and the loop wrote nothing after the stop.
+    let msgs = h
+        .engine
+        .store()
+        .read(|tx| tx.messages(t, None, 10))
+        .unwrap();
+    let reply = msgs
+        .iter()
+        .rev()
+        .find(|m| m.tool_calls().count() > 0)
+        .unwrap();
+    assert!(format!("{:?}", reply.parts).contains("stopped before it finished"));
+    assert!(!h.engine.is_running(t));
+    // Unknown outcome: nothing resumes it by itself, not even new delivery-driven drives.
+    let out = h.engine.request_drive(t, "test", false).await.unwrap();
+    assert!(out.started().is_none());
+}
