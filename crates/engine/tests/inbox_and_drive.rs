@@ -408,3 +408,90 @@ async fn inbox_work_comes_before_policies() {
     let first_user = h.engine.store().read(|tx| tx.messages(t, None, 1)).unwrap();
     assert_eq!(first_user[0].text(), "real work");
 }
+
+/// A consumer tool that blocks until the test lets it go.
+struct Blocker {
+    entered: Arc<Notify>,
+    release: Arc<Notify>,
+}
+
+#[async_trait::async_trait]
+impl troupe_engine::extension::ToolHandler for Blocker {
+    async fn call(
+        &self,
+        _ctx: &troupe_engine::extension::ToolCallContext,
+        _args: &str,
+    ) -> troupe_engine::extension::ToolReply {
+        self.entered.notify_one();
+        self.release.notified().await;
+        troupe_engine::extension::ToolReply::ok("unblocked")
+    }
+}
+
+#[tokio::test]
+async fn a_steer_sent_during_a_tool_call_joins_the_same_task_before_its_next_model_call() {
+    let entered = Arc::new(Notify::new());
+    let release = Arc::new(Notify::new());
+    let tool = troupe_engine::extension::ToolRegistration {
+        owner: "test".into(),
+        spec: troupe_llm::ToolSpec {
+            name: "wait".into(),
+            description: "waits".into(),
+            parameters: serde_json::json!({"type":"object"}),
+        },
+        effectful: false,
+        available: Arc::new(|_| true),
+        handler: Arc::new(Blocker {
+            entered: entered.clone(),
+            release: release.clone(),
+        }),
+    };
+    let h = build(
+        vec![
+            Reply::Tools(String::new(), vec![call("c1", "wait", "{}")]),
+            Reply::Text("adjusted".into()),
+        ],
+        move |b| b.tool(tool).unwrap(),
+    );
+    let t = h.thread(Interaction::Interactive);
+    h.engine
+        .deliver(t, Delivery::user_task("build it"))
+        .await
+        .unwrap();
+    entered.notified().await;
+    let d = h
+        .engine
+        .deliver(
+            t,
+            Delivery::user_task("use blue").with_mode(InboxMode::Steer),
+        )
+        .await
+        .unwrap();
+    assert!(d.created);
+    release.notify_one();
+    h.engine.wait_idle(t).await;
+    let reqs = h.provider.requests();
+    assert_eq!(
+        reqs.len(),
+        2,
+        "the steer joined the running task: no second run"
+    );
+    assert_eq!(
+        reqs[1].messages.last().unwrap(),
+        &troupe_llm::ChatMessage::user("use blue")
+    );
+    let runs = h
+        .engine
+        .store()
+        .read(|tx| tx.runs_for_thread(t, 10))
+        .unwrap();
+    assert_eq!(runs.len(), 1);
+    let msgs = h
+        .engine
+        .store()
+        .read(|tx| tx.messages(t, None, 10))
+        .unwrap();
+    let steer = msgs.iter().find(|m| m.text() == "use blue").unwrap();
+    assert!(!steer.is_root);
+    assert_eq!(steer.root_id, msgs[0].root_id);
+}

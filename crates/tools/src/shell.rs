@@ -51,7 +51,7 @@ pub struct ShellRecord {
     pub timed_out: bool,
     pub cancelled: bool,
     pub duration_ms: u64,
-    /// Last [`OUTPUT_TAIL_CHARS`] chars of interleaved stdout and stderr.
+    /// Last [`OUTPUT_TAIL_CHARS`] chars of what it printed: stdout, then stderr.
     pub output_tail: String,
     pub pgid: i32,
 }
@@ -122,13 +122,15 @@ pub async fn run_shell(args: &ShellArgs, ctx: &ToolContext, policy: &KillPolicy)
         on_spawn(pgid);
     }
 
-    let ring: SharedRing = Arc::new(Mutex::new(OutputRing::new(RING_BYTES)));
+    // Kept apart so the record reads stdout, then stderr, as the command record rule says.
+    let out_ring: SharedRing = Arc::new(Mutex::new(OutputRing::new(RING_BYTES)));
+    let err_ring: SharedRing = Arc::new(Mutex::new(OutputRing::new(RING_BYTES)));
     let mut readers = Vec::new();
     if let Some(out) = child.stdout.take() {
-        readers.push(tokio::spawn(pump(out, ring.clone())));
+        readers.push(tokio::spawn(pump(out, out_ring.clone())));
     }
     if let Some(err) = child.stderr.take() {
-        readers.push(tokio::spawn(pump(err, ring.clone())));
+        readers.push(tokio::spawn(pump(err, err_ring.clone())));
     }
 
     let timeout = Duration::from_secs(args.timeout_secs);
@@ -172,8 +174,12 @@ pub async fn run_shell(args: &ShellArgs, ctx: &ToolContext, policy: &KillPolicy)
     }
 
     let (text, total_bytes) = {
-        let ring = ring.lock().unwrap_or_else(PoisonError::into_inner);
-        (ring.text(), ring.total_bytes())
+        let out = out_ring.lock().unwrap_or_else(PoisonError::into_inner);
+        let err = err_ring.lock().unwrap_or_else(PoisonError::into_inner);
+        (
+            out.text() + &err.text(),
+            out.total_bytes() + err.total_bytes(),
+        )
     };
     let output_tail = tail_chars(&text, OUTPUT_TAIL_CHARS);
     let truncated = total_bytes as usize > output_tail.len();

@@ -120,6 +120,13 @@ async fn command_is_folded_in_the_record() {
 }
 
 #[tokio::test]
+async fn the_record_reads_stdout_then_stderr() {
+    let (_d, ws) = workspace();
+    let out = sh(&ws, "printf 'to-err ' >&2; printf 'to-out '").await;
+    assert_eq!(out.shell.unwrap().output_tail, "to-out to-err ");
+}
+
+#[tokio::test]
 async fn environment_is_only_the_whitelist() {
     let (_d, ws) = workspace();
     let path = std::env::var("PATH").unwrap_or_else(|_| "/usr/bin:/bin".into());
