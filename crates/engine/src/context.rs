@@ -92,10 +92,11 @@ impl Engine {
                     if texts.is_empty() {
                         continue;
                     }
-                    if m.is_root && m.origin == Origin::User {
-                        if let Some(wrapped) = self.wrap_root(m, &texts[0]) {
-                            texts[0] = wrapped;
-                        }
+                    if m.is_root
+                        && m.origin == Origin::User
+                        && let Some(wrapped) = self.wrap_root(m, &texts[0])
+                    {
+                        texts[0] = wrapped;
                     }
                     out.push(ChatMessage::user(texts.join("\n")));
                 }

@@ -219,13 +219,8 @@ async fn drive_loop(engine: &Engine, live: &Arc<LiveRun>) -> Result<EndReason, L
             output_tokens: usage.output_tokens,
             latency_ms,
             attempts: outcome.attempts,
-            error: outcome.result.as_ref().err().map(|e| {
-                if outcome.errors.is_empty() {
-                    e.to_string()
-                } else {
-                    outcome.errors.join("; ")
-                }
-            }),
+            error: outcome.result.as_ref().err().map(|e| e.to_string()),
+            attempt_errors: outcome.errors.clone(),
             started_at,
         };
         owned_write(engine, live, |tx| {

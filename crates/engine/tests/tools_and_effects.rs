@@ -222,6 +222,39 @@ async fn a_failed_model_call_fails_the_run_says_why_and_leaves_the_thread_usable
 }
 
 #[tokio::test]
+async fn a_failed_attempt_is_recorded_even_when_the_retry_succeeds() {
+    let retry = troupe_llm::RetryPolicy {
+        max_attempts: 3,
+        base_delay: Duration::from_millis(1),
+        max_delay: Duration::from_millis(1),
+    };
+    let dropped = LlmError::Protocol {
+        endpoint: "test:queue".into(),
+        model: "queue-model".into(),
+        detail: "stream dropped mid-answer".into(),
+    };
+    let h = support::build_with_retry(
+        retry,
+        vec![Reply::Error(dropped), Reply::Text("second try".into())],
+        |b| b,
+    );
+    let t = h.thread(Interaction::Interactive);
+    h.engine
+        .deliver(t, Delivery::user_task("hello"))
+        .await
+        .unwrap();
+    h.engine.wait_idle(t).await;
+    let run = last_run(&h, t);
+    assert_eq!(run.status.as_str(), "completed");
+    let calls = h.engine.store().read(|tx| tx.model_calls(run.id)).unwrap();
+    assert_eq!(calls.len(), 1);
+    assert_eq!(calls[0].attempts, 2);
+    assert_eq!(calls[0].error, None);
+    assert_eq!(calls[0].attempt_errors.len(), 1);
+    assert!(calls[0].attempt_errors[0].contains("stream dropped"));
+}
+
+#[tokio::test]
 async fn every_fortieth_hop_adds_a_reminder_and_keeps_the_tools() {
     let mut replies: Vec<Reply> = (0..41)
         .map(|i| {

@@ -114,7 +114,10 @@ CREATE TABLE model_calls (
     output_tokens INTEGER NOT NULL DEFAULT 0,
     latency_ms    INTEGER NOT NULL,
     attempts      INTEGER NOT NULL DEFAULT 1,
+    -- The final error, when the call failed after its retries.
     error         TEXT,
+    -- One line per failed attempt (JSON list), kept even when a retry succeeded.
+    attempt_errors TEXT   NOT NULL DEFAULT '[]',
     started_at    INTEGER NOT NULL
 );
 CREATE INDEX model_calls_run ON model_calls(run_id, id);

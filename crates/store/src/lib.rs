@@ -16,7 +16,7 @@ pub use effects::{EffectBegin, EffectRecord};
 pub use error::StoreError;
 pub use events::{Event, EventSink};
 pub use inbox::Delivered;
-pub use messages::NewMessage;
+pub use messages::{NewMessage, RootTail};
 pub use records::{CommandRecord, ModelCallRecord, RefusalRecord, ToolCallRecord};
 pub use runs::{NewRun, RunRecord};
 pub use threads::NewThread;

@@ -8,6 +8,15 @@ use troupe_core::drive::RootState;
 use troupe_core::message::{Finish, Message, Origin, Part, PartBody, Role};
 use troupe_core::{MessageId, RunId, ThreadId};
 
+/// The latest message under a root, as the root's state reads it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RootTail {
+    pub id: MessageId,
+    pub role: Role,
+    pub finish: Option<Finish>,
+    pub has_error: bool,
+}
+
 /// A message about to be written.
 #[derive(Clone, Debug)]
 pub struct NewMessage {
@@ -320,36 +329,42 @@ impl Tx<'_> {
         };
         let latest = self.latest_in_root(MessageId(root))?;
         Ok(match latest {
-            Some((_, Role::Assistant, Some(f), _)) if f.is_terminal() => {
-                RootState::Done(MessageId(root))
-            }
+            Some(RootTail {
+                role: Role::Assistant,
+                finish: Some(f),
+                ..
+            }) if f.is_terminal() => RootState::Done(MessageId(root)),
             _ => RootState::Open(MessageId(root)),
         })
     }
 
-    /// The latest message under a root: (id, role, finish, has error).
-    pub fn latest_in_root(
-        &self,
-        root: MessageId,
-    ) -> Result<Option<(MessageId, Role, Option<Finish>, bool)>> {
+    /// The latest message under a root.
+    pub fn latest_in_root(&self, root: MessageId) -> Result<Option<RootTail>> {
         let row = self
             .conn()
             .query_row(
                 "SELECT id, role, finish, error IS NOT NULL FROM messages WHERE root_id = ?1 ORDER BY id DESC LIMIT 1",
                 params![root.0],
-                |r| Ok((r.get::<_, i64>(0)?, r.get::<_, String>(1)?, r.get::<_, Option<String>>(2)?, r.get::<_, bool>(3)?)),
+                |r| {
+                    Ok((
+                        r.get::<_, i64>(0)?,
+                        r.get::<_, String>(1)?,
+                        r.get::<_, Option<String>>(2)?,
+                        r.get::<_, bool>(3)?,
+                    ))
+                },
             )
             .optional()?;
-        row.map(|(id, role, finish, err)| {
-            Ok((
-                MessageId(id),
-                role.parse().map_err(StoreError::Corrupt)?,
-                finish
+        row.map(|(id, role, finish, has_error)| {
+            Ok(RootTail {
+                id: MessageId(id),
+                role: role.parse().map_err(StoreError::Corrupt)?,
+                finish: finish
                     .map(|f| f.parse())
                     .transpose()
                     .map_err(StoreError::Corrupt)?,
-                err,
-            ))
+                has_error,
+            })
         })
         .transpose()
     }

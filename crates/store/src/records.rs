@@ -17,6 +17,8 @@ pub struct ModelCallRecord {
     pub latency_ms: u64,
     pub attempts: u32,
     pub error: Option<String>,
+    /// Failed attempts, one line each, also when a retry succeeded.
+    pub attempt_errors: Vec<String>,
     pub started_at: i64,
 }
 
@@ -61,9 +63,9 @@ pub const KEPT_CALLS_PER_RUN: i64 = 80;
 impl Tx<'_> {
     pub fn record_model_call(&mut self, thread: ThreadId, c: &ModelCallRecord) -> Result<()> {
         self.conn().execute(
-            "INSERT INTO model_calls (run_id, role, endpoint, model, input_tokens, output_tokens, latency_ms, attempts, error, started_at)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
-            params![c.run_id.0, c.role, c.endpoint, c.model, c.input_tokens, c.output_tokens, c.latency_ms, c.attempts, c.error, c.started_at],
+            "INSERT INTO model_calls (run_id, role, endpoint, model, input_tokens, output_tokens, latency_ms, attempts, error, attempt_errors, started_at)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
+            params![c.run_id.0, c.role, c.endpoint, c.model, c.input_tokens, c.output_tokens, c.latency_ms, c.attempts, c.error, serde_json::to_string(&c.attempt_errors).unwrap_or_else(|_| "[]".into()), c.started_at],
         )?;
         self.event(
             "model_call",
@@ -76,7 +78,7 @@ impl Tx<'_> {
 
     pub fn model_calls(&self, run: RunId) -> Result<Vec<ModelCallRecord>> {
         let mut stmt = self.conn().prepare_cached(
-            "SELECT run_id, role, endpoint, model, input_tokens, output_tokens, latency_ms, attempts, error, started_at
+            "SELECT run_id, role, endpoint, model, input_tokens, output_tokens, latency_ms, attempts, error, attempt_errors, started_at
              FROM model_calls WHERE run_id = ?1 ORDER BY id",
         )?;
         let rows = stmt.query_map(params![run.0], |r| {
@@ -90,7 +92,8 @@ impl Tx<'_> {
                 latency_ms: r.get(6)?,
                 attempts: r.get(7)?,
                 error: r.get(8)?,
-                started_at: r.get(9)?,
+                attempt_errors: serde_json::from_str(&r.get::<_, String>(9)?).unwrap_or_default(),
+                started_at: r.get(10)?,
             })
         })?;
         Ok(rows.collect::<Result<_, _>>()?)

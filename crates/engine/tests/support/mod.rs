@@ -122,6 +122,14 @@ pub struct Harness {
 }
 
 pub fn build(replies: Vec<Reply>, extend: impl FnOnce(EngineBuilder) -> EngineBuilder) -> Harness {
+    build_with_retry(RetryPolicy::none(), replies, extend)
+}
+
+pub fn build_with_retry(
+    retry: RetryPolicy,
+    replies: Vec<Reply>,
+    extend: impl FnOnce(EngineBuilder) -> EngineBuilder,
+) -> Harness {
     let dir = tempfile::tempdir().unwrap();
     let workspace = dir.path().join("ws");
     std::fs::create_dir_all(&workspace).unwrap();
@@ -130,7 +138,7 @@ pub fn build(replies: Vec<Reply>, extend: impl FnOnce(EngineBuilder) -> EngineBu
     let provider = QueueProvider::new(replies);
     let models = Arc::new(FixedModel {
         provider: provider.clone(),
-        retry: RetryPolicy::none(),
+        retry,
     });
     let config = EngineConfig {
         kill_grace: std::time::Duration::from_millis(500),
@@ -139,7 +147,6 @@ pub fn build(replies: Vec<Reply>, extend: impl FnOnce(EngineBuilder) -> EngineBu
             max_hops: 100,
             ..Default::default()
         },
-        ..EngineConfig::default()
     };
     let engine = extend(Engine::builder(store, models).config(config)).build();
     Harness {
