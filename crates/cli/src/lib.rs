@@ -1,4 +1,9 @@
-//! The `troupe` command line: configuration and file locations.
+//! The `troupe` command line: configuration, file locations, and the commands.
 
+pub mod args;
 pub mod config;
+pub mod ending;
+pub mod exec;
+pub mod feed;
 pub mod paths;
+pub mod progress;

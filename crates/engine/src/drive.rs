@@ -296,7 +296,7 @@ impl Engine {
             }
             Err(e) => return Err(e.into()),
         };
-        let live = Arc::new(LiveRun::new(run.id, thread.id, run.generation));
+        let live = Arc::new(LiveRun::new(run.id, thread.id, run.generation, reason));
         self.inner.live.insert(live.clone());
         let engine = self.clone();
         self.inner.tasks.spawn(run_loop::run(engine, live));

@@ -176,7 +176,8 @@ impl Engine {
             tx.thread(thread)?;
             tx.clear_pause(thread)
         })?;
-        self.request_drive(thread, "continue", true).await
+        self.request_drive(thread, crate::run_loop::CONTINUE, true)
+            .await
     }
 
     pub fn is_running(&self, thread: ThreadId) -> bool {

@@ -12,6 +12,8 @@ pub struct LiveRun {
     pub run_id: RunId,
     pub thread_id: ThreadId,
     pub generation: i64,
+    /// Why the drive started this run (`inbox`, `continue`, `release`, …).
+    pub trigger: String,
     pub cancel: CancellationToken,
     pgids: Mutex<HashSet<i32>>,
     /// Text of the model call in flight; an abort keeps it as the interrupted reply.
@@ -20,11 +22,12 @@ pub struct LiveRun {
 }
 
 impl LiveRun {
-    pub fn new(run_id: RunId, thread_id: ThreadId, generation: i64) -> Self {
+    pub fn new(run_id: RunId, thread_id: ThreadId, generation: i64, trigger: &str) -> Self {
         LiveRun {
             run_id,
             thread_id,
             generation,
+            trigger: trigger.to_string(),
             cancel: CancellationToken::new(),
             pgids: Mutex::new(HashSet::new()),
             partial: Mutex::new(String::new()),

@@ -18,6 +18,9 @@ use troupe_core::{MessageId, ThreadId};
 use troupe_llm::{FinishReason, LlmError, StreamEvent, complete_with_retry};
 use troupe_store::{CommandRecord, ModelCallRecord, NewMessage, StoreError, ToolCallRecord, Tx};
 
+/// The drive reason Continue uses.
+pub(crate) const CONTINUE: &str = "continue";
+
 /// Why the loop stopped writing.
 #[derive(Debug)]
 pub(crate) enum LoopExit {
@@ -94,7 +97,9 @@ fn take_inbox(engine: &Engine, live: &LiveRun, first: bool) -> Result<InboxStep,
         let thread = tx.thread(live.thread_id)?;
         let items = tx.inbox(live.thread_id)?;
         let mut root = tx.root_state(live.thread_id)?;
-        if first {
+        // A root left open by an earlier run is a breakpoint a person's new task takes over
+        // from; Continue instead resumes it first, and queued tasks follow once it is done.
+        if first && live.trigger != CONTINUE {
             root = root.at_run_start();
         }
         let take = plan_inbox_take(root, &items);

@@ -117,7 +117,7 @@ async fn continue_after_recovery_resumes_without_repeating_the_effect() {
     );
     h.engine.continue_thread(t).await.unwrap();
     h.engine.wait_idle(t).await;
-    // The queued line (a person's task) takes over from the breakpoint; the model sees the
+    // Continue resumes the breakpoint first (the queued line follows); the model sees the
     // interrupted call's honest result; no effect was started again.
     let reqs = h.provider.requests();
     assert!(format!("{:?}", reqs[0].messages).contains("it was not run again"));

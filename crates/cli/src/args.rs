@@ -1,0 +1,103 @@
+//! The command line, as clap parses it.
+
+use clap::{Args, Parser, Subcommand};
+use std::path::PathBuf;
+
+use crate::config::EndpointFlags;
+
+/// Troupe: a durable runtime for teams of LLM agents.
+///
+/// Every thread, message, tool call and side effect is recorded in a SQLite database
+/// (`$XDG_DATA_HOME/troupe/troupe.db` by default), so work cut off by a crash or Ctrl-C can
+/// be resumed without repeating what already ran.
+#[derive(Debug, Parser)]
+#[command(name = "troupe", version, propagate_version = true)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    Exec(ExecArgs),
+}
+
+/// Run one task with a coding agent in a workspace, until it is done.
+///
+/// The agent works in the workspace directory with the tools read_file, write_file,
+/// list_dir, delete_file and shell. Progress goes to stderr; the agent's final answer goes to
+/// stdout. The first line on stderr names the thread (`thread th_N`), which
+/// `--resume th_N` picks up again after a failure, a crash or Ctrl-C.
+///
+/// The model comes from the config file (see docs/CONFIG.md), or from --script FILE, or
+/// from --base-url URL --model NAME, or --provider anthropic --model NAME.
+///
+/// Exit codes: 0 the task completed; 1 it failed, was stopped or interrupted (one line on
+/// stderr says why); 2 the command line was wrong; 130 Ctrl-C stopped it.
+#[derive(Debug, Args)]
+#[command(
+    after_help = "Examples:\n  troupe exec --base-url http://127.0.0.1:11434/v1 --model qwen2.5-coder:7b \"add a README\"\n  troupe exec --script demo.json \"do the thing\"\n  troupe exec --resume th_3"
+)]
+pub struct ExecArgs {
+    /// The task, in plain words. Optional with --resume.
+    #[arg(value_name = "TASK")]
+    pub task: Option<String>,
+
+    /// The directory the agent works in (default: the current directory).
+    #[arg(long, value_name = "DIR")]
+    pub workspace: Option<PathBuf>,
+
+    /// Where troupe keeps its database (default: $XDG_DATA_HOME/troupe, else
+    /// ~/.local/share/troupe).
+    #[arg(long, value_name = "DIR")]
+    pub data_dir: Option<PathBuf>,
+
+    /// The config file (default: $XDG_CONFIG_HOME/troupe/config.toml, else
+    /// ~/.config/troupe/config.toml; a missing default file is fine).
+    #[arg(long, value_name = "FILE")]
+    pub config: Option<PathBuf>,
+
+    /// Base URL of an OpenAI-compatible (or, with --provider, Anthropic) API; needs --model.
+    #[arg(long, value_name = "URL")]
+    pub base_url: Option<String>,
+
+    /// The model to call. Alone, it replaces the model of the configured default endpoint.
+    #[arg(long, value_name = "M")]
+    pub model: Option<String>,
+
+    /// The environment variable that holds the API key (the key itself is never passed on
+    /// the command line).
+    #[arg(long, value_name = "VAR")]
+    pub api_key_env: Option<String>,
+
+    /// The API flavour: openai (default) or anthropic; needs --model.
+    #[arg(long, value_name = "P")]
+    pub provider: Option<String>,
+
+    /// Play canned model answers from a script file instead of calling a model (see
+    /// crates/llm/SCRIPT_FORMAT.md).
+    #[arg(long, value_name = "FILE", conflicts_with_all = ["base_url", "model", "api_key_env", "provider"])]
+    pub script: Option<PathBuf>,
+
+    /// Print one JSON object per line on stdout (every stored event and live notice, then a
+    /// final `{"type":"result",...}`) instead of human progress.
+    #[arg(long)]
+    pub json: bool,
+
+    /// Resume thread THREAD_ID (`th_5` or `5`): continue where it was cut off, or, with
+    /// TASK, give it a new task.
+    #[arg(long, value_name = "THREAD_ID")]
+    pub resume: Option<String>,
+}
+
+impl ExecArgs {
+    pub fn endpoint_flags(&self) -> EndpointFlags {
+        EndpointFlags {
+            base_url: self.base_url.clone(),
+            model: self.model.clone(),
+            api_key_env: self.api_key_env.clone(),
+            provider: self.provider.clone(),
+            script: self.script.clone(),
+        }
+    }
+}
