@@ -79,6 +79,11 @@ pub struct ExecArgs {
     #[arg(long, value_name = "FILE", conflicts_with_all = ["base_url", "model", "api_key_env", "provider"])]
     pub script: Option<PathBuf>,
 
+    /// Use the built-in scripted demo model: no API key, no network. It lists the workspace,
+    /// runs one harmless shell command and explains itself.
+    #[arg(long, conflicts_with_all = ["base_url", "model", "api_key_env", "provider", "script"])]
+    pub demo: bool,
+
     /// Print one JSON object per line on stdout (every stored event and live notice, then a
     /// final `{"type":"result",...}`) instead of human progress.
     #[arg(long)]

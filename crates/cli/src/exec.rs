@@ -260,12 +260,29 @@ fn workspace_str(dir: &Path) -> anyhow::Result<String> {
         .ok_or_else(|| anyhow!("workspace {} is not valid UTF-8", dir.display()))
 }
 
+/// The demo script ships inside the binary; it is written next to the database so the
+/// scripted provider can load it like any other script file.
+const DEMO_SCRIPT: &str = include_str!("demo.json");
+
 fn build_engine(args: &ExecArgs) -> anyhow::Result<Engine> {
+    let data_dir = match &args.data_dir {
+        Some(d) => d.clone(),
+        None => paths::data_dir(&paths::process_env)?,
+    };
+    let mut flags = args.endpoint_flags();
+    if args.demo {
+        std::fs::create_dir_all(&data_dir)
+            .with_context(|| format!("cannot create {}", data_dir.display()))?;
+        let path = data_dir.join("demo-script.json");
+        std::fs::write(&path, DEMO_SCRIPT)
+            .with_context(|| format!("cannot write {}", path.display()))?;
+        flags.script = Some(path);
+    }
     let mut config = Config::locate(args.config.as_deref(), &paths::process_env)?;
-    config.apply_flags(&args.endpoint_flags())?;
+    config.apply_flags(&flags)?;
     if config.default_endpoint().is_none() {
         bail!(
-            "no model is configured: pass --script FILE or --base-url URL --model NAME \
+            "no model is configured: pass --demo, --script FILE or --base-url URL --model NAME \
              (or set roles.default in the config file, see docs/CONFIG.md)"
         );
     }
@@ -278,10 +295,6 @@ fn build_engine(args: &ExecArgs) -> anyhow::Result<Engine> {
     roles.timeout = Duration::from_secs(config.limits.request_timeout_secs);
     roles.retry.max_attempts = config.limits.max_attempts;
 
-    let data_dir = match &args.data_dir {
-        Some(d) => d.clone(),
-        None => paths::data_dir(&paths::process_env)?,
-    };
     let store = Store::open(
         data_dir.join("troupe.db"),
         Arc::new(troupe_core::SystemClock),

@@ -168,3 +168,26 @@ fn resuming_a_finished_thread_reports_nothing_to_resume_and_a_new_task_runs() {
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     assert_eq!(stdout(&out).trim(), "second answer");
 }
+
+#[test]
+fn exec_demo_runs_with_no_key_and_no_network() {
+    let dir = tempfile::tempdir().unwrap();
+    let ws = dir.path().join("ws");
+    std::fs::create_dir_all(&ws).unwrap();
+    std::fs::write(ws.join("visible.txt"), "x").unwrap();
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_troupe"))
+        .args(["exec", "--demo", "--data-dir"])
+        .arg(dir.path().join("data"))
+        .arg("--workspace")
+        .arg(&ws)
+        .arg("show me around")
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(stdout.contains("Demo finished"), "{stdout}");
+}
