@@ -47,7 +47,7 @@ impl Engine {
                 "stopped before it finished; whether it took effect is unknown",
             )?;
             if !partial.is_empty() && root.is_some() {
-                tx.insert_message(&NewMessage {
+                let m = tx.insert_message(&NewMessage {
                     thread_id: thread,
                     role: Role::Assistant,
                     origin: Origin::Agent,
@@ -60,6 +60,7 @@ impl Engine {
                     delivery_key: None,
                     metadata: None,
                 })?;
+                self.inner.ext.observe(tx, &m)?;
             }
             if mode == StopMode::User {
                 let items = tx.inbox(thread)?;

@@ -100,6 +100,10 @@ impl EngineBuilder {
         self.ext.add_policy(p);
         self
     }
+    pub fn message_observer(mut self, o: Arc<dyn crate::extension::MessageObserver>) -> Self {
+        self.ext.observers.push(o);
+        self
+    }
     pub fn wait_provider(mut self, w: Arc<dyn WaitProvider>) -> Self {
         self.ext.waits.push(w);
         self

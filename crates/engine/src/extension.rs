@@ -172,6 +172,16 @@ pub trait ContinuationPolicy: Send + Sync {
     fn propose(&self, gate: &Gate<'_>) -> Result<Proposal, String>;
 }
 
+/// Sees every message the engine writes, inside the transaction that writes it, so a layer
+/// above (e.g. a conversation shown to people) can project it atomically.
+pub trait MessageObserver: Send + Sync {
+    fn on_message(
+        &self,
+        tx: &mut troupe_store::Tx<'_>,
+        message: &troupe_core::message::Message,
+    ) -> Result<(), troupe_store::StoreError>;
+}
+
 /// Reports blocking waits (a child task running, a one-shot watch) that close the gate.
 pub trait WaitProvider: Send + Sync {
     fn name(&self) -> &str;
@@ -188,6 +198,7 @@ pub struct Extensions {
     pub(crate) endings: Vec<Arc<dyn EndingHook>>,
     pub(crate) policies: Vec<Arc<dyn ContinuationPolicy>>,
     pub(crate) waits: Vec<Arc<dyn WaitProvider>>,
+    pub(crate) observers: Vec<Arc<dyn MessageObserver>>,
 }
 
 impl Extensions {
@@ -212,6 +223,18 @@ impl Extensions {
             ));
         }
         self.tools.push(t);
+        Ok(())
+    }
+
+    /// Tell every observer about a message just written in `tx`.
+    pub(crate) fn observe(
+        &self,
+        tx: &mut troupe_store::Tx<'_>,
+        message: &troupe_core::message::Message,
+    ) -> Result<(), troupe_store::StoreError> {
+        for o in &self.observers {
+            o.on_message(tx, message)?;
+        }
         Ok(())
     }
 

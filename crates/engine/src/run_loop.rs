@@ -106,13 +106,15 @@ fn take_inbox(engine: &Engine, live: &LiveRun, first: bool) -> Result<InboxStep,
         let mut current = root.root();
         if let Some(task) = take.task {
             let m = tx.materialize(task, None, Some(live.run_id), engine.root_stamps(&thread))?;
+            engine.inner.ext.observe(tx, &m)?;
             current = Some(m.id);
             tx.set_run_root(live.run_id, m.id)?;
         } else if first && let Some(r) = current {
             tx.set_run_root(live.run_id, r)?;
         }
         for id in take.steers.iter().chain(take.contexts.iter()) {
-            tx.materialize(*id, current, Some(live.run_id), None)?;
+            let m = tx.materialize(*id, current, Some(live.run_id), None)?;
+            engine.inner.ext.observe(tx, &m)?;
         }
         Ok(InboxStep {
             thread,
@@ -266,7 +268,7 @@ async fn drive_loop(engine: &Engine, live: &Arc<LiveRun>) -> Result<EndReason, L
             });
         }
         let reply = owned_write(engine, live, |tx| {
-            tx.insert_message(&NewMessage {
+            let m = tx.insert_message(&NewMessage {
                 thread_id,
                 role: Role::Assistant,
                 origin: Origin::Agent,
@@ -278,7 +280,9 @@ async fn drive_loop(engine: &Engine, live: &Arc<LiveRun>) -> Result<EndReason, L
                 error: None,
                 delivery_key: None,
                 metadata: None,
-            })
+            })?;
+            engine.inner.ext.observe(tx, &m)?;
+            Ok(m)
         })?;
 
         if !response.tool_calls.is_empty() {
@@ -349,7 +353,7 @@ async fn drive_loop(engine: &Engine, live: &Arc<LiveRun>) -> Result<EndReason, L
         if let Some((hook, reason)) = check_endings(engine, &thread, live, &response.text, &bounced)
         {
             owned_write(engine, live, |tx| {
-                tx.insert_message(&NewMessage {
+                let m = tx.insert_message(&NewMessage {
                     thread_id,
                     role: Role::User,
                     origin: Origin::System(format!("ending_hook:{hook}")),
@@ -362,6 +366,7 @@ async fn drive_loop(engine: &Engine, live: &Arc<LiveRun>) -> Result<EndReason, L
                     delivery_key: None,
                     metadata: None,
                 })?;
+                engine.inner.ext.observe(tx, &m)?;
                 tx.bump_ending_bounces(live.run_id)
             })?;
             bounced.insert(hook);
@@ -403,7 +408,7 @@ fn write_failure(
     let mut part = Part::text(format!("The model call failed: {error}"));
     part.in_context = false;
     owned_write(engine, live, |tx| {
-        tx.insert_message(&NewMessage {
+        let m = tx.insert_message(&NewMessage {
             thread_id,
             role: Role::Assistant,
             origin: Origin::Agent,
@@ -416,6 +421,7 @@ fn write_failure(
             delivery_key: None,
             metadata: None,
         })?;
+        engine.inner.ext.observe(tx, &m)?;
         Ok(())
     })
 }

@@ -436,3 +436,64 @@ async fn a_blocking_wait_closes_the_gate_for_every_policy() {
     assert_eq!(p.0.load(Ordering::SeqCst), 0);
     assert_eq!(h.provider.calls(), 1);
 }
+
+struct Projector;
+impl MessageObserver for Projector {
+    fn on_message(
+        &self,
+        tx: &mut troupe_store::Tx<'_>,
+        m: &troupe_core::message::Message,
+    ) -> Result<(), troupe_store::StoreError> {
+        // Written in the same transaction as the message itself.
+        tx.event(
+            "projected",
+            Some(m.thread_id),
+            m.run_id,
+            json!({"message_id": m.id, "text": m.text()}),
+        )?;
+        Ok(())
+    }
+}
+
+#[tokio::test]
+async fn a_message_observer_sees_every_message_in_its_transaction() {
+    let h = build(vec![Reply::Text("projected reply".into())], |b| {
+        b.message_observer(Arc::new(Projector))
+    });
+    let t = h.thread(Interaction::Interactive);
+    h.engine
+        .deliver(t, Delivery::user_task("project me"))
+        .await
+        .unwrap();
+    h.engine.wait_idle(t).await;
+    let events = h
+        .engine
+        .store()
+        .read(|tx| tx.events_after(troupe_core::EventId(0), Some(t), 1000))
+        .unwrap();
+    let projected: Vec<String> = events
+        .iter()
+        .filter(|e| e.kind == "projected")
+        .map(|e| e.payload["text"].as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(projected, ["project me", "projected reply"]);
+    // Each projection follows the message_created event it mirrors, with no run event between
+    // (they were committed together).
+    for (i, e) in events
+        .iter()
+        .enumerate()
+        .filter(|(_, e)| e.kind == "projected")
+    {
+        let created = events[..i]
+            .iter()
+            .rposition(|c| {
+                c.kind == "message_created" && c.payload["message"]["id"] == e.payload["message_id"]
+            })
+            .expect("the message was created before its projection");
+        assert!(
+            events[created..i]
+                .iter()
+                .all(|x| !x.kind.starts_with("run_"))
+        );
+    }
+}
