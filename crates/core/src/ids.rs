@@ -42,6 +42,12 @@ id_type!(/// A row in the event log; monotonic.
     EventId, "ev_");
 id_type!(/// A row in the effect ledger.
     EffectId, "eff_");
+id_type!(/// A Bot.
+    BotId, "bot_");
+id_type!(/// A conversation (a "session" in the API).
+    SessionId, "ses_");
+id_type!(/// A line in a conversation.
+    SessionMessageId, "sm_");
 
 #[cfg(test)]
 mod tests {

@@ -2,6 +2,7 @@
 //! function of its inputs, so each can be proven by a scenario test without a database.
 
 pub mod clock;
+pub mod conversation;
 pub mod drive;
 pub mod effect;
 pub mod ids;
@@ -12,4 +13,6 @@ pub mod run;
 pub mod thread;
 
 pub use clock::{Clock, ManualClock, SystemClock};
-pub use ids::{EffectId, EventId, InboxItemId, MessageId, RunId, ThreadId};
+pub use ids::{
+    BotId, EffectId, EventId, InboxItemId, MessageId, RunId, SessionId, SessionMessageId, ThreadId,
+};

@@ -20,6 +20,8 @@ pub enum StoreError {
     Busy(ThreadId, RunId),
     #[error("stale lease on thread {thread}: generation {presented} no longer holds it")]
     StaleLease { thread: ThreadId, presented: i64 },
+    #[error("{0}")]
+    Conflict(String),
     #[error("invalid: {0}")]
     Invalid(String),
     #[error("stored data is inconsistent: {0}")]

@@ -13,6 +13,8 @@ pub struct Event {
     pub at: i64,
     pub thread_id: Option<ThreadId>,
     pub run_id: Option<RunId>,
+    /// Set for events that belong to a conversation rather than to one thread.
+    pub session_id: Option<troupe_core::SessionId>,
     pub kind: String,
     pub payload: serde_json::Value,
 }
@@ -57,6 +59,7 @@ impl Tx<'_> {
             at: self.now,
             thread_id: thread,
             run_id: run,
+            session_id: None,
             kind: kind.to_string(),
             payload,
         });
@@ -70,18 +73,32 @@ impl Tx<'_> {
         thread: Option<ThreadId>,
         limit: u32,
     ) -> Result<Vec<Event>> {
-        let mut stmt = self.conn().prepare_cached(
-            "SELECT id, at, thread_id, run_id, kind, payload FROM events
-             WHERE id > ?1 AND (?2 IS NULL OR thread_id = ?2) ORDER BY id LIMIT ?3",
-        )?;
-        let rows = stmt.query_map(params![after.0, thread.map(|t| t.0), limit], |r| {
-            let payload: String = r.get(5)?;
+        self.events_where(
+            "id > ?1 AND (?2 IS NULL OR thread_id = ?2)",
+            params![after.0, thread.map(|t| t.0)],
+            limit,
+        )
+    }
+
+    pub(crate) fn events_where(
+        &self,
+        clause: &str,
+        args: impl rusqlite::Params,
+        limit: u32,
+    ) -> Result<Vec<Event>> {
+        let sql = format!(
+            "SELECT id, at, thread_id, run_id, session_id, kind, payload FROM events WHERE {clause} ORDER BY id LIMIT {limit}"
+        );
+        let mut stmt = self.conn().prepare_cached(&sql)?;
+        let rows = stmt.query_map(args, |r| {
+            let payload: String = r.get(6)?;
             Ok(Event {
                 id: EventId(r.get(0)?),
                 at: r.get(1)?,
                 thread_id: r.get::<_, Option<i64>>(2)?.map(ThreadId),
                 run_id: r.get::<_, Option<i64>>(3)?.map(RunId),
-                kind: r.get(4)?,
+                session_id: r.get::<_, Option<i64>>(4)?.map(troupe_core::SessionId),
+                kind: r.get(5)?,
                 payload: serde_json::from_str(&payload).unwrap_or(serde_json::Value::Null),
             })
         })?;

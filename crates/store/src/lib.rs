@@ -1,6 +1,7 @@
 //! The durable store: SQLite (WAL, one writer), migrations applied at open, and every state
 //! change in one transaction that also appends its events.
 
+mod conversations;
 mod effects;
 mod error;
 mod events;
@@ -12,6 +13,7 @@ mod rows;
 mod runs;
 mod threads;
 
+pub use conversations::{NewBot, NewLine};
 pub use effects::{EffectBegin, EffectRecord};
 pub use error::StoreError;
 pub use events::{Event, EventSink};

@@ -5,7 +5,10 @@ use crate::{Result, StoreError};
 use rusqlite::Connection;
 use std::path::Path;
 
-const MIGRATIONS: &[&str] = &[include_str!("../migrations/0001_kernel.sql")];
+const MIGRATIONS: &[&str] = &[
+    include_str!("../migrations/0001_kernel.sql"),
+    include_str!("../migrations/0002_conversations.sql"),
+];
 
 pub const KNOWN_VERSION: i64 = MIGRATIONS.len() as i64;
 

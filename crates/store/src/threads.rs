@@ -126,6 +126,19 @@ impl Tx<'_> {
         Ok(())
     }
 
+    /// Rebind a thread to an agent (e.g. its Bot's persona or endpoint changed).
+    pub fn set_thread_agent(&mut self, id: ThreadId, agent: &AgentBinding) -> Result<()> {
+        let text = serde_json::to_string(agent).map_err(|e| StoreError::Invalid(e.to_string()))?;
+        let n = self.conn().execute(
+            "UPDATE threads SET agent = ?2, updated_at = ?3 WHERE id = ?1",
+            params![id.0, text, self.now],
+        )?;
+        if n == 0 {
+            return Err(StoreError::not_found("thread", id));
+        }
+        Ok(())
+    }
+
     /// Store the workflow slot; the kernel never reads inside it.
     pub fn set_workflow(&mut self, id: ThreadId, slot: Option<&serde_json::Value>) -> Result<()> {
         self.thread(id)?;

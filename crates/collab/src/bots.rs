@@ -1,0 +1,130 @@
+//! Bots: their names, personas and endpoints.
+
+use crate::{Collab, CollabError};
+use serde::Deserialize;
+use troupe_core::BotId;
+use troupe_core::conversation::{Bot, validate_bot_name};
+use troupe_core::thread::{AgentBinding, EndpointSpec};
+use troupe_store::NewBot;
+
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct NewBotRequest {
+    pub name: String,
+    #[serde(default)]
+    pub persona: Option<String>,
+    /// None: the Bot uses the `default` role's endpoint.
+    #[serde(default)]
+    pub endpoint: Option<EndpointSpec>,
+}
+
+/// A partial update. `endpoint: null` clears the Bot's own endpoint (it then uses `default`).
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct BotPatch {
+    #[serde(default)]
+    pub name: Option<String>,
+    #[serde(default)]
+    pub persona: Option<String>,
+    #[serde(default, deserialize_with = "present")]
+    pub endpoint: Option<Option<EndpointSpec>>,
+}
+
+/// Distinguishes a field that is absent (outer None) from one set to null (Some(None)).
+fn present<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<Option<EndpointSpec>>, D::Error> {
+    Option::<EndpointSpec>::deserialize(d).map(Some)
+}
+
+const PERSONA_MAX: usize = 20_000;
+
+fn check_persona(p: &str) -> Result<(), CollabError> {
+    if p.len() > PERSONA_MAX {
+        return Err(CollabError::invalid(format!("persona must be at most {PERSONA_MAX} bytes")));
+    }
+    Ok(())
+}
+
+fn check_endpoint(e: &Option<EndpointSpec>) -> Result<(), CollabError> {
+    if let Some(spec) = e {
+        spec.validate().map_err(|m| CollabError::invalid(format!("endpoint: {m}")))?;
+    }
+    Ok(())
+}
+
+/// What a Bot's thread is bound to: its name, a system prompt built from its persona, its endpoint.
+pub(crate) fn binding_for(bot: &Bot) -> AgentBinding {
+    let mut prompt = format!(
+        "You are {}, a Bot working with a person in Troupe. You have a workspace directory and the \
+         tools read_file, write_file, list_dir, delete_file and shell (paths are relative to the \
+         workspace). Answer plainly; when you did something, say what and what came of it.",
+        bot.name
+    );
+    if !bot.persona.trim().is_empty() {
+        prompt.push_str("\n\n");
+        prompt.push_str(bot.persona.trim());
+    }
+    let mut binding = AgentBinding::new(bot.name.clone(), prompt);
+    binding.endpoint = bot.endpoint.clone();
+    binding
+}
+
+fn duplicate(e: CollabError) -> CollabError {
+    match e {
+        CollabError::Conflict { message, .. } => CollabError::Invalid(message),
+        other => other,
+    }
+}
+
+impl Collab {
+    pub fn create_bot(&self, req: NewBotRequest) -> Result<Bot, CollabError> {
+        let name = validate_bot_name(&req.name).map_err(|m| CollabError::invalid(format!("name: {m}")))?;
+        let persona = req.persona.unwrap_or_default();
+        check_persona(&persona)?;
+        check_endpoint(&req.endpoint)?;
+        let new = NewBot { name, persona, endpoint: req.endpoint, scripted: false };
+        // A duplicate name is invalid input (422), as the API contract says.
+        self.store().write(|tx| tx.create_bot(&new)).map_err(|e| duplicate(e.into()))
+    }
+
+    pub fn bots(&self) -> Result<Vec<Bot>, CollabError> {
+        Ok(self.store().read(|tx| tx.bots(false))?)
+    }
+
+    pub fn bot(&self, id: BotId) -> Result<Bot, CollabError> {
+        Ok(self.store().read(|tx| tx.bot(id))?)
+    }
+
+    /// Apply a patch; the Bot's threads are rebound in the same transaction.
+    pub fn update_bot(&self, id: BotId, patch: BotPatch) -> Result<Bot, CollabError> {
+        let mut bot = self.bot(id)?;
+        if bot.archived {
+            return Err(CollabError::conflict("archived", format!("bot {id} is archived")));
+        }
+        if let Some(name) = &patch.name {
+            bot.name = validate_bot_name(name).map_err(|m| CollabError::invalid(format!("name: {m}")))?;
+        }
+        if let Some(persona) = patch.persona {
+            check_persona(&persona)?;
+            bot.persona = persona;
+        }
+        if let Some(endpoint) = patch.endpoint {
+            check_endpoint(&endpoint)?;
+            bot.endpoint = endpoint;
+        }
+        self.store()
+            .write(|tx| {
+                let bot = tx.update_bot(&bot)?;
+                let binding = binding_for(&bot);
+                for t in tx.bot_threads(bot.id)? {
+                    tx.set_thread_agent(t, &binding)?;
+                }
+                Ok(bot)
+            })
+            .map_err(|e| duplicate(e.into()))
+    }
+
+    /// Archive: the Bot leaves the list; its conversations and history stay.
+    pub fn archive_bot(&self, id: BotId) -> Result<Bot, CollabError> {
+        Ok(self.store().write(|tx| tx.archive_bot(id))?)
+    }
+}

@@ -1,0 +1,52 @@
+//! Direct conversations with Bots on top of the kernel: Bots and their endpoints, model roles,
+//! conversations (sessions) and their lines, and the projection of a Bot's replies from its
+//! kernel thread into the conversation people see. The kernel stays unaware of all of this.
+
+mod bots;
+mod demo;
+mod error;
+mod projection;
+mod roles;
+mod sessions;
+mod turns;
+
+pub use bots::{BotPatch, NewBotRequest};
+pub use error::CollabError;
+pub use projection::SessionProjector;
+pub use roles::SharedRoles;
+pub use sessions::NewSessionRequest;
+pub use turns::TurnView;
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use troupe_engine::Engine;
+use troupe_store::Store;
+
+/// The conversation layer's handle. Cheap to clone.
+#[derive(Clone)]
+pub struct Collab {
+    engine: Engine,
+    roles: Arc<SharedRoles>,
+    /// Each conversation's Bot works in its own directory under here.
+    workspaces: PathBuf,
+}
+
+impl Collab {
+    /// `engine` must have been built with [`SessionProjector`] as a message observer and
+    /// `roles` as its model resolver.
+    pub fn new(engine: Engine, roles: Arc<SharedRoles>, workspaces: PathBuf) -> Self {
+        Collab { engine, roles, workspaces }
+    }
+
+    pub fn engine(&self) -> &Engine {
+        &self.engine
+    }
+
+    pub fn store(&self) -> &Store {
+        self.engine.store()
+    }
+
+    pub fn roles(&self) -> &SharedRoles {
+        &self.roles
+    }
+}

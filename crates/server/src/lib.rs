@@ -1,0 +1,1 @@
+//! troupe-server: the HTTP daemon (in progress).

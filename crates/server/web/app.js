@@ -1,0 +1,719 @@
+// Troupe web page: plain JavaScript, no build step, no framework.
+// All text coming from the API is written with textContent, never innerHTML.
+"use strict";
+
+(function () {
+  const $ = (sel) => document.querySelector(sel);
+
+  const state = {
+    bots: new Map(), // id -> Bot
+    sessions: [], // [Session]
+    current: null, // current Session
+    gen: 0, // bumped on every session switch; stale async work checks it
+    es: null, // EventSource of the current session
+    msgEls: new Map(), // message id -> element
+    lastId: 0, // highest message id seen in the current session
+    streams: new Map(), // turn id -> {el, text, msgId}
+    running: false,
+    activeTurn: null,
+  };
+
+  // ---------- HTTP ----------
+
+  async function api(method, path, body) {
+    const opts = { method, headers: {} };
+    if (body !== undefined) {
+      opts.headers["Content-Type"] = "application/json";
+      opts.body = JSON.stringify(body);
+    }
+    let res;
+    try {
+      res = await fetch(path, opts);
+    } catch (e) {
+      throw apiError("network", "Cannot reach the Troupe server.", 0);
+    }
+    let data = null;
+    const text = await res.text();
+    if (text) {
+      try {
+        data = JSON.parse(text);
+      } catch (e) {
+        data = null;
+      }
+    }
+    if (!res.ok) {
+      const err = data && data.error;
+      throw apiError(
+        (err && err.code) || "http_" + res.status,
+        (err && err.message) || "Request failed (HTTP " + res.status + ").",
+        res.status
+      );
+    }
+    return data;
+  }
+
+  function apiError(code, message, status) {
+    const e = new Error(message);
+    e.code = code;
+    e.status = status;
+    return e;
+  }
+
+  function showError(el, err) {
+    if (!err) {
+      el.hidden = true;
+      el.textContent = "";
+      return;
+    }
+    el.textContent = typeof err === "string" ? err : err.message;
+    el.hidden = false;
+  }
+
+  // ---------- small DOM helpers ----------
+
+  function el(tag, cls, text) {
+    const e = document.createElement(tag);
+    if (cls) e.className = cls;
+    if (text !== undefined && text !== null) e.textContent = text;
+    return e;
+  }
+
+  function fmtTime(v) {
+    if (v === undefined || v === null || v === "") return "";
+    const d = typeof v === "number" ? new Date(v < 1e12 ? v * 1000 : v) : new Date(v);
+    if (isNaN(d.getTime())) return String(v);
+    return d.toLocaleString();
+  }
+
+  function fmtDuration(ms) {
+    if (typeof ms !== "number" || !isFinite(ms)) return "";
+    if (ms < 1000) return ms + "ms";
+    const s = ms / 1000;
+    if (s < 60) return s.toFixed(1) + "s";
+    return Math.floor(s / 60) + "m" + Math.round(s % 60) + "s";
+  }
+
+  function botLabel(bot) {
+    if (!bot) return "unknown Bot";
+    return bot.name;
+  }
+
+  function endpointLabel(bot) {
+    if (bot.scripted) return "scripted demo";
+    const ep = bot.endpoint;
+    if (!ep) return "daemon default endpoint";
+    return ep.kind + (ep.model ? " · " + ep.model : "");
+  }
+
+  function isPhone() {
+    return window.matchMedia("(max-width: 420px)").matches;
+  }
+
+  // ---------- Bots ----------
+
+  async function loadBots() {
+    const bots = await api("GET", "/v1/bots");
+    state.bots = new Map((bots || []).map((b) => [b.id, b]));
+    renderBots();
+    renderSessions();
+    if (state.current) renderHeader();
+  }
+
+  function renderBots() {
+    const list = $("#bot-list");
+    list.replaceChildren();
+    for (const bot of state.bots.values()) {
+      const li = el("li", "bot-item");
+      li.dataset.id = bot.id;
+      li.appendChild(el("span", "bot-name", bot.name));
+      const badge = el("span", bot.scripted ? "badge scripted" : "badge", endpointLabel(bot));
+      li.appendChild(badge);
+      if (bot.archived) li.appendChild(el("span", "badge", "archived"));
+      if (bot.persona) {
+        const p = el("p", "bot-persona hint", bot.persona);
+        li.appendChild(p);
+      }
+      list.appendChild(li);
+    }
+    if (state.bots.size === 0) {
+      list.appendChild(el("li", "hint", "No Bots yet. Add one below."));
+      $("#bots-details").open = true;
+    }
+    // Bot picker of the "new conversation" form.
+    const sel = $("#session-bot");
+    const prev = sel.value;
+    sel.replaceChildren();
+    for (const bot of state.bots.values()) {
+      if (bot.archived) continue;
+      const opt = el("option", null, bot.name + (bot.scripted ? " (scripted demo)" : ""));
+      opt.value = String(bot.id);
+      sel.appendChild(opt);
+    }
+    if (prev && [...sel.options].some((o) => o.value === prev)) sel.value = prev;
+  }
+
+  function updateBotFormFields() {
+    const kind = $("#bot-kind").value;
+    for (const f of document.querySelectorAll("#new-bot-form .field[data-for]")) {
+      f.hidden = !f.dataset.for.split(" ").includes(kind);
+    }
+  }
+
+  async function submitBot(ev) {
+    ev.preventDefault();
+    const errEl = $("#bot-error");
+    showError(errEl, null);
+    const kind = $("#bot-kind").value;
+    const body = { name: $("#bot-name").value.trim() };
+    const persona = $("#bot-persona").value.trim();
+    if (persona) body.persona = persona;
+    const model = $("#bot-model").value.trim();
+    const endpoint = { kind, model: model || (kind === "scripted" ? "scripted" : "") };
+    if (kind === "scripted") {
+      endpoint.script = $("#bot-script").value.trim();
+    } else {
+      const base = $("#bot-base-url").value.trim();
+      const keyEnv = $("#bot-api-key-env").value.trim();
+      if (base) endpoint.base_url = base;
+      if (keyEnv) endpoint.api_key_env = keyEnv;
+    }
+    body.endpoint = endpoint;
+    const btn = $("#bot-submit");
+    btn.disabled = true;
+    try {
+      await api("POST", "/v1/bots", body);
+      $("#new-bot-form").reset();
+      updateBotFormFields();
+      await loadBots();
+    } catch (e) {
+      showError(errEl, e);
+    } finally {
+      btn.disabled = false;
+    }
+  }
+
+  // ---------- Sessions ----------
+
+  async function loadSessions() {
+    const sessions = await api("GET", "/v1/sessions");
+    state.sessions = sessions || [];
+    if (state.current) {
+      const cur = state.sessions.find((s) => s.id === state.current.id);
+      if (cur) {
+        state.current = cur;
+        renderPaused();
+      }
+    }
+    renderSessions();
+  }
+
+  function sessionTitle(s) {
+    if (s.title) return s.title;
+    const bot = state.bots.get((s.bot_ids || [])[0]);
+    return bot ? "Chat with " + bot.name : "Conversation " + s.id;
+  }
+
+  function renderSessions() {
+    const list = $("#sessions");
+    list.replaceChildren();
+    const sorted = [...state.sessions].sort((a, b) => (b.id > a.id ? 1 : b.id < a.id ? -1 : 0));
+    for (const s of sorted) {
+      const li = el("li", "session-item");
+      li.dataset.id = s.id;
+      li.dataset.testid = "session-item";
+      if (state.current && state.current.id === s.id) li.classList.add("active");
+      const btn = el("button", "session-button");
+      btn.type = "button";
+      const top = el("span", "session-title", sessionTitle(s));
+      const running = state.current && state.current.id === s.id ? state.running : s.running;
+      if (running) {
+        const dot = el("span", "dot");
+        dot.title = "working";
+        dot.setAttribute("aria-label", "working");
+        top.prepend(dot);
+      }
+      btn.appendChild(top);
+      const names = (s.bot_ids || []).map((id) => {
+        const b = state.bots.get(id);
+        return b ? b.name + (b.scripted ? " · scripted demo" : "") : "Bot " + id;
+      });
+      btn.appendChild(el("span", "session-bots hint", names.join(", ")));
+      btn.addEventListener("click", () => selectSession(s.id));
+      li.appendChild(btn);
+      list.appendChild(li);
+    }
+    $("#sessions-empty").hidden = state.sessions.length > 0;
+  }
+
+  function openNewSessionForm() {
+    const form = $("#new-session-form");
+    showError($("#session-error"), null);
+    form.hidden = false;
+    if (state.bots.size === 0) {
+      showError($("#session-error"), "Add a Bot first (Bots panel below).");
+      $("#bots-details").open = true;
+    }
+    $("#session-bot").focus();
+  }
+
+  async function submitSession(ev) {
+    ev.preventDefault();
+    const errEl = $("#session-error");
+    showError(errEl, null);
+    const botId = $("#session-bot").value;
+    if (!botId) {
+      showError(errEl, "Pick a Bot.");
+      return;
+    }
+    const bot = [...state.bots.values()].find((b) => String(b.id) === botId);
+    const body = { kind: "direct", bot_ids: [bot ? bot.id : botId] };
+    const title = $("#session-title").value.trim();
+    if (title) body.title = title;
+    const btn = $("#session-create");
+    btn.disabled = true;
+    try {
+      const s = await api("POST", "/v1/sessions", body);
+      $("#new-session-form").reset();
+      $("#new-session-form").hidden = true;
+      await loadSessions();
+      await selectSession(s.id);
+    } catch (e) {
+      showError(errEl, e);
+    } finally {
+      btn.disabled = false;
+    }
+  }
+
+  // ---------- Conversation ----------
+
+  function renderHeader() {
+    const s = state.current;
+    if (!s) return;
+    $("#conv-title").textContent = sessionTitle(s);
+    const names = (s.bot_ids || []).map((id) => {
+      const b = state.bots.get(id);
+      return b ? b.name + " (" + endpointLabel(b) + ")" : "Bot " + id;
+    });
+    $("#conv-sub").textContent = names.join(", ");
+    document.title = sessionTitle(s) + " · Troupe";
+  }
+
+  function renderPaused() {
+    const p = $("#paused");
+    const paused = state.current && state.current.paused;
+    if (paused) {
+      p.textContent = "Paused: " + (paused.description || paused.reason || "");
+      p.hidden = false;
+    } else {
+      p.hidden = true;
+    }
+  }
+
+  function setRunning(on) {
+    state.running = !!on;
+    $("#stop").hidden = !state.running;
+    $("#stop").disabled = false;
+    renderSessions();
+  }
+
+  async function selectSession(id) {
+    const gen = ++state.gen;
+    if (state.es) {
+      state.es.close();
+      state.es = null;
+    }
+    state.msgEls.clear();
+    state.streams.clear();
+    state.lastId = 0;
+    state.activeTurn = null;
+    const s = state.sessions.find((x) => x.id === id);
+    state.current = s || { id, bot_ids: [], title: null, running: false, paused: null };
+    const tr = $("#transcript");
+    tr.replaceChildren();
+    renderHeader();
+    renderPaused();
+    setRunning(state.current.running);
+    $("#composer").disabled = false;
+    $("#send").disabled = false;
+    showError($("#composer-error"), null);
+    if (isPhone()) setSidebarCollapsed(true);
+    try {
+      await fetchNewMessages(gen);
+    } catch (e) {
+      if (gen === state.gen) showError($("#composer-error"), e);
+    }
+    if (gen !== state.gen) return;
+    if (state.msgEls.size === 0) {
+      tr.appendChild(el("p", "hint empty-note", "No messages yet. Say hello."));
+    }
+    scrollToEnd(true);
+    openEvents(gen);
+    loadPastCommands(gen);
+    $("#composer").focus();
+  }
+
+  async function fetchNewMessages(gen) {
+    const sid = state.current.id;
+    for (;;) {
+      const msgs = await api(
+        "GET",
+        "/v1/sessions/" + encodeURIComponent(sid) + "/messages?after=" + state.lastId + "&limit=200"
+      );
+      if (gen !== state.gen) return;
+      for (const m of msgs || []) upsertMessage(m);
+      if (!msgs || msgs.length < 200) return;
+    }
+  }
+
+  async function loadPastCommands(gen) {
+    const sid = state.current.id;
+    let turns;
+    try {
+      turns = await api("GET", "/v1/turns?session_id=" + encodeURIComponent(sid));
+    } catch (e) {
+      return;
+    }
+    if (gen !== state.gen || !Array.isArray(turns)) return;
+    const done = turns.filter((t) => t.status !== "running").slice(-20);
+    for (const t of done) {
+      if (gen !== state.gen) return;
+      await loadCommands(t.id, gen);
+    }
+  }
+
+  async function loadCommands(turnId, gen) {
+    let cmds;
+    try {
+      cmds = await api("GET", "/v1/turns/" + encodeURIComponent(turnId) + "/commands");
+    } catch (e) {
+      return;
+    }
+    if (gen !== state.gen || !Array.isArray(cmds) || cmds.length === 0) return;
+    const box = commandsBoxFor(turnId);
+    box.replaceChildren();
+    for (const c of cmds) box.appendChild(renderCommand(c));
+  }
+
+  // The commands block sits under the Bot's last reply of the turn.
+  function commandsBoxFor(turnId) {
+    const key = String(turnId);
+    let existing = document.querySelector('.commands[data-turn="' + CSS.escape(key) + '"]');
+    const replies = [...document.querySelectorAll("#transcript .msg.bot")].filter(
+      (m) => m.dataset.turn === key
+    );
+    const host = replies.length ? replies[replies.length - 1] : null;
+    if (!existing) {
+      existing = el("div", "commands");
+      existing.dataset.turn = key;
+    }
+    if (host) {
+      if (existing.parentElement !== host) host.appendChild(existing);
+    } else if (!existing.parentElement) {
+      const wrap = el("div", "msg bot orphan-commands");
+      wrap.dataset.turn = key;
+      wrap.appendChild(existing);
+      $("#transcript").appendChild(wrap);
+    }
+    return existing;
+  }
+
+  function renderCommand(c) {
+    const d = el("details", "command");
+    d.dataset.callId = c.call_id || "";
+    const sum = el("summary");
+    sum.appendChild(el("code", "cmd-text", "$ " + (c.command || "")));
+    const parts = [];
+    if (c.timed_out) parts.push("timed out");
+    else if (c.cancelled) parts.push("cancelled");
+    if (typeof c.exit_code === "number") parts.push("exit " + c.exit_code);
+    else if (c.signal !== undefined && c.signal !== null) parts.push("signal " + c.signal);
+    const dur = fmtDuration(c.duration_ms);
+    if (dur) parts.push(dur);
+    const status = el("span", "cmd-status", parts.length ? " · " + parts.join(" · ") : "");
+    if (typeof c.exit_code === "number" && c.exit_code !== 0) d.classList.add("nonzero");
+    if (c.timed_out || c.cancelled) d.classList.add("nonzero");
+    sum.appendChild(status);
+    d.appendChild(sum);
+    const out = c.output_tail;
+    d.appendChild(el("pre", "cmd-output", out ? out : "(no output)"));
+    return d;
+  }
+
+  function upsertMessage(m) {
+    if (!m || (state.current && m.session_id !== undefined && m.session_id !== state.current.id)) return;
+    const empty = document.querySelector("#transcript .empty-note");
+    if (empty) empty.remove();
+    if (typeof m.id === "number" && m.id > state.lastId) state.lastId = m.id;
+    const turnKey = m.turn_id === null || m.turn_id === undefined ? null : String(m.turn_id);
+    let node = state.msgEls.get(m.id);
+    let stream = null;
+    if (m.author === "bot" && turnKey !== null) {
+      stream = state.streams.get(turnKey);
+      if (stream && stream.msgId !== undefined && stream.msgId !== m.id) stream = null;
+    }
+    if (!node && stream) {
+      // The stored message takes over the bubble that was streaming for this turn.
+      node = stream.el;
+      stream.msgId = m.id;
+    }
+    const fresh = !node;
+    if (fresh) {
+      node = el("div");
+      node.appendChild(el("div", "meta"));
+      node.appendChild(el("div", "body"));
+    }
+    node.className = "msg " + (m.author || "system");
+    node.dataset.id = m.id;
+    if (turnKey !== null) node.dataset.turn = turnKey;
+    else delete node.dataset.turn;
+    node.dataset.status = m.status || "done";
+
+    const meta = node.querySelector(".meta");
+    meta.replaceChildren();
+    if (m.author === "user") meta.appendChild(el("span", "who", "You"));
+    else if (m.author === "bot") meta.appendChild(el("span", "who", botLabel(state.bots.get(m.bot_id))));
+    else meta.appendChild(el("span", "who", "system"));
+    if (m.created_at) meta.title = fmtTime(m.created_at);
+    if (m.status === "failed") {
+      node.classList.add("failed");
+      meta.appendChild(el("span", "badge failed", "failed"));
+    } else if (m.status === "interrupted") {
+      node.classList.add("interrupted");
+      meta.appendChild(el("span", "badge", "interrupted"));
+    }
+
+    const body = node.querySelector(".body");
+    if (m.status === "working") {
+      node.classList.add("streaming");
+      if (!stream && m.author === "bot" && turnKey !== null) {
+        stream = { el: node, text: "", msgId: m.id };
+        state.streams.set(turnKey, stream);
+      }
+      const shown = stream && stream.text.length > (m.body || "").length ? stream.text : m.body || "";
+      body.textContent = shown;
+    } else {
+      body.textContent = m.body || "";
+      if (stream) state.streams.delete(turnKey);
+    }
+    state.msgEls.set(m.id, node);
+    if (fresh) insertInOrder(node, m.id);
+    // Keep a turn's commands under its last reply.
+    if (turnKey !== null && m.author === "bot") {
+      const box = document.querySelector('.commands[data-turn="' + CSS.escape(turnKey) + '"]');
+      if (box && box.parentElement !== node) {
+        const orphan = box.parentElement && box.parentElement.classList.contains("orphan-commands")
+          ? box.parentElement
+          : null;
+        node.appendChild(box);
+        if (orphan) orphan.remove();
+      }
+    }
+    scrollToEnd();
+  }
+
+  function insertInOrder(node, id) {
+    const tr = $("#transcript");
+    // Messages arrive in id order almost always; walk back from the end otherwise.
+    let after = tr.lastElementChild;
+    while (after && after.dataset.id && Number(after.dataset.id) > id) {
+      after = after.previousElementSibling;
+    }
+    if (!after) tr.prepend(node);
+    else after.after(node);
+  }
+
+  function onDelta(d) {
+    if (!d || !state.current) return;
+    if (d.session_id !== undefined && d.session_id !== state.current.id) return;
+    const key = String(d.turn_id);
+    let stream = state.streams.get(key);
+    if (!stream) {
+      const node = el("div", "msg bot streaming");
+      node.dataset.turn = key;
+      node.dataset.status = "working";
+      const meta = el("div", "meta");
+      const bot = state.bots.get((state.current.bot_ids || [])[0]);
+      meta.appendChild(el("span", "who", botLabel(bot)));
+      node.appendChild(meta);
+      node.appendChild(el("div", "body"));
+      const empty = document.querySelector("#transcript .empty-note");
+      if (empty) empty.remove();
+      $("#transcript").appendChild(node);
+      stream = { el: node, text: "", msgId: undefined };
+      state.streams.set(key, stream);
+    }
+    stream.text += d.text || "";
+    stream.el.querySelector(".body").textContent = stream.text;
+    if (!state.running) setRunning(true);
+    scrollToEnd();
+  }
+
+  function onCommandFinished(ev) {
+    const p = ev.payload || {};
+    if (ev.run_id === undefined || ev.run_id === null) return;
+    const box = commandsBoxFor(ev.run_id);
+    const existing = [...box.querySelectorAll(".command")].find((c) => c.dataset.callId === String(p.call_id));
+    const node = renderCommand(p);
+    if (existing) existing.replaceWith(node);
+    else box.appendChild(node);
+    scrollToEnd();
+  }
+
+  function scrollToEnd(force) {
+    const tr = $("#transcript");
+    const near = tr.scrollHeight - tr.scrollTop - tr.clientHeight < 160;
+    if (force || near) tr.scrollTop = tr.scrollHeight;
+  }
+
+  // ---------- events ----------
+
+  function openEvents(gen) {
+    const sid = state.current.id;
+    const es = new EventSource("/v1/events?session_id=" + encodeURIComponent(sid));
+    state.es = es;
+    const parse = (e) => {
+      try {
+        return JSON.parse(e.data);
+      } catch (err) {
+        return null;
+      }
+    };
+    const live = () => gen === state.gen;
+    es.addEventListener("session_message", (e) => {
+      const ev = parse(e);
+      if (live() && ev && ev.payload) upsertMessage(ev.payload.message);
+    });
+    es.addEventListener("run_started", (e) => {
+      const ev = parse(e);
+      if (!live()) return;
+      state.activeTurn = ev ? ev.run_id : null;
+      setRunning(true);
+    });
+    es.addEventListener("run_ended", (e) => {
+      const ev = parse(e);
+      if (!live()) return;
+      setRunning(false);
+      if (ev && ev.run_id !== undefined && ev.run_id !== null) {
+        const key = String(ev.run_id);
+        // A streaming bubble that never got its stored message is finished now.
+        const st = state.streams.get(key);
+        if (st && st.msgId === undefined) {
+          st.el.classList.remove("streaming");
+          const status = ev.payload && ev.payload.status;
+          if (status && status !== "completed") {
+            st.el.classList.add(status === "failed" ? "failed" : "interrupted");
+          }
+          state.streams.delete(key);
+        }
+        loadCommands(ev.run_id, gen);
+      }
+      // Catch up on anything the stream may have missed.
+      fetchNewMessages(gen).catch(() => {});
+    });
+    es.addEventListener("command_finished", (e) => {
+      const ev = parse(e);
+      if (live() && ev) onCommandFinished(ev);
+    });
+    es.addEventListener("delta", (e) => {
+      if (live()) onDelta(parse(e));
+    });
+    es.addEventListener("open", () => {
+      if (!live()) return;
+      $("#conv-head").classList.remove("offline");
+      // After a reconnect, fetch what was stored meanwhile.
+      fetchNewMessages(gen).catch(() => {});
+    });
+    es.addEventListener("error", () => {
+      if (live()) $("#conv-head").classList.add("offline");
+    });
+  }
+
+  // ---------- composer ----------
+
+  async function send(ev) {
+    if (ev) ev.preventDefault();
+    if (!state.current) return;
+    const ta = $("#composer");
+    const text = ta.value;
+    if (!text.trim()) return;
+    const gen = state.gen;
+    const btn = $("#send");
+    btn.disabled = true;
+    showError($("#composer-error"), null);
+    try {
+      const m = await api("POST", "/v1/sessions/" + encodeURIComponent(state.current.id) + "/messages", {
+        body: text,
+      });
+      if (gen === state.gen) {
+        ta.value = "";
+        upsertMessage(m);
+        scrollToEnd(true);
+      }
+    } catch (e) {
+      if (gen === state.gen) showError($("#composer-error"), e);
+    } finally {
+      btn.disabled = false;
+      ta.focus();
+    }
+  }
+
+  async function stop() {
+    if (!state.current) return;
+    const btn = $("#stop");
+    btn.disabled = true;
+    try {
+      await api("POST", "/v1/turns/stop", { session_id: state.current.id });
+    } catch (e) {
+      if (e.code === "not_running" || e.status === 409) {
+        setRunning(false);
+      } else {
+        showError($("#composer-error"), e);
+      }
+    } finally {
+      btn.disabled = false;
+    }
+  }
+
+  // ---------- layout ----------
+
+  function setSidebarCollapsed(collapsed) {
+    $("#sidebar").classList.toggle("collapsed", collapsed);
+    $("#sidebar-toggle").setAttribute("aria-expanded", String(!collapsed));
+  }
+
+  // ---------- start ----------
+
+  function init() {
+    $("#bot-kind").addEventListener("change", updateBotFormFields);
+    updateBotFormFields();
+    $("#new-bot-form").addEventListener("submit", submitBot);
+    $("#new-session").addEventListener("click", openNewSessionForm);
+    $("#session-cancel").addEventListener("click", () => {
+      $("#new-session-form").hidden = true;
+    });
+    $("#new-session-form").addEventListener("submit", submitSession);
+    $("#composer-form").addEventListener("submit", send);
+    $("#composer").addEventListener("keydown", (e) => {
+      if (e.key === "Enter" && !e.shiftKey && !e.isComposing) {
+        e.preventDefault();
+        send();
+      }
+    });
+    $("#stop").addEventListener("click", stop);
+    $("#sidebar-toggle").addEventListener("click", () => {
+      setSidebarCollapsed(!$("#sidebar").classList.contains("collapsed"));
+    });
+
+    loadBots()
+      .then(loadSessions)
+      .catch((e) => showError($("#composer-error"), e));
+    // The running dots of other conversations: a light poll.
+    setInterval(() => {
+      if (document.hidden) return;
+      loadSessions().catch(() => {});
+    }, 5000);
+  }
+
+  if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", init);
+  else init();
+})();

@@ -1,0 +1,349 @@
+//! Bots, model roles, conversations and their lines.
+
+use crate::{Result, StoreError, Tx};
+use rusqlite::{OptionalExtension, params};
+use serde_json::json;
+use troupe_core::conversation::{Author, Bot, LineStatus, Session, SessionKind, SessionMessage};
+use troupe_core::thread::EndpointSpec;
+use troupe_core::{BotId, MessageId, RunId, SessionId, SessionMessageId, ThreadId};
+
+#[derive(Clone, Debug)]
+pub struct NewBot {
+    pub name: String,
+    pub persona: String,
+    pub endpoint: Option<EndpointSpec>,
+    pub scripted: bool,
+}
+
+#[derive(Clone, Debug)]
+pub struct NewLine {
+    pub session_id: SessionId,
+    pub author: Author,
+    pub bot_id: Option<BotId>,
+    pub parent_id: Option<SessionMessageId>,
+    pub body: String,
+    pub thread_message_id: Option<MessageId>,
+    pub turn_id: Option<RunId>,
+    pub status: LineStatus,
+}
+
+fn bad(what: &str, e: impl std::fmt::Display) -> StoreError {
+    StoreError::Corrupt(format!("{what}: {e}"))
+}
+
+const BOT_COLUMNS: &str = "id, name, persona, endpoint, scripted, archived_at, created_at";
+
+fn bot_from_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<Result<Bot>> {
+    let endpoint: Option<String> = r.get(3)?;
+    let archived: Option<i64> = r.get(5)?;
+    let (id, name, persona, scripted, created_at) =
+        (BotId(r.get(0)?), r.get::<_, String>(1)?, r.get::<_, String>(2)?, r.get::<_, bool>(4)?, r.get(6)?);
+    Ok((|| {
+        Ok(Bot {
+            id,
+            name,
+            persona,
+            endpoint: endpoint.map(|e| serde_json::from_str(&e)).transpose().map_err(|e| bad("bot endpoint", e))?,
+            scripted,
+            archived: archived.is_some(),
+            created_at,
+        })
+    })())
+}
+
+const LINE_COLUMNS: &str = "id, session_id, author, bot_id, parent_id, body, turn_id, status, created_at";
+
+fn line_from_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<Result<SessionMessage>> {
+    let author: String = r.get(2)?;
+    let status: String = r.get(7)?;
+    let id = SessionMessageId(r.get(0)?);
+    let session_id = SessionId(r.get(1)?);
+    let bot_id = r.get::<_, Option<i64>>(3)?.map(BotId);
+    let parent_id = r.get::<_, Option<i64>>(4)?.map(SessionMessageId);
+    let body: String = r.get(5)?;
+    let turn_id = r.get::<_, Option<i64>>(6)?.map(RunId);
+    let created_at: i64 = r.get(8)?;
+    Ok((|| {
+        Ok(SessionMessage {
+            id,
+            session_id,
+            author: Author::parse(&author).map_err(|e| bad("line author", e))?,
+            bot_id,
+            parent_id,
+            body,
+            turn_id,
+            status: LineStatus::parse(&status).map_err(|e| bad("line status", e))?,
+            created_at,
+        })
+    })())
+}
+
+impl Tx<'_> {
+    /// Append an event that belongs to a conversation (published on commit).
+    pub fn session_event(
+        &mut self,
+        kind: &str,
+        session: SessionId,
+        run: Option<RunId>,
+        payload: serde_json::Value,
+    ) -> Result<()> {
+        self.event(kind, None, run, payload)?;
+        let id = self.conn().last_insert_rowid();
+        self.conn().execute("UPDATE events SET session_id = ?2 WHERE id = ?1", params![id, session.0])?;
+        if let Some(e) = self.events.last_mut() {
+            e.session_id = Some(session);
+        }
+        Ok(())
+    }
+
+    /// Events after `after` that belong to a conversation: its own, and those of its threads.
+    pub fn session_events_after(&self, after: troupe_core::EventId, session: SessionId, limit: u32) -> Result<Vec<crate::Event>> {
+        self.events_where(
+            "id > ?1 AND (session_id = ?2 OR thread_id IN (SELECT thread_id FROM session_threads WHERE session_id = ?2))",
+            params![after.0, session.0],
+            limit,
+        )
+    }
+
+    pub fn create_bot(&mut self, b: &NewBot) -> Result<Bot> {
+        let taken: Option<i64> = self
+            .conn()
+            .query_row(
+                "SELECT id FROM bots WHERE lower(name) = lower(?1) AND archived_at IS NULL",
+                params![b.name],
+                |r| r.get(0),
+            )
+            .optional()?;
+        if taken.is_some() {
+            return Err(StoreError::Conflict(format!("a Bot named '{}' already exists", b.name)));
+        }
+        let endpoint = b.endpoint.as_ref().map(|e| serde_json::to_string(e).unwrap_or_default());
+        self.conn().execute(
+            "INSERT INTO bots (name, persona, endpoint, scripted, created_at, updated_at) VALUES (?1, ?2, ?3, ?4, ?5, ?5)",
+            params![b.name, b.persona, endpoint, b.scripted, self.now],
+        )?;
+        let bot = self.bot(BotId(self.conn().last_insert_rowid()))?;
+        self.event("bot_created", None, None, json!({"bot": bot}))?;
+        Ok(bot)
+    }
+
+    pub fn bot(&self, id: BotId) -> Result<Bot> {
+        let sql = format!("SELECT {BOT_COLUMNS} FROM bots WHERE id = ?1");
+        self.conn()
+            .prepare_cached(&sql)?
+            .query_row(params![id.0], bot_from_row)
+            .optional()?
+            .transpose()?
+            .ok_or_else(|| StoreError::not_found("bot", id))
+    }
+
+    pub fn bots(&self, include_archived: bool) -> Result<Vec<Bot>> {
+        let sql = format!(
+            "SELECT {BOT_COLUMNS} FROM bots WHERE ?1 OR archived_at IS NULL ORDER BY id"
+        );
+        let mut stmt = self.conn().prepare_cached(&sql)?;
+        let rows = stmt.query_map(params![include_archived], bot_from_row)?;
+        rows.map(|r| r?).collect()
+    }
+
+    /// Replace a Bot's editable fields (the caller merges a patch first).
+    pub fn update_bot(&mut self, bot: &Bot) -> Result<Bot> {
+        let taken: Option<i64> = self
+            .conn()
+            .query_row(
+                "SELECT id FROM bots WHERE lower(name) = lower(?1) AND archived_at IS NULL AND id <> ?2",
+                params![bot.name, bot.id.0],
+                |r| r.get(0),
+            )
+            .optional()?;
+        if taken.is_some() {
+            return Err(StoreError::Conflict(format!("a Bot named '{}' already exists", bot.name)));
+        }
+        let endpoint = bot.endpoint.as_ref().map(|e| serde_json::to_string(e).unwrap_or_default());
+        let n = self.conn().execute(
+            "UPDATE bots SET name = ?2, persona = ?3, endpoint = ?4, updated_at = ?5 WHERE id = ?1",
+            params![bot.id.0, bot.name, bot.persona, endpoint, self.now],
+        )?;
+        if n == 0 {
+            return Err(StoreError::not_found("bot", bot.id));
+        }
+        let bot = self.bot(bot.id)?;
+        self.event("bot_updated", None, None, json!({"bot": bot}))?;
+        Ok(bot)
+    }
+
+    /// Archive a Bot: it leaves the list, its history stays.
+    pub fn archive_bot(&mut self, id: BotId) -> Result<Bot> {
+        self.bot(id)?;
+        self.conn().execute(
+            "UPDATE bots SET archived_at = COALESCE(archived_at, ?2), updated_at = ?2 WHERE id = ?1",
+            params![id.0, self.now],
+        )?;
+        let bot = self.bot(id)?;
+        self.event("bot_archived", None, None, json!({"bot": bot}))?;
+        Ok(bot)
+    }
+
+    pub fn set_model_role(&mut self, role: &str, endpoint: &EndpointSpec) -> Result<()> {
+        let text = serde_json::to_string(endpoint).map_err(|e| StoreError::Invalid(e.to_string()))?;
+        self.conn().execute(
+            "INSERT INTO model_roles (role, endpoint, updated_at) VALUES (?1, ?2, ?3)
+             ON CONFLICT (role) DO UPDATE SET endpoint = excluded.endpoint, updated_at = excluded.updated_at",
+            params![role, text, self.now],
+        )?;
+        self.event("role_set", None, None, json!({"role": role}))?;
+        Ok(())
+    }
+
+    pub fn model_roles(&self) -> Result<Vec<(String, EndpointSpec)>> {
+        let mut stmt = self.conn().prepare_cached("SELECT role, endpoint FROM model_roles ORDER BY role")?;
+        let rows = stmt.query_map([], |r| Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?)))?;
+        let mut out = Vec::new();
+        for row in rows {
+            let (role, text) = row?;
+            out.push((role, serde_json::from_str(&text).map_err(|e| bad("role endpoint", e))?));
+        }
+        Ok(out)
+    }
+
+    pub fn create_session(&mut self, kind: SessionKind, title: &str, bots: &[BotId]) -> Result<Session> {
+        self.conn().execute(
+            "INSERT INTO sessions (kind, title, created_at, updated_at) VALUES (?1, ?2, ?3, ?3)",
+            params![kind.as_str(), title, self.now],
+        )?;
+        let id = SessionId(self.conn().last_insert_rowid());
+        for b in bots {
+            self.conn().execute("INSERT INTO session_members (session_id, bot_id) VALUES (?1, ?2)", params![id.0, b.0])?;
+        }
+        let session = self.session(id)?;
+        self.session_event("session_created", id, None, json!({"session": session}))?;
+        Ok(session)
+    }
+
+    pub fn session(&self, id: SessionId) -> Result<Session> {
+        let row: Option<(String, String, Option<i64>, i64)> = self
+            .conn()
+            .query_row(
+                "SELECT kind, title, archived_at, created_at FROM sessions WHERE id = ?1",
+                params![id.0],
+                |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)),
+            )
+            .optional()?;
+        let (kind, title, archived, created_at) = row.ok_or_else(|| StoreError::not_found("session", id))?;
+        let mut stmt = self.conn().prepare_cached("SELECT bot_id FROM session_members WHERE session_id = ?1 ORDER BY bot_id")?;
+        let bot_ids = stmt
+            .query_map(params![id.0], |r| r.get::<_, i64>(0))?
+            .map(|r| r.map(BotId))
+            .collect::<Result<Vec<_>, _>>()?;
+        Ok(Session {
+            id,
+            kind: SessionKind::parse(&kind).map_err(|e| bad("session kind", e))?,
+            title,
+            bot_ids,
+            archived: archived.is_some(),
+            created_at,
+        })
+    }
+
+    pub fn sessions(&self, limit: u32) -> Result<Vec<Session>> {
+        let mut stmt = self.conn().prepare_cached("SELECT id FROM sessions WHERE archived_at IS NULL ORDER BY id DESC LIMIT ?1")?;
+        let ids = stmt
+            .query_map(params![limit], |r| r.get::<_, i64>(0))?
+            .collect::<Result<Vec<_>, _>>()?;
+        ids.into_iter().map(|id| self.session(SessionId(id))).collect()
+    }
+
+    pub fn bind_thread(&mut self, session: SessionId, bot: BotId, thread: ThreadId, purpose: &str) -> Result<()> {
+        self.conn().execute(
+            "INSERT INTO session_threads (thread_id, session_id, bot_id, purpose) VALUES (?1, ?2, ?3, ?4)",
+            params![thread.0, session.0, bot.0, purpose],
+        )?;
+        Ok(())
+    }
+
+    /// The thread a Bot works in for a conversation, for one purpose.
+    pub fn session_thread(&self, session: SessionId, bot: BotId, purpose: &str) -> Result<Option<ThreadId>> {
+        Ok(self
+            .conn()
+            .query_row(
+                "SELECT thread_id FROM session_threads WHERE session_id = ?1 AND bot_id = ?2 AND purpose = ?3 ORDER BY thread_id LIMIT 1",
+                params![session.0, bot.0, purpose],
+                |r| r.get::<_, i64>(0),
+            )
+            .optional()?
+            .map(ThreadId))
+    }
+
+    pub fn session_threads(&self, session: SessionId) -> Result<Vec<ThreadId>> {
+        let mut stmt = self.conn().prepare_cached("SELECT thread_id FROM session_threads WHERE session_id = ?1 ORDER BY thread_id")?;
+        let ids = stmt.query_map(params![session.0], |r| r.get::<_, i64>(0))?.map(|r| r.map(ThreadId)).collect::<Result<_, _>>()?;
+        Ok(ids)
+    }
+
+    /// Every thread a Bot works in, across conversations.
+    pub fn bot_threads(&self, bot: BotId) -> Result<Vec<ThreadId>> {
+        let mut stmt = self.conn().prepare_cached("SELECT thread_id FROM session_threads WHERE bot_id = ?1 ORDER BY thread_id")?;
+        let ids = stmt.query_map(params![bot.0], |r| r.get::<_, i64>(0))?.map(|r| r.map(ThreadId)).collect::<Result<_, _>>()?;
+        Ok(ids)
+    }
+
+    /// The conversation and Bot a thread works for, if any.
+    pub fn thread_session(&self, thread: ThreadId) -> Result<Option<(SessionId, BotId)>> {
+        Ok(self
+            .conn()
+            .query_row(
+                "SELECT session_id, bot_id FROM session_threads WHERE thread_id = ?1",
+                params![thread.0],
+                |r| Ok((SessionId(r.get(0)?), BotId(r.get(1)?))),
+            )
+            .optional()?)
+    }
+
+    pub fn insert_line(&mut self, l: &NewLine) -> Result<SessionMessage> {
+        self.conn().execute(
+            "INSERT INTO session_messages (session_id, author, bot_id, parent_id, body, thread_message_id, turn_id, status, created_at)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
+            params![
+                l.session_id.0,
+                l.author.as_str(),
+                l.bot_id.map(|b| b.0),
+                l.parent_id.map(|p| p.0),
+                l.body,
+                l.thread_message_id.map(|m| m.0),
+                l.turn_id.map(|r| r.0),
+                l.status.as_str(),
+                self.now
+            ],
+        )?;
+        let line = self.line(SessionMessageId(self.conn().last_insert_rowid()))?;
+        self.conn().execute("UPDATE sessions SET updated_at = ?2 WHERE id = ?1", params![l.session_id.0, self.now])?;
+        self.session_event("session_message", l.session_id, l.turn_id, json!({"message": line}))?;
+        Ok(line)
+    }
+
+    pub fn line(&self, id: SessionMessageId) -> Result<SessionMessage> {
+        let sql = format!("SELECT {LINE_COLUMNS} FROM session_messages WHERE id = ?1");
+        self.conn()
+            .prepare_cached(&sql)?
+            .query_row(params![id.0], line_from_row)
+            .optional()?
+            .transpose()?
+            .ok_or_else(|| StoreError::not_found("message", id))
+    }
+
+    /// Whether a kernel message was already projected into a conversation.
+    pub fn line_for_thread_message(&self, m: MessageId) -> Result<Option<SessionMessageId>> {
+        Ok(self
+            .conn()
+            .query_row("SELECT id FROM session_messages WHERE thread_message_id = ?1", params![m.0], |r| r.get::<_, i64>(0))
+            .optional()?
+            .map(SessionMessageId))
+    }
+
+    pub fn lines(&self, session: SessionId, after: Option<SessionMessageId>, limit: u32) -> Result<Vec<SessionMessage>> {
+        let sql = format!("SELECT {LINE_COLUMNS} FROM session_messages WHERE session_id = ?1 AND id > ?2 ORDER BY id LIMIT ?3");
+        let mut stmt = self.conn().prepare_cached(&sql)?;
+        let rows = stmt.query_map(params![session.0, after.map(|a| a.0).unwrap_or(0), limit], line_from_row)?;
+        rows.map(|r| r?).collect()
+    }
+}
