@@ -1,1 +1,60 @@
-//! troupe-server: the HTTP daemon (in progress).
+//! The daemon's HTTP face: the API under `/v1` (one route module per resource), live events
+//! over Server-Sent Events, the generated OpenAPI document, and the web page at `/`. Handlers
+//! hold no domain logic: they validate input, call `troupe-collab`, and shape the answer.
+
+pub mod access;
+pub mod error;
+pub mod routes;
+pub mod state;
+
+pub use error::ApiError;
+pub use state::AppState;
+
+use axum::Router;
+use utoipa::OpenApi;
+use utoipa_axum::router::OpenApiRouter;
+
+/// Request bodies larger than this are refused with 413.
+pub const BODY_LIMIT: usize = 1024 * 1024;
+
+#[derive(OpenApi)]
+#[openapi(
+    info(title = "Troupe", description = "A durable runtime for teams of LLM agents."),
+    tags(
+        (name = "bots", description = "Bots and their model endpoints"),
+        (name = "roles", description = "Which model each role uses"),
+        (name = "sessions", description = "Conversations and their lines"),
+        (name = "turns", description = "What a Bot's turn did, and stopping it"),
+        (name = "events", description = "Live events")
+    )
+)]
+struct ApiDoc;
+
+/// Every API route, with the OpenAPI document generated from them.
+pub fn api() -> (Router<AppState>, utoipa::openapi::OpenApi) {
+    OpenApiRouter::with_openapi(ApiDoc::openapi())
+        .merge(routes::bots::router())
+        .merge(routes::roles::router())
+        .merge(routes::sessions::router())
+        .merge(routes::turns::router())
+        .merge(routes::events::router())
+        .split_for_parts()
+}
+
+/// The whole application: API, OpenAPI document, web page, access control and body limit.
+pub fn app(state: AppState) -> Router {
+    let (api, doc) = api();
+    let doc = std::sync::Arc::new(doc);
+    api.route(
+        "/v1/openapi.json",
+        axum::routing::get(move || {
+            let doc = doc.clone();
+            async move { axum::Json((*doc).clone()) }
+        }),
+    )
+    .merge(routes::web::router())
+    .fallback(error::not_found)
+    .layer(axum::middleware::from_fn_with_state(state.clone(), access::require_token))
+    .layer(axum::extract::DefaultBodyLimit::max(BODY_LIMIT))
+    .with_state(state)
+}

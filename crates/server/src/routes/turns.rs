@@ -1,0 +1,8 @@
+//! Routes for turns.
+
+use crate::AppState;
+use utoipa_axum::router::OpenApiRouter;
+
+pub fn router() -> OpenApiRouter<AppState> {
+    OpenApiRouter::new()
+}
