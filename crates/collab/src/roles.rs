@@ -59,3 +59,23 @@ impl ModelResolver for SharedRoles {
         self.table.read().unwrap_or_else(|p| p.into_inner()).resolve(agent)
     }
 }
+
+impl crate::Collab {
+    /// Point a role at an endpoint: validated, stored, and used by the next model call.
+    pub fn set_role(&self, role: &str, spec: EndpointSpec) -> Result<(), crate::CollabError> {
+        validate_role(role).map_err(crate::CollabError::Invalid)?;
+        spec.validate().map_err(|m| crate::CollabError::invalid(format!("endpoint: {m}")))?;
+        self.store().write(|tx| tx.set_model_role(role, &spec))?;
+        self.roles().set(role, spec).map_err(crate::CollabError::Invalid)
+    }
+
+    /// Load the roles set through the API on an earlier run (they override the config file).
+    pub fn load_stored_roles(&self) -> Result<(), crate::CollabError> {
+        for (role, spec) in self.store().read(|tx| tx.model_roles())? {
+            if let Err(e) = self.roles().set(&role, spec) {
+                tracing::warn!(role = %role, error = %e, "a stored role endpoint is invalid; ignored");
+            }
+        }
+        Ok(())
+    }
+}

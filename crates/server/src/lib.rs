@@ -3,6 +3,7 @@
 //! hold no domain logic: they validate input, call `troupe-collab`, and shape the answer.
 
 pub mod access;
+pub mod bootstrap;
 pub mod error;
 pub mod routes;
 pub mod state;
