@@ -7,6 +7,7 @@ use troupe_core::conversation::{Bot, validate_bot_name};
 use troupe_core::thread::{AgentBinding, EndpointSpec};
 use troupe_store::NewBot;
 
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[derive(Clone, Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct NewBotRequest {
@@ -19,6 +20,7 @@ pub struct NewBotRequest {
 }
 
 /// A partial update. `endpoint: null` clears the Bot's own endpoint (it then uses `default`).
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[derive(Clone, Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct BotPatch {
@@ -31,7 +33,9 @@ pub struct BotPatch {
 }
 
 /// Distinguishes a field that is absent (outer None) from one set to null (Some(None)).
-fn present<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<Option<EndpointSpec>>, D::Error> {
+fn present<'de, D: serde::Deserializer<'de>>(
+    d: D,
+) -> Result<Option<Option<EndpointSpec>>, D::Error> {
     Option::<EndpointSpec>::deserialize(d).map(Some)
 }
 
@@ -39,14 +43,17 @@ const PERSONA_MAX: usize = 20_000;
 
 fn check_persona(p: &str) -> Result<(), CollabError> {
     if p.len() > PERSONA_MAX {
-        return Err(CollabError::invalid(format!("persona must be at most {PERSONA_MAX} bytes")));
+        return Err(CollabError::invalid(format!(
+            "persona must be at most {PERSONA_MAX} bytes"
+        )));
     }
     Ok(())
 }
 
 fn check_endpoint(e: &Option<EndpointSpec>) -> Result<(), CollabError> {
     if let Some(spec) = e {
-        spec.validate().map_err(|m| CollabError::invalid(format!("endpoint: {m}")))?;
+        spec.validate()
+            .map_err(|m| CollabError::invalid(format!("endpoint: {m}")))?;
     }
     Ok(())
 }
@@ -77,13 +84,21 @@ fn duplicate(e: CollabError) -> CollabError {
 
 impl Collab {
     pub fn create_bot(&self, req: NewBotRequest) -> Result<Bot, CollabError> {
-        let name = validate_bot_name(&req.name).map_err(|m| CollabError::invalid(format!("name: {m}")))?;
+        let name =
+            validate_bot_name(&req.name).map_err(|m| CollabError::invalid(format!("name: {m}")))?;
         let persona = req.persona.unwrap_or_default();
         check_persona(&persona)?;
         check_endpoint(&req.endpoint)?;
-        let new = NewBot { name, persona, endpoint: req.endpoint, scripted: false };
+        let new = NewBot {
+            name,
+            persona,
+            endpoint: req.endpoint,
+            scripted: false,
+        };
         // A duplicate name is invalid input (422), as the API contract says.
-        self.store().write(|tx| tx.create_bot(&new)).map_err(|e| duplicate(e.into()))
+        self.store()
+            .write(|tx| tx.create_bot(&new))
+            .map_err(|e| duplicate(e.into()))
     }
 
     pub fn bots(&self) -> Result<Vec<Bot>, CollabError> {
@@ -98,10 +113,14 @@ impl Collab {
     pub fn update_bot(&self, id: BotId, patch: BotPatch) -> Result<Bot, CollabError> {
         let mut bot = self.bot(id)?;
         if bot.archived {
-            return Err(CollabError::conflict("archived", format!("bot {id} is archived")));
+            return Err(CollabError::conflict(
+                "archived",
+                format!("bot {id} is archived"),
+            ));
         }
         if let Some(name) = &patch.name {
-            bot.name = validate_bot_name(name).map_err(|m| CollabError::invalid(format!("name: {m}")))?;
+            bot.name =
+                validate_bot_name(name).map_err(|m| CollabError::invalid(format!("name: {m}")))?;
         }
         if let Some(persona) = patch.persona {
             check_persona(&persona)?;

@@ -24,7 +24,10 @@ impl CollabError {
         CollabError::Invalid(msg.into())
     }
     pub fn conflict(code: &'static str, msg: impl Into<String>) -> Self {
-        CollabError::Conflict { code, message: msg.into() }
+        CollabError::Conflict {
+            code,
+            message: msg.into(),
+        }
     }
 }
 
@@ -32,7 +35,10 @@ impl From<StoreError> for CollabError {
     fn from(e: StoreError) -> Self {
         match e {
             StoreError::NotFound { what, id } => CollabError::NotFound { what, id },
-            StoreError::Conflict(message) => CollabError::Conflict { code: "conflict", message },
+            StoreError::Conflict(message) => CollabError::Conflict {
+                code: "conflict",
+                message,
+            },
             StoreError::Invalid(m) => CollabError::Invalid(m),
             other => CollabError::Store(other),
         }

@@ -14,7 +14,7 @@ pub use bots::{BotPatch, NewBotRequest};
 pub use error::CollabError;
 pub use projection::SessionProjector;
 pub use roles::SharedRoles;
-pub use sessions::NewSessionRequest;
+pub use sessions::{NewSessionRequest, SessionView};
 pub use turns::TurnView;
 
 use std::path::PathBuf;
@@ -35,7 +35,11 @@ impl Collab {
     /// `engine` must have been built with [`SessionProjector`] as a message observer and
     /// `roles` as its model resolver.
     pub fn new(engine: Engine, roles: Arc<SharedRoles>, workspaces: PathBuf) -> Self {
-        Collab { engine, roles, workspaces }
+        Collab {
+            engine,
+            roles,
+            workspaces,
+        }
     }
 
     pub fn engine(&self) -> &Engine {

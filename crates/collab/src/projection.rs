@@ -13,7 +13,9 @@ impl MessageObserver for SessionProjector {
         if m.role != Role::Assistant {
             return Ok(());
         }
-        let Some((session, bot)) = tx.thread_session(m.thread_id)? else { return Ok(()) };
+        let Some((session, bot)) = tx.thread_session(m.thread_id)? else {
+            return Ok(());
+        };
         let body: Vec<&str> = m
             .parts
             .iter()

@@ -17,7 +17,12 @@ pub struct SharedRoles {
 impl SharedRoles {
     pub fn new(table: RoleTable, secrets: SecretSource) -> Self {
         let (timeout, retry) = (table.timeout, table.retry.clone());
-        SharedRoles { table: RwLock::new(table), secrets, timeout, retry }
+        SharedRoles {
+            table: RwLock::new(table),
+            secrets,
+            timeout,
+            retry,
+        }
     }
 
     /// Point a role at an endpoint (validated); later model calls use it.
@@ -29,7 +34,11 @@ impl SharedRoles {
     }
 
     pub fn get(&self, role: &str) -> Option<EndpointSpec> {
-        self.table.read().unwrap_or_else(|p| p.into_inner()).role(role).cloned()
+        self.table
+            .read()
+            .unwrap_or_else(|p| p.into_inner())
+            .role(role)
+            .cloned()
     }
 
     /// Every role with an endpoint.
@@ -42,7 +51,9 @@ impl SharedRoles {
 
     /// Whether the key variable an endpoint names is set (never the key itself).
     pub fn key_present(&self, spec: &EndpointSpec) -> Option<bool> {
-        spec.api_key_env.as_ref().map(|var| (self.secrets)(var).is_some_and(|k| !k.trim().is_empty()))
+        spec.api_key_env
+            .as_ref()
+            .map(|var| (self.secrets)(var).is_some_and(|k| !k.trim().is_empty()))
     }
 
     pub fn timeout(&self) -> std::time::Duration {
@@ -56,7 +67,10 @@ impl SharedRoles {
 
 impl ModelResolver for SharedRoles {
     fn resolve(&self, agent: &AgentBinding) -> Result<ResolvedModel, String> {
-        self.table.read().unwrap_or_else(|p| p.into_inner()).resolve(agent)
+        self.table
+            .read()
+            .unwrap_or_else(|p| p.into_inner())
+            .resolve(agent)
     }
 }
 
@@ -64,9 +78,12 @@ impl crate::Collab {
     /// Point a role at an endpoint: validated, stored, and used by the next model call.
     pub fn set_role(&self, role: &str, spec: EndpointSpec) -> Result<(), crate::CollabError> {
         validate_role(role).map_err(crate::CollabError::Invalid)?;
-        spec.validate().map_err(|m| crate::CollabError::invalid(format!("endpoint: {m}")))?;
+        spec.validate()
+            .map_err(|m| crate::CollabError::invalid(format!("endpoint: {m}")))?;
         self.store().write(|tx| tx.set_model_role(role, &spec))?;
-        self.roles().set(role, spec).map_err(crate::CollabError::Invalid)
+        self.roles()
+            .set(role, spec)
+            .map_err(crate::CollabError::Invalid)
     }
 
     /// Load the roles set through the API on an earlier run (they override the config file).

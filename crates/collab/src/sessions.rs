@@ -4,7 +4,9 @@
 use crate::bots::binding_for;
 use crate::{Collab, CollabError};
 use serde::{Deserialize, Serialize};
-use troupe_core::conversation::{Author, LineStatus, Session, SessionKind, SessionMessage, validate_line};
+use troupe_core::conversation::{
+    Author, LineStatus, Session, SessionKind, SessionMessage, validate_line,
+};
 use troupe_core::inbox::{Delivery, InboxMode};
 use troupe_core::pause::Paused;
 use troupe_core::thread::Interaction;
@@ -12,6 +14,7 @@ use troupe_core::{BotId, SessionId, SessionMessageId, ThreadId};
 use troupe_engine::StopMode;
 use troupe_store::{NewLine, NewThread, RunRecord};
 
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[derive(Clone, Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct NewSessionRequest {
@@ -22,6 +25,7 @@ pub struct NewSessionRequest {
 }
 
 /// A conversation as the API shows it: the record plus whether its Bot is working or paused.
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[derive(Clone, Debug, Serialize)]
 pub struct SessionView {
     #[serde(flatten)]
@@ -34,9 +38,12 @@ const DIRECT: &str = "direct";
 
 impl Collab {
     pub fn create_session(&self, req: NewSessionRequest) -> Result<SessionView, CollabError> {
-        let kind = SessionKind::parse(&req.kind).map_err(|m| CollabError::invalid(format!("kind: {m}")))?;
+        let kind = SessionKind::parse(&req.kind)
+            .map_err(|m| CollabError::invalid(format!("kind: {m}")))?;
         if kind != SessionKind::Direct {
-            return Err(CollabError::invalid("kind: only direct conversations are supported so far"));
+            return Err(CollabError::invalid(
+                "kind: only direct conversations are supported so far",
+            ));
         }
         if req.bot_ids.len() != 1 {
             return Err(CollabError::invalid(format!(
@@ -46,14 +53,23 @@ impl Collab {
         }
         let bot = match self.bot(req.bot_ids[0]) {
             Err(CollabError::NotFound { id, .. }) => {
-                return Err(CollabError::invalid(format!("bot_ids: bot {id} does not exist")));
+                return Err(CollabError::invalid(format!(
+                    "bot_ids: bot {id} does not exist"
+                )));
             }
             other => other?,
         };
         if bot.archived {
-            return Err(CollabError::invalid(format!("bot_ids: bot {} is archived", bot.id)));
+            return Err(CollabError::invalid(format!(
+                "bot_ids: bot {} is archived",
+                bot.id
+            )));
         }
-        let title = req.title.map(|t| t.trim().to_string()).filter(|t| !t.is_empty()).unwrap_or_else(|| bot.name.clone());
+        let title = req
+            .title
+            .map(|t| t.trim().to_string())
+            .filter(|t| !t.is_empty())
+            .unwrap_or_else(|| bot.name.clone());
         if title.chars().count() > 200 {
             return Err(CollabError::invalid("title must be at most 200 characters"));
         }
@@ -61,7 +77,10 @@ impl Collab {
             let session = tx.create_session(kind, &title, &[bot.id])?;
             let dir = self.workspaces.join(format!("session-{}", session.id.0));
             std::fs::create_dir_all(&dir).map_err(|e| {
-                troupe_store::StoreError::Invalid(format!("cannot create workspace {}: {e}", dir.display()))
+                troupe_store::StoreError::Invalid(format!(
+                    "cannot create workspace {}: {e}",
+                    dir.display()
+                ))
             })?;
             let thread = tx.create_thread(&NewThread {
                 parent_id: None,
@@ -77,33 +96,50 @@ impl Collab {
     }
 
     pub fn session_view(&self, id: SessionId) -> Result<SessionView, CollabError> {
-        let (session, threads) = self.store().read(|tx| Ok((tx.session(id)?, tx.session_threads(id)?)))?;
+        let (session, threads) = self
+            .store()
+            .read(|tx| Ok((tx.session(id)?, tx.session_threads(id)?)))?;
         let running = threads.iter().any(|t| self.engine().is_running(*t));
         let paused = match threads.first() {
             Some(t) => self.store().read(|tx| tx.thread(*t))?.paused,
             None => None,
         };
-        Ok(SessionView { session, running, paused })
+        Ok(SessionView {
+            session,
+            running,
+            paused,
+        })
     }
 
     pub fn sessions(&self, limit: u32) -> Result<Vec<SessionView>, CollabError> {
-        let ids: Vec<SessionId> = self.store().read(|tx| tx.sessions(limit))?.into_iter().map(|s| s.id).collect();
+        let ids: Vec<SessionId> = self
+            .store()
+            .read(|tx| tx.sessions(limit))?
+            .into_iter()
+            .map(|s| s.id)
+            .collect();
         ids.into_iter().map(|id| self.session_view(id)).collect()
     }
 
     /// The thread the direct conversation's Bot works in.
     pub fn direct_thread(&self, id: SessionId) -> Result<ThreadId, CollabError> {
         let session = self.store().read(|tx| tx.session(id))?;
-        let bot = *session.bot_ids.first().ok_or_else(|| CollabError::invalid("the conversation has no Bot"))?;
+        let bot = *session
+            .bot_ids
+            .first()
+            .ok_or_else(|| CollabError::invalid("the conversation has no Bot"))?;
         self.store()
             .read(|tx| tx.session_thread(id, bot, DIRECT))?
-            .ok_or_else(|| CollabError::invalid(format!("conversation {id} has no thread for its Bot")))
+            .ok_or_else(|| {
+                CollabError::invalid(format!("conversation {id} has no thread for its Bot"))
+            })
     }
 
     /// A person's line: written to the conversation and delivered to the Bot's thread in one
     /// transaction (its delivery key makes a retry harmless), then the drive is asked to act.
-    /// If the Bot is working, the line joins its running turn at the next step.
-    pub fn post_line(
+    /// If the Bot is working, the line joins its running turn at the next step. Returns once
+    /// the drive has acted (the Bot's turn has started or the line is queued in its inbox).
+    pub async fn post_line(
         &self,
         id: SessionId,
         body: String,
@@ -112,21 +148,32 @@ impl Collab {
         validate_line(&body).map_err(|m| CollabError::invalid(format!("body: {m}")))?;
         let session = self.store().read(|tx| tx.session(id))?;
         if session.archived {
-            return Err(CollabError::conflict("archived", format!("conversation {id} is archived")));
+            return Err(CollabError::conflict(
+                "archived",
+                format!("conversation {id} is archived"),
+            ));
         }
         if let Some(parent) = parent_id {
             let p = match self.store().read(|tx| tx.line(parent)) {
                 Err(troupe_store::StoreError::NotFound { .. }) => {
-                    return Err(CollabError::invalid(format!("parent_id: message {parent} does not exist")));
+                    return Err(CollabError::invalid(format!(
+                        "parent_id: message {parent} does not exist"
+                    )));
                 }
                 other => other?,
             };
             if p.session_id != id {
-                return Err(CollabError::invalid(format!("parent_id: message {parent} is in another conversation")));
+                return Err(CollabError::invalid(format!(
+                    "parent_id: message {parent} is in another conversation"
+                )));
             }
         }
         let thread = self.direct_thread(id)?;
-        let mode = if self.engine().is_running(thread) { InboxMode::Steer } else { InboxMode::Task };
+        let mode = if self.engine().is_running(thread) {
+            InboxMode::Steer
+        } else {
+            InboxMode::Task
+        };
         let line = self.store().write(|tx| {
             let line = tx.insert_line(&NewLine {
                 session_id: id,
@@ -138,18 +185,19 @@ impl Collab {
                 turn_id: None,
                 status: LineStatus::Done,
             })?;
-            let delivery = Delivery::user_task(body.clone()).with_mode(mode).with_key(format!("line:{}", line.id.0));
+            let delivery = Delivery::user_task(body.clone())
+                .with_mode(mode)
+                .with_key(format!("line:{}", line.id.0));
             tx.deliver(thread, &delivery)?;
             // Sending is one way a paused conversation resumes.
             tx.clear_pause(thread)?;
             Ok(line)
         })?;
-        let engine = self.engine().clone();
-        tokio::spawn(async move {
-            if let Err(e) = engine.request_drive(thread, "inbox", false).await {
-                tracing::warn!(thread = %thread, error = %e, "drive after a user line failed");
-            }
-        });
+        // The line is durable already; a drive that fails here is retried by the next request
+        // or at boot, so it is logged rather than turned into an error for the sender.
+        if let Err(e) = self.engine().request_drive(thread, "inbox", false).await {
+            tracing::warn!(thread = %thread, error = %e, "drive after a user line failed");
+        }
         Ok(line)
     }
 
@@ -173,9 +221,10 @@ impl Collab {
         let thread = self.direct_thread(id)?;
         match self.engine().stop(thread, StopMode::User).await {
             Ok(run) => Ok(run),
-            Err(troupe_engine::EngineError::NotRunning(_)) => {
-                Err(CollabError::conflict("not_running", format!("conversation {id} has no running turn")))
-            }
+            Err(troupe_engine::EngineError::NotRunning(_)) => Err(CollabError::conflict(
+                "not_running",
+                format!("conversation {id} has no running turn"),
+            )),
             Err(e) => Err(e.into()),
         }
     }

@@ -6,6 +6,7 @@ use troupe_core::{RunId, SessionId};
 use troupe_store::{CommandRecord, ModelCallRecord, RunRecord};
 
 /// A turn: one run of a Bot's thread, with its model calls.
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[derive(Clone, Debug, Serialize)]
 pub struct TurnView {
     pub id: RunId,
@@ -25,7 +26,11 @@ pub struct TurnView {
 }
 
 impl TurnView {
-    fn new(run: RunRecord, session_id: Option<SessionId>, model_calls: Vec<ModelCallRecord>) -> Self {
+    fn new(
+        run: RunRecord,
+        session_id: Option<SessionId>,
+        model_calls: Vec<ModelCallRecord>,
+    ) -> Self {
         TurnView {
             id: run.id,
             session_id,

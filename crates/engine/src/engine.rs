@@ -194,7 +194,7 @@ impl Engine {
 
     /// Wait until the thread has no live loop (a run that starts another on release is followed).
     pub async fn wait_idle(&self, thread: ThreadId) {
-        while let Some(live) = self.inner.live.get(thread) {
+        while let Some(live) = self.inner.live.get_any(thread) {
             live.wait_done().await;
         }
     }

@@ -18,6 +18,8 @@ pub struct LiveRun {
     pgids: Mutex<HashSet<i32>>,
     /// Text of the model call in flight; an abort keeps it as the interrupted reply.
     partial: Mutex<String>,
+    /// Set when the loop has ended its run but has not yet handed over (release drive).
+    ended: std::sync::atomic::AtomicBool,
     done_tx: watch::Sender<bool>,
 }
 
@@ -31,6 +33,7 @@ impl LiveRun {
             cancel: CancellationToken::new(),
             pgids: Mutex::new(HashSet::new()),
             partial: Mutex::new(String::new()),
+            ended: std::sync::atomic::AtomicBool::new(false),
             done_tx: watch::channel(false).0,
         }
     }
@@ -63,6 +66,12 @@ impl LiveRun {
     }
     pub fn take_partial(&self) -> String {
         std::mem::take(&mut *self.partial.lock().unwrap_or_else(|p| p.into_inner()))
+    }
+    pub fn mark_ended(&self) {
+        self.ended.store(true, std::sync::atomic::Ordering::SeqCst);
+    }
+    pub fn is_ended(&self) -> bool {
+        self.ended.load(std::sync::atomic::Ordering::SeqCst)
     }
     pub fn mark_done(&self) {
         self.done_tx.send_replace(true);
@@ -109,34 +118,42 @@ pub struct LiveSet {
 }
 
 impl LiveSet {
+    fn map(
+        &self,
+    ) -> std::sync::MutexGuard<'_, std::collections::HashMap<ThreadId, std::sync::Arc<LiveRun>>>
+    {
+        self.runs.lock().unwrap_or_else(|p| p.into_inner())
+    }
+    /// The thread's run, if one is live (not merely handing over after its end).
     pub fn get(&self, t: ThreadId) -> Option<std::sync::Arc<LiveRun>> {
-        self.runs
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .get(&t)
-            .cloned()
+        self.get_any(t).filter(|r| !r.is_ended())
+    }
+    /// The thread's run, live or handing over; waiting on it covers the release drive too.
+    pub fn get_any(&self, t: ThreadId) -> Option<std::sync::Arc<LiveRun>> {
+        self.map().get(&t).cloned()
+    }
+    /// Any run still in the set, live or handing over.
+    pub fn any(&self) -> Option<std::sync::Arc<LiveRun>> {
+        self.map().values().next().cloned()
     }
     pub fn insert(&self, run: std::sync::Arc<LiveRun>) {
-        self.runs
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .insert(run.thread_id, run);
+        self.map().insert(run.thread_id, run);
     }
     /// Remove only if the entry is still this run (a newer run may have replaced it).
     pub fn remove(&self, t: ThreadId, run: RunId) {
-        let mut m = self.runs.lock().unwrap_or_else(|p| p.into_inner());
+        let mut m = self.map();
         if m.get(&t).is_some_and(|r| r.run_id == run) {
             m.remove(&t);
         }
     }
+    /// Live runs (those handing over are not counted).
     pub fn len(&self) -> usize {
-        self.runs.lock().unwrap_or_else(|p| p.into_inner()).len()
+        self.map().values().filter(|r| !r.is_ended()).count()
     }
     pub fn all(&self) -> Vec<std::sync::Arc<LiveRun>> {
-        self.runs
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
+        self.map()
             .values()
+            .filter(|r| !r.is_ended())
             .cloned()
             .collect()
     }

@@ -76,14 +76,19 @@ pub(crate) async fn run(engine: Engine, live: Arc<LiveRun>) {
             tracing::error!(thread = %thread, error = %e, "could not record the end of a run");
         }
     }
-    engine.inner.live.remove(live.thread_id, live.run_id);
+    // Hand over: the thread no longer counts as running, but waiters keep waiting until the
+    // release drive has decided whether another run follows.
+    live.mark_ended();
     if !engine.is_draining() {
         if let Err(e) = engine.request_drive(live.thread_id, "release", false).await {
             tracing::warn!(thread = %live.thread_id, error = %e, "release drive failed");
         }
+    }
+    engine.inner.live.remove(live.thread_id, live.run_id);
+    live.mark_done();
+    if !engine.is_draining() {
         engine.retry_queued_wakes().await;
     }
-    live.mark_done();
 }
 
 struct InboxStep {

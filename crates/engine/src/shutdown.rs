@@ -13,7 +13,7 @@ impl Engine {
     pub async fn shutdown(&self, grace: Duration) -> Vec<RunId> {
         self.begin_drain();
         let all_done = async {
-            while let Some(live) = self.inner.live.all().into_iter().next() {
+            while let Some(live) = self.inner.live.any() {
                 live.wait_done().await;
             }
         };
