@@ -10,7 +10,7 @@ use std::collections::HashSet;
 use std::sync::Arc;
 use std::time::Instant;
 use troupe_core::drive::plan_inbox_take;
-use troupe_core::message::{Finish, Origin, Part, PartBody, Role};
+use troupe_core::message::{Finish, Message, Origin, Part, PartBody, Role};
 use troupe_core::pause::PauseReason;
 use troupe_core::run::{EndReason, FailureStreaks};
 use troupe_core::thread::Thread;
@@ -79,10 +79,10 @@ pub(crate) async fn run(engine: Engine, live: Arc<LiveRun>) {
     // Hand over: the thread no longer counts as running, but waiters keep waiting until the
     // release drive has decided whether another run follows.
     live.mark_ended();
-    if !engine.is_draining() {
-        if let Err(e) = engine.request_drive(live.thread_id, "release", false).await {
-            tracing::warn!(thread = %live.thread_id, error = %e, "release drive failed");
-        }
+    if !engine.is_draining()
+        && let Err(e) = engine.request_drive(live.thread_id, "release", false).await
+    {
+        tracing::warn!(thread = %live.thread_id, error = %e, "release drive failed");
     }
     engine.inner.live.remove(live.thread_id, live.run_id);
     live.mark_done();
@@ -95,9 +95,32 @@ struct InboxStep {
     thread: Thread,
     call_model: bool,
     root: Option<MessageId>,
+    /// Messages the inbox items became, in order.
+    materialized: Vec<Message>,
 }
 
 fn take_inbox(engine: &Engine, live: &LiveRun, first: bool) -> Result<InboxStep, LoopExit> {
+    // Most steps find the inbox empty: decide that from a read before taking the write lock.
+    if !first {
+        let quick = engine.inner.store.read(|tx| {
+            tx.check_lease(live.thread_id, live.generation)?;
+            let items = tx.inbox(live.thread_id)?;
+            if !items.is_empty() {
+                return Ok(None);
+            }
+            let root = tx.root_state(live.thread_id)?;
+            let take = plan_inbox_take(root, &items);
+            Ok(Some(InboxStep {
+                thread: tx.thread(live.thread_id)?,
+                call_model: take.call_model,
+                root: root.root(),
+                materialized: Vec::new(),
+            }))
+        })?;
+        if let Some(step) = quick {
+            return Ok(step);
+        }
+    }
     owned_write(engine, live, |tx| {
         let thread = tx.thread(live.thread_id)?;
         let items = tx.inbox(live.thread_id)?;
@@ -109,22 +132,26 @@ fn take_inbox(engine: &Engine, live: &LiveRun, first: bool) -> Result<InboxStep,
         }
         let take = plan_inbox_take(root, &items);
         let mut current = root.root();
+        let mut materialized = Vec::new();
         if let Some(task) = take.task {
             let m = tx.materialize(task, None, Some(live.run_id), engine.root_stamps(&thread))?;
             engine.inner.ext.observe(tx, &m)?;
             current = Some(m.id);
             tx.set_run_root(live.run_id, m.id)?;
+            materialized.push(m);
         } else if first && let Some(r) = current {
             tx.set_run_root(live.run_id, r)?;
         }
         for id in take.steers.iter().chain(take.contexts.iter()) {
             let m = tx.materialize(*id, current, Some(live.run_id), None)?;
             engine.inner.ext.observe(tx, &m)?;
+            materialized.push(m);
         }
         Ok(InboxStep {
             thread,
             call_model: take.call_model,
             root: current,
+            materialized,
         })
     })
 }
@@ -136,6 +163,12 @@ async fn drive_loop(engine: &Engine, live: &Arc<LiveRun>) -> Result<EndReason, L
     let mut streaks = FailureStreaks::default();
     let mut bounced: HashSet<String> = HashSet::new();
     let mut first = true;
+    // The loop owns the thread while it runs, so it keeps the history in memory and appends what
+    // it writes, instead of reloading it for every model call.
+    let mut history = engine
+        .inner
+        .store
+        .read(|tx| tx.messages(thread_id, None, u32::MAX))?;
     loop {
         if live.cancel.is_cancelled() {
             return Err(LoopExit::Stale);
@@ -144,7 +177,8 @@ async fn drive_loop(engine: &Engine, live: &Arc<LiveRun>) -> Result<EndReason, L
         if engine.is_draining() {
             return Ok(EndReason::Interrupted);
         }
-        let step = take_inbox(engine, live, first)?;
+        let mut step = take_inbox(engine, live, first)?;
+        history.append(&mut step.materialized);
         first = false;
         if !step.call_model {
             return Ok(if hops == 0 {
@@ -158,10 +192,6 @@ async fn drive_loop(engine: &Engine, live: &Arc<LiveRun>) -> Result<EndReason, L
         }
         hops += 1;
         let thread = step.thread;
-        let history = engine
-            .inner
-            .store
-            .read(|tx| tx.messages(thread_id, None, u32::MAX))?;
         let request = engine.assemble(&thread, &history, hops);
 
         let model = match engine.inner.models.resolve(&thread.agent) {
@@ -235,14 +265,14 @@ async fn drive_loop(engine: &Engine, live: &Arc<LiveRun>) -> Result<EndReason, L
             attempt_errors: outcome.errors.clone(),
             started_at,
         };
-        owned_write(engine, live, |tx| {
-            tx.record_model_call(thread_id, &record)?;
-            tx.bump_run_hops(live.run_id)?;
-            Ok(())
-        })?;
         let response = match outcome.result {
             Ok(r) => r,
             Err(e) => {
+                owned_write(engine, live, |tx| {
+                    tx.record_model_call(thread_id, &record)?;
+                    tx.bump_run_hops(live.run_id)?;
+                    Ok(())
+                })?;
                 let text = e.to_string();
                 write_failure(engine, live, step.root, &text)?;
                 return Ok(EndReason::ModelError(text));
@@ -272,7 +302,10 @@ async fn drive_loop(engine: &Engine, live: &Arc<LiveRun>) -> Result<EndReason, L
                 in_context: true,
             });
         }
+        // The call's record and the reply it produced commit together.
         let reply = owned_write(engine, live, |tx| {
+            tx.record_model_call(thread_id, &record)?;
+            tx.bump_run_hops(live.run_id)?;
             let m = tx.insert_message(&NewMessage {
                 thread_id,
                 role: Role::Assistant,
@@ -289,6 +322,8 @@ async fn drive_loop(engine: &Engine, live: &Arc<LiveRun>) -> Result<EndReason, L
             engine.inner.ext.observe(tx, &m)?;
             Ok(m)
         })?;
+        let reply_id = reply.id;
+        history.push(reply);
 
         if !response.tool_calls.is_empty() {
             let mut ends_turn = false;
@@ -297,7 +332,7 @@ async fn drive_loop(engine: &Engine, live: &Arc<LiveRun>) -> Result<EndReason, L
                     return Err(LoopExit::Stale);
                 }
                 let started = Instant::now();
-                let d = dispatch(engine, live, &thread, reply.id, call).await?;
+                let d = dispatch(engine, live, &thread, reply_id, call).await?;
                 ends_turn |= d.ends_turn;
                 let streak_note =
                     streaks.observe(&call.name, d.is_error, limits.failure_streak_report);
@@ -313,7 +348,7 @@ async fn drive_loop(engine: &Engine, live: &Arc<LiveRun>) -> Result<EndReason, L
                 };
                 let record = ToolCallRecord {
                     run_id: live.run_id,
-                    message_id: reply.id,
+                    message_id: reply_id,
                     call_id: call.id.clone(),
                     name: call.name.clone(),
                     arguments: clip(&call.arguments, 2000),
@@ -322,7 +357,7 @@ async fn drive_loop(engine: &Engine, live: &Arc<LiveRun>) -> Result<EndReason, L
                     duration_ms: started.elapsed().as_millis() as u64,
                 };
                 owned_write(engine, live, |tx| {
-                    tx.append_part(reply.id, &result_part)?;
+                    tx.append_part(reply_id, &result_part)?;
                     tx.record_tool_call(thread_id, &record)?;
                     if let Some(shell) = &d.shell {
                         tx.record_command(
@@ -345,19 +380,25 @@ async fn drive_loop(engine: &Engine, live: &Arc<LiveRun>) -> Result<EndReason, L
                     }
                     Ok(())
                 })?;
+                if let Some(last) = history.last_mut() {
+                    last.parts.push(result_part);
+                }
             }
             if !ends_turn {
                 continue;
             }
             owned_write(engine, live, |tx| {
-                tx.set_finish(reply.id, Finish::Stop, None)
+                tx.set_finish(reply_id, Finish::Stop, None)
             })?;
+            if let Some(last) = history.last_mut() {
+                last.finish = Some(Finish::Stop);
+            }
         }
 
         // The model ended its turn: each ending hook may send it back once per run.
         if let Some((hook, reason)) = check_endings(engine, &thread, live, &response.text, &bounced)
         {
-            owned_write(engine, live, |tx| {
+            let bounce = owned_write(engine, live, |tx| {
                 let m = tx.insert_message(&NewMessage {
                     thread_id,
                     role: Role::User,
@@ -372,8 +413,10 @@ async fn drive_loop(engine: &Engine, live: &Arc<LiveRun>) -> Result<EndReason, L
                     metadata: None,
                 })?;
                 engine.inner.ext.observe(tx, &m)?;
-                tx.bump_ending_bounces(live.run_id)
+                tx.bump_ending_bounces(live.run_id)?;
+                Ok(m)
             })?;
+            history.push(bounce);
             bounced.insert(hook);
         }
     }

@@ -62,6 +62,7 @@ CREATE TABLE messages (
     created_at    INTEGER NOT NULL
 );
 CREATE INDEX messages_thread ON messages(thread_id, id);
+CREATE INDEX messages_root ON messages(root_id, id);
 
 CREATE TABLE message_parts (
     message_id INTEGER NOT NULL REFERENCES messages(id) ON DELETE CASCADE,

@@ -36,14 +36,22 @@ const BOT_COLUMNS: &str = "id, name, persona, endpoint, scripted, archived_at, c
 fn bot_from_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<Result<Bot>> {
     let endpoint: Option<String> = r.get(3)?;
     let archived: Option<i64> = r.get(5)?;
-    let (id, name, persona, scripted, created_at) =
-        (BotId(r.get(0)?), r.get::<_, String>(1)?, r.get::<_, String>(2)?, r.get::<_, bool>(4)?, r.get(6)?);
+    let (id, name, persona, scripted, created_at) = (
+        BotId(r.get(0)?),
+        r.get::<_, String>(1)?,
+        r.get::<_, String>(2)?,
+        r.get::<_, bool>(4)?,
+        r.get(6)?,
+    );
     Ok((|| {
         Ok(Bot {
             id,
             name,
             persona,
-            endpoint: endpoint.map(|e| serde_json::from_str(&e)).transpose().map_err(|e| bad("bot endpoint", e))?,
+            endpoint: endpoint
+                .map(|e| serde_json::from_str(&e))
+                .transpose()
+                .map_err(|e| bad("bot endpoint", e))?,
             scripted,
             archived: archived.is_some(),
             created_at,
@@ -51,7 +59,8 @@ fn bot_from_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<Result<Bot>> {
     })())
 }
 
-const LINE_COLUMNS: &str = "id, session_id, author, bot_id, parent_id, body, turn_id, status, created_at";
+const LINE_COLUMNS: &str =
+    "id, session_id, author, bot_id, parent_id, body, turn_id, status, created_at";
 
 fn line_from_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<Result<SessionMessage>> {
     let author: String = r.get(2)?;
@@ -89,7 +98,10 @@ impl Tx<'_> {
     ) -> Result<()> {
         self.event(kind, None, run, payload)?;
         let id = self.conn().last_insert_rowid();
-        self.conn().execute("UPDATE events SET session_id = ?2 WHERE id = ?1", params![id, session.0])?;
+        self.exec(
+            "UPDATE events SET session_id = ?2 WHERE id = ?1",
+            params![id, session.0],
+        )?;
         if let Some(e) = self.events.last_mut() {
             e.session_id = Some(session);
         }
@@ -97,7 +109,12 @@ impl Tx<'_> {
     }
 
     /// Events after `after` that belong to a conversation: its own, and those of its threads.
-    pub fn session_events_after(&self, after: troupe_core::EventId, session: SessionId, limit: u32) -> Result<Vec<crate::Event>> {
+    pub fn session_events_after(
+        &self,
+        after: troupe_core::EventId,
+        session: SessionId,
+        limit: u32,
+    ) -> Result<Vec<crate::Event>> {
         self.events_where(
             "id > ?1 AND (session_id = ?2 OR thread_id IN (SELECT thread_id FROM session_threads WHERE session_id = ?2))",
             params![after.0, session.0],
@@ -115,10 +132,16 @@ impl Tx<'_> {
             )
             .optional()?;
         if taken.is_some() {
-            return Err(StoreError::Conflict(format!("a Bot named '{}' already exists", b.name)));
+            return Err(StoreError::Conflict(format!(
+                "a Bot named '{}' already exists",
+                b.name
+            )));
         }
-        let endpoint = b.endpoint.as_ref().map(|e| serde_json::to_string(e).unwrap_or_default());
-        self.conn().execute(
+        let endpoint = b
+            .endpoint
+            .as_ref()
+            .map(|e| serde_json::to_string(e).unwrap_or_default());
+        self.exec(
             "INSERT INTO bots (name, persona, endpoint, scripted, created_at, updated_at) VALUES (?1, ?2, ?3, ?4, ?5, ?5)",
             params![b.name, b.persona, endpoint, b.scripted, self.now],
         )?;
@@ -138,9 +161,8 @@ impl Tx<'_> {
     }
 
     pub fn bots(&self, include_archived: bool) -> Result<Vec<Bot>> {
-        let sql = format!(
-            "SELECT {BOT_COLUMNS} FROM bots WHERE ?1 OR archived_at IS NULL ORDER BY id"
-        );
+        let sql =
+            format!("SELECT {BOT_COLUMNS} FROM bots WHERE ?1 OR archived_at IS NULL ORDER BY id");
         let mut stmt = self.conn().prepare_cached(&sql)?;
         let rows = stmt.query_map(params![include_archived], bot_from_row)?;
         rows.map(|r| r?).collect()
@@ -157,10 +179,16 @@ impl Tx<'_> {
             )
             .optional()?;
         if taken.is_some() {
-            return Err(StoreError::Conflict(format!("a Bot named '{}' already exists", bot.name)));
+            return Err(StoreError::Conflict(format!(
+                "a Bot named '{}' already exists",
+                bot.name
+            )));
         }
-        let endpoint = bot.endpoint.as_ref().map(|e| serde_json::to_string(e).unwrap_or_default());
-        let n = self.conn().execute(
+        let endpoint = bot
+            .endpoint
+            .as_ref()
+            .map(|e| serde_json::to_string(e).unwrap_or_default());
+        let n = self.exec(
             "UPDATE bots SET name = ?2, persona = ?3, endpoint = ?4, updated_at = ?5 WHERE id = ?1",
             params![bot.id.0, bot.name, bot.persona, endpoint, self.now],
         )?;
@@ -175,7 +203,7 @@ impl Tx<'_> {
     /// Archive a Bot: it leaves the list, its history stays.
     pub fn archive_bot(&mut self, id: BotId) -> Result<Bot> {
         self.bot(id)?;
-        self.conn().execute(
+        self.exec(
             "UPDATE bots SET archived_at = COALESCE(archived_at, ?2), updated_at = ?2 WHERE id = ?1",
             params![id.0, self.now],
         )?;
@@ -185,8 +213,9 @@ impl Tx<'_> {
     }
 
     pub fn set_model_role(&mut self, role: &str, endpoint: &EndpointSpec) -> Result<()> {
-        let text = serde_json::to_string(endpoint).map_err(|e| StoreError::Invalid(e.to_string()))?;
-        self.conn().execute(
+        let text =
+            serde_json::to_string(endpoint).map_err(|e| StoreError::Invalid(e.to_string()))?;
+        self.exec(
             "INSERT INTO model_roles (role, endpoint, updated_at) VALUES (?1, ?2, ?3)
              ON CONFLICT (role) DO UPDATE SET endpoint = excluded.endpoint, updated_at = excluded.updated_at",
             params![role, text, self.now],
@@ -196,24 +225,37 @@ impl Tx<'_> {
     }
 
     pub fn model_roles(&self) -> Result<Vec<(String, EndpointSpec)>> {
-        let mut stmt = self.conn().prepare_cached("SELECT role, endpoint FROM model_roles ORDER BY role")?;
+        let mut stmt = self
+            .conn()
+            .prepare_cached("SELECT role, endpoint FROM model_roles ORDER BY role")?;
         let rows = stmt.query_map([], |r| Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?)))?;
         let mut out = Vec::new();
         for row in rows {
             let (role, text) = row?;
-            out.push((role, serde_json::from_str(&text).map_err(|e| bad("role endpoint", e))?));
+            out.push((
+                role,
+                serde_json::from_str(&text).map_err(|e| bad("role endpoint", e))?,
+            ));
         }
         Ok(out)
     }
 
-    pub fn create_session(&mut self, kind: SessionKind, title: &str, bots: &[BotId]) -> Result<Session> {
-        self.conn().execute(
+    pub fn create_session(
+        &mut self,
+        kind: SessionKind,
+        title: &str,
+        bots: &[BotId],
+    ) -> Result<Session> {
+        self.exec(
             "INSERT INTO sessions (kind, title, created_at, updated_at) VALUES (?1, ?2, ?3, ?3)",
             params![kind.as_str(), title, self.now],
         )?;
         let id = SessionId(self.conn().last_insert_rowid());
         for b in bots {
-            self.conn().execute("INSERT INTO session_members (session_id, bot_id) VALUES (?1, ?2)", params![id.0, b.0])?;
+            self.exec(
+                "INSERT INTO session_members (session_id, bot_id) VALUES (?1, ?2)",
+                params![id.0, b.0],
+            )?;
         }
         let session = self.session(id)?;
         self.session_event("session_created", id, None, json!({"session": session}))?;
@@ -229,8 +271,11 @@ impl Tx<'_> {
                 |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)),
             )
             .optional()?;
-        let (kind, title, archived, created_at) = row.ok_or_else(|| StoreError::not_found("session", id))?;
-        let mut stmt = self.conn().prepare_cached("SELECT bot_id FROM session_members WHERE session_id = ?1 ORDER BY bot_id")?;
+        let (kind, title, archived, created_at) =
+            row.ok_or_else(|| StoreError::not_found("session", id))?;
+        let mut stmt = self.conn().prepare_cached(
+            "SELECT bot_id FROM session_members WHERE session_id = ?1 ORDER BY bot_id",
+        )?;
         let bot_ids = stmt
             .query_map(params![id.0], |r| r.get::<_, i64>(0))?
             .map(|r| r.map(BotId))
@@ -246,15 +291,25 @@ impl Tx<'_> {
     }
 
     pub fn sessions(&self, limit: u32) -> Result<Vec<Session>> {
-        let mut stmt = self.conn().prepare_cached("SELECT id FROM sessions WHERE archived_at IS NULL ORDER BY id DESC LIMIT ?1")?;
+        let mut stmt = self.conn().prepare_cached(
+            "SELECT id FROM sessions WHERE archived_at IS NULL ORDER BY id DESC LIMIT ?1",
+        )?;
         let ids = stmt
             .query_map(params![limit], |r| r.get::<_, i64>(0))?
             .collect::<Result<Vec<_>, _>>()?;
-        ids.into_iter().map(|id| self.session(SessionId(id))).collect()
+        ids.into_iter()
+            .map(|id| self.session(SessionId(id)))
+            .collect()
     }
 
-    pub fn bind_thread(&mut self, session: SessionId, bot: BotId, thread: ThreadId, purpose: &str) -> Result<()> {
-        self.conn().execute(
+    pub fn bind_thread(
+        &mut self,
+        session: SessionId,
+        bot: BotId,
+        thread: ThreadId,
+        purpose: &str,
+    ) -> Result<()> {
+        self.exec(
             "INSERT INTO session_threads (thread_id, session_id, bot_id, purpose) VALUES (?1, ?2, ?3, ?4)",
             params![thread.0, session.0, bot.0, purpose],
         )?;
@@ -262,7 +317,12 @@ impl Tx<'_> {
     }
 
     /// The thread a Bot works in for a conversation, for one purpose.
-    pub fn session_thread(&self, session: SessionId, bot: BotId, purpose: &str) -> Result<Option<ThreadId>> {
+    pub fn session_thread(
+        &self,
+        session: SessionId,
+        bot: BotId,
+        purpose: &str,
+    ) -> Result<Option<ThreadId>> {
         Ok(self
             .conn()
             .query_row(
@@ -275,15 +335,25 @@ impl Tx<'_> {
     }
 
     pub fn session_threads(&self, session: SessionId) -> Result<Vec<ThreadId>> {
-        let mut stmt = self.conn().prepare_cached("SELECT thread_id FROM session_threads WHERE session_id = ?1 ORDER BY thread_id")?;
-        let ids = stmt.query_map(params![session.0], |r| r.get::<_, i64>(0))?.map(|r| r.map(ThreadId)).collect::<Result<_, _>>()?;
+        let mut stmt = self.conn().prepare_cached(
+            "SELECT thread_id FROM session_threads WHERE session_id = ?1 ORDER BY thread_id",
+        )?;
+        let ids = stmt
+            .query_map(params![session.0], |r| r.get::<_, i64>(0))?
+            .map(|r| r.map(ThreadId))
+            .collect::<Result<_, _>>()?;
         Ok(ids)
     }
 
     /// Every thread a Bot works in, across conversations.
     pub fn bot_threads(&self, bot: BotId) -> Result<Vec<ThreadId>> {
-        let mut stmt = self.conn().prepare_cached("SELECT thread_id FROM session_threads WHERE bot_id = ?1 ORDER BY thread_id")?;
-        let ids = stmt.query_map(params![bot.0], |r| r.get::<_, i64>(0))?.map(|r| r.map(ThreadId)).collect::<Result<_, _>>()?;
+        let mut stmt = self.conn().prepare_cached(
+            "SELECT thread_id FROM session_threads WHERE bot_id = ?1 ORDER BY thread_id",
+        )?;
+        let ids = stmt
+            .query_map(params![bot.0], |r| r.get::<_, i64>(0))?
+            .map(|r| r.map(ThreadId))
+            .collect::<Result<_, _>>()?;
         Ok(ids)
     }
 
@@ -300,7 +370,7 @@ impl Tx<'_> {
     }
 
     pub fn insert_line(&mut self, l: &NewLine) -> Result<SessionMessage> {
-        self.conn().execute(
+        self.exec(
             "INSERT INTO session_messages (session_id, author, bot_id, parent_id, body, thread_message_id, turn_id, status, created_at)
              VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
             params![
@@ -316,8 +386,16 @@ impl Tx<'_> {
             ],
         )?;
         let line = self.line(SessionMessageId(self.conn().last_insert_rowid()))?;
-        self.conn().execute("UPDATE sessions SET updated_at = ?2 WHERE id = ?1", params![l.session_id.0, self.now])?;
-        self.session_event("session_message", l.session_id, l.turn_id, json!({"message": line}))?;
+        self.exec(
+            "UPDATE sessions SET updated_at = ?2 WHERE id = ?1",
+            params![l.session_id.0, self.now],
+        )?;
+        self.session_event(
+            "session_message",
+            l.session_id,
+            l.turn_id,
+            json!({"message": line}),
+        )?;
         Ok(line)
     }
 
@@ -335,15 +413,29 @@ impl Tx<'_> {
     pub fn line_for_thread_message(&self, m: MessageId) -> Result<Option<SessionMessageId>> {
         Ok(self
             .conn()
-            .query_row("SELECT id FROM session_messages WHERE thread_message_id = ?1", params![m.0], |r| r.get::<_, i64>(0))
+            .query_row(
+                "SELECT id FROM session_messages WHERE thread_message_id = ?1",
+                params![m.0],
+                |r| r.get::<_, i64>(0),
+            )
             .optional()?
             .map(SessionMessageId))
     }
 
-    pub fn lines(&self, session: SessionId, after: Option<SessionMessageId>, limit: u32) -> Result<Vec<SessionMessage>> {
-        let sql = format!("SELECT {LINE_COLUMNS} FROM session_messages WHERE session_id = ?1 AND id > ?2 ORDER BY id LIMIT ?3");
+    pub fn lines(
+        &self,
+        session: SessionId,
+        after: Option<SessionMessageId>,
+        limit: u32,
+    ) -> Result<Vec<SessionMessage>> {
+        let sql = format!(
+            "SELECT {LINE_COLUMNS} FROM session_messages WHERE session_id = ?1 AND id > ?2 ORDER BY id LIMIT ?3"
+        );
         let mut stmt = self.conn().prepare_cached(&sql)?;
-        let rows = stmt.query_map(params![session.0, after.map(|a| a.0).unwrap_or(0), limit], line_from_row)?;
+        let rows = stmt.query_map(
+            params![session.0, after.map(|a| a.0).unwrap_or(0), limit],
+            line_from_row,
+        )?;
         rows.map(|r| r?).collect()
     }
 }

@@ -50,7 +50,7 @@ impl Tx<'_> {
                 outcome.parse().map_err(StoreError::Corrupt)?,
             ));
         }
-        self.conn().execute(
+        self.exec(
             "INSERT INTO effects (thread_id, run_id, effect_key, tool, summary, outcome, started_at)
              VALUES (?1, ?2, ?3, ?4, ?5, 'started', ?6)",
             params![thread.0, run.0, key, tool, summary, self.now],
@@ -67,7 +67,7 @@ impl Tx<'_> {
 
     /// Remember the process group a shell effect runs in, so recovery can end it.
     pub fn set_effect_pgid(&mut self, id: EffectId, pgid: i32) -> Result<()> {
-        self.conn().execute(
+        self.exec(
             "UPDATE effects SET pgid = ?2 WHERE id = ?1",
             params![id.0, pgid],
         )?;
@@ -87,12 +87,12 @@ impl Tx<'_> {
                 "an effect cannot be settled as started".into(),
             ));
         }
-        let n = self.conn().execute(
+        let n = self.exec(
             "UPDATE effects SET outcome = ?2, detail = ?3, settled_at = ?4 WHERE id = ?1 AND outcome = 'started'",
             params![id.0, outcome.as_str(), detail, self.now],
         )?;
         if n > 0 {
-            let (thread, run): (i64, i64) = self.conn().query_row(
+            let (thread, run): (i64, i64) = self.query_one(
                 "SELECT thread_id, run_id FROM effects WHERE id = ?1",
                 params![id.0],
                 |r| Ok((r.get(0)?, r.get(1)?)),

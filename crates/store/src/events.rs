@@ -49,7 +49,7 @@ impl Tx<'_> {
         payload: serde_json::Value,
     ) -> Result<EventId> {
         let text = payload.to_string();
-        self.conn().execute(
+        self.exec(
             "INSERT INTO events (at, thread_id, run_id, kind, payload) VALUES (?1, ?2, ?3, ?4, ?5)",
             params![self.now, thread.map(|t| t.0), run.map(|r| r.0), kind, text],
         )?;

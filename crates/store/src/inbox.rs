@@ -59,7 +59,7 @@ impl Tx<'_> {
             }
         }
         let order_key = d.order_key.unwrap_or(self.now);
-        self.conn().execute(
+        self.exec(
             "INSERT INTO inbox_items (thread_id, mode, priority, order_key, delivery_key, origin, origin_detail, body, visible, created_at)
              VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
             params![
@@ -145,7 +145,7 @@ impl Tx<'_> {
             metadata,
         })?;
         if let Some(key) = &item.delivery_key {
-            self.conn().execute(
+            self.exec(
                 "INSERT INTO inbox_receipts (thread_id, delivery_key, item_id, message_id, completed_at)
                  VALUES (?1, ?2, ?3, ?4, ?5)",
                 params![item.thread_id.0, key, id.0, message.id.0, self.now],
@@ -166,7 +166,7 @@ impl Tx<'_> {
     pub fn drop_inbox_items(&mut self, thread: ThreadId, ids: &[InboxItemId]) -> Result<usize> {
         let mut n = 0;
         for id in ids {
-            n += self.conn().execute(
+            n += self.exec(
                 "DELETE FROM inbox_items WHERE id = ?1 AND thread_id = ?2",
                 params![id.0, thread.0],
             )?;
@@ -187,7 +187,7 @@ impl Tx<'_> {
         let item = self
             .inbox_item(id)?
             .ok_or_else(|| StoreError::not_found("inbox item", id))?;
-        self.conn().execute(
+        self.exec(
             "UPDATE inbox_items SET failed_reason = ?2 WHERE id = ?1",
             params![id.0, reason],
         )?;

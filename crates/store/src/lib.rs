@@ -84,6 +84,7 @@ impl Store {
             path: path.clone(),
             detail: format!("not a usable Troupe database ({e})"),
         };
+        conn.set_prepared_statement_cache_capacity(256);
         conn.busy_timeout(std::time::Duration::from_secs(5))
             .map_err(corrupt)?;
         // journal_mode answers with a row, so it is read rather than executed.
@@ -177,5 +178,17 @@ impl Tx<'_> {
     }
     pub(crate) fn conn(&self) -> &rusqlite::Connection {
         self.txn
+    }
+    /// Execute through the statement cache: hot statements are parsed once per connection.
+    pub(crate) fn exec(&self, sql: &str, params: impl rusqlite::Params) -> rusqlite::Result<usize> {
+        self.txn.prepare_cached(sql)?.execute(params)
+    }
+    pub(crate) fn query_one<T>(
+        &self,
+        sql: &str,
+        params: impl rusqlite::Params,
+        f: impl FnOnce(&rusqlite::Row<'_>) -> rusqlite::Result<T>,
+    ) -> rusqlite::Result<T> {
+        self.txn.prepare_cached(sql)?.query_row(params, f)
     }
 }

@@ -41,7 +41,7 @@ impl Tx<'_> {
                 "only a user message can be a root".into(),
             ));
         }
-        self.conn().execute(
+        self.exec(
             "INSERT INTO messages (thread_id, role, origin, origin_detail, is_root, root_id, run_id, finish, error, delivery_key, metadata, created_at)
              VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)",
             params![
@@ -61,7 +61,7 @@ impl Tx<'_> {
         )?;
         let id = MessageId(self.conn().last_insert_rowid());
         if m.is_root {
-            self.conn().execute(
+            self.exec(
                 "UPDATE messages SET root_id = id WHERE id = ?1",
                 params![id.0],
             )?;
@@ -119,7 +119,7 @@ impl Tx<'_> {
                 *is_error,
             ),
         };
-        self.conn().execute(
+        self.exec(
             "INSERT INTO message_parts (message_id, seq, kind, text, call_id, tool_name, is_error, visible, in_context)
              VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
             params![id.0, seq, part.kind(), text, call_id, name, is_error, part.visible, part.in_context],
@@ -138,7 +138,7 @@ impl Tx<'_> {
             )
             .optional()?
             .ok_or_else(|| StoreError::not_found("message", id))?;
-        let seq: i64 = self.conn().query_row(
+        let seq: i64 = self.query_one(
             "SELECT COALESCE(MAX(seq) + 1, 0) FROM message_parts WHERE message_id = ?1",
             params![id.0],
             |r| r.get(0),
@@ -154,7 +154,7 @@ impl Tx<'_> {
     }
 
     pub fn set_finish(&mut self, id: MessageId, finish: Finish, error: Option<&str>) -> Result<()> {
-        self.conn().execute(
+        self.exec(
             "UPDATE messages SET finish = ?2, error = ?3 WHERE id = ?1",
             params![id.0, finish.as_str(), error],
         )?;
@@ -268,13 +268,14 @@ impl Tx<'_> {
             .enumerate()
             .map(|(i, m)| (m.id.0, i))
             .collect();
-        let lo = messages.iter().map(|m| m.id.0).min().unwrap_or(0);
-        let hi = messages.iter().map(|m| m.id.0).max().unwrap_or(0);
+        // Exactly these messages' parts (a range would drag in other threads' messages).
+        let ids = serde_json::to_string(&messages.iter().map(|m| m.id.0).collect::<Vec<_>>())
+            .map_err(|e| StoreError::Invalid(e.to_string()))?;
         let mut stmt = self.conn().prepare_cached(
             "SELECT message_id, kind, text, call_id, tool_name, is_error, visible, in_context
-             FROM message_parts WHERE message_id BETWEEN ?1 AND ?2 ORDER BY message_id, seq",
+             FROM message_parts WHERE message_id IN (SELECT value FROM json_each(?1)) ORDER BY message_id, seq",
         )?;
-        let rows = stmt.query_map(params![lo, hi], |r| {
+        let rows = stmt.query_map(params![ids], |r| {
             Ok((
                 r.get::<_, i64>(0)?,
                 r.get::<_, String>(1)?,
@@ -319,7 +320,7 @@ impl Tx<'_> {
 
     /// Where the thread's latest task stands: no root, still needing a model call, or answered.
     pub fn root_state(&self, thread: ThreadId) -> Result<RootState> {
-        let root: Option<i64> = self.conn().query_row(
+        let root: Option<i64> = self.query_one(
             "SELECT MAX(id) FROM messages WHERE thread_id = ?1 AND is_root = 1",
             params![thread.0],
             |r| r.get(0),

@@ -6,6 +6,7 @@ use serde::Serialize;
 use serde_json::json;
 use troupe_core::{MessageId, RunId, ThreadId};
 
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct ModelCallRecord {
     pub run_id: RunId,
@@ -35,6 +36,7 @@ pub struct ToolCallRecord {
     pub duration_ms: u64,
 }
 
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct CommandRecord {
     pub run_id: RunId,
@@ -62,7 +64,7 @@ pub const KEPT_CALLS_PER_RUN: i64 = 80;
 
 impl Tx<'_> {
     pub fn record_model_call(&mut self, thread: ThreadId, c: &ModelCallRecord) -> Result<()> {
-        self.conn().execute(
+        self.exec(
             "INSERT INTO model_calls (run_id, role, endpoint, model, input_tokens, output_tokens, latency_ms, attempts, error, attempt_errors, started_at)
              VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
             params![c.run_id.0, c.role, c.endpoint, c.model, c.input_tokens, c.output_tokens, c.latency_ms, c.attempts, c.error, serde_json::to_string(&c.attempt_errors).unwrap_or_else(|_| "[]".into()), c.started_at],
@@ -101,18 +103,18 @@ impl Tx<'_> {
 
     /// Record a tool call; the run counts every call but keeps only its first 80 records.
     pub fn record_tool_call(&mut self, thread: ThreadId, c: &ToolCallRecord) -> Result<bool> {
-        let n: i64 = self.conn().query_row(
+        let n: i64 = self.query_one(
             "SELECT tool_calls FROM runs WHERE id = ?1",
             params![c.run_id.0],
             |r| r.get(0),
         )?;
-        self.conn().execute(
+        self.exec(
             "UPDATE runs SET tool_calls = tool_calls + 1 WHERE id = ?1",
             params![c.run_id.0],
         )?;
         let kept = n < KEPT_CALLS_PER_RUN;
         if kept {
-            self.conn().execute(
+            self.exec(
                 "INSERT INTO tool_calls (run_id, message_id, call_id, name, arguments, status, result, duration_ms, created_at)
                  VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
                 params![c.run_id.0, c.message_id.0, c.call_id, c.name, c.arguments, c.status, c.result, c.duration_ms, self.now],
@@ -148,7 +150,7 @@ impl Tx<'_> {
 
     /// Record a finished shell command (first 80 per run are kept).
     pub fn record_command(&mut self, thread: ThreadId, c: &CommandRecord) -> Result<bool> {
-        let n: i64 = self.conn().query_row(
+        let n: i64 = self.query_one(
             "SELECT COUNT(*) FROM command_records WHERE run_id = ?1",
             params![c.run_id.0],
             |r| r.get(0),
@@ -156,7 +158,7 @@ impl Tx<'_> {
         if n >= KEPT_CALLS_PER_RUN {
             return Ok(false);
         }
-        self.conn().execute(
+        self.exec(
             "INSERT INTO command_records (run_id, call_id, command, exit_code, signal, timed_out, cancelled, duration_ms, output_tail, created_at)
              VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
             params![c.run_id.0, c.call_id, c.command, c.exit_code, c.signal, c.timed_out, c.cancelled, c.duration_ms, c.output_tail, self.now],
@@ -199,12 +201,12 @@ impl Tx<'_> {
         cause: &str,
         queued: bool,
     ) -> Result<()> {
-        self.conn().execute(
+        self.exec(
             "INSERT INTO admission_refusals (thread_id, check_name, cause, queued, created_at) VALUES (?1, ?2, ?3, ?4, ?5)",
             params![thread.0, check, cause, queued, self.now],
         )?;
         if queued {
-            self.conn().execute(
+            self.exec(
                 "INSERT INTO queued_wakes (thread_id, cause, created_at) VALUES (?1, ?2, ?3)
                  ON CONFLICT (thread_id) DO UPDATE SET cause = excluded.cause",
                 params![thread.0, cause, self.now],
@@ -248,7 +250,7 @@ impl Tx<'_> {
             .query_map([], |r| r.get::<_, i64>(0))?
             .map(|r| r.map(ThreadId))
             .collect::<Result<_, _>>()?;
-        self.conn().execute("DELETE FROM queued_wakes", [])?;
+        self.exec("DELETE FROM queued_wakes", [])?;
         Ok(ids)
     }
 }

@@ -104,7 +104,7 @@ impl Tx<'_> {
             return Err(StoreError::Busy(r.thread_id, holder));
         }
         let generation = t.lease.generation + 1;
-        self.conn().execute(
+        self.exec(
             "INSERT INTO runs (thread_id, generation, trigger_reason, status, owner_pid, owner_boot, started_at)
              VALUES (?1, ?2, ?3, 'running', ?4, ?5, ?6)",
             params![r.thread_id.0, generation, r.trigger, r.owner_pid, r.owner_boot, self.now],
@@ -177,12 +177,12 @@ impl Tx<'_> {
 
     fn finish_run(&mut self, rec: RunRecord, reason: &EndReason) -> Result<RunRecord> {
         let status = reason.status();
-        self.conn().execute(
+        self.exec(
             "UPDATE runs SET status = ?2, end_reason = ?3, end_detail = ?4, ended_at = ?5 WHERE id = ?1",
             params![rec.id.0, status.as_str(), reason.code(), reason.detail(), self.now],
         )?;
         // Release the lease only if this run still holds it; a newer generation is left alone.
-        self.conn().execute(
+        self.exec(
             "UPDATE threads SET lease_run_id = NULL WHERE id = ?1 AND lease_run_id = ?2 AND lease_generation = ?3",
             params![rec.thread_id.0, rec.id.0, rec.generation],
         )?;
@@ -196,7 +196,7 @@ impl Tx<'_> {
     }
 
     pub fn set_run_root(&mut self, run: RunId, root: MessageId) -> Result<()> {
-        self.conn().execute(
+        self.exec(
             "UPDATE runs SET root_id = ?2 WHERE id = ?1",
             params![run.0, root.0],
         )?;
@@ -204,7 +204,7 @@ impl Tx<'_> {
     }
 
     pub fn bump_run_hops(&mut self, run: RunId) -> Result<u32> {
-        self.conn().execute(
+        self.exec(
             "UPDATE runs SET hops = hops + 1 WHERE id = ?1",
             params![run.0],
         )?;
@@ -216,7 +216,7 @@ impl Tx<'_> {
     }
 
     pub fn bump_ending_bounces(&mut self, run: RunId) -> Result<()> {
-        self.conn().execute(
+        self.exec(
             "UPDATE runs SET ending_bounces = ending_bounces + 1 WHERE id = ?1",
             params![run.0],
         )?;
@@ -229,7 +229,7 @@ impl Tx<'_> {
         let mut notes = rec.failure_notes;
         notes.push(note.to_string());
         let text = serde_json::to_string(&notes).map_err(|e| StoreError::Invalid(e.to_string()))?;
-        self.conn().execute(
+        self.exec(
             "UPDATE runs SET failure_notes = ?2 WHERE id = ?1",
             params![run.0, text],
         )?;

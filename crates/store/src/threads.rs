@@ -30,7 +30,7 @@ impl Tx<'_> {
         }
         let agent =
             serde_json::to_string(&t.agent).map_err(|e| StoreError::Invalid(e.to_string()))?;
-        self.conn().execute(
+        self.exec(
             "INSERT INTO threads (parent_id, title, agent, workspace, interaction, created_at, updated_at)
              VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?6)",
             params![
@@ -89,7 +89,7 @@ impl Tx<'_> {
         if next != t.paused
             && let Some(p) = &next
         {
-            self.conn().execute(
+            self.exec(
                 "UPDATE threads SET paused_reason = ?2, paused_description = ?3, paused_since = ?4, updated_at = ?5 WHERE id = ?1",
                 params![id.0, p.reason.as_str(), p.description, p.since, self.now],
             )?;
@@ -105,7 +105,7 @@ impl Tx<'_> {
 
     /// Clear the latch. Returns whether there was one.
     pub fn clear_pause(&mut self, id: ThreadId) -> Result<bool> {
-        let n = self.conn().execute(
+        let n = self.exec(
             "UPDATE threads SET paused_reason = NULL, paused_description = NULL, paused_since = NULL, updated_at = ?2
              WHERE id = ?1 AND paused_reason IS NOT NULL",
             params![id.0, self.now],
@@ -118,7 +118,7 @@ impl Tx<'_> {
 
     pub fn archive_thread(&mut self, id: ThreadId) -> Result<()> {
         self.thread(id)?;
-        self.conn().execute(
+        self.exec(
             "UPDATE threads SET archived_at = COALESCE(archived_at, ?2), updated_at = ?2 WHERE id = ?1",
             params![id.0, self.now],
         )?;
@@ -129,7 +129,7 @@ impl Tx<'_> {
     /// Rebind a thread to an agent (e.g. its Bot's persona or endpoint changed).
     pub fn set_thread_agent(&mut self, id: ThreadId, agent: &AgentBinding) -> Result<()> {
         let text = serde_json::to_string(agent).map_err(|e| StoreError::Invalid(e.to_string()))?;
-        let n = self.conn().execute(
+        let n = self.exec(
             "UPDATE threads SET agent = ?2, updated_at = ?3 WHERE id = ?1",
             params![id.0, text, self.now],
         )?;
@@ -142,7 +142,7 @@ impl Tx<'_> {
     /// Store the workflow slot; the kernel never reads inside it.
     pub fn set_workflow(&mut self, id: ThreadId, slot: Option<&serde_json::Value>) -> Result<()> {
         self.thread(id)?;
-        self.conn().execute(
+        self.exec(
             "UPDATE threads SET workflow = ?2, updated_at = ?3 WHERE id = ?1",
             params![id.0, slot.map(|s| s.to_string()), self.now],
         )?;
@@ -162,7 +162,7 @@ impl Tx<'_> {
             troupe_core::thread::LeaseError::Busy(holder) => StoreError::Busy(id, holder),
             other => StoreError::Invalid(other.to_string()),
         })?;
-        self.conn().execute(
+        self.exec(
             "UPDATE threads SET lease_generation = ?2, lease_run_id = ?3 WHERE id = ?1",
             params![id.0, next.generation, run.0],
         )?;
