@@ -1,0 +1,423 @@
+//! Kernel throughput and footprint bench (hand-rolled harness).
+//!
+//! ```text
+//! cargo bench -p troupe-engine --bench kernel -- [--threads N] [--steps M] [--idle K]
+//!     [--solo S] [--mode active|idle|latency|both|all]
+//! ```
+//!
+//! * `active`: N threads (default 1000) each run one task of M tool steps (default 10) against
+//!   a zero-latency model, all at once, on a real SQLite file. Reports model calls per second,
+//!   the per-step engine overhead (gap between a thread's model calls, model time excluded),
+//!   CPU per step and RSS.
+//! * `idle`: K threads (default 10,000) each with one completed task; reports the time to
+//!   create them and the process RSS once all are idle and driveable.
+//! * `latency`: S threads (default 100) run one after another, so the step gap is the engine's
+//!   own cost with no queueing behind other threads.
+//! * `both` (default) runs `active` then `idle`, `all` adds `latency`; each in its own process
+//!   so one mode's memory does not show in another's RSS.
+//!
+//! Run without `--bench` (as `cargo test --benches` does) it does a small smoke run.
+
+#[path = "kernel/proc.rs"]
+mod proc;
+#[path = "kernel/provider.rs"]
+mod provider;
+#[path = "kernel/setup.rs"]
+mod setup;
+
+use proc::{cpu_time, load1, mb, micros, quantile, rss};
+use setup::Bench;
+use std::process::{Command, ExitCode};
+use std::time::{Duration, Instant};
+use troupe_core::ThreadId;
+use troupe_core::inbox::Delivery;
+use troupe_engine::{DriveOutcome, Engine};
+
+#[derive(Clone, Debug)]
+struct Args {
+    threads: usize,
+    steps: usize,
+    idle: usize,
+    solo: usize,
+    mode: String,
+}
+
+fn parse_args() -> Result<Args, String> {
+    let raw: Vec<String> = std::env::args().skip(1).collect();
+    let as_bench = raw.iter().any(|a| a == "--bench");
+    // `cargo test --benches` runs this without `--bench`: keep that quick.
+    let mut args = if as_bench {
+        Args {
+            threads: 1000,
+            steps: 10,
+            idle: 10_000,
+            solo: 100,
+            mode: "both".into(),
+        }
+    } else {
+        Args {
+            threads: 8,
+            steps: 2,
+            idle: 50,
+            solo: 4,
+            mode: "both".into(),
+        }
+    };
+    let mut it = raw.iter();
+    while let Some(a) = it.next() {
+        let (flag, inline) = match a.split_once('=') {
+            Some((f, v)) => (f, Some(v.to_string())),
+            None => (a.as_str(), None),
+        };
+        if flag == "--bench" {
+            continue;
+        }
+        let mut value = || {
+            inline
+                .clone()
+                .or_else(|| it.next().cloned())
+                .ok_or_else(|| format!("{flag} needs a value"))
+        };
+        let number = |v: String| {
+            v.replace('_', "")
+                .parse::<usize>()
+                .map_err(|e| format!("{flag} {v}: {e}"))
+        };
+        match flag {
+            "--threads" => args.threads = number(value()?)?,
+            "--steps" => args.steps = number(value()?)?,
+            "--idle" => args.idle = number(value()?)?,
+            "--solo" => args.solo = number(value()?)?,
+            "--mode" => args.mode = value()?,
+            other => return Err(format!("unknown argument {other}")),
+        }
+    }
+    if !matches!(
+        args.mode.as_str(),
+        "active" | "idle" | "latency" | "both" | "all"
+    ) {
+        return Err(format!(
+            "--mode {} (expected active, idle, latency, both or all)",
+            args.mode
+        ));
+    }
+    Ok(args)
+}
+
+fn main() -> ExitCode {
+    let args = match parse_args() {
+        Ok(a) => a,
+        Err(e) => {
+            eprintln!("kernel bench: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    let modes: &[&str] = match args.mode.as_str() {
+        "both" => &["active", "idle"],
+        "all" => &["active", "idle", "latency"],
+        _ => return run_in_process(&args),
+    };
+    for mode in modes {
+        if let Err(e) = run_child(&args, mode) {
+            eprintln!("kernel bench: {mode}: {e}");
+            return ExitCode::FAILURE;
+        }
+    }
+    ExitCode::SUCCESS
+}
+
+/// Run one mode in a fresh process (the same binary) and pass its report through.
+fn run_child(args: &Args, mode: &str) -> Result<(), String> {
+    let exe = std::env::current_exe().map_err(|e| format!("cannot find this binary: {e}"))?;
+    let status = Command::new(exe)
+        .arg("--bench")
+        .args(["--mode", mode])
+        .args(["--threads", &args.threads.to_string()])
+        .args(["--steps", &args.steps.to_string()])
+        .args(["--idle", &args.idle.to_string()])
+        .args(["--solo", &args.solo.to_string()])
+        .status()
+        .map_err(|e| format!("cannot start: {e}"))?;
+    if status.success() {
+        Ok(())
+    } else {
+        Err(format!("exited with {status}"))
+    }
+}
+
+fn run_in_process(args: &Args) -> ExitCode {
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .expect("tokio runtime");
+    let args = args.clone();
+    // The body runs as a task so it shares the runtime's workers like any other caller.
+    let result = runtime.block_on(async move {
+        tokio::spawn(async move {
+            match args.mode.as_str() {
+                "active" => active(args.threads, args.steps).await,
+                "idle" => idle(args.idle).await,
+                _ => latency(args.solo, args.steps).await,
+            }
+        })
+        .await
+        .map_err(|e| format!("bench task failed: {e}"))?
+    });
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("kernel bench: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+/// Every thread ended its task normally (no pause latch, nothing left in the inbox).
+fn check_all_done(engine: &Engine, threads: &[ThreadId]) -> Result<(), String> {
+    engine
+        .store()
+        .read(|tx| {
+            for t in threads {
+                let thread = tx.thread(*t)?;
+                if let Some(p) = thread.paused {
+                    return Ok(Err(format!("thread {t} is paused: {p:?}")));
+                }
+                if !tx.inbox(*t)?.is_empty() {
+                    return Ok(Err(format!("thread {t} has inbox work left")));
+                }
+            }
+            Ok(Ok(()))
+        })
+        .map_err(|e| e.to_string())?
+}
+
+fn secs(d: Duration) -> f64 {
+    d.as_secs_f64()
+}
+
+async fn active(n: usize, m: usize) -> Result<(), String> {
+    let bench = setup::build(m, n);
+    let engine = &bench.engine;
+    let threads: Vec<ThreadId> = (0..n).map(|i| bench.create_thread(i)).collect();
+
+    let cpu0 = cpu_time();
+    let start = Instant::now();
+    for (i, t) in threads.iter().enumerate() {
+        engine
+            .deliver(*t, Delivery::user_task(Bench::task_text(i)))
+            .await
+            .map_err(|e| format!("deliver: {e}"))?;
+    }
+    for t in &threads {
+        engine.wait_idle(*t).await;
+    }
+    let wall = start.elapsed();
+    let cpu = cpu_time() - cpu0;
+
+    let calls = bench.provider.calls();
+    let expected = (n * (m + 1)) as u64;
+    if calls != expected {
+        return Err(format!("expected {expected} model calls, saw {calls}"));
+    }
+    check_all_done(engine, &threads)?;
+    let mut gaps = bench.provider.gaps_ns();
+    if gaps.len() != n * m {
+        return Err(format!("expected {} step gaps, saw {}", n * m, gaps.len()));
+    }
+    gaps.sort_unstable();
+    let (now_rss, peak_rss) = rss();
+    let steps_per_s = calls as f64 / secs(wall);
+    println!(
+        "troupe kernel bench: active  threads={n} steps={m}  total_steps={calls}  wall={:.2}s  steps/s={:.0}",
+        secs(wall),
+        steps_per_s
+    );
+    println!(
+        "  engine overhead per step: p50={} p99={} max={}   peak RSS={} (now {})",
+        micros(quantile(&gaps, 0.50)),
+        micros(quantile(&gaps, 0.99)),
+        micros(gaps.last().copied().unwrap_or(0)),
+        mb(peak_rss),
+        mb(now_rss)
+    );
+    println!(
+        "  cpu per step={} (user+sys {:.2}s over {calls} model calls, {:.2} cores busy)  time in model={}  db={}  load1={}",
+        micros(cpu.as_nanos() as u64 / calls.max(1)),
+        secs(cpu),
+        secs(cpu) / secs(wall),
+        micros(bench.provider.inside_ns()),
+        mb(bench.db_bytes()),
+        load1()
+    );
+    let h = history_cost(engine, &threads)?;
+    println!(
+        "  history load after the run (sample of {}): p50={} for p50 {} own messages spread over a p50 id span of {}",
+        h.samples,
+        micros(h.p50_ns),
+        h.own_messages,
+        h.id_span
+    );
+    Ok(())
+}
+
+struct HistoryCost {
+    samples: usize,
+    p50_ns: u64,
+    own_messages: u64,
+    id_span: u64,
+}
+
+/// What one step's history read (`Tx::messages`, the call the loop makes every step) costs
+/// once many threads' messages are interleaved in the table.
+fn history_cost(engine: &Engine, threads: &[ThreadId]) -> Result<HistoryCost, String> {
+    let step = (threads.len() / 100).max(1);
+    let sample: Vec<ThreadId> = threads.iter().step_by(step).copied().collect();
+    let mut times = Vec::new();
+    let mut own = Vec::new();
+    let mut spans = Vec::new();
+    for t in &sample {
+        let started = Instant::now();
+        let history = engine
+            .store()
+            .read(|tx| tx.messages(*t, None, u32::MAX))
+            .map_err(|e| e.to_string())?;
+        times.push(started.elapsed().as_nanos() as u64);
+        own.push(history.len() as u64);
+        if let (Some(first), Some(last)) = (history.first(), history.last()) {
+            spans.push((last.id.0 - first.id.0 + 1) as u64);
+        }
+    }
+    times.sort_unstable();
+    own.sort_unstable();
+    spans.sort_unstable();
+    Ok(HistoryCost {
+        samples: sample.len(),
+        p50_ns: quantile(&times, 0.5),
+        own_messages: quantile(&own, 0.5),
+        id_span: quantile(&spans, 0.5),
+    })
+}
+
+/// p50 of `Tx::root_state` (read by every drive snapshot and every inbox check) over `threads`.
+fn root_state_p50(engine: &Engine, threads: &[ThreadId]) -> Result<u64, String> {
+    let mut times = Vec::new();
+    for t in threads {
+        let started = Instant::now();
+        engine
+            .store()
+            .read(|tx| tx.root_state(*t))
+            .map_err(|e| e.to_string())?;
+        times.push(started.elapsed().as_nanos() as u64);
+    }
+    times.sort_unstable();
+    Ok(quantile(&times, 0.5))
+}
+
+async fn idle(k: usize) -> Result<(), String> {
+    // Steps 0: each task is answered on the first call, so a thread ends with a user message,
+    // a final reply, one completed run and an idle drive state.
+    let bench = setup::build(0, 0);
+    let engine = &bench.engine;
+    let (base_rss, _) = rss();
+
+    let start = Instant::now();
+    let mut threads = Vec::with_capacity(k);
+    let batch = 1000;
+    let mut next = 0;
+    while next < k {
+        let end = (next + batch).min(k);
+        let first = threads.len();
+        for i in next..end {
+            let t = bench.create_thread(i);
+            engine
+                .deliver(t, Delivery::user_task(Bench::task_text(i)))
+                .await
+                .map_err(|e| format!("deliver: {e}"))?;
+            threads.push(t);
+        }
+        for t in &threads[first..] {
+            engine.wait_idle(*t).await;
+        }
+        next = end;
+    }
+    let create = start.elapsed();
+    if bench.provider.calls() != k as u64 {
+        return Err(format!(
+            "expected {k} model calls, saw {}",
+            bench.provider.calls()
+        ));
+    }
+    check_all_done(engine, &threads)?;
+
+    // Driveable: the drive answers for every thread (no work, so nothing starts).
+    let probe_start = Instant::now();
+    for t in &threads {
+        match engine.request_drive(*t, "bench", false).await {
+            Ok(DriveOutcome::NotHandled { .. }) => {}
+            other => return Err(format!("drive of idle thread {t}: {other:?}")),
+        }
+    }
+    let probe = probe_start.elapsed();
+    if engine.live_runs() != 0 {
+        return Err(format!("{} runs still live", engine.live_runs()));
+    }
+
+    let (now_rss, peak_rss) = rss();
+    println!(
+        "troupe kernel bench: idle    threads={k}  create={:.2}s  RSS={} (peak {})",
+        secs(create),
+        mb(now_rss),
+        mb(peak_rss)
+    );
+    println!(
+        "  baseline RSS={}  per idle thread={} B  drive probe of all={:.2}s ({}/thread)  db={}  load1={}",
+        mb(base_rss),
+        now_rss.saturating_sub(base_rss) / k.max(1) as u64,
+        secs(probe),
+        micros(probe.as_nanos() as u64 / k.max(1) as u64),
+        mb(bench.db_bytes()),
+        load1()
+    );
+    let n = threads.len().min(100);
+    println!(
+        "  root_state read: oldest {n} threads p50={}  newest {n} threads p50={}",
+        micros(root_state_p50(engine, &threads[..n])?),
+        micros(root_state_p50(engine, &threads[threads.len() - n..])?)
+    );
+    Ok(())
+}
+
+async fn latency(s: usize, m: usize) -> Result<(), String> {
+    let bench = setup::build(m, s);
+    let engine = &bench.engine;
+    let threads: Vec<ThreadId> = (0..s).map(|i| bench.create_thread(i)).collect();
+    let cpu0 = cpu_time();
+    let start = Instant::now();
+    for (i, t) in threads.iter().enumerate() {
+        engine
+            .deliver(*t, Delivery::user_task(Bench::task_text(i)))
+            .await
+            .map_err(|e| format!("deliver: {e}"))?;
+        engine.wait_idle(*t).await;
+    }
+    let wall = start.elapsed();
+    let cpu = cpu_time() - cpu0;
+    check_all_done(engine, &threads)?;
+    let calls = bench.provider.calls();
+    let mut gaps = bench.provider.gaps_ns();
+    gaps.sort_unstable();
+    println!(
+        "troupe kernel bench: latency threads={s} (one at a time) steps={m}  total_steps={calls}  wall={:.2}s  steps/s={:.0}",
+        secs(wall),
+        calls as f64 / secs(wall)
+    );
+    println!(
+        "  engine overhead per step: p50={} p99={} max={}   cpu per step={}  load1={}",
+        micros(quantile(&gaps, 0.50)),
+        micros(quantile(&gaps, 0.99)),
+        micros(gaps.last().copied().unwrap_or(0)),
+        micros(cpu.as_nanos() as u64 / calls.max(1)),
+        load1()
+    );
+    Ok(())
+}
