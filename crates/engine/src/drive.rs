@@ -72,6 +72,15 @@ impl DriveLocks {
             .or_default()
             .clone()
     }
+
+    /// Forget a thread's lock once nobody else holds or waits on it, so idle threads cost nothing.
+    fn release(&self, t: ThreadId, lock: Arc<tokio::sync::Mutex<()>>) {
+        let mut map = self.locks.lock().unwrap_or_else(|p| p.into_inner());
+        // Held by the map and by `lock` only: no request is waiting on it.
+        if Arc::strong_count(&lock) == 2 {
+            map.remove(&t);
+        }
+    }
 }
 
 struct Snapshot {
@@ -93,8 +102,12 @@ impl Engine {
             return Ok(DriveOutcome::Draining);
         }
         let lock = self.inner.drive_locks.lock_for(thread);
-        let _serialized = lock.lock().await;
-        self.arbitrate_locked(thread, reason, force)
+        let outcome = {
+            let _serialized = lock.lock().await;
+            self.arbitrate_locked(thread, reason, force)
+        };
+        self.inner.drive_locks.release(thread, lock);
+        outcome
     }
 
     fn snapshot(&self, thread: ThreadId) -> Result<Snapshot, StoreError> {
