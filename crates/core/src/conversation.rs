@@ -6,16 +6,27 @@ use crate::thread::EndpointSpec;
 use serde::{Deserialize, Serialize};
 
 /// The model roles a person can point at an endpoint.
-pub const ROLES: [&str; 6] = ["default", "reading", "scribe", "judgement", "review", "picture_judge"];
+pub const ROLES: [&str; 6] = [
+    "default",
+    "reading",
+    "scribe",
+    "judgement",
+    "review",
+    "picture_judge",
+];
 
 pub fn validate_role(role: &str) -> Result<(), String> {
     if ROLES.contains(&role) {
         Ok(())
     } else {
-        Err(format!("unknown role '{role}' (expected one of {})", ROLES.join(", ")))
+        Err(format!(
+            "unknown role '{role}' (expected one of {})",
+            ROLES.join(", ")
+        ))
     }
 }
 
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Bot {
     pub id: BotId,
@@ -44,6 +55,7 @@ pub fn validate_bot_name(name: &str) -> Result<String, String> {
     Ok(name.to_string())
 }
 
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum SessionKind {
@@ -62,11 +74,14 @@ impl SessionKind {
         match s {
             "direct" => Ok(SessionKind::Direct),
             "group" => Ok(SessionKind::Group),
-            other => Err(format!("unknown session kind '{other}' (expected direct or group)")),
+            other => Err(format!(
+                "unknown session kind '{other}' (expected direct or group)"
+            )),
         }
     }
 }
 
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Session {
     pub id: SessionId,
@@ -77,6 +92,7 @@ pub struct Session {
     pub created_at: i64,
 }
 
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Author {
@@ -103,6 +119,7 @@ impl Author {
     }
 }
 
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum LineStatus {
@@ -133,6 +150,7 @@ impl LineStatus {
 }
 
 /// A line in a conversation.
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct SessionMessage {
     pub id: SessionMessageId,
@@ -172,6 +190,10 @@ mod tests {
     #[test]
     fn roles_are_the_six_known_ones() {
         assert!(validate_role("review").is_ok());
-        assert!(validate_role("reviewer").unwrap_err().contains("picture_judge"));
+        assert!(
+            validate_role("reviewer")
+                .unwrap_err()
+                .contains("picture_judge")
+        );
     }
 }

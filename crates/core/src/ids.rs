@@ -9,6 +9,7 @@ macro_rules! id_type {
         $(#[$doc])*
         #[derive(Copy, Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
         #[serde(transparent)]
+        #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema), schema(value_type = i64))]
         pub struct $name(pub i64);
 
         impl fmt::Display for $name {

@@ -3,6 +3,7 @@
 use serde::{Deserialize, Serialize};
 use std::str::FromStr;
 
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum PauseReason {
@@ -40,6 +41,7 @@ impl FromStr for PauseReason {
     }
 }
 
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Paused {
     pub reason: PauseReason,

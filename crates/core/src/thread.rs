@@ -37,6 +37,7 @@ impl FromStr for Interaction {
 
 /// Where a thread's model calls go. Secrets are never stored: only the name of the
 /// environment variable that holds the key.
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct EndpointSpec {
     /// `openai`, `anthropic` or `scripted`.
