@@ -109,37 +109,51 @@ impl Collab {
         Ok(self.store().read(|tx| tx.bot(id))?)
     }
 
-    /// Apply a patch; the Bot's threads are rebound in the same transaction.
+    /// Apply a patch: read, checked and written in one transaction (two patches at once cannot
+    /// lose one), and the Bot's threads are rebound in the same transaction.
     pub fn update_bot(&self, id: BotId, patch: BotPatch) -> Result<Bot, CollabError> {
-        let mut bot = self.bot(id)?;
-        if bot.archived {
+        let name = match &patch.name {
+            Some(n) => {
+                Some(validate_bot_name(n).map_err(|m| CollabError::invalid(format!("name: {m}")))?)
+            }
+            None => None,
+        };
+        if let Some(p) = &patch.persona {
+            check_persona(p)?;
+        }
+        if let Some(e) = &patch.endpoint {
+            check_endpoint(e)?;
+        }
+        let archived = std::cell::Cell::new(false);
+        let result = self.store().write(|tx| {
+            let mut bot = tx.bot(id)?;
+            if bot.archived {
+                archived.set(true);
+                return Ok(bot);
+            }
+            if let Some(name) = name {
+                bot.name = name;
+            }
+            if let Some(persona) = patch.persona {
+                bot.persona = persona;
+            }
+            if let Some(endpoint) = patch.endpoint {
+                bot.endpoint = endpoint;
+            }
+            let bot = tx.update_bot(&bot)?;
+            let binding = binding_for(&bot);
+            for t in tx.bot_threads(bot.id)? {
+                tx.set_thread_agent(t, &binding)?;
+            }
+            Ok(bot)
+        });
+        if archived.get() {
             return Err(CollabError::conflict(
                 "archived",
                 format!("bot {id} is archived"),
             ));
         }
-        if let Some(name) = &patch.name {
-            bot.name =
-                validate_bot_name(name).map_err(|m| CollabError::invalid(format!("name: {m}")))?;
-        }
-        if let Some(persona) = patch.persona {
-            check_persona(&persona)?;
-            bot.persona = persona;
-        }
-        if let Some(endpoint) = patch.endpoint {
-            check_endpoint(&endpoint)?;
-            bot.endpoint = endpoint;
-        }
-        self.store()
-            .write(|tx| {
-                let bot = tx.update_bot(&bot)?;
-                let binding = binding_for(&bot);
-                for t in tx.bot_threads(bot.id)? {
-                    tx.set_thread_agent(t, &binding)?;
-                }
-                Ok(bot)
-            })
-            .map_err(|e| duplicate(e.into()))
+        result.map_err(|e| duplicate(e.into()))
     }
 
     /// Archive: the Bot leaves the list; its conversations and history stay.

@@ -202,7 +202,11 @@ impl Tx<'_> {
 
     /// Archive a Bot: it leaves the list, its history stays.
     pub fn archive_bot(&mut self, id: BotId) -> Result<Bot> {
-        self.bot(id)?;
+        let bot = self.bot(id)?;
+        if bot.archived {
+            // Already archived: nothing changes, nothing is announced again.
+            return Ok(bot);
+        }
         self.exec(
             "UPDATE bots SET archived_at = COALESCE(archived_at, ?2), updated_at = ?2 WHERE id = ?1",
             params![id.0, self.now],
