@@ -20,6 +20,41 @@ pub struct Cli {
 #[derive(Debug, Subcommand)]
 pub enum Command {
     Exec(ExecArgs),
+    Serve(ServeArgs),
+}
+
+/// Run the daemon: the HTTP API under /v1, live events over SSE, and the web page at /.
+///
+/// Once it listens, the first line on stdout is `listening on http://HOST:PORT`, and
+/// DATA_DIR/daemon.json holds its address and pid. A loopback address needs no token; any
+/// other address requires `Authorization: Bearer TOKEN` (--token, or a generated one written
+/// to DATA_DIR/token, readable by you only). SIGTERM or Ctrl-C stops it gracefully: runs in
+/// progress get 10 seconds to reach a step boundary, the rest are recorded interrupted.
+#[derive(Debug, Args)]
+pub struct ServeArgs {
+    /// Where troupe keeps its database and the conversations' workspaces (default:
+    /// $XDG_DATA_HOME/troupe, else ~/.local/share/troupe).
+    #[arg(long, value_name = "DIR")]
+    pub data_dir: Option<PathBuf>,
+
+    /// The address to listen on; port 0 picks a free port.
+    #[arg(long, value_name = "HOST:PORT", default_value = "127.0.0.1:7878")]
+    pub addr: String,
+
+    /// The config file (default: $XDG_CONFIG_HOME/troupe/config.toml, else
+    /// ~/.config/troupe/config.toml; a missing default file is fine).
+    #[arg(long, value_name = "FILE")]
+    pub config: Option<PathBuf>,
+
+    /// The bearer token clients must send (default: none on loopback, a generated one
+    /// otherwise).
+    #[arg(
+        long,
+        value_name = "TOKEN",
+        env = "TROUPE_TOKEN",
+        hide_env_values = true
+    )]
+    pub token: Option<String>,
 }
 
 /// Run one task with a coding agent in a workspace, until it is done.

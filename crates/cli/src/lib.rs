@@ -7,3 +7,4 @@ pub mod exec;
 pub mod feed;
 pub mod paths;
 pub mod progress;
+pub mod serve;

@@ -8,7 +8,14 @@ use troupe_cli::exec::{UsageError, exec};
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
-    init_tracing();
+    // The daemon reports what it does; a one-shot command only warns.
+    let default_level = match cli.command {
+        Command::Serve(_) => {
+            "warn,troupe_server=info,troupe_engine=info,troupe_collab=info,troupe_cli=info"
+        }
+        Command::Exec(_) => "warn",
+    };
+    init_tracing(default_level);
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
@@ -22,6 +29,7 @@ fn main() -> ExitCode {
     let result = runtime.block_on(async {
         match cli.command {
             Command::Exec(args) => exec(args).await,
+            Command::Serve(args) => troupe_cli::serve::serve(args).await,
         }
     });
     // Loops of threads this command does not wait for must not hold the exit up.
@@ -45,9 +53,9 @@ fn one_line(e: &anyhow::Error) -> String {
     text.split_whitespace().collect::<Vec<_>>().join(" ")
 }
 
-fn init_tracing() {
+fn init_tracing(default_level: &str) {
     let filter = tracing_subscriber::EnvFilter::try_from_env("TROUPE_LOG")
-        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn"));
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(default_level));
     tracing_subscriber::fmt()
         .with_env_filter(filter)
         .with_writer(std::io::stderr)

@@ -128,7 +128,7 @@ fn crash_during_shell_is_interrupted_and_not_repeated_on_resume() {
         matches!((resumed, queued, answered), (Some(r), Some(q), Some(a)) if r < q && q < a),
         "{texts:#?}"
     );
-    let replies = vec!["second task answered".to_string()];
+    let replies = ["second task answered".to_string()];
     assert_eq!(
         out_text.trim(),
         replies.last().unwrap().as_str(),

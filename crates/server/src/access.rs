@@ -8,7 +8,9 @@ use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 
 pub async fn require_token(State(state): State<AppState>, req: Request, next: Next) -> Response {
-    let Some(expected) = &state.token else { return next.run(req).await };
+    let Some(expected) = &state.token else {
+        return next.run(req).await;
+    };
     let given = req
         .headers()
         .get(axum::http::header::AUTHORIZATION)
@@ -17,7 +19,12 @@ pub async fn require_token(State(state): State<AppState>, req: Request, next: Ne
     if given.is_some_and(|g| constant_time_eq(g.as_bytes(), expected.as_bytes())) {
         next.run(req).await
     } else {
-        ApiError::new(StatusCode::UNAUTHORIZED, "unauthorized", "missing or wrong bearer token").into_response()
+        ApiError::new(
+            StatusCode::UNAUTHORIZED,
+            "unauthorized",
+            "missing or wrong bearer token",
+        )
+        .into_response()
     }
 }
 

@@ -23,16 +23,31 @@ pub async fn build_state(
     limits: RunLimits,
     token: Option<Arc<str>>,
 ) -> anyhow::Result<Bootstrap> {
-    std::fs::create_dir_all(data_dir).with_context(|| format!("cannot create data dir {}", data_dir.display()))?;
-    let store = Store::open(data_dir.join("troupe.db"), Arc::new(troupe_core::SystemClock))?;
+    std::fs::create_dir_all(data_dir)
+        .with_context(|| format!("cannot create data dir {}", data_dir.display()))?;
+    let store = Store::open(
+        data_dir.join("troupe.db"),
+        Arc::new(troupe_core::SystemClock),
+    )?;
     let shared = Arc::new(SharedRoles::new(roles, secrets));
     let engine = Engine::builder(store, shared.clone())
-        .config(EngineConfig { limits, ..EngineConfig::default() })
+        .config(EngineConfig {
+            limits,
+            ..EngineConfig::default()
+        })
         .message_observer(Arc::new(SessionProjector))
         .build();
     let collab = Collab::new(engine.clone(), shared, data_dir.join("workspaces"));
     collab.load_stored_roles()?;
     let recovery = engine.recover().await?;
     collab.ensure_demo_bot(data_dir)?;
-    Ok(Bootstrap { state: AppState { collab, data_dir: data_dir.to_path_buf(), token }, recovery })
+    Ok(Bootstrap {
+        state: AppState {
+            collab,
+            data_dir: data_dir.to_path_buf(),
+            token,
+            shutdown: tokio_util::sync::CancellationToken::new(),
+        },
+        recovery,
+    })
 }

@@ -31,7 +31,11 @@ pub struct ErrorDetail {
 
 impl ApiError {
     pub fn new(status: StatusCode, code: &'static str, message: impl Into<String>) -> Self {
-        ApiError { status, code, message: message.into() }
+        ApiError {
+            status,
+            code,
+            message: message.into(),
+        }
     }
     pub fn bad_request(message: impl Into<String>) -> Self {
         Self::new(StatusCode::BAD_REQUEST, "bad_request", message)
@@ -54,12 +58,20 @@ impl IntoResponse for ApiError {
 impl From<CollabError> for ApiError {
     fn from(e: CollabError) -> Self {
         match e {
-            CollabError::NotFound { what, id } => ApiError::not_found(format!("{what} {id} not found")),
+            CollabError::NotFound { what, id } => {
+                ApiError::not_found(format!("{what} {id} not found"))
+            }
             CollabError::Invalid(m) => ApiError::invalid(m),
-            CollabError::Conflict { code, message } => ApiError::new(StatusCode::CONFLICT, code, message),
+            CollabError::Conflict { code, message } => {
+                ApiError::new(StatusCode::CONFLICT, code, message)
+            }
             other => {
                 tracing::error!(error = %other, "request failed");
-                ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, "internal", other.to_string())
+                ApiError::new(
+                    StatusCode::INTERNAL_SERVER_ERROR,
+                    "internal",
+                    other.to_string(),
+                )
             }
         }
     }
@@ -83,9 +95,11 @@ where
                 JsonRejection::JsonDataError(e) => ApiError::invalid(e.body_text()),
                 JsonRejection::JsonSyntaxError(e) => ApiError::bad_request(e.body_text()),
                 JsonRejection::MissingJsonContentType(e) => ApiError::bad_request(e.body_text()),
-                other if other.status() == StatusCode::PAYLOAD_TOO_LARGE => {
-                    ApiError::new(StatusCode::PAYLOAD_TOO_LARGE, "too_large", "request body is over 1 MiB")
-                }
+                other if other.status() == StatusCode::PAYLOAD_TOO_LARGE => ApiError::new(
+                    StatusCode::PAYLOAD_TOO_LARGE,
+                    "too_large",
+                    "request body is over 1 MiB",
+                ),
                 other => ApiError::bad_request(other.body_text()),
             }),
         }

@@ -6,6 +6,7 @@ pub mod access;
 pub mod bootstrap;
 pub mod error;
 pub mod routes;
+pub mod serve;
 pub mod state;
 
 pub use error::ApiError;
@@ -55,7 +56,10 @@ pub fn app(state: AppState) -> Router {
     )
     .merge(routes::web::router())
     .fallback(error::not_found)
-    .layer(axum::middleware::from_fn_with_state(state.clone(), access::require_token))
+    .layer(axum::middleware::from_fn_with_state(
+        state.clone(),
+        access::require_token,
+    ))
     .layer(axum::extract::DefaultBodyLimit::max(BODY_LIMIT))
     .with_state(state)
 }

@@ -1,5 +1,6 @@
 use std::path::PathBuf;
 use std::sync::Arc;
+use tokio_util::sync::CancellationToken;
 use troupe_collab::Collab;
 
 /// What every handler can reach.
@@ -9,4 +10,7 @@ pub struct AppState {
     pub data_dir: PathBuf,
     /// Required as `Authorization: Bearer <token>` when set (non-loopback binds).
     pub token: Option<Arc<str>>,
+    /// Cancelled when the daemon shuts down: long-lived responses (event streams) end, so the
+    /// HTTP server's graceful shutdown does not wait on them forever.
+    pub shutdown: CancellationToken,
 }

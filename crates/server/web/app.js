@@ -13,7 +13,13 @@
     es: null, // EventSource of the current session
     msgEls: new Map(), // message id -> element
     lastId: 0, // highest message id seen in the current session
-    streams: new Map(), // turn id -> {el, text, msgId}
+    streams: new Map(), // turn id -> {el, text, msgId}: the bubble text is streaming into
+    // Live deltas and stored events travel separately, so a delta can arrive after the
+    // stored message that contains it. turn id -> {body, seen}: the last stored reply of the
+    // turn and the streamed text already accounted for; late deltas that continue it are
+    // dropped instead of starting a new bubble.
+    closed: new Map(),
+    ended: new Set(), // turn ids whose run_ended was seen: their late deltas are dropped
     running: false,
     activeTurn: null,
   };
@@ -98,11 +104,25 @@
     return bot.name;
   }
 
+  // Bots with `scripted: true` are the daemon's built-in demo; a Bot whose endpoint kind is
+  // "scripted" replays a script file. Neither calls a real model, and the page says so.
+  function isScriptedEndpoint(bot) {
+    return !!(bot && bot.endpoint && bot.endpoint.kind === "scripted");
+  }
+
   function endpointLabel(bot) {
     if (bot.scripted) return "scripted demo";
     const ep = bot.endpoint;
     if (!ep) return "daemon default endpoint";
+    if (ep.kind === "scripted") return "scripted (canned replies)";
     return ep.kind + (ep.model ? " · " + ep.model : "");
+  }
+
+  function scriptedSuffix(bot) {
+    if (!bot) return "";
+    if (bot.scripted) return "scripted demo";
+    if (isScriptedEndpoint(bot)) return "scripted";
+    return "";
   }
 
   function isPhone() {
@@ -126,8 +146,13 @@
       const li = el("li", "bot-item");
       li.dataset.id = bot.id;
       li.appendChild(el("span", "bot-name", bot.name));
-      const badge = el("span", bot.scripted ? "badge scripted" : "badge", endpointLabel(bot));
-      li.appendChild(badge);
+      const scripted = bot.scripted || isScriptedEndpoint(bot);
+      li.appendChild(el("span", scripted ? "badge scripted" : "badge", endpointLabel(bot)));
+      if (bot.key_present === false && bot.endpoint && bot.endpoint.api_key_env) {
+        const warn = el("span", "badge failed", "$" + bot.endpoint.api_key_env + " is not set");
+        warn.title = "The daemon's environment has no variable " + bot.endpoint.api_key_env;
+        li.appendChild(warn);
+      }
       if (bot.archived) li.appendChild(el("span", "badge", "archived"));
       if (bot.persona) {
         const p = el("p", "bot-persona hint", bot.persona);
@@ -145,7 +170,8 @@
     sel.replaceChildren();
     for (const bot of state.bots.values()) {
       if (bot.archived) continue;
-      const opt = el("option", null, bot.name + (bot.scripted ? " (scripted demo)" : ""));
+      const suffix = scriptedSuffix(bot);
+      const opt = el("option", null, bot.name + (suffix ? " (" + suffix + ")" : ""));
       opt.value = String(bot.id);
       sel.appendChild(opt);
     }
@@ -235,7 +261,8 @@
       btn.appendChild(top);
       const names = (s.bot_ids || []).map((id) => {
         const b = state.bots.get(id);
-        return b ? b.name + (b.scripted ? " · scripted demo" : "") : "Bot " + id;
+        const suffix = scriptedSuffix(b);
+        return b ? b.name + (suffix ? " · " + suffix : "") : "Bot " + id;
       });
       btn.appendChild(el("span", "session-bots hint", names.join(", ")));
       btn.addEventListener("click", () => selectSession(s.id));
@@ -292,7 +319,7 @@
     $("#conv-title").textContent = sessionTitle(s);
     const names = (s.bot_ids || []).map((id) => {
       const b = state.bots.get(id);
-      return b ? b.name + " (" + endpointLabel(b) + ")" : "Bot " + id;
+      return b ? b.name + " · " + endpointLabel(b) : "Bot " + id;
     });
     $("#conv-sub").textContent = names.join(", ");
     document.title = sessionTitle(s) + " · Troupe";
@@ -324,6 +351,8 @@
     }
     state.msgEls.clear();
     state.streams.clear();
+    state.closed.clear();
+    state.ended.clear();
     state.lastId = 0;
     state.activeTurn = null;
     const s = state.sessions.find((x) => x.id === id);
@@ -337,6 +366,7 @@
     $("#send").disabled = false;
     showError($("#composer-error"), null);
     if (isPhone()) setSidebarCollapsed(true);
+    if (location.hash !== "#session=" + id) history.replaceState(null, "", "#session=" + id);
     try {
       await fetchNewMessages(gen);
     } catch (e) {
@@ -493,6 +523,9 @@
       body.textContent = shown;
     } else {
       body.textContent = m.body || "";
+      if (m.author === "bot" && turnKey !== null) {
+        state.closed.set(turnKey, { body: m.body || "", seen: stream ? stream.text : "" });
+      }
       if (stream) state.streams.delete(turnKey);
     }
     state.msgEls.set(m.id, node);
@@ -526,8 +559,15 @@
     if (!d || !state.current) return;
     if (d.session_id !== undefined && d.session_id !== state.current.id) return;
     const key = String(d.turn_id);
+    if (state.ended.has(key)) return;
     let stream = state.streams.get(key);
     if (!stream) {
+      const closed = state.closed.get(key);
+      if (closed && closed.body.startsWith(closed.seen + (d.text || ""))) {
+        closed.seen += d.text || ""; // a late piece of a reply that is already stored
+        return;
+      }
+      state.closed.delete(key);
       const node = el("div", "msg bot streaming");
       node.dataset.turn = key;
       node.dataset.status = "working";
@@ -544,8 +584,27 @@
     }
     stream.text += d.text || "";
     stream.el.querySelector(".body").textContent = stream.text;
-    if (!state.running) setRunning(true);
     scrollToEnd();
+  }
+
+  // The turn ended: a bubble still streaming either duplicates a stored reply (then it
+  // goes) or is all that is left of the reply (then it stays, marked as cut short).
+  function finishStream(key, status) {
+    const st = state.streams.get(key);
+    if (!st) return;
+    state.streams.delete(key);
+    if (st.msgId !== undefined) return;
+    const stored = [...document.querySelectorAll("#transcript .msg.bot[data-id]")].some(
+      (m) => m.dataset.turn === key && m.querySelector(".body").textContent.includes(st.text)
+    );
+    if (stored) {
+      st.el.remove();
+      return;
+    }
+    st.el.classList.remove("streaming");
+    if (status && status !== "completed") {
+      st.el.classList.add(status === "failed" ? "failed" : "interrupted");
+    }
   }
 
   function onCommandFinished(ev) {
@@ -595,16 +654,8 @@
       setRunning(false);
       if (ev && ev.run_id !== undefined && ev.run_id !== null) {
         const key = String(ev.run_id);
-        // A streaming bubble that never got its stored message is finished now.
-        const st = state.streams.get(key);
-        if (st && st.msgId === undefined) {
-          st.el.classList.remove("streaming");
-          const status = ev.payload && ev.payload.status;
-          if (status && status !== "completed") {
-            st.el.classList.add(status === "failed" ? "failed" : "interrupted");
-          }
-          state.streams.delete(key);
-        }
+        state.ended.add(key);
+        finishStream(key, ev.payload && ev.payload.status);
         loadCommands(ev.run_id, gen);
       }
       // Catch up on anything the stream may have missed.
@@ -706,6 +757,12 @@
 
     loadBots()
       .then(loadSessions)
+      .then(() => {
+        // A link like /#session=12 opens that conversation.
+        const m = /^#session=(.+)$/.exec(location.hash);
+        const s = m && state.sessions.find((x) => String(x.id) === decodeURIComponent(m[1]));
+        if (s) return selectSession(s.id);
+      })
       .catch((e) => showError($("#composer-error"), e));
     // The running dots of other conversations: a light poll.
     setInterval(() => {

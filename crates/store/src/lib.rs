@@ -143,8 +143,9 @@ impl Store {
         let out = f(&mut tx)?;
         let events = std::mem::take(&mut tx.events);
         txn.commit().map_err(StoreError::from)?;
-        drop(conn);
+        // Published while the writer lock is still held, so subscribers see ids in order.
         self.inner.sink.publish(events);
+        drop(conn);
         Ok(out)
     }
 

@@ -6,3 +6,43 @@ pub mod roles;
 pub mod sessions;
 pub mod turns;
 pub mod web;
+
+use crate::ApiError;
+use std::str::FromStr;
+
+/// An id taken from the path: the bare number (`3`) or the display form (`bot_3`). Anything
+/// else is a 400 that names what was expected.
+pub(crate) fn path_id<T: FromStr<Err = String>>(raw: &str) -> Result<T, ApiError> {
+    raw.parse::<T>()
+        .map_err(|m| ApiError::bad_request(format!("path id: {m}")))
+}
+
+/// An optional integer query parameter in `min..=max`; absent means `default`.
+pub(crate) fn query_number(
+    name: &str,
+    raw: Option<&str>,
+    default: u32,
+    min: u32,
+    max: u32,
+) -> Result<u32, ApiError> {
+    let Some(raw) = raw else { return Ok(default) };
+    match raw.trim().parse::<u32>() {
+        Ok(n) if (min..=max).contains(&n) => Ok(n),
+        _ => Err(ApiError::invalid(format!(
+            "{name}: must be an integer between {min} and {max} (got '{raw}')"
+        ))),
+    }
+}
+
+/// An optional id query parameter (bare number or display form); a bad one is a 422 naming it.
+pub(crate) fn query_id<T: FromStr<Err = String>>(
+    name: &str,
+    raw: Option<&str>,
+) -> Result<Option<T>, ApiError> {
+    raw.map(|r| {
+        r.trim()
+            .parse::<T>()
+            .map_err(|m| ApiError::invalid(format!("{name}: {m}")))
+    })
+    .transpose()
+}

@@ -1,8 +1,112 @@
-//! Routes for turns.
+//! Turns: what a Bot's turn did (model calls, shell commands), and stopping the running one.
 
 use crate::AppState;
+use crate::error::{ApiError, ApiJson, ErrorBody};
+use crate::routes::sessions::query;
+use crate::routes::{path_id, query_id, query_number};
+use axum::Json;
+use axum::extract::rejection::QueryRejection;
+use axum::extract::{Path, Query, State};
+use serde::Deserialize;
+use troupe_collab::TurnView;
+use troupe_core::{RunId, SessionId};
+use troupe_store::CommandRecord;
 use utoipa_axum::router::OpenApiRouter;
+use utoipa_axum::routes;
 
 pub fn router() -> OpenApiRouter<AppState> {
     OpenApiRouter::new()
+        .routes(routes!(list_turns))
+        .routes(routes!(stop_turn))
+        .routes(routes!(get_turn))
+        .routes(routes!(turn_commands))
+}
+
+#[derive(Deserialize, utoipa::IntoParams)]
+#[into_params(parameter_in = Query)]
+pub struct TurnsQuery {
+    /// The conversation whose turns to list (required).
+    #[param(value_type = i64)]
+    pub session_id: Option<String>,
+    /// How many turns, newest first: 1 to 200 (default 50).
+    #[param(value_type = Option<u32>, minimum = 1, maximum = 200)]
+    pub limit: Option<String>,
+}
+
+/// Which conversation's running turn to stop.
+#[derive(Deserialize, utoipa::ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct StopRequest {
+    pub session_id: SessionId,
+}
+
+#[utoipa::path(
+    get, path = "/v1/turns", tag = "turns",
+    params(TurnsQuery),
+    responses(
+        (status = 200, description = "The conversation's turns, newest first", body = [TurnView]),
+        (status = 404, description = "No such conversation", body = ErrorBody),
+        (status = 422, description = "Missing or bad session_id, bad limit", body = ErrorBody),
+    )
+)]
+async fn list_turns(
+    State(state): State<AppState>,
+    q: Result<Query<TurnsQuery>, QueryRejection>,
+) -> Result<Json<Vec<TurnView>>, ApiError> {
+    let q = query(q)?;
+    let session = query_id::<SessionId>("session_id", q.session_id.as_deref())?
+        .ok_or_else(|| ApiError::invalid("session_id: required"))?;
+    let limit = query_number("limit", q.limit.as_deref(), 50, 1, 200)?;
+    Ok(Json(state.collab.turns(session, limit)?))
+}
+
+#[utoipa::path(
+    get, path = "/v1/turns/{id}", tag = "turns",
+    params(("id" = i64, Path, description = "Turn (run) id")),
+    responses(
+        (status = 200, description = "The turn with its model calls", body = TurnView),
+        (status = 400, description = "The id is not a number", body = ErrorBody),
+        (status = 404, description = "No such turn", body = ErrorBody),
+    )
+)]
+async fn get_turn(
+    State(state): State<AppState>,
+    Path(id): Path<String>,
+) -> Result<Json<TurnView>, ApiError> {
+    Ok(Json(state.collab.turn(path_id::<RunId>(&id)?)?))
+}
+
+#[utoipa::path(
+    get, path = "/v1/turns/{id}/commands", tag = "turns",
+    params(("id" = i64, Path, description = "Turn (run) id")),
+    responses(
+        (status = 200, description = "The shell commands the turn ran", body = [CommandRecord]),
+        (status = 400, description = "The id is not a number", body = ErrorBody),
+        (status = 404, description = "No such turn", body = ErrorBody),
+    )
+)]
+async fn turn_commands(
+    State(state): State<AppState>,
+    Path(id): Path<String>,
+) -> Result<Json<Vec<CommandRecord>>, ApiError> {
+    Ok(Json(state.collab.commands(path_id::<RunId>(&id)?)?))
+}
+
+#[utoipa::path(
+    post, path = "/v1/turns/stop", tag = "turns",
+    request_body = StopRequest,
+    responses(
+        (status = 200, description = "The stopped turn", body = TurnView),
+        (status = 400, description = "Malformed JSON", body = ErrorBody),
+        (status = 404, description = "No such conversation", body = ErrorBody),
+        (status = 409, description = "Nothing is running (`not_running`)", body = ErrorBody),
+        (status = 422, description = "Invalid values", body = ErrorBody),
+    )
+)]
+async fn stop_turn(
+    State(state): State<AppState>,
+    ApiJson(req): ApiJson<StopRequest>,
+) -> Result<Json<TurnView>, ApiError> {
+    let run = state.collab.stop(req.session_id).await?;
+    Ok(Json(state.collab.turn(run.id)?))
 }

@@ -12,7 +12,26 @@ const STYLE: &str = include_str!("../../web/style.css");
 
 pub fn router() -> Router<AppState> {
     Router::new()
-        .route("/", get(|| async { ([(header::CONTENT_TYPE, "text/html; charset=utf-8")], INDEX).into_response() }))
-        .route("/app.js", get(|| async { ([(header::CONTENT_TYPE, "text/javascript; charset=utf-8")], APP_JS).into_response() }))
-        .route("/style.css", get(|| async { ([(header::CONTENT_TYPE, "text/css; charset=utf-8")], STYLE).into_response() }))
+        .route(
+            "/",
+            get(|| async {
+                ([(header::CONTENT_TYPE, "text/html; charset=utf-8")], INDEX).into_response()
+            }),
+        )
+        .route(
+            "/app.js",
+            get(|| async {
+                (
+                    [(header::CONTENT_TYPE, "text/javascript; charset=utf-8")],
+                    APP_JS,
+                )
+                    .into_response()
+            }),
+        )
+        .route(
+            "/style.css",
+            get(|| async {
+                ([(header::CONTENT_TYPE, "text/css; charset=utf-8")], STYLE).into_response()
+            }),
+        )
 }

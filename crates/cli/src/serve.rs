@@ -1,0 +1,51 @@
+//! `troupe serve`: the daemon with its HTTP API, event stream and web page.
+
+use anyhow::anyhow;
+use std::sync::Arc;
+use std::time::Duration;
+use troupe_core::run::RunLimits;
+use troupe_engine::RoleTable;
+use troupe_engine::models::SecretSource;
+use troupe_server::serve::ServeOptions;
+
+use crate::args::ServeArgs;
+use crate::config::Config;
+use crate::paths;
+
+/// Run the daemon until SIGTERM or Ctrl-C; returns the exit code.
+pub async fn serve(args: ServeArgs) -> anyhow::Result<u8> {
+    let opts = options(args)?;
+    troupe_server::serve::serve(opts).await?;
+    Ok(0)
+}
+
+/// The daemon's options from the command line and the config file. API keys are read from
+/// the process environment when a model is called, never stored.
+pub fn options(args: ServeArgs) -> anyhow::Result<ServeOptions> {
+    let data_dir = match args.data_dir {
+        Some(d) => d,
+        None => paths::data_dir(&paths::process_env)?,
+    };
+    let config = Config::locate(args.config.as_deref(), &paths::process_env)?;
+    let secrets: SecretSource = Arc::new(|name| std::env::var(name).ok());
+    let mut roles = RoleTable::new(secrets.clone());
+    for (role, spec) in config.role_endpoints() {
+        roles
+            .set_role(role.as_str(), spec)
+            .map_err(|e| anyhow!("role {role}: {e}"))?;
+    }
+    roles.timeout = Duration::from_secs(config.limits.request_timeout_secs);
+    roles.retry.max_attempts = config.limits.max_attempts;
+    let limits = RunLimits {
+        max_hops: config.limits.max_hops,
+        ..RunLimits::default()
+    };
+    Ok(ServeOptions {
+        data_dir,
+        addr: args.addr,
+        roles,
+        secrets,
+        limits,
+        token: args.token,
+    })
+}

@@ -1,0 +1,253 @@
+//! Running the daemon: bind, decide on access, build the state, serve until SIGTERM or
+//! Ctrl-C, then drain the engine.
+//!
+//! Once listening, the first line on stdout is `listening on http://HOST:PORT`, and
+//! `DATA_DIR/daemon.json` holds `{"addr", "pid"}` until a graceful exit removes it.
+
+use crate::bootstrap::build_state;
+use anyhow::Context;
+use std::io::Write;
+use std::net::{IpAddr, SocketAddr};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+use troupe_core::run::RunLimits;
+use troupe_engine::RoleTable;
+use troupe_engine::models::SecretSource;
+
+/// How long live runs get to reach a step boundary on shutdown.
+pub const DRAIN_GRACE: Duration = Duration::from_secs(10);
+/// How long open connections get to finish once the daemon stops accepting.
+const HTTP_GRACE: Duration = Duration::from_secs(5);
+
+pub struct ServeOptions {
+    pub data_dir: PathBuf,
+    /// `HOST:PORT`; port 0 picks a free one.
+    pub addr: String,
+    pub roles: RoleTable,
+    pub secrets: SecretSource,
+    pub limits: RunLimits,
+    /// An explicit token; without one, a non-loopback bind gets a generated one.
+    pub token: Option<String>,
+}
+
+/// Whether clients must present a bearer token to a daemon bound to `addr`: anything that
+/// is not a loopback address (the unspecified address included) can be reached by others.
+pub fn token_required(addr: &SocketAddr) -> bool {
+    match addr.ip() {
+        IpAddr::V4(ip) => !ip.is_loopback(),
+        IpAddr::V6(ip) => match ip.to_ipv4_mapped() {
+            Some(v4) => !v4.is_loopback(),
+            None => !ip.is_loopback(),
+        },
+    }
+}
+
+/// 32 random bytes from the system, as 64 hex digits.
+pub fn generate_token() -> std::io::Result<String> {
+    use std::io::Read;
+    let mut bytes = [0u8; 32];
+    std::fs::File::open("/dev/urandom")?.read_exact(&mut bytes)?;
+    Ok(bytes.iter().map(|b| format!("{b:02x}")).collect())
+}
+
+/// Write `contents` to `path` through a temporary file and a rename, so a reader never sees a
+/// half-written file; the file gets `mode` from its creation on.
+pub fn write_atomically(path: &Path, contents: &[u8], mode: u32) -> std::io::Result<()> {
+    use std::os::unix::fs::OpenOptionsExt;
+    let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("file");
+    let tmp = path.with_file_name(format!(".{name}.{}.tmp", std::process::id()));
+    let _ = std::fs::remove_file(&tmp);
+    let mut f = std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(mode)
+        .open(&tmp)?;
+    f.write_all(contents)?;
+    f.sync_all()?;
+    drop(f);
+    std::fs::rename(&tmp, path)
+}
+
+/// Write the access token to `DATA_DIR/token`, readable by its owner only.
+pub fn write_token_file(data_dir: &Path, token: &str) -> std::io::Result<PathBuf> {
+    let path = data_dir.join("token");
+    write_atomically(&path, format!("{token}\n").as_bytes(), 0o600)?;
+    Ok(path)
+}
+
+/// The token the daemon will require, if any: the given one, else a generated one (written
+/// to `DATA_DIR/token`) when the address is not loopback.
+pub fn decide_token(
+    data_dir: &Path,
+    addr: &SocketAddr,
+    given: Option<String>,
+) -> anyhow::Result<Option<String>> {
+    if let Some(t) = given {
+        let t = t.trim().to_string();
+        anyhow::ensure!(!t.is_empty(), "--token is empty");
+        return Ok(Some(t));
+    }
+    if !token_required(addr) {
+        return Ok(None);
+    }
+    let token = generate_token().context("cannot generate an access token")?;
+    let path = write_token_file(data_dir, &token).context("cannot write the token file")?;
+    tracing::info!(path = %path.display(), "{addr} is not loopback: clients need the bearer token in this file");
+    Ok(Some(token))
+}
+
+/// Serve until SIGTERM or Ctrl-C, then shut down gracefully.
+pub async fn serve(opts: ServeOptions) -> anyhow::Result<()> {
+    std::fs::create_dir_all(&opts.data_dir)
+        .with_context(|| format!("cannot create data dir {}", opts.data_dir.display()))?;
+    let listener = tokio::net::TcpListener::bind(&opts.addr)
+        .await
+        .with_context(|| format!("cannot listen on {}", opts.addr))?;
+    let local = listener.local_addr()?;
+    let token = decide_token(&opts.data_dir, &local, opts.token)?;
+    let boot = build_state(
+        &opts.data_dir,
+        opts.roles,
+        opts.secrets,
+        opts.limits,
+        token.map(Arc::from),
+    )
+    .await?;
+    let r = &boot.recovery;
+    tracing::info!(recovery = ?r, "recovered");
+    let state = boot.state;
+    let engine = state.collab.engine().clone();
+    let shutdown = state.shutdown.clone();
+    let daemon_file = opts.data_dir.join("daemon.json");
+    let info = serde_json::json!({"addr": local.to_string(), "pid": std::process::id()});
+    write_atomically(&daemon_file, info.to_string().as_bytes(), 0o644)
+        .with_context(|| format!("cannot write {}", daemon_file.display()))?;
+    {
+        let mut out = std::io::stdout().lock();
+        writeln!(out, "listening on http://{local}")?;
+        out.flush()?;
+    }
+    tracing::info!(addr = %local, data_dir = %opts.data_dir.display(), "troupe daemon serving");
+
+    let app = crate::app(state);
+    let signal = {
+        let shutdown = shutdown.clone();
+        async move {
+            stop_signal().await;
+            tracing::info!("shutting down: no new connections");
+            shutdown.cancel();
+        }
+    };
+    let server = axum::serve(listener, app).with_graceful_shutdown(signal);
+    let served = tokio::select! {
+        r = server => r.map_err(anyhow::Error::from),
+        () = async { shutdown.cancelled().await; tokio::time::sleep(HTTP_GRACE).await } => {
+            tracing::warn!("open connections did not finish in time; closing them");
+            Ok(())
+        }
+    };
+    let interrupted = engine.shutdown(DRAIN_GRACE).await;
+    if !interrupted.is_empty() {
+        tracing::info!(runs = ?interrupted, "recorded interrupted by the shutdown");
+    }
+    if let Err(e) = std::fs::remove_file(&daemon_file) {
+        tracing::warn!(error = %e, "cannot remove {}", daemon_file.display());
+    }
+    served.context("the HTTP server failed")?;
+    tracing::info!("stopped");
+    Ok(())
+}
+
+/// Resolves on SIGTERM or Ctrl-C (SIGINT).
+async fn stop_signal() {
+    let ctrl_c = async {
+        if let Err(e) = tokio::signal::ctrl_c().await {
+            tracing::warn!(error = %e, "cannot listen for Ctrl-C");
+            std::future::pending::<()>().await;
+        }
+    };
+    let term = async {
+        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(mut s) => {
+                s.recv().await;
+            }
+            Err(e) => {
+                tracing::warn!(error = %e, "cannot listen for SIGTERM");
+                std::future::pending::<()>().await;
+            }
+        }
+    };
+    tokio::select! {
+        () = ctrl_c => {}
+        () = term => {}
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::os::unix::fs::PermissionsExt;
+
+    #[test]
+    fn only_loopback_goes_without_a_token() {
+        for (addr, required) in [
+            ("127.0.0.1:7878", false),
+            ("127.9.9.9:1", false),
+            ("[::1]:7878", false),
+            ("[::ffff:127.0.0.1]:7878", false),
+            ("0.0.0.0:7878", true),
+            ("[::]:7878", true),
+            ("192.168.1.20:7878", true),
+            ("[::ffff:10.0.0.1]:7878", true),
+            ("[2001:db8::1]:80", true),
+        ] {
+            let a: SocketAddr = addr.parse().unwrap();
+            assert_eq!(token_required(&a), required, "{addr}");
+        }
+    }
+
+    #[test]
+    fn generated_token_is_written_owner_only() {
+        let dir = tempfile::tempdir().unwrap();
+        let addr: SocketAddr = "0.0.0.0:0".parse().unwrap();
+        let token = decide_token(dir.path(), &addr, None)
+            .unwrap()
+            .expect("a token for a public bind");
+        assert_eq!(token.len(), 64);
+        assert!(token.chars().all(|c| c.is_ascii_hexdigit()));
+        let path = dir.path().join("token");
+        assert_eq!(std::fs::read_to_string(&path).unwrap().trim(), token);
+        let mode = std::fs::metadata(&path).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode, 0o600);
+        // A second generation differs, and replaces the file.
+        let again = decide_token(dir.path(), &addr, None).unwrap().unwrap();
+        assert_ne!(again, token);
+        assert_eq!(std::fs::read_to_string(&path).unwrap().trim(), again);
+    }
+
+    #[test]
+    fn loopback_needs_no_token_unless_given() {
+        let dir = tempfile::tempdir().unwrap();
+        let addr: SocketAddr = "127.0.0.1:0".parse().unwrap();
+        assert_eq!(decide_token(dir.path(), &addr, None).unwrap(), None);
+        assert!(!dir.path().join("token").exists());
+        assert_eq!(
+            decide_token(dir.path(), &addr, Some("s3cret".into()))
+                .unwrap()
+                .as_deref(),
+            Some("s3cret")
+        );
+        let public: SocketAddr = "0.0.0.0:0".parse().unwrap();
+        assert_eq!(
+            decide_token(dir.path(), &public, Some("s3cret".into()))
+                .unwrap()
+                .as_deref(),
+            Some("s3cret")
+        );
+        assert!(
+            !dir.path().join("token").exists(),
+            "a given token is not written"
+        );
+    }
+}

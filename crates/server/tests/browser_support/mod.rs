@@ -1,0 +1,298 @@
+//! Helpers for the real-browser test (`tests/browser.rs`): a `troupe serve` daemon and a
+//! chromedriver, both started as child processes and killed on drop, the two scripted
+//! model files, and a bounded polling helper.
+
+#![allow(dead_code)]
+
+use std::future::Future;
+use std::io::{BufRead, BufReader, Read};
+use std::net::TcpListener;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::mpsc;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, Result, anyhow, bail};
+
+/// The workspace root (`crates/server/../..`).
+pub fn workspace_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+/// The workspace `target` directory (honours `CARGO_TARGET_DIR` when it is set).
+pub fn target_dir() -> PathBuf {
+    match std::env::var_os("CARGO_TARGET_DIR") {
+        Some(dir) => {
+            let dir = PathBuf::from(dir);
+            if dir.is_absolute() {
+                dir
+            } else {
+                workspace_root().join(dir)
+            }
+        }
+        None => workspace_root().join("target"),
+    }
+}
+
+/// The `troupe` binary. `CARGO_BIN_EXE_troupe` does not exist in this crate (the binary
+/// belongs to `troupe-cli`), so the test runs `cargo build -p troupe-cli` (a quick no-op
+/// when it is up to date; Cargo has released its build lock by the time tests run) and
+/// uses `target/debug/troupe`. The page is compiled into that binary, so building it here
+/// keeps the test from exercising a stale page. `TROUPE_BIN=<path>` skips the build and
+/// uses that binary instead.
+pub fn troupe_binary() -> Result<PathBuf> {
+    if let Some(bin) = std::env::var_os("TROUPE_BIN") {
+        return Ok(PathBuf::from(bin));
+    }
+    let bin = target_dir()
+        .join("debug")
+        .join(format!("troupe{}", std::env::consts::EXE_SUFFIX));
+    let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
+    let status = Command::new(cargo)
+        .args(["build", "--quiet", "-p", "troupe-cli"])
+        .current_dir(workspace_root())
+        .status()
+        .context("running cargo build -p troupe-cli")?;
+    if !status.success() {
+        bail!("cargo build -p troupe-cli failed: {status}");
+    }
+    if !bin.exists() {
+        bail!("{} missing after cargo build -p troupe-cli", bin.display());
+    }
+    Ok(bin)
+}
+
+/// A child process killed (and reaped) on drop. Its output is collected in `log`.
+pub struct ChildGuard {
+    pub name: &'static str,
+    child: Child,
+    pub log: Arc<Mutex<String>>,
+}
+
+impl ChildGuard {
+    pub fn log_text(&self) -> String {
+        self.log.lock().map(|l| l.clone()).unwrap_or_default()
+    }
+}
+
+impl Drop for ChildGuard {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn collect_into(log: Arc<Mutex<String>>, stream: impl Read + Send + 'static) {
+    std::thread::spawn(move || {
+        let mut reader = BufReader::new(stream);
+        let mut line = String::new();
+        loop {
+            line.clear();
+            match reader.read_line(&mut line) {
+                Ok(0) | Err(_) => break,
+                Ok(_) => {
+                    if let Ok(mut l) = log.lock() {
+                        l.push_str(&line);
+                    }
+                }
+            }
+        }
+    });
+}
+
+/// `troupe serve --data-dir <tmp> --addr 127.0.0.1:0`, with its base URL read from the
+/// first stdout line (`listening on http://HOST:PORT`).
+pub struct Daemon {
+    pub base_url: String,
+    pub process: ChildGuard,
+}
+
+impl Daemon {
+    pub fn start(bin: &Path, data_dir: &Path, work_dir: &Path) -> Result<Daemon> {
+        let mut child = Command::new(bin)
+            .arg("serve")
+            .arg("--data-dir")
+            .arg(data_dir)
+            .args(["--addr", "127.0.0.1:0"])
+            .current_dir(work_dir)
+            .env(
+                "RUST_LOG",
+                std::env::var("RUST_LOG").unwrap_or_else(|_| "info".into()),
+            )
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .with_context(|| format!("spawning {} serve", bin.display()))?;
+        let log = Arc::new(Mutex::new(String::new()));
+        collect_into(log.clone(), child.stderr.take().expect("piped stderr"));
+        let stdout = child.stdout.take().expect("piped stdout");
+        let guard = ChildGuard {
+            name: "troupe serve",
+            child,
+            log: log.clone(),
+        };
+
+        // Read the first line on a thread so a silent daemon cannot hang the test.
+        let (tx, rx) = mpsc::channel();
+        let rest_log = log.clone();
+        std::thread::spawn(move || {
+            let mut reader = BufReader::new(stdout);
+            let mut first = String::new();
+            let res = reader.read_line(&mut first).map(|_| first);
+            let _ = tx.send(res);
+            // Keep draining stdout so the daemon never blocks on a full pipe.
+            let mut line = String::new();
+            while matches!(reader.read_line(&mut line), Ok(n) if n > 0) {
+                if let Ok(mut l) = rest_log.lock() {
+                    l.push_str(&line);
+                }
+                line.clear();
+            }
+        });
+        let first = match rx.recv_timeout(Duration::from_secs(60)) {
+            Ok(Ok(line)) => line,
+            Ok(Err(e)) => bail!("reading the daemon's stdout: {e}\n{}", guard.log_text()),
+            Err(_) => bail!(
+                "the daemon printed nothing within 60 s\n{}",
+                guard.log_text()
+            ),
+        };
+        let base_url = first
+            .trim()
+            .strip_prefix("listening on ")
+            .ok_or_else(|| {
+                anyhow!(
+                    "unexpected first stdout line {first:?} (stderr:\n{})",
+                    guard.log_text()
+                )
+            })?
+            .trim_end_matches('/')
+            .to_string();
+        Ok(Daemon {
+            base_url,
+            process: guard,
+        })
+    }
+}
+
+/// A free TCP port on 127.0.0.1 (bound, read, released).
+pub fn free_port() -> Result<u16> {
+    let l = TcpListener::bind("127.0.0.1:0")?;
+    Ok(l.local_addr()?.port())
+}
+
+/// The chromedriver program: `CHROMEDRIVER` or Debian's `/usr/bin/chromedriver`.
+pub fn chromedriver_path() -> PathBuf {
+    std::env::var_os("CHROMEDRIVER")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from("/usr/bin/chromedriver"))
+}
+
+/// The browser: `CHROME_BIN` or Debian's `/usr/bin/chromium`.
+pub fn chrome_path() -> PathBuf {
+    std::env::var_os("CHROME_BIN")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from("/usr/bin/chromium"))
+}
+
+pub struct ChromeDriver {
+    pub url: String,
+    pub process: ChildGuard,
+}
+
+impl ChromeDriver {
+    pub async fn start(program: &Path) -> Result<ChromeDriver> {
+        let port = free_port()?;
+        let mut child = Command::new(program)
+            .arg(format!("--port={port}"))
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .with_context(|| format!("spawning {}", program.display()))?;
+        let log = Arc::new(Mutex::new(String::new()));
+        collect_into(log.clone(), child.stdout.take().expect("piped stdout"));
+        collect_into(log.clone(), child.stderr.take().expect("piped stderr"));
+        let process = ChildGuard {
+            name: "chromedriver",
+            child,
+            log,
+        };
+        let url = format!("http://127.0.0.1:{port}");
+        let http = reqwest::Client::new();
+        let status_url = format!("{url}/status");
+        poll("chromedriver /status", Duration::from_secs(30), || {
+            let http = http.clone();
+            let status_url = status_url.clone();
+            async move {
+                match http.get(&status_url).send().await {
+                    Ok(r) if r.status().is_success() => Ok(Some(())),
+                    _ => Ok(None),
+                }
+            }
+        })
+        .await
+        .with_context(|| format!("chromedriver output:\n{}", process.log_text()))?;
+        Ok(ChromeDriver { url, process })
+    }
+}
+
+/// Polls `check` every 100 ms until it yields `Some`, failing after `timeout`; an `Err`
+/// from `check` ends the wait at once. This is a bounded wait on a condition, not a
+/// fixed sleep.
+pub async fn poll<T, F, Fut>(what: &str, timeout: Duration, mut check: F) -> Result<T>
+where
+    F: FnMut() -> Fut,
+    Fut: Future<Output = Result<Option<T>>>,
+{
+    let start = Instant::now();
+    loop {
+        if let Some(v) = check()
+            .await
+            .with_context(|| format!("while waiting for {what}"))?
+        {
+            return Ok(v);
+        }
+        if start.elapsed() > timeout {
+            bail!("timed out after {timeout:?} waiting for {what}");
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
+/// The final text of the quick script's "hello" turn.
+pub const QUICK_FINAL_TEXT: &str = "All done: the shell said hi.";
+
+/// A quick script (format: crates/llm/SCRIPT_FORMAT.md). Its "hello" rule streams a
+/// short text in a few chunks and calls the shell tool with `echo hi`; the next model
+/// call of the turn (no rule applies after a tool result) gets the final text.
+pub fn quick_script() -> String {
+    serde_json::json!({
+        "name": "browser-quick",
+        "rules": [{
+            "when_user_contains": "hello",
+            "reply": {
+                "text": "Hello from the quick script. Let me run a command first.",
+                "chunks": 4,
+                "chunk_delay_ms": 40,
+                "tool_calls": [{ "name": "shell", "arguments": { "command": "echo hi" } }]
+            }
+        }],
+        "steps": [{ "text": QUICK_FINAL_TEXT, "chunks": 3, "chunk_delay_ms": 40 }],
+        "on_exhausted": "repeat_last"
+    })
+    .to_string()
+}
+
+/// A slow script: one reply streamed as 200 chunks, 50 ms apart (a 10 s turn).
+pub fn slow_script() -> String {
+    let text: String = (1..=200).map(|i| format!("word{i:03} ")).collect();
+    serde_json::json!({
+        "name": "browser-slow",
+        "steps": [{ "text": text, "chunks": 200, "chunk_delay_ms": 50 }],
+        "on_exhausted": "repeat_last"
+    })
+    .to_string()
+}
