@@ -25,14 +25,7 @@ impl Engine {
 
     /// Tool specs this thread may call: the built-ins, then registered tools available to it.
     pub(crate) fn tool_specs(&self, thread: &Thread) -> Vec<ToolSpec> {
-        let mut specs: Vec<ToolSpec> = troupe_tools::builtin_specs()
-            .into_iter()
-            .map(|s| ToolSpec {
-                name: s.name.to_string(),
-                description: s.description.to_string(),
-                parameters: s.parameters,
-            })
-            .collect();
+        let mut specs = builtin_tool_specs().to_vec();
         for t in &self.inner.ext.tools {
             if (t.available)(thread) {
                 specs.push(t.spec.clone());
@@ -114,6 +107,21 @@ impl Engine {
             c.wrap_root(stamp, text)
         })
     }
+}
+
+/// The built-in tools' specs never change: built once, not per model call.
+fn builtin_tool_specs() -> &'static [ToolSpec] {
+    static SPECS: std::sync::OnceLock<Vec<ToolSpec>> = std::sync::OnceLock::new();
+    SPECS.get_or_init(|| {
+        troupe_tools::builtin_specs()
+            .into_iter()
+            .map(|s| ToolSpec {
+                name: s.name.to_string(),
+                description: s.description.to_string(),
+                parameters: s.parameters,
+            })
+            .collect()
+    })
 }
 
 fn push_section(system: &mut String, section: &str) {
