@@ -8,10 +8,12 @@ mod events;
 mod inbox;
 mod messages;
 mod migrations;
+mod notes;
 mod records;
 mod rows;
 mod runs;
 mod threads;
+mod workflow_terminals;
 
 pub use conversations::{NewBot, NewLine};
 pub use effects::{EffectBegin, EffectRecord};
@@ -19,9 +21,11 @@ pub use error::StoreError;
 pub use events::{Event, EventSink};
 pub use inbox::Delivered;
 pub use messages::{NewMessage, RootTail};
+pub use notes::{NewNote, Note, NoteEdit, NoteEditOutcome, NoteId, NoteKind};
 pub use records::{CommandRecord, ModelCallRecord, RefusalRecord, ToolCallRecord};
 pub use runs::{NewRun, RunRecord};
 pub use threads::NewThread;
+pub use workflow_terminals::{NewWorkflowTerminal, WorkflowTerminal};
 
 use rusqlite::{Connection, OpenFlags};
 use std::path::{Path, PathBuf};
@@ -38,6 +42,9 @@ pub struct Store {
 
 struct Inner {
     conn: Mutex<Connection>,
+    /// Idle read-only connections (file databases only): reads run beside the writer in WAL
+    /// mode instead of queueing behind it.
+    readers: Option<Mutex<Vec<Connection>>>,
     path: PathBuf,
     clock: Arc<dyn Clock>,
     sink: EventSink,
@@ -63,7 +70,11 @@ impl Store {
             path: path.clone(),
             detail: e.to_string(),
         })?;
-        Self::from_connection(conn, path, clock)
+        let mut store = Self::from_connection(conn, path, clock)?;
+        if let Some(inner) = Arc::get_mut(&mut store.inner) {
+            inner.readers = Some(Mutex::new(Vec::new()));
+        }
+        Ok(store)
     }
 
     /// A private in-memory database, for tests.
@@ -99,6 +110,7 @@ impl Store {
         Ok(Store {
             inner: Arc::new(Inner {
                 conn: Mutex::new(conn),
+                readers: None,
                 path,
                 clock,
                 sink: EventSink::new(),
@@ -149,13 +161,45 @@ impl Store {
         Ok(out)
     }
 
-    /// Run `f` against a consistent read snapshot.
+    /// Run `f` against a consistent read snapshot of what is committed.
     pub fn read<T>(&self, f: impl FnOnce(&mut Tx<'_>) -> Result<T>) -> Result<T> {
-        let mut conn = self.lock();
+        let Some(pool) = &self.inner.readers else {
+            let mut conn = self.lock();
+            return Self::read_on(&mut conn, self.inner.clock.now_ms(), f);
+        };
+        let idle = pool.lock().unwrap_or_else(|p| p.into_inner()).pop();
+        let mut conn = match idle {
+            Some(c) => c,
+            None => self.open_reader()?,
+        };
+        let out = Self::read_on(&mut conn, self.inner.clock.now_ms(), f);
+        pool.lock().unwrap_or_else(|p| p.into_inner()).push(conn);
+        out
+    }
+
+    fn open_reader(&self) -> Result<Connection> {
+        let path = &self.inner.path;
+        let flags = OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX;
+        let err = |e: rusqlite::Error| StoreError::Open {
+            path: path.clone(),
+            detail: format!("cannot open a reader: {e}"),
+        };
+        let conn = Connection::open_with_flags(path, flags).map_err(err)?;
+        conn.set_prepared_statement_cache_capacity(256);
+        conn.busy_timeout(std::time::Duration::from_secs(5))
+            .map_err(err)?;
+        Ok(conn)
+    }
+
+    fn read_on<T>(
+        conn: &mut Connection,
+        now: i64,
+        f: impl FnOnce(&mut Tx<'_>) -> Result<T>,
+    ) -> Result<T> {
         let txn = conn.transaction().map_err(StoreError::from)?;
         let mut tx = Tx {
             txn: &txn,
-            now: self.inner.clock.now_ms(),
+            now,
             events: Vec::new(),
         };
         let out = f(&mut tx)?;
