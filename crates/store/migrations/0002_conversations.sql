@@ -62,4 +62,4 @@ CREATE TABLE session_messages (
 CREATE INDEX session_messages_session ON session_messages(session_id, id);
 
 ALTER TABLE events ADD COLUMN session_id INTEGER;
-CREATE INDEX events_session ON events(session_id, id);
+CREATE INDEX events_session ON events(session_id, id) WHERE session_id IS NOT NULL;

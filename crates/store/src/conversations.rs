@@ -124,8 +124,7 @@ impl Tx<'_> {
 
     pub fn create_bot(&mut self, b: &NewBot) -> Result<Bot> {
         let taken: Option<i64> = self
-            .conn()
-            .query_row(
+            .query_one(
                 "SELECT id FROM bots WHERE lower(name) = lower(?1) AND archived_at IS NULL",
                 params![b.name],
                 |r| r.get(0),
@@ -170,9 +169,7 @@ impl Tx<'_> {
 
     /// Replace a Bot's editable fields (the caller merges a patch first).
     pub fn update_bot(&mut self, bot: &Bot) -> Result<Bot> {
-        let taken: Option<i64> = self
-            .conn()
-            .query_row(
+        let taken: Option<i64> = self.query_one(
                 "SELECT id FROM bots WHERE lower(name) = lower(?1) AND archived_at IS NULL AND id <> ?2",
                 params![bot.name, bot.id.0],
                 |r| r.get(0),
@@ -268,8 +265,7 @@ impl Tx<'_> {
 
     pub fn session(&self, id: SessionId) -> Result<Session> {
         let row: Option<(String, String, Option<i64>, i64)> = self
-            .conn()
-            .query_row(
+            .query_one(
                 "SELECT kind, title, archived_at, created_at FROM sessions WHERE id = ?1",
                 params![id.0],
                 |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)),
@@ -327,9 +323,7 @@ impl Tx<'_> {
         bot: BotId,
         purpose: &str,
     ) -> Result<Option<ThreadId>> {
-        Ok(self
-            .conn()
-            .query_row(
+        Ok(self.query_one(
                 "SELECT thread_id FROM session_threads WHERE session_id = ?1 AND bot_id = ?2 AND purpose = ?3 ORDER BY thread_id LIMIT 1",
                 params![session.0, bot.0, purpose],
                 |r| r.get::<_, i64>(0),
@@ -364,8 +358,7 @@ impl Tx<'_> {
     /// The conversation and Bot a thread works for, if any.
     pub fn thread_session(&self, thread: ThreadId) -> Result<Option<(SessionId, BotId)>> {
         Ok(self
-            .conn()
-            .query_row(
+            .query_one(
                 "SELECT session_id, bot_id FROM session_threads WHERE thread_id = ?1",
                 params![thread.0],
                 |r| Ok((SessionId(r.get(0)?), BotId(r.get(1)?))),
@@ -416,8 +409,7 @@ impl Tx<'_> {
     /// Whether a kernel message was already projected into a conversation.
     pub fn line_for_thread_message(&self, m: MessageId) -> Result<Option<SessionMessageId>> {
         Ok(self
-            .conn()
-            .query_row(
+            .query_one(
                 "SELECT id FROM session_messages WHERE thread_message_id = ?1",
                 params![m.0],
                 |r| r.get::<_, i64>(0),

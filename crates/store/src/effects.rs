@@ -38,8 +38,7 @@ impl Tx<'_> {
         summary: &str,
     ) -> Result<EffectBegin> {
         let existing: Option<String> = self
-            .conn()
-            .query_row(
+            .query_one(
                 "SELECT outcome FROM effects WHERE thread_id = ?1 AND effect_key = ?2",
                 params![thread.0, key],
                 |r| r.get(0),
@@ -119,8 +118,7 @@ impl Tx<'_> {
     /// The thread's most recent effect: its outcome and the run it belongs to.
     pub fn latest_effect(&self, thread: ThreadId) -> Result<Option<(EffectOutcome, RunId)>> {
         let o: Option<(String, i64)> = self
-            .conn()
-            .query_row(
+            .query_one(
                 "SELECT outcome, run_id FROM effects WHERE thread_id = ?1 ORDER BY id DESC LIMIT 1",
                 params![thread.0],
                 |r| Ok((r.get(0)?, r.get(1)?)),

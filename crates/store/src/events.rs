@@ -106,9 +106,7 @@ impl Tx<'_> {
     }
 
     pub fn last_event_id(&self) -> Result<EventId> {
-        let id: Option<i64> = self
-            .conn()
-            .query_row("SELECT MAX(id) FROM events", [], |r| r.get(0))?;
+        let id: Option<i64> = self.query_one("SELECT MAX(id) FROM events", [], |r| r.get(0))?;
         Ok(EventId(id.unwrap_or(0)))
     }
 }

@@ -27,9 +27,7 @@ impl Tx<'_> {
         d.validate().map_err(StoreError::Invalid)?;
         self.thread(thread)?;
         if let Some(key) = &d.delivery_key {
-            let receipt: Option<(i64, i64)> = self
-                .conn()
-                .query_row(
+            let receipt: Option<(i64, i64)> = self.query_one(
                     "SELECT item_id, message_id FROM inbox_receipts WHERE thread_id = ?1 AND delivery_key = ?2",
                     params![thread.0, key],
                     |r| Ok((r.get(0)?, r.get(1)?)),
@@ -43,8 +41,7 @@ impl Tx<'_> {
                 });
             }
             let existing: Option<i64> = self
-                .conn()
-                .query_row(
+                .query_one(
                     "SELECT id FROM inbox_items WHERE thread_id = ?1 AND delivery_key = ?2",
                     params![thread.0, key],
                     |r| r.get(0),

@@ -130,8 +130,7 @@ impl Tx<'_> {
     /// Add a part at the end of a message (tool results join the assistant message that asked).
     pub fn append_part(&mut self, id: MessageId, part: &Part) -> Result<()> {
         let (thread, run): (i64, Option<i64>) = self
-            .conn()
-            .query_row(
+            .query_one(
                 "SELECT thread_id, run_id FROM messages WHERE id = ?1",
                 params![id.0],
                 |r| Ok((r.get(0)?, r.get(1)?)),
@@ -341,9 +340,7 @@ impl Tx<'_> {
 
     /// The latest message under a root.
     pub fn latest_in_root(&self, root: MessageId) -> Result<Option<RootTail>> {
-        let row = self
-            .conn()
-            .query_row(
+        let row = self.query_one(
                 "SELECT id, role, finish, error IS NOT NULL FROM messages WHERE root_id = ?1 ORDER BY id DESC LIMIT 1",
                 params![root.0],
                 |r| {
@@ -372,9 +369,7 @@ impl Tx<'_> {
 
     /// The latest assistant reply under a root: (id, terminal, has error).
     pub fn latest_reply(&self, root: MessageId) -> Result<Option<(MessageId, bool, bool)>> {
-        let row = self
-            .conn()
-            .query_row(
+        let row = self.query_one(
                 "SELECT id, finish, error IS NOT NULL FROM messages WHERE root_id = ?1 AND role = 'assistant' ORDER BY id DESC LIMIT 1",
                 params![root.0],
                 |r| Ok((r.get::<_, i64>(0)?, r.get::<_, Option<String>>(1)?, r.get::<_, bool>(2)?)),

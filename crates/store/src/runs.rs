@@ -208,11 +208,11 @@ impl Tx<'_> {
             "UPDATE runs SET hops = hops + 1 WHERE id = ?1",
             params![run.0],
         )?;
-        Ok(self
-            .conn()
-            .query_row("SELECT hops FROM runs WHERE id = ?1", params![run.0], |r| {
+        Ok(
+            self.query_one("SELECT hops FROM runs WHERE id = ?1", params![run.0], |r| {
                 r.get(0)
-            })?)
+            })?,
+        )
     }
 
     pub fn bump_ending_bounces(&mut self, run: RunId) -> Result<()> {

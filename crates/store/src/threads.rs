@@ -172,9 +172,7 @@ impl Tx<'_> {
     /// Fails with `StaleLease` unless `generation` holds the thread: every write a loop makes checks this first,
     /// so an owner that was stopped can never write after the stop.
     pub fn check_lease(&self, id: ThreadId, generation: i64) -> Result<()> {
-        let held: Option<i64> = self
-            .conn()
-            .query_row(
+        let held: Option<i64> = self.query_one(
                 "SELECT 1 FROM threads WHERE id = ?1 AND lease_generation = ?2 AND lease_run_id IS NOT NULL",
                 params![id.0, generation],
                 |r| r.get(0),
