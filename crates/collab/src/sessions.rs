@@ -32,6 +32,9 @@ pub struct SessionView {
     pub session: Session,
     pub running: bool,
     pub paused: Option<Paused>,
+    /// The workflow slot of the Bot's thread, as stored (`{"kind": "plan"}`, …), or null.
+    #[cfg_attr(feature = "openapi", schema(value_type = Option<Object>))]
+    pub workflow: Option<serde_json::Value>,
 }
 
 const DIRECT: &str = "direct";
@@ -100,14 +103,18 @@ impl Collab {
             .store()
             .read(|tx| Ok((tx.session(id)?, tx.session_threads(id)?)))?;
         let running = threads.iter().any(|t| self.engine().is_running(*t));
-        let paused = match threads.first() {
-            Some(t) => self.store().read(|tx| tx.thread(*t))?.paused,
-            None => None,
+        let (paused, workflow) = match threads.first() {
+            Some(t) => {
+                let t = self.store().read(|tx| tx.thread(*t))?;
+                (t.paused, t.workflow)
+            }
+            None => (None, None),
         };
         Ok(SessionView {
             session,
             running,
             paused,
+            workflow,
         })
     }
 

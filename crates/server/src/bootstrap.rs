@@ -30,13 +30,13 @@ pub async fn build_state(
         Arc::new(troupe_core::SystemClock),
     )?;
     let shared = Arc::new(SharedRoles::new(roles, secrets));
-    let engine = Engine::builder(store, shared.clone())
+    let builder = Engine::builder(store, shared.clone())
         .config(EngineConfig {
             limits,
             ..EngineConfig::default()
         })
-        .message_observer(Arc::new(SessionProjector))
-        .build();
+        .message_observer(Arc::new(SessionProjector));
+    let engine = troupe_workflows::install(builder)?.build();
     let collab = Collab::new(engine.clone(), shared, data_dir.join("workspaces"));
     collab.load_stored_roles()?;
     let recovery = engine.recover().await?;

@@ -27,6 +27,8 @@ pub const BODY_LIMIT: usize = 1024 * 1024;
         (name = "roles", description = "Which model each role uses"),
         (name = "sessions", description = "Conversations and their lines"),
         (name = "turns", description = "What a Bot's turn did, and stopping it"),
+        (name = "workflows", description = "A session's workflow (Plan, Light Loop), Continue and Abandon"),
+        (name = "notes", description = "Versioned notes and Blueprints"),
         (name = "events", description = "Live events")
     )
 )]
@@ -39,6 +41,8 @@ pub fn api() -> (Router<AppState>, utoipa::openapi::OpenApi) {
         .merge(routes::roles::router())
         .merge(routes::sessions::router())
         .merge(routes::turns::router())
+        .merge(routes::workflows::router())
+        .merge(routes::notes::router())
         .merge(routes::events::router())
         .split_for_parts()
 }

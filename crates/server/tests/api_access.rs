@@ -125,6 +125,14 @@ async fn the_openapi_document_lists_every_route() {
         ("/v1/turns/{id}", "get"),
         ("/v1/turns/{id}/commands", "get"),
         ("/v1/turns/stop", "post"),
+        ("/v1/sessions/{id}/workflow", "get"),
+        ("/v1/sessions/{id}/workflow", "post"),
+        ("/v1/sessions/{id}/continue", "post"),
+        ("/v1/sessions/{id}/abandon", "post"),
+        ("/v1/notes", "get"),
+        ("/v1/notes", "post"),
+        ("/v1/notes/{id}", "get"),
+        ("/v1/notes/{id}", "patch"),
     ]
     .into_iter()
     .map(|(p, m)| (p.to_string(), m.to_string()))

@@ -100,7 +100,8 @@ impl Store {
             .map_err(corrupt)?;
         // Small pages: each commit appends every page it touched to the WAL, and the kernel's
         // transactions touch many pages with a few rows each. Only takes effect on a new file.
-        conn.execute_batch("PRAGMA page_size = 1024;").map_err(corrupt)?;
+        conn.execute_batch("PRAGMA page_size = 1024;")
+            .map_err(corrupt)?;
         // journal_mode answers with a row, so it is read rather than executed.
         let _mode: String = conn
             .query_row("PRAGMA journal_mode = WAL", [], |r| r.get(0))

@@ -2,10 +2,12 @@
 
 pub mod bots;
 pub mod events;
+pub mod notes;
 pub mod roles;
 pub mod sessions;
 pub mod turns;
 pub mod web;
+pub mod workflows;
 
 use crate::ApiError;
 use std::str::FromStr;

@@ -1,0 +1,240 @@
+//! Versioned notes. A Blueprint is a note of kind `blueprint`; which writes are allowed is the
+//! workflow layer's rule, not the store's. Every edit bumps the content version, and an edit
+//! names the version it was based on, so a stale writer is told rather than overwriting.
+
+use crate::{Result, StoreError, Tx};
+use rusqlite::{OptionalExtension, params};
+use serde::{Deserialize, Serialize};
+use serde_json::json;
+use std::fmt;
+use std::str::FromStr;
+
+/// A note's id (`note_N` in display form; the bare number is accepted too).
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema), schema(value_type = i64))]
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(transparent)]
+pub struct NoteId(pub i64);
+
+impl fmt::Display for NoteId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "note_{}", self.0)
+    }
+}
+
+impl FromStr for NoteId {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        let digits = s.strip_prefix("note_").unwrap_or(s);
+        digits
+            .parse::<i64>()
+            .map(NoteId)
+            .map_err(|_| format!("'{s}' is not a valid note id (expected note_N)"))
+    }
+}
+
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum NoteKind {
+    Note,
+    Blueprint,
+}
+
+impl NoteKind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            NoteKind::Note => "note",
+            NoteKind::Blueprint => "blueprint",
+        }
+    }
+}
+
+impl FromStr for NoteKind {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s {
+            "note" => Ok(NoteKind::Note),
+            "blueprint" => Ok(NoteKind::Blueprint),
+            other => Err(format!(
+                "unknown note kind '{other}' (expected note or blueprint)"
+            )),
+        }
+    }
+}
+
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Note {
+    pub id: NoteId,
+    pub kind: NoteKind,
+    pub title: String,
+    pub body: String,
+    pub version: i64,
+    pub created_at: i64,
+    pub updated_at: i64,
+}
+
+#[derive(Clone, Debug)]
+pub struct NewNote {
+    pub kind: NoteKind,
+    pub title: String,
+    pub body: String,
+}
+
+/// An edit based on `base_version`; absent fields stay as they are.
+#[derive(Clone, Debug, Default)]
+pub struct NoteEdit {
+    pub base_version: i64,
+    pub kind: Option<NoteKind>,
+    pub title: Option<String>,
+    pub body: Option<String>,
+}
+
+/// What an edit did.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum NoteEditOutcome {
+    Updated(Note),
+    /// The note moved on since `base_version`; nothing was written.
+    Stale {
+        current: Note,
+    },
+}
+
+const NOTE_COLUMNS: &str = "id, kind, title, body, version, created_at, updated_at";
+
+fn note_from_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<Result<Note>> {
+    let kind: String = r.get(1)?;
+    let note = Note {
+        id: NoteId(r.get(0)?),
+        kind: NoteKind::Note,
+        title: r.get(2)?,
+        body: r.get(3)?,
+        version: r.get(4)?,
+        created_at: r.get(5)?,
+        updated_at: r.get(6)?,
+    };
+    Ok(kind
+        .parse::<NoteKind>()
+        .map(|kind| Note { kind, ..note })
+        .map_err(|e| StoreError::Corrupt(format!("note kind: {e}"))))
+}
+
+/// `%`, `_` and the escape character itself are matched literally in a search.
+fn like_pattern(q: &str) -> String {
+    let mut out = String::with_capacity(q.len() + 2);
+    out.push('%');
+    for c in q.chars() {
+        if matches!(c, '%' | '_' | '\\') {
+            out.push('\\');
+        }
+        out.push(c);
+    }
+    out.push('%');
+    out
+}
+
+impl Tx<'_> {
+    pub fn create_note(&mut self, n: &NewNote) -> Result<Note> {
+        if n.title.trim().is_empty() {
+            return Err(StoreError::Invalid("note title is empty".into()));
+        }
+        self.exec(
+            "INSERT INTO notes (kind, title, body, version, created_at, updated_at)
+             VALUES (?1, ?2, ?3, 1, ?4, ?4)",
+            params![n.kind.as_str(), n.title, n.body, self.now],
+        )?;
+        let id = NoteId(self.conn().last_insert_rowid());
+        self.event(
+            "note_created",
+            None,
+            None,
+            json!({"note_id": id.0, "kind": n.kind.as_str(), "version": 1}),
+        )?;
+        self.note(id)
+    }
+
+    pub fn note(&self, id: NoteId) -> Result<Note> {
+        self.find_note(id)?
+            .ok_or_else(|| StoreError::not_found("note", id))
+    }
+
+    pub fn find_note(&self, id: NoteId) -> Result<Option<Note>> {
+        let sql = format!("SELECT {NOTE_COLUMNS} FROM notes WHERE id = ?1");
+        let mut stmt = self.conn().prepare_cached(&sql)?;
+        stmt.query_row(params![id.0], note_from_row)
+            .optional()?
+            .transpose()
+    }
+
+    /// Notes, most recently updated first; `query` matches title or body (case-insensitive
+    /// for ASCII), `kind` filters.
+    pub fn notes(
+        &self,
+        query: Option<&str>,
+        kind: Option<NoteKind>,
+        limit: u32,
+    ) -> Result<Vec<Note>> {
+        let pattern = query.map(like_pattern);
+        let sql = format!(
+            "SELECT {NOTE_COLUMNS} FROM notes
+             WHERE (?1 IS NULL OR title LIKE ?1 ESCAPE '\\' OR body LIKE ?1 ESCAPE '\\')
+               AND (?2 IS NULL OR kind = ?2)
+             ORDER BY updated_at DESC, id DESC LIMIT ?3"
+        );
+        let mut stmt = self.conn().prepare_cached(&sql)?;
+        let rows = stmt.query_map(
+            params![pattern, kind.map(NoteKind::as_str), limit],
+            note_from_row,
+        )?;
+        rows.map(|r| r?).collect()
+    }
+
+    /// Apply an edit if the note is still at `base_version`; the version grows by one.
+    pub fn edit_note(&mut self, id: NoteId, e: &NoteEdit) -> Result<NoteEditOutcome> {
+        let current = self.note(id)?;
+        if current.version != e.base_version {
+            return Ok(NoteEditOutcome::Stale { current });
+        }
+        if e.title.as_deref().is_some_and(|t| t.trim().is_empty()) {
+            return Err(StoreError::Invalid("note title is empty".into()));
+        }
+        let kind = e.kind.unwrap_or(current.kind);
+        let title = e.title.clone().unwrap_or(current.title);
+        let body = e.body.clone().unwrap_or(current.body);
+        let n = self.exec(
+            "UPDATE notes SET kind = ?3, title = ?4, body = ?5, version = version + 1, updated_at = ?6
+             WHERE id = ?1 AND version = ?2",
+            params![id.0, e.base_version, kind.as_str(), title, body, self.now],
+        )?;
+        if n == 0 {
+            return Ok(NoteEditOutcome::Stale {
+                current: self.note(id)?,
+            });
+        }
+        let note = self.note(id)?;
+        self.event(
+            "note_updated",
+            None,
+            None,
+            json!({"note_id": id.0, "kind": kind.as_str(), "version": note.version}),
+        )?;
+        Ok(NoteEditOutcome::Updated(note))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn note_ids_parse_bare_and_prefixed() {
+        assert_eq!("note_4".parse::<NoteId>().unwrap(), NoteId(4));
+        assert_eq!("4".parse::<NoteId>().unwrap(), NoteId(4));
+        assert!("note_x".parse::<NoteId>().is_err());
+    }
+
+    #[test]
+    fn like_pattern_matches_wildcards_literally() {
+        assert_eq!(like_pattern("50%_a\\"), "%50\\%\\_a\\\\%");
+    }
+}

@@ -1,0 +1,212 @@
+//! The workflow slot of a session: reading it and changing it through [`controls::decide`],
+//! with the decision re-made inside the write transaction so a turn that starts concurrently
+//! (its lease is taken in a write transaction too) cannot slip between check and write.
+
+use crate::controls::{self, SlotFacts, SlotRefusal, SlotRequest};
+use crate::lightloop::machine::{self, LoopEffect, TerminalStatus};
+use crate::slot::{LIGHTLOOP, PLAN, WorkflowSlot};
+use crate::{WorkflowError, Workflows};
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use troupe_core::pause::Paused;
+use troupe_core::{SessionId, ThreadId};
+use troupe_engine::StopMode;
+use troupe_store::{NewWorkflowTerminal, Tx, WorkflowTerminal};
+
+/// `POST /v1/sessions/:id/workflow`.
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SetWorkflowRequest {
+    /// `plan`, `lightloop` or `none`.
+    pub kind: String,
+    /// The Light Loop's task (required, non-empty, for `lightloop`).
+    #[serde(default)]
+    pub instructions: Option<String>,
+    /// Light Loop only: rejections allowed before it ends as `iteration_exhausted`.
+    #[serde(default)]
+    pub max_iterations: Option<u32>,
+}
+
+/// A session's workflow as the API shows it.
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[derive(Clone, Debug, Serialize)]
+pub struct WorkflowView {
+    #[cfg_attr(feature = "openapi", schema(value_type = i64))]
+    pub session_id: SessionId,
+    /// The active kind (`plan`, `lightloop`, or a kind this build does not know), or null.
+    pub kind: Option<String>,
+    /// For a Light Loop: `executing`, `stop_pending` or `reviewing`.
+    pub phase: Option<String>,
+    /// The slot exactly as stored.
+    #[cfg_attr(feature = "openapi", schema(value_type = Option<Object>))]
+    pub slot: Option<Value>,
+    pub running: bool,
+    pub paused: Option<Paused>,
+    /// How the last Light Loop on this session ended.
+    pub last_terminal: Option<WorkflowTerminal>,
+    /// Whether this request changed the slot (always false for a read).
+    pub changed: bool,
+}
+
+pub(crate) fn phase_name(slot: &WorkflowSlot) -> Option<String> {
+    slot.light_loop().map(|ll| {
+        match machine::phase(ll) {
+            machine::Phase::Executing => "executing",
+            machine::Phase::StopPending => "stop_pending",
+            machine::Phase::Reviewing(_) => "reviewing",
+        }
+        .to_string()
+    })
+}
+
+fn parse_request(req: SetWorkflowRequest) -> Result<SlotRequest, WorkflowError> {
+    let reject_ll_fields = |kind: &str| -> Result<(), WorkflowError> {
+        if req.instructions.is_some() || req.max_iterations.is_some() {
+            return Err(WorkflowError::invalid(format!(
+                "instructions and max_iterations apply to lightloop only, not to {kind}"
+            )));
+        }
+        Ok(())
+    };
+    match req.kind.trim() {
+        PLAN => {
+            reject_ll_fields(PLAN)?;
+            Ok(SlotRequest::EnablePlan)
+        }
+        "none" => {
+            reject_ll_fields("none")?;
+            Ok(SlotRequest::Disable)
+        }
+        LIGHTLOOP => Ok(SlotRequest::EnableLightLoop {
+            instructions: req.instructions.clone().unwrap_or_default(),
+            max_iterations: req.max_iterations,
+        }),
+        other => Err(WorkflowError::invalid(format!(
+            "kind: unknown workflow '{other}' (expected plan, lightloop or none)"
+        ))),
+    }
+}
+
+impl From<SlotRefusal> for WorkflowError {
+    fn from(r: SlotRefusal) -> Self {
+        match r.code() {
+            None => WorkflowError::Invalid(r.to_string()),
+            Some(code) => WorkflowError::conflict(code, r.to_string()),
+        }
+    }
+}
+
+/// Apply a loop's effects that belong in the transaction (the terminal record). Returns the
+/// reviewer to stop afterwards, if any.
+pub(crate) fn apply_in_tx(
+    tx: &mut Tx<'_>,
+    thread: ThreadId,
+    instructions: &str,
+    effects: &[LoopEffect],
+) -> Result<Option<ThreadId>, troupe_store::StoreError> {
+    let mut abort = None;
+    for e in effects {
+        match e {
+            LoopEffect::RecordTerminal { status, error } => {
+                record_terminal(tx, thread, instructions, *status, error.clone())?;
+            }
+            LoopEffect::AbortWork { reviewer } => abort = *reviewer,
+            _ => {}
+        }
+    }
+    Ok(abort)
+}
+
+pub(crate) fn record_terminal(
+    tx: &mut Tx<'_>,
+    thread: ThreadId,
+    instructions: &str,
+    status: TerminalStatus,
+    error: Option<String>,
+) -> Result<WorkflowTerminal, troupe_store::StoreError> {
+    tx.record_workflow_terminal(&NewWorkflowTerminal {
+        thread_id: thread,
+        kind: LIGHTLOOP.into(),
+        status: status.as_str().into(),
+        instructions: instructions.into(),
+        error,
+    })
+}
+
+impl Workflows {
+    pub fn workflow(&self, session: SessionId) -> Result<WorkflowView, WorkflowError> {
+        let thread = self.collab.direct_thread(session)?;
+        self.view(session, thread, false)
+    }
+
+    pub(crate) fn view(
+        &self,
+        session: SessionId,
+        thread: ThreadId,
+        changed: bool,
+    ) -> Result<WorkflowView, WorkflowError> {
+        let (t, last) = self
+            .store()
+            .read(|tx| Ok((tx.thread(thread)?, tx.latest_workflow_terminal(thread)?)))?;
+        let slot = WorkflowSlot::of(t.workflow.as_ref());
+        Ok(WorkflowView {
+            session_id: session,
+            kind: slot.as_ref().map(WorkflowSlot::kind),
+            phase: slot.as_ref().and_then(phase_name),
+            slot: t.workflow.clone(),
+            running: self.engine().is_running(thread) || t.lease.holder.is_some(),
+            paused: t.paused,
+            last_terminal: last,
+            changed,
+        })
+    }
+
+    /// Enable, switch or disable the session's workflow (only while idle).
+    pub async fn set_workflow(
+        &self,
+        session: SessionId,
+        req: SetWorkflowRequest,
+    ) -> Result<WorkflowView, WorkflowError> {
+        let request = parse_request(req)?;
+        let thread = self.collab.direct_thread(session)?;
+        let engine = self.engine().clone();
+        let outcome = self.store().write(|tx| {
+            let t = tx.thread(thread)?;
+            let facts = SlotFacts {
+                slot: WorkflowSlot::of(t.workflow.as_ref()),
+                running: t.lease.holder.is_some() || engine.is_running(thread),
+                blueprint_loop_active: false,
+            };
+            let transition = match controls::decide(&facts, request) {
+                Ok(tr) => tr,
+                Err(refusal) => return Ok(Err(refusal)),
+            };
+            let instructions = facts
+                .slot
+                .as_ref()
+                .and_then(WorkflowSlot::light_loop)
+                .map(|ll| ll.instructions.clone())
+                .unwrap_or_default();
+            let abort = apply_in_tx(tx, thread, &instructions, &transition.effects)?;
+            if transition.changed {
+                let value = transition.next.as_ref().map(WorkflowSlot::to_value);
+                tx.set_workflow(thread, value.as_ref())?;
+            }
+            Ok(Ok((transition.changed, abort)))
+        })?;
+        let (changed, abort) = outcome?;
+        if let Some(reviewer) = abort {
+            self.stop_quietly(reviewer).await;
+        }
+        self.view(session, thread, changed)
+    }
+
+    /// Stop a thread's live turn as a domain cancellation (no latch); nothing running is fine.
+    pub(crate) async fn stop_quietly(&self, thread: ThreadId) {
+        match self.engine().stop(thread, StopMode::Internal).await {
+            Ok(_) | Err(troupe_engine::EngineError::NotRunning(_)) => {}
+            Err(e) => tracing::warn!(thread = %thread, error = %e, "stopping workflow work failed"),
+        }
+    }
+}

@@ -1,0 +1,217 @@
+//! The session's own controls over the pause latch: Continue (lift the latch, force a drive)
+//! and Abandon (stop live work, end the interrupted turn honestly, cancel the bound workflow
+//! through its domain path, and only then lift the latch).
+
+use crate::lightloop::machine::{self, LoopEvent};
+use crate::service::apply_in_tx;
+use crate::slot::WorkflowSlot;
+use crate::{WorkflowError, Workflows};
+use serde::Serialize;
+use troupe_core::drive::RootState;
+use troupe_core::message::{Finish, Origin, Part, Role};
+use troupe_core::{MessageId, RunId, SessionId, ThreadId};
+use troupe_engine::{DriveOutcome, StopMode};
+use troupe_store::{NewMessage, StoreError, Tx};
+
+/// What Continue did.
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[derive(Clone, Debug, Serialize)]
+pub struct ContinueReport {
+    #[cfg_attr(feature = "openapi", schema(value_type = i64))]
+    pub session_id: SessionId,
+    /// A latch was in place and is now lifted.
+    pub latch_cleared: bool,
+    /// What the forced drive did (`started`, or `not_handled` with why: `running`, `no_work`, …).
+    #[cfg_attr(feature = "openapi", schema(value_type = Object))]
+    pub drive: DriveOutcome,
+}
+
+/// What Abandon changed; a repeat reports nothing changed.
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[derive(Clone, Debug, Serialize, PartialEq, Eq)]
+pub struct AbandonReport {
+    #[cfg_attr(feature = "openapi", schema(value_type = i64))]
+    pub session_id: SessionId,
+    /// The live turn that was stopped.
+    #[cfg_attr(feature = "openapi", schema(value_type = Option<i64>))]
+    pub stopped_run_id: Option<RunId>,
+    /// The reply that now ends the interrupted task with an error saying it was abandoned.
+    #[cfg_attr(feature = "openapi", schema(value_type = Option<i64>))]
+    pub terminalized_message_id: Option<MessageId>,
+    /// The workflow kind cancelled through its own cancel path (`lightloop`).
+    pub workflow_cancelled: Option<String>,
+    pub latch_cleared: bool,
+    pub changed: bool,
+}
+
+/// What Abandon finds before it acts.
+#[derive(Clone, Debug, PartialEq)]
+pub struct AbandonFacts {
+    pub running: bool,
+    /// The latest task has no terminal reply (a breakpoint).
+    pub open_task: bool,
+    pub slot: Option<WorkflowSlot>,
+    pub latched: bool,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum AbandonStep {
+    StopLiveWork,
+    TerminalizeTurn,
+    CancelLightLoop,
+    ClearLatch,
+}
+
+/// Abandon's steps, in the only order that is safe: the latch goes last, so the drive a
+/// stopped turn requests on release cannot restart the work being abandoned. Plan has no
+/// domain state to cancel; a kind this build does not know is left as stored.
+pub fn abandon_plan(f: &AbandonFacts) -> Vec<AbandonStep> {
+    let mut steps = Vec::new();
+    if f.running {
+        steps.push(AbandonStep::StopLiveWork);
+    }
+    if f.running || f.open_task {
+        steps.push(AbandonStep::TerminalizeTurn);
+    }
+    if matches!(f.slot, Some(WorkflowSlot::LightLoop(_))) {
+        steps.push(AbandonStep::CancelLightLoop);
+    }
+    // Stopping writes the `aborted` latch, which must be lifted as well.
+    if f.latched || f.running {
+        steps.push(AbandonStep::ClearLatch);
+    }
+    steps
+}
+
+const ABANDONED: &str = "abandoned: the person abandoned this task before it finished";
+
+/// End the latest open task with an error reply. Returns the message that now ends it.
+fn terminalize(tx: &mut Tx<'_>, thread: ThreadId) -> Result<Option<MessageId>, StoreError> {
+    let RootState::Open(root) = tx.root_state(thread)? else {
+        return Ok(None);
+    };
+    let tail = tx.latest_in_root(root)?;
+    if let Some(t) = &tail
+        && t.role == Role::Assistant
+        && t.finish == Some(Finish::Interrupted)
+    {
+        // The breakpoint itself becomes the honest end: its text stays, it now reads as failed.
+        tx.set_finish(t.id, Finish::Error, Some(ABANDONED))?;
+        return Ok(Some(t.id));
+    }
+    let m = tx.insert_message(&NewMessage {
+        thread_id: thread,
+        role: Role::Assistant,
+        origin: Origin::System("abandon".into()),
+        is_root: false,
+        root_id: Some(root),
+        run_id: None,
+        parts: vec![Part::text("(abandoned before a reply was finished)").hidden()],
+        finish: Some(Finish::Error),
+        error: Some(ABANDONED.into()),
+        delivery_key: None,
+        metadata: None,
+    })?;
+    Ok(Some(m.id))
+}
+
+impl Workflows {
+    /// Lift the latch and force a drive. A running session is never driven: the outcome says so.
+    pub async fn continue_session(
+        &self,
+        session: SessionId,
+    ) -> Result<ContinueReport, WorkflowError> {
+        let thread = self.collab.direct_thread(session)?;
+        let before = self.store().read(|tx| tx.thread(thread))?;
+        let drive = self.engine().continue_thread(thread).await?;
+        Ok(ContinueReport {
+            session_id: session,
+            latch_cleared: before.paused.is_some(),
+            drive,
+        })
+    }
+
+    /// Abandon the session's interrupted or live work. Idempotent; reports what it changed.
+    pub async fn abandon(&self, session: SessionId) -> Result<AbandonReport, WorkflowError> {
+        let thread = self.collab.direct_thread(session)?;
+        let facts = self.store().read(|tx| {
+            let t = tx.thread(thread)?;
+            Ok(AbandonFacts {
+                running: t.lease.holder.is_some(),
+                open_task: matches!(tx.root_state(thread)?, RootState::Open(_)),
+                slot: WorkflowSlot::of(t.workflow.as_ref()),
+                latched: t.paused.is_some(),
+            })
+        })?;
+        let facts = AbandonFacts {
+            running: facts.running || self.engine().is_running(thread),
+            ..facts
+        };
+        let mut report = AbandonReport {
+            session_id: session,
+            stopped_run_id: None,
+            terminalized_message_id: None,
+            workflow_cancelled: None,
+            latch_cleared: false,
+            changed: false,
+        };
+        for step in abandon_plan(&facts) {
+            match step {
+                AbandonStep::StopLiveWork => {
+                    match self.engine().stop(thread, StopMode::User).await {
+                        Ok(run) => report.stopped_run_id = Some(run.id),
+                        Err(troupe_engine::EngineError::NotRunning(_)) => {}
+                        Err(e) => return Err(e.into()),
+                    }
+                }
+                AbandonStep::TerminalizeTurn => {
+                    report.terminalized_message_id =
+                        self.store().write(|tx| terminalize(tx, thread))?;
+                }
+                AbandonStep::CancelLightLoop => {
+                    report.workflow_cancelled = self.cancel_light_loop(thread).await?;
+                }
+                AbandonStep::ClearLatch => {
+                    report.latch_cleared = self.store().write(|tx| tx.clear_pause(thread))?;
+                }
+            }
+        }
+        report.changed = report.stopped_run_id.is_some()
+            || report.terminalized_message_id.is_some()
+            || report.workflow_cancelled.is_some()
+            || report.latch_cleared;
+        Ok(report)
+    }
+
+    /// The Light Loop's domain cancel: stop its reviewer, then the single terminal path
+    /// (`cancelled`). Idempotent: returns `None` when no Light Loop was active.
+    pub async fn cancel_light_loop(
+        &self,
+        thread: ThreadId,
+    ) -> Result<Option<String>, WorkflowError> {
+        let slot = self.store().read(|tx| tx.thread(thread))?.workflow;
+        if let Some(reviewer) = WorkflowSlot::of(slot.as_ref())
+            .as_ref()
+            .and_then(WorkflowSlot::light_loop)
+            .and_then(|ll| ll.stop_request.as_ref())
+            .and_then(|s| s.reviewer_thread_id)
+        {
+            self.stop_quietly(reviewer).await;
+        }
+        if self.engine().is_running(thread) {
+            self.stop_quietly(thread).await;
+        }
+        let cancelled = self.store().write(|tx| {
+            let t = tx.thread(thread)?;
+            let Some(WorkflowSlot::LightLoop(ll)) = WorkflowSlot::of(t.workflow.as_ref()) else {
+                return Ok(None);
+            };
+            let step = machine::step(Some(&ll), LoopEvent::Cancel)
+                .map_err(|e| StoreError::Invalid(e.to_string()))?;
+            apply_in_tx(tx, thread, &ll.instructions, &step.effects)?;
+            tx.set_workflow(thread, None)?;
+            Ok(Some(crate::slot::LIGHTLOOP.to_string()))
+        })?;
+        Ok(cancelled)
+    }
+}
