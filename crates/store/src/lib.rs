@@ -107,7 +107,8 @@ impl Store {
             .query_row("PRAGMA journal_mode = WAL", [], |r| r.get(0))
             .map_err(corrupt)?;
         conn.execute_batch(
-            "PRAGMA foreign_keys = ON; PRAGMA synchronous = NORMAL; PRAGMA temp_store = MEMORY;",
+            "PRAGMA foreign_keys = ON; PRAGMA synchronous = NORMAL; PRAGMA temp_store = MEMORY; \
+             PRAGMA wal_autocheckpoint = 8000;",
         )
         .map_err(corrupt)?;
         migrations::apply(&mut conn, &path)?;
