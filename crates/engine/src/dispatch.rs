@@ -21,6 +21,22 @@ pub(crate) struct Dispatched {
     pub status: &'static str,
     pub ends_turn: bool,
     pub shell: Option<ShellRecord>,
+    /// The effect this call started, settled by the caller in the same transaction that
+    /// records the result the model reads.
+    pub effect: Option<EffectId>,
+}
+
+impl Dispatched {
+    /// The ledger outcome for this call's effect, if it started one.
+    pub fn settlement(&self) -> Option<(EffectId, EffectOutcome, String)> {
+        let outcome = if self.is_error {
+            EffectOutcome::Failed
+        } else {
+            EffectOutcome::Succeeded
+        };
+        self.effect
+            .map(|id| (id, outcome, clip(&self.content, 500)))
+    }
 }
 
 impl Dispatched {
@@ -31,6 +47,7 @@ impl Dispatched {
             status: "error",
             ends_turn: false,
             shell: None,
+            effect: None,
         }
     }
     fn done(content: String, is_error: bool) -> Self {
@@ -40,6 +57,7 @@ impl Dispatched {
             status: if is_error { "error" } else { "ok" },
             ends_turn: false,
             shell: None,
+            effect: None,
         }
     }
 }
@@ -104,9 +122,9 @@ pub(crate) async fn dispatch(
     if live.cancel.is_cancelled() {
         return Err(LoopExit::Stale);
     }
-    settle(engine, live, effect, reply.is_error, &reply.content)?;
     let mut d = Dispatched::done(reply.content, reply.is_error);
     d.ends_turn = reply.ends_turn;
+    d.effect = effect;
     Ok(d)
 }
 
@@ -171,9 +189,9 @@ async fn dispatch_builtin(
         // The stop already recorded this effect as unknown and ended the run.
         return Err(LoopExit::Stale);
     }
-    settle(engine, live, effect, out.is_error, &out.content)?;
     let mut d = Dispatched::done(out.content, out.is_error);
     d.shell = out.shell;
+    d.effect = effect;
     Ok(d)
 }
 
@@ -203,6 +221,7 @@ fn gatekeep(
                 status: "refused",
                 ends_turn: false,
                 shell: None,
+                effect: None,
             }));
         }
     }
@@ -218,28 +237,9 @@ fn gatekeep(
             status: "repeated",
             ends_turn: false,
             shell: None,
+            effect: None,
         }),
     })
-}
-
-fn settle(
-    engine: &Engine,
-    live: &LiveRun,
-    effect: Option<EffectId>,
-    is_error: bool,
-    content: &str,
-) -> Result<(), LoopExit> {
-    let Some(id) = effect else { return Ok(()) };
-    let outcome = if is_error {
-        EffectOutcome::Failed
-    } else {
-        EffectOutcome::Succeeded
-    };
-    let detail = clip(content, 500);
-    owned_write(engine, live, |tx| {
-        tx.settle_effect(id, outcome, Some(&detail))
-    })?;
-    Ok(())
 }
 
 fn non_empty(args: &str) -> &str {

@@ -356,7 +356,11 @@ async fn drive_loop(engine: &Engine, live: &Arc<LiveRun>) -> Result<EndReason, L
                     result: clip(&d.content, 2000),
                     duration_ms: started.elapsed().as_millis() as u64,
                 };
+                let settlement = d.settlement();
                 owned_write(engine, live, |tx| {
+                    if let Some((effect, outcome, detail)) = &settlement {
+                        tx.settle_effect(*effect, *outcome, Some(detail))?;
+                    }
                     tx.append_part(reply_id, &result_part)?;
                     tx.record_tool_call(thread_id, &record)?;
                     if let Some(shell) = &d.shell {
