@@ -21,6 +21,7 @@ pub struct Cli {
 pub enum Command {
     Exec(ExecArgs),
     Serve(ServeArgs),
+    Pipeline(crate::pipeline_args::PipelineArgs),
 }
 
 /// Run the daemon: the HTTP API under /v1, live events over SSE, and the web page at /.

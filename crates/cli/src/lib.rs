@@ -6,5 +6,7 @@ pub mod ending;
 pub mod exec;
 pub mod feed;
 pub mod paths;
+pub mod pipeline;
+pub mod pipeline_args;
 pub mod progress;
 pub mod serve;

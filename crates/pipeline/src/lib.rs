@@ -6,12 +6,14 @@
 //! manifest (`state.json`) and one branch folder per step and parallel branch. Two [`gate`]s
 //! check every request before an agent runs and every response after; [`route`] is the pure
 //! state machine that turns a validated response into the next manifest and the effects the
-//! runner carries out; [`git`] holds the source writes on a session branch and the publish.
+//! runner carries out; [`git`] holds the source writes on a session branch and the publish;
+//! [`runner`] drives a session by running each operator as a Troupe agent thread.
 
 pub mod defs;
 pub mod gate;
 pub mod git;
 pub mod route;
+pub mod runner;
 pub mod session;
 
 mod fsutil;

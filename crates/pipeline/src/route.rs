@@ -217,23 +217,7 @@ impl<'a> Router<'a> {
 
     /// Ends the session for a person: status `stopped`, every lease released.
     pub fn stop(&self, state: &SessionState, why: &str) -> Transition {
-        let mut t = Transition {
-            state: state.clone(),
-            effects: Vec::new(),
-        };
-        release_where(&mut t, |_| true);
-        t.state.current.clear();
-        t.state.status = SessionStatus::Stopped;
-        t.state.stopped_at = Some(StoppedAt {
-            at: None,
-            branch: None,
-            operator: None,
-            stop: None,
-            domain: None,
-            route: "stopped".into(),
-            why: why.to_string(),
-        });
-        t
+        stop_transition(state, why)
     }
 
     fn settle_branch(
@@ -254,6 +238,28 @@ impl<'a> Router<'a> {
         }
         release_where(t, |agent| agent == key.to_string());
     }
+}
+
+/// Ends a session for a person: status `stopped`, every lease released, nothing in flight.
+/// Needs no definitions (what [`Router::stop`] does).
+pub fn stop_transition(state: &SessionState, why: &str) -> Transition {
+    let mut t = Transition {
+        state: state.clone(),
+        effects: Vec::new(),
+    };
+    release_where(&mut t, |_| true);
+    t.state.current.clear();
+    t.state.status = SessionStatus::Stopped;
+    t.state.stopped_at = Some(StoppedAt {
+        at: None,
+        branch: None,
+        operator: None,
+        stop: None,
+        domain: None,
+        route: "stopped".into(),
+        why: why.to_string(),
+    });
+    t
 }
 
 /// Releases every lease whose agent key matches, with an effect for each.

@@ -17,7 +17,8 @@ pub use command::{Git, GitError};
 pub use commit::{ChangedPath, WriteCommit, changes_markdown, commit_write_set};
 pub use publish::{PublishOutcome, publish};
 pub use worktree::{
-    CHECKOUTS_DIR, SessionWorktree, create_worktree, freeze_source, is_dirty, remove_worktree,
+    CHECKOUTS_DIR, SessionWorktree, create_worktree, create_worktree_at, freeze_source, is_dirty,
+    remove_worktree,
 };
 
 /// A refusal the branch blocks with: a shared stop code and what happened.

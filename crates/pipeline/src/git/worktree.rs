@@ -53,6 +53,19 @@ pub fn create_worktree(
     session_id: &str,
     frozen_head: &str,
 ) -> Result<SessionWorktree, SourceError> {
+    let path = source.join(CHECKOUTS_DIR).join(session_id);
+    create_worktree_at(source, session_id, frozen_head, &path)
+}
+
+/// Like [`create_worktree`], with the worktree at `path` (the runner puts it inside the session
+/// folder, as `checkout/`, so one agent workspace holds both the branch folders and the
+/// checkout). `path` must lie under `<source>/.worktrees/`, which ignores itself.
+pub fn create_worktree_at(
+    source: &Path,
+    session_id: &str,
+    frozen_head: &str,
+    path: &Path,
+) -> Result<SessionWorktree, SourceError> {
     let git = Git::new(source);
     let ignore = source.join(WORKTREES_DIR).join(".gitignore");
     if !ignore.exists() {
@@ -66,7 +79,6 @@ pub fn create_worktree(
             format!("branch `{branch}` already exists"),
         ));
     }
-    let path = source.join(CHECKOUTS_DIR).join(session_id);
     let path_text = path.to_string_lossy().into_owned();
     git.run(&[
         "worktree",
@@ -78,7 +90,7 @@ pub fn create_worktree(
         frozen_head,
     ])?;
     Ok(SessionWorktree {
-        path,
+        path: path.to_path_buf(),
         branch,
         frozen_head: frozen_head.to_string(),
     })
