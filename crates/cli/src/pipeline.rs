@@ -93,6 +93,7 @@ async fn run(args: RunArgs) -> anyhow::Result<u8> {
         ..RunOptions::default()
     };
     let runner = build_runner(&args.common, &mut options)?;
+    runner.engine().recover().await?;
     let work = runner.start(&source, &args.workflow, requirements);
     finish(&source, interruptible(work).await?)
 }
@@ -101,6 +102,9 @@ async fn resume(args: ResumeArgs) -> anyhow::Result<u8> {
     let source = source_dir(args.common.source.as_deref())?;
     let mut options = RunOptions::default();
     let runner = build_runner(&args.common, &mut options)?;
+    // A crashed pipeline process may have left runs marked live and command groups running:
+    // end them (no model is called) before picking the session up again.
+    runner.engine().recover().await?;
     let work = runner.resume(&source, &args.session);
     finish(&source, interruptible(work).await?)
 }

@@ -133,3 +133,33 @@ async fn at_most_max_agents_run_at_once() {
         "the two sides overlap"
     );
 }
+
+#[tokio::test]
+async fn a_session_is_resumed_by_one_process_at_a_time() {
+    let rig = plain_fan()
+        .script("survey", survey_waiting())
+        .script("reviewer", hanging_script(review("first\n")));
+    let runner = rig.runner();
+    let source = rig.source.path().to_path_buf();
+    let run = tokio::spawn(async move { runner.start(&source, "fan", Default::default()).await });
+    let root = loop {
+        if let Some(root) = find_session(&rig)
+            && root.join("state.json").exists()
+        {
+            break root;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    };
+    run.abort();
+    let _ = run.await;
+    // Another process holds the session.
+    let held = std::fs::File::create(root.join(".runner.lock")).unwrap();
+    held.lock().unwrap();
+    let id = root.file_name().unwrap().to_string_lossy().into_owned();
+    let err = rig
+        .runner()
+        .resume(rig.source.path(), &id)
+        .await
+        .expect_err("a second runner must be refused");
+    assert!(err.to_string().contains("another process"), "{err}");
+}

@@ -250,6 +250,14 @@ impl Runner {
     /// re-enters its blocked branch in a new step with `resume` naming it.
     pub async fn resume(&self, source: &Path, id: &str) -> Result<Outcome, RunnerError> {
         let mut session = Session::open(source, id)?;
+        // One runner per session at a time: a second `resume` of the same session is refused
+        // instead of running its agents twice. The OS drops the lock if this process dies.
+        let lock = std::fs::File::create(session.root().join(".runner.lock"))?;
+        if let Err(e) = lock.try_lock() {
+            return Err(RunnerError::Other(format!(
+                "session {id} is being run by another process ({e})"
+            )));
+        }
         let wf_name = session.state().workflow.clone();
         let wf = self
             .defs
