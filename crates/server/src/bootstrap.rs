@@ -36,10 +36,14 @@ pub async fn build_state(
             ..EngineConfig::default()
         })
         .message_observer(Arc::new(SessionProjector));
-    let engine = troupe_workflows::install(builder)?.build();
+    let engine = troupe_workflows::build_engine(builder)?;
     let collab = Collab::new(engine.clone(), shared, data_dir.join("workspaces"));
     collab.load_stored_roles()?;
     let recovery = engine.recover().await?;
+    // Light Loop claims that survived are re-driven (an interrupted reviewer is replaced).
+    troupe_workflows::Workflows::new(collab.clone())
+        .recover_light_loops()
+        .await?;
     collab.ensure_demo_bot(data_dir)?;
     Ok(Bootstrap {
         state: AppState {

@@ -132,12 +132,12 @@ pub fn decide(facts: &SlotFacts, req: SlotRequest) -> Result<SlotTransition, Slo
             },
             None,
         ) => Ok(SlotTransition {
-            next: Some(WorkflowSlot::LightLoop(LightLoopSlot {
+            next: Some(WorkflowSlot::LightLoop(Box::new(LightLoopSlot {
                 instructions: instructions.trim().to_string(),
                 max_iterations,
                 stop_request: None,
                 review: ReviewState::default(),
-            })),
+            }))),
             effects: vec![],
             changed: true,
         }),
@@ -158,7 +158,7 @@ pub fn decide(facts: &SlotFacts, req: SlotRequest) -> Result<SlotTransition, Slo
             .map_err(refusal)?;
             let changed = step.next.as_ref() != Some(&ll);
             Ok(SlotTransition {
-                next: step.next.map(WorkflowSlot::LightLoop),
+                next: step.next.map(|n| WorkflowSlot::LightLoop(Box::new(n))),
                 effects: step.effects,
                 changed,
             })

@@ -1,15 +1,35 @@
 //! Plugging the workflow layer into the kernel at build time.
 
+use crate::lightloop::host::LoopHost;
+use crate::lightloop::policy::LightLoopPolicy;
+use crate::lightloop::tools::{self as loop_tools, RecoveryGuard};
 use crate::notes;
 use crate::projection::WorkflowProjection;
 use std::sync::Arc;
-use troupe_engine::{EngineBuilder, EngineError};
+use troupe_engine::{Engine, EngineBuilder, EngineError};
 
-/// Add the workflow layer's extensions: the instruction projection and the note tools.
-pub fn install(builder: EngineBuilder) -> Result<EngineBuilder, EngineError> {
-    let mut b = builder.context(Arc::new(WorkflowProjection));
+/// Add the workflow layer's extensions: the instruction projection, the note tools, and the
+/// Light Loop (its continuation policy, tools and recovery-turn guard). The returned host must
+/// be attached to the engine once it is built; [`build_engine`] does both.
+pub fn install(builder: EngineBuilder) -> Result<(EngineBuilder, Arc<LoopHost>), EngineError> {
+    let host = LoopHost::new();
+    let mut b = builder
+        .context(Arc::new(WorkflowProjection))
+        .policy(Arc::new(LightLoopPolicy { host: host.clone() }))
+        .guard(Arc::new(RecoveryGuard { host: host.clone() }));
     for t in notes::tools::registrations() {
         b = b.tool(t)?;
     }
-    Ok(b)
+    for t in loop_tools::registrations(&host) {
+        b = b.tool(t)?;
+    }
+    Ok((b, host))
+}
+
+/// Install the workflow layer, build the engine, and attach the Light Loop's host to it.
+pub fn build_engine(builder: EngineBuilder) -> Result<Engine, EngineError> {
+    let (b, host) = install(builder)?;
+    let engine = b.build();
+    host.attach(&engine);
+    Ok(engine)
 }

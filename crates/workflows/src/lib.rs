@@ -17,9 +17,10 @@ pub mod session_controls;
 pub mod slot;
 
 pub use error::WorkflowError;
-pub use install::install;
+pub use install::{build_engine, install};
+pub use lightloop::recovery::LightLoopRecovery;
 pub use notes::service::{NewNoteRequest, NotePatchRequest};
-pub use service::{SetWorkflowRequest, WorkflowView};
+pub use service::{ReviewerView, SetWorkflowRequest, WorkflowView};
 pub use session_controls::{AbandonReport, ContinueReport};
 
 use troupe_collab::Collab;

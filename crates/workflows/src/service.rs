@@ -43,10 +43,28 @@ pub struct WorkflowView {
     pub slot: Option<Value>,
     pub running: bool,
     pub paused: Option<Paused>,
+    /// For a Light Loop: the iteration under way (rejections so far + 1).
+    pub iteration: Option<u32>,
+    /// For a Light Loop under review: the reviewer child and its latest turn.
+    pub reviewer: Option<ReviewerView>,
     /// How the last Light Loop on this session ended.
     pub last_terminal: Option<WorkflowTerminal>,
     /// Whether this request changed the slot (always false for a read).
     pub changed: bool,
+}
+
+/// The reviewer child of a Light Loop under review.
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[derive(Clone, Debug, Serialize)]
+pub struct ReviewerView {
+    #[cfg_attr(feature = "openapi", schema(value_type = i64))]
+    pub thread_id: ThreadId,
+    /// The reviewer's latest turn, if it has started.
+    #[cfg_attr(feature = "openapi", schema(value_type = Option<i64>))]
+    pub turn_id: Option<troupe_core::RunId>,
+    pub running: bool,
+    /// Recovery turns given after it ended without a verdict.
+    pub recovery_attempts: u32,
 }
 
 pub(crate) fn phase_name(slot: &WorkflowSlot) -> Option<String> {
@@ -150,7 +168,26 @@ impl Workflows {
             .store()
             .read(|tx| Ok((tx.thread(thread)?, tx.latest_workflow_terminal(thread)?)))?;
         let slot = WorkflowSlot::of(t.workflow.as_ref());
+        let ll = slot.as_ref().and_then(WorkflowSlot::light_loop);
+        let reviewer = match ll.and_then(|l| l.stop_request.as_ref()) {
+            Some(stop) => match stop.reviewer_thread_id {
+                Some(r) => Some(ReviewerView {
+                    thread_id: r,
+                    turn_id: self
+                        .store()
+                        .read(|tx| tx.runs_for_thread(r, 1))?
+                        .first()
+                        .map(|run| run.id),
+                    running: self.engine().is_running(r),
+                    recovery_attempts: stop.review_recovery_attempts,
+                }),
+                None => None,
+            },
+            None => None,
+        };
         Ok(WorkflowView {
+            iteration: ll.map(|l| l.review.attempts + 1),
+            reviewer,
             session_id: session,
             kind: slot.as_ref().map(WorkflowSlot::kind),
             phase: slot.as_ref().and_then(phase_name),

@@ -123,7 +123,20 @@ impl Workflows {
     ) -> Result<ContinueReport, WorkflowError> {
         let thread = self.collab.direct_thread(session)?;
         let before = self.store().read(|tx| tx.thread(thread))?;
-        let drive = self.engine().continue_thread(thread).await?;
+        let mut drive = self.engine().continue_thread(thread).await?;
+        // A forced drive skips policy discovery; a workflow whose only driver is its
+        // continuation policy (a Light Loop's claim awaiting its reviewer) would then not
+        // resume. With the latch lifted, an ordinary drive asks the policies.
+        if drive
+            == (DriveOutcome::NotHandled {
+                refusal: troupe_core::drive::DriveRefusal::NoWork,
+            })
+        {
+            drive = self
+                .engine()
+                .request_drive(thread, "continue", false)
+                .await?;
+        }
         Ok(ContinueReport {
             session_id: session,
             latch_cleared: before.paused.is_some(),

@@ -15,7 +15,7 @@ pub const CONTRACT_VERSION: u32 = 1;
 #[derive(Clone, Debug, PartialEq)]
 pub enum WorkflowSlot {
     Plan,
-    LightLoop(LightLoopSlot),
+    LightLoop(Box<LightLoopSlot>),
     /// Owned by a workflow this build does not load: never rewritten.
     Unknown(Value),
 }
@@ -68,6 +68,12 @@ pub struct ReviewState {
     pub last_reason: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub last_reviewed_at: Option<i64>,
+    /// What the last rejection said is still to do.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub last_remaining: Vec<String>,
+    /// The last rejection's concrete instructions.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub last_instructions: Option<String>,
 }
 
 impl WorkflowSlot {
@@ -81,7 +87,9 @@ impl WorkflowSlot {
                     obj.remove("kind");
                 }
                 match serde_json::from_value::<LightLoopSlot>(fields) {
-                    Ok(ll) if !ll.instructions.trim().is_empty() => WorkflowSlot::LightLoop(ll),
+                    Ok(ll) if !ll.instructions.trim().is_empty() => {
+                        WorkflowSlot::LightLoop(Box::new(ll))
+                    }
                     _ => WorkflowSlot::Unknown(v.clone()),
                 }
             }
@@ -169,8 +177,11 @@ mod tests {
             stop_request: None,
             review: ReviewState::default(),
         };
-        let v = WorkflowSlot::LightLoop(ll.clone()).to_value();
+        let v = WorkflowSlot::LightLoop(Box::new(ll.clone())).to_value();
         assert_eq!(v["kind"], "lightloop");
-        assert_eq!(WorkflowSlot::from_value(&v), WorkflowSlot::LightLoop(ll));
+        assert_eq!(
+            WorkflowSlot::from_value(&v),
+            WorkflowSlot::LightLoop(Box::new(ll))
+        );
     }
 }

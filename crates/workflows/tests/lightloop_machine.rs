@@ -386,7 +386,7 @@ fn one_kind_at_a_time() {
 #[test]
 fn disabling_a_lightloop_records_it_cancelled() {
     let t = decide(
-        &facts(Some(WorkflowSlot::LightLoop(active(None))), false),
+        &facts(Some(WorkflowSlot::LightLoop(Box::new(active(None)))), false),
         SlotRequest::Disable,
     )
     .unwrap();

@@ -34,8 +34,8 @@ async fn blueprint_write_outside_plan_is_refused_and_writes_nothing() {
         "note_create",
         json!({"title": "BP", "body": blueprint::template(), "kind": "blueprint"}),
     )]));
-    w.provider.push(Reply::Text("ok".into()));
-    w.turn(s, "write a blueprint").await;
+    // The Light Loop would keep the session working: the next call hangs until abandoned.
+    w.hanging_turn(s, "write a blueprint").await;
     let r = last_result(&w);
     assert_eq!(r["code"], "non_plan_blueprint_write", "{r}");
     assert_eq!(r["persisted"], false);

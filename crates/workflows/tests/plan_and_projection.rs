@@ -182,7 +182,17 @@ async fn lightloop_needs_instructions_and_shows_its_task_to_the_model() {
     w.wf.set_workflow(s, lightloop("write the short report"))
         .await
         .unwrap();
-    w.provider.push(support::Reply::Text("on it".into()));
+    // The turn claims completion and the reviewer approves, so the loop ends by itself.
+    w.provider.push(support::Reply::Tools(vec![support::call(
+        "c1",
+        "loop_stop",
+        json!({"summary": "written"}),
+    )]));
+    w.provider.push(support::Reply::Tools(vec![support::call(
+        "r1",
+        "light_loop_approve",
+        json!({"summary": "checked"}),
+    )]));
     w.turn(s, "go").await;
     let req = &w.provider.requests()[0];
     assert!(

@@ -344,6 +344,8 @@ pub fn step(state: Option<&LightLoopSlot>, event: LoopEvent) -> Result<Step, Loo
                 attempts,
                 last_reason: Some(rejection.reason.clone()),
                 last_reviewed_at: Some(at),
+                last_remaining: rejection.remaining.clone(),
+                last_instructions: Some(rejection.instructions.clone()),
             };
             Ok(Step {
                 next: Some(next),

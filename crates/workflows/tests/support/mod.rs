@@ -102,11 +102,15 @@ impl Provider for QueueProvider {
 pub struct World {
     pub wf: Workflows,
     pub provider: Arc<QueueProvider>,
-    pub dir: tempfile::TempDir,
+    pub dir: Arc<tempfile::TempDir>,
 }
 
 pub fn world() -> World {
-    let dir = tempfile::tempdir().unwrap();
+    world_on(Arc::new(tempfile::tempdir().unwrap()), "test-boot")
+}
+
+/// A world on an existing data directory, as a process with its own boot id would open it.
+pub fn world_on(dir: Arc<tempfile::TempDir>, boot_id: &str) -> World {
     let store = Store::open(
         dir.path().join("troupe.db"),
         Arc::new(troupe_core::SystemClock),
@@ -120,11 +124,11 @@ pub fn world() -> World {
     let builder = Engine::builder(store, models)
         .config(EngineConfig {
             kill_grace: std::time::Duration::from_millis(300),
-            boot_id: "test-boot".into(),
+            boot_id: boot_id.into(),
             ..EngineConfig::default()
         })
         .message_observer(Arc::new(SessionProjector));
-    let engine = troupe_workflows::install(builder).unwrap().build();
+    let engine = troupe_workflows::build_engine(builder).unwrap();
     let secrets: troupe_engine::models::SecretSource = Arc::new(|_| None);
     let roles = Arc::new(SharedRoles::new(RoleTable::new(secrets.clone()), secrets));
     let collab = Collab::new(engine, roles, dir.path().join("workspaces"));

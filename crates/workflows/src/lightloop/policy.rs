@@ -1,0 +1,167 @@
+//! The `light_loop` continuation policy (priority 25), asked by the kernel's drive behind the
+//! shared gate — so only once a thread's lease is released and its latest task has a terminal
+//! reply without error. It acts for two kinds of thread:
+//!
+//! - the executor (its slot holds an active Light Loop): no claim → propose the continuation;
+//!   an unbound claim → bind a reviewer durably, queue its review task, then start it;
+//!   a bound review → nothing (the reviewer decides);
+//! - the recorded reviewer, when its turn ended without a verdict → a recovery turn in the same
+//!   reviewer thread (bounded), or the loop's failure.
+//!
+//! The revision key is the seed's: terminal reply | status | claim's requester or
+//! `no-stop-request` | reviewer or `no-review-task` | recovery attempts — so one terminal reply
+//! can drive successive revisions (bind, recovery 1, recovery 2) without being deduplicated away.
+
+use crate::lightloop::commit::{self, POLICY_ID, light_loop};
+use crate::lightloop::host::LoopHost;
+use crate::lightloop::machine::{self, LoopEvent, Phase};
+use crate::lightloop::reviewer;
+use crate::lightloop::texts;
+use crate::slot::LightLoopSlot;
+use std::sync::Arc;
+use troupe_core::MessageId;
+use troupe_core::drive::continuation_key;
+use troupe_core::inbox::{Delivery, InboxMode, Priority};
+use troupe_core::message::Origin;
+use troupe_engine::extension::{ContinuationPolicy, Gate, Proposal};
+
+pub const PRIORITY: i32 = 25;
+
+pub struct LightLoopPolicy {
+    pub host: Arc<LoopHost>,
+}
+
+/// The seed's revision key over a loop's slot.
+pub fn revision(terminal: MessageId, ll: &LightLoopSlot) -> String {
+    let stop = ll.stop_request.as_ref();
+    format!(
+        "{}|running|{}|{}|{}",
+        terminal.0,
+        stop.map_or("no-stop-request".into(), |s| s
+            .requester_message_id
+            .0
+            .to_string()),
+        stop.and_then(|s| s.reviewer_thread_id)
+            .map_or("no-review-task".into(), |r| r.0.to_string()),
+        stop.map_or(0, |s| s.review_recovery_attempts),
+    )
+}
+
+/// The loop the gate's thread takes part in: its own (executor) or its parent's (reviewer).
+enum Role {
+    Executor(LightLoopSlot),
+    Reviewer(troupe_core::ThreadId, LightLoopSlot),
+}
+
+fn role(gate: &Gate<'_>) -> Result<Option<Role>, String> {
+    gate.store
+        .read(|tx| {
+            if let Some(ll) = light_loop(tx, gate.thread.id)? {
+                return Ok(Some(Role::Executor(ll)));
+            }
+            Ok(reviewer::bound_loop(tx, gate.thread)?.map(|(e, ll)| Role::Reviewer(e, ll)))
+        })
+        .map_err(|e| e.to_string())
+}
+
+/// The continuation the executor gets when it ends a turn with no claim.
+pub fn continuation(gate: &Gate<'_>, ll: &LightLoopSlot) -> Delivery {
+    Delivery {
+        mode: InboxMode::Steer,
+        priority: Priority::OWN_TIMER,
+        origin: Origin::Continuation(POLICY_ID.into()),
+        text: texts::continuation(ll),
+        visible: true,
+        delivery_key: Some(continuation_key(
+            POLICY_ID,
+            &revision(gate.terminal_message_id, ll),
+        )),
+        order_key: None,
+    }
+}
+
+impl LightLoopPolicy {
+    fn propose_executor(&self, gate: &Gate<'_>, ll: &LightLoopSlot) -> Result<Proposal, String> {
+        match machine::phase(ll) {
+            Phase::Executing => Ok(Proposal::Inbox(continuation(gate, ll))),
+            Phase::Reviewing(_) => Ok(Proposal::None),
+            Phase::StopPending => {
+                let requester = ll
+                    .stop_request
+                    .as_ref()
+                    .map(|s| s.requester_message_id)
+                    .ok_or("no claim")?;
+                // The executor's lease is released (the gate passed): bind first, then start.
+                match reviewer::bind(gate.store, gate.thread.id, requester)
+                    .map_err(|e| e.to_string())?
+                {
+                    Some(r) => {
+                        self.host.start_review(gate.thread.id, r);
+                        Ok(Proposal::Handled)
+                    }
+                    None => Ok(Proposal::None),
+                }
+            }
+        }
+    }
+
+    fn propose_reviewer(
+        &self,
+        gate: &Gate<'_>,
+        executor: troupe_core::ThreadId,
+    ) -> Result<Proposal, String> {
+        let reviewer = gate.thread.id;
+        let after = gate
+            .store
+            .write(|tx| {
+                let Some((_, ll)) = reviewer::bound_loop(tx, gate.thread)? else {
+                    return Ok(None);
+                };
+                let step = machine::step(
+                    Some(&ll),
+                    LoopEvent::ReviewerEndedWithoutVerdict { reviewer },
+                )
+                .map_err(|e| troupe_store::StoreError::Invalid(e.to_string()))?;
+                if step.ack == machine::Ack::Unchanged {
+                    return Ok(None);
+                }
+                Ok(Some(commit::commit(tx, executor, &ll, &step)?))
+            })
+            .map_err(|e| e.to_string())?;
+        Ok(match after {
+            None => Proposal::None,
+            // Already persisted with its key; the kernel's persist is a no-op and it starts it.
+            Some(a) => match a.recovery {
+                Some((_, d)) => Proposal::Inbox(d),
+                None => Proposal::Handled,
+            },
+        })
+    }
+}
+
+impl ContinuationPolicy for LightLoopPolicy {
+    fn id(&self) -> &str {
+        POLICY_ID
+    }
+
+    fn priority(&self) -> i32 {
+        PRIORITY
+    }
+
+    fn revision_key(&self, gate: &Gate<'_>) -> Result<Option<String>, String> {
+        Ok(match role(gate)? {
+            Some(Role::Executor(ll)) | Some(Role::Reviewer(_, ll)) => {
+                Some(revision(gate.terminal_message_id, &ll))
+            }
+            None => None,
+        })
+    }
+
+    fn propose(&self, gate: &Gate<'_>) -> Result<Proposal, String> {
+        match role(gate)? {
+            None => Ok(Proposal::None),
+            Some(Role::Executor(ll)) => self.propose_executor(gate, &ll),
+            Some(Role::Reviewer(executor, _)) => self.propose_reviewer(gate, executor),
+        }
+    }
+}
