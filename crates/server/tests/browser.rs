@@ -14,19 +14,24 @@
 //! cargo test -p troupe-server --test browser
 //! ```
 //!
-//! A phone-width screenshot is written to `target/browser-phone.png`; on failure a
-//! screenshot goes to `target/browser-failure.png` and the page text and daemon log are
-//! printed.
+//! Two scenarios, each with its own daemon and browser: chatting (create a Bot, send,
+//! stream, Stop) and workflows (Plan and Light Loop on and off from the header, the 409
+//! shown inline, the pause latch with Continue and Abandon).
+//!
+//! Phone-width screenshots are written to `target/browser-phone.png` and
+//! `target/browser-workflow-phone.png`; on failure a screenshot goes to
+//! `target/browser-failure.png` (or `browser-workflow-failure.png`) and the page text
+//! and daemon log are printed.
 
 mod browser_support;
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, anyhow, bail};
 use browser_support::{
-    ChromeDriver, Daemon, QUICK_FINAL_TEXT, chrome_path, chromedriver_path, poll, quick_script,
-    slow_script, target_dir, troupe_binary,
+    ChromeDriver, Daemon, QUICK_FINAL_TEXT, chrome_path, chromedriver_path, failing_script, poll,
+    quick_script, slow_script, target_dir, troupe_binary,
 };
 use fantoccini::{Client, ClientBuilder, Locator};
 use hyper_util::client::legacy::connect::HttpConnector;
@@ -38,49 +43,91 @@ const ENTER: &str = "\u{E007}";
 const SHORT: Duration = Duration::from_secs(10);
 const TURN: Duration = Duration::from_secs(45);
 
+/// A daemon, a chromedriver and a Chromium session in one temp dir, for one scenario.
+struct Harness {
+    tmp: tempfile::TempDir,
+    daemon: Daemon,
+    driver: ChromeDriver,
+    client: Client,
+}
+
+impl Harness {
+    /// `None` (with a notice) when chromedriver is missing and the browser is optional.
+    async fn start() -> Option<Harness> {
+        let driver_path = chromedriver_path();
+        if !driver_path.exists() {
+            let msg = format!(
+                "{} not found: install chromium and chromium-driver (or set CHROMEDRIVER)",
+                driver_path.display()
+            );
+            if std::env::var_os("TROUPE_REQUIRE_BROWSER").is_some() {
+                panic!("{msg}");
+            }
+            eprintln!("SKIPPED browser test: {msg}");
+            return None;
+        }
+        let tmp = tempfile::tempdir().expect("temp dir");
+        let data_dir = tmp.path().join("data");
+        let work_dir = tmp.path().join("work");
+        let profile_dir = tmp.path().join("chrome-profile");
+        for d in [&data_dir, &work_dir, &profile_dir] {
+            std::fs::create_dir_all(d).expect("create temp dirs");
+        }
+        let bin = troupe_binary().expect("locate the troupe binary");
+        let daemon = Daemon::start(&bin, &data_dir, &work_dir).expect("start troupe serve");
+        let driver = ChromeDriver::start(&driver_path)
+            .await
+            .expect("start chromedriver");
+        let client = connect(&driver, &profile_dir)
+            .await
+            .expect("open a chromium session");
+        Some(Harness {
+            tmp,
+            daemon,
+            driver,
+            client,
+        })
+    }
+
+    /// Writes a script file into the temp dir and returns its path.
+    fn script(&self, name: &str, text: String) -> PathBuf {
+        let path = self.tmp.path().join(name);
+        std::fs::write(&path, text).expect("write script");
+        path
+    }
+
+    /// Closes the browser; on failure first collects a screenshot (`target/<shot>`), the
+    /// page text and the logs, and panics with them.
+    async fn finish(self, result: Result<()>, shot: &str) {
+        if let Err(err) = &result {
+            let diag = diagnostics(&self.client, &self.daemon, &self.driver, shot).await;
+            let _ = self.client.clone().close().await;
+            panic!("{err:#}\n{diag}");
+        }
+        let _ = self.client.close().await;
+    }
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn web_page_creates_a_bot_sends_a_line_streams_the_reply_and_stops_a_long_turn() {
-    let driver_path = chromedriver_path();
-    if !driver_path.exists() {
-        let msg = format!(
-            "{} not found: install chromium and chromium-driver (or set CHROMEDRIVER)",
-            driver_path.display()
-        );
-        if std::env::var_os("TROUPE_REQUIRE_BROWSER").is_some() {
-            panic!("{msg}");
-        }
-        eprintln!("SKIPPED browser test: {msg}");
+    let Some(h) = Harness::start().await else {
         return;
-    }
+    };
+    let quick = h.script("quick.json", quick_script());
+    let slow = h.script("slow.json", slow_script());
+    let result = scenario(&h.client, &h.daemon, &quick, &slow).await;
+    h.finish(result, "browser-failure.png").await;
+}
 
-    let tmp = tempfile::tempdir().expect("temp dir");
-    let data_dir = tmp.path().join("data");
-    let work_dir = tmp.path().join("work");
-    let profile_dir = tmp.path().join("chrome-profile");
-    for d in [&data_dir, &work_dir, &profile_dir] {
-        std::fs::create_dir_all(d).expect("create temp dirs");
-    }
-    let quick = tmp.path().join("quick.json");
-    let slow = tmp.path().join("slow.json");
-    std::fs::write(&quick, quick_script()).expect("write quick script");
-    std::fs::write(&slow, slow_script()).expect("write slow script");
-
-    let bin = troupe_binary().expect("locate the troupe binary");
-    let daemon = Daemon::start(&bin, &data_dir, &work_dir).expect("start troupe serve");
-    let driver = ChromeDriver::start(&driver_path)
-        .await
-        .expect("start chromedriver");
-    let client = connect(&driver, &profile_dir)
-        .await
-        .expect("open a chromium session");
-
-    let result = scenario(&client, &daemon, &quick, &slow).await;
-    if let Err(err) = &result {
-        let diag = diagnostics(&client, &daemon, &driver).await;
-        let _ = client.clone().close().await;
-        panic!("{err:#}\n{diag}");
-    }
-    let _ = client.close().await;
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn web_page_switches_workflows_and_lifts_the_pause_latch() {
+    let Some(h) = Harness::start().await else {
+        return;
+    };
+    let slow = h.script("slow.json", slow_script());
+    let failing = h.script("failing.json", failing_script());
+    let result = workflow_scenario(&h.client, &h.daemon, &slow, &failing).await;
+    h.finish(result, "browser-workflow-failure.png").await;
 }
 
 async fn connect(driver: &ChromeDriver, profile: &Path) -> Result<Client> {
@@ -269,6 +316,138 @@ async fn scenario(c: &Client, daemon: &Daemon, quick: &Path, slow: &Path) -> Res
     Ok(())
 }
 
+async fn workflow_scenario(c: &Client, daemon: &Daemon, slow: &Path, failing: &Path) -> Result<()> {
+    c.goto(&format!("{}/", daemon.base_url)).await?;
+    c.wait()
+        .at_most(SHORT)
+        .for_element(Locator::Css("#new-bot-form"))
+        .await?;
+    let http = reqwest::Client::new();
+
+    // --- Plan on from the header
+    add_scripted_bot(c, "plan-bot", slow).await?;
+    start_conversation(c, "plan-bot", "Plan chat").await?;
+    let sid = active_session_id(c).await?;
+    let workflow_url = format!("{}/v1/sessions/{}/workflow", daemon.base_url, sid);
+    wait_text(c, "#workflow-status", "Workflow: none").await?;
+    click(c, "#enable-plan").await?;
+    wait_text(c, "#workflow-status", "Workflow: Plan").await?;
+    wait_hidden(c, "#enable-plan", SHORT).await?;
+    let w: Value = http.get(&workflow_url).send().await?.json().await?;
+    if w["kind"] != "plan" {
+        bail!("the API does not report Plan after the click: {w}");
+    }
+
+    // --- while a turn runs, turning the workflow off is refused; the 409 shows inline
+    fill(c, "#composer", "go").await?;
+    click(c, "#send").await?;
+    poll("#stop to show for the slow turn", TURN, || async {
+        Ok(elements(c, "#stop")
+            .await?
+            .first()
+            .is_some_and(|s| s.visible)
+            .then_some(()))
+    })
+    .await?;
+    click(c, "#workflow-off").await?;
+    wait_text(c, "#workflow-error", "running").await?;
+    wait_text(c, "#workflow-status", "Workflow: Plan").await?;
+
+    // --- Stop latches the session (aborted); Abandon lifts it and Plan stays on
+    click(c, "#stop").await?;
+    wait_text(c, "#paused-reason", "aborted").await?;
+    wait_text(c, "#continue", "Continue").await?;
+    click(c, "#abandon").await?;
+    wait_hidden(c, "#paused", SHORT)
+        .await
+        .context("the latch after Abandon")?;
+    let view: Value = http
+        .get(format!("{}/v1/sessions/{}", daemon.base_url, sid))
+        .send()
+        .await?
+        .json()
+        .await?;
+    if !view["paused"].is_null() {
+        bail!("the API still reports a latch after Abandon: {view}");
+    }
+    wait_text(c, "#workflow-status", "Workflow: Plan").await?;
+
+    // --- off while idle
+    click(c, "#workflow-off").await?;
+    wait_text(c, "#workflow-status", "Workflow: none").await?;
+    wait_hidden(c, "#workflow-error", SHORT).await?;
+    let w: Value = http.get(&workflow_url).send().await?.json().await?;
+    if !w["kind"].is_null() {
+        bail!("the API still reports a workflow after turning it off: {w}");
+    }
+
+    // --- Light Loop through its small form, then off again (it ends cancelled)
+    click(c, "#enable-lightloop").await?;
+    wait_text(c, "#lightloop-submit", "Start Light Loop").await?;
+    fill(c, "#lightloop-instructions", "Write hello.txt saying hi.").await?;
+    fill(c, "#lightloop-max", "2").await?;
+    click(c, "#lightloop-submit").await?;
+    wait_text(
+        c,
+        "#workflow-status",
+        "Light Loop · executing · iteration 1 of 2",
+    )
+    .await?;
+    wait_hidden(c, "#lightloop-form", SHORT).await?;
+    let w: Value = http.get(&workflow_url).send().await?.json().await?;
+    if w["kind"] != "lightloop" || w["slot"]["max_iterations"] != 2 {
+        bail!("the API does not show the Light Loop from the form: {w}");
+    }
+    click(c, "#workflow-off").await?;
+    wait_text(c, "#workflow-status", "cancelled").await?;
+
+    // --- a failing model call latches `failed`; Continue lifts it
+    add_scripted_bot(c, "failing-bot", failing).await?;
+    start_conversation(c, "failing-bot", "Failing chat").await?;
+    let failing_sid = active_session_id(c).await?;
+    fill(c, "#composer", "hello").await?;
+    click(c, "#send").await?;
+    poll("#paused-reason and #continue", TURN, || async {
+        let reason = elements(c, "#paused-reason").await?;
+        let cont = elements(c, "#continue").await?;
+        let shown = reason
+            .first()
+            .is_some_and(|r| r.visible && r.text.contains("failed"));
+        Ok((shown && cont.first().is_some_and(|b| b.visible)).then_some(()))
+    })
+    .await?;
+
+    // Phone width with the header at its fullest: no sideways scroll.
+    c.set_window_size(390, 844).await?;
+    wait_text(c, "#continue", "Continue").await?;
+    let overflow = c
+        .execute(
+            "return document.documentElement.scrollWidth - window.innerWidth;",
+            vec![],
+        )
+        .await?;
+    if overflow.as_f64().unwrap_or(0.0) > 1.0 {
+        bail!("the page scrolls sideways at 390 px with the workflow header ({overflow} px)");
+    }
+    let png = c.screenshot().await?;
+    let path = target_dir().join("browser-workflow-phone.png");
+    std::fs::create_dir_all(target_dir())?;
+    std::fs::write(&path, png).with_context(|| format!("writing {}", path.display()))?;
+    eprintln!("workflow phone screenshot: {}", path.display());
+
+    click(c, "#continue").await?;
+    wait_hidden(c, "#paused", TURN)
+        .await
+        .context("the latch after Continue")?;
+    let view_url = format!("{}/v1/sessions/{}", daemon.base_url, failing_sid);
+    poll("the API to report the latch gone", SHORT, || async {
+        let view: Value = http.get(&view_url).send().await?.json().await?;
+        Ok(view["paused"].is_null().then_some(()))
+    })
+    .await?;
+    Ok(())
+}
+
 async fn add_scripted_bot(c: &Client, name: &str, script: &Path) -> Result<()> {
     let details = c.find(Locator::Css("#bots-details")).await?;
     if details.attr("open").await?.is_none() {
@@ -366,6 +545,23 @@ async fn active_session_id(c: &Client) -> Result<String> {
         .ok_or_else(|| anyhow!("the active conversation has no data-id"))
 }
 
+async fn click(c: &Client, css: &str) -> Result<()> {
+    c.find(Locator::Css(css)).await?.click().await?;
+    Ok(())
+}
+
+/// Waits for a visible element matching `css` whose text contains `needle`.
+async fn wait_text(c: &Client, css: &str, needle: &str) -> Result<()> {
+    poll(&format!("{css} to show {needle:?}"), SHORT, || async {
+        Ok(elements(c, css)
+            .await?
+            .iter()
+            .any(|e| e.visible && e.text.contains(needle))
+            .then_some(()))
+    })
+    .await
+}
+
 async fn fill(c: &Client, css: &str, text: &str) -> Result<()> {
     let el = c.find(Locator::Css(css)).await?;
     el.clear().await?;
@@ -428,10 +624,10 @@ async fn elements(c: &Client, css: &str) -> Result<Vec<Seen>> {
         .collect())
 }
 
-async fn diagnostics(c: &Client, daemon: &Daemon, driver: &ChromeDriver) -> String {
+async fn diagnostics(c: &Client, daemon: &Daemon, driver: &ChromeDriver, shot: &str) -> String {
     let mut out = String::new();
     if let Ok(png) = c.screenshot().await {
-        let path = target_dir().join("browser-failure.png");
+        let path = target_dir().join(shot);
         if std::fs::write(&path, png).is_ok() {
             out.push_str(&format!("failure screenshot: {}\n", path.display()));
         }

@@ -22,6 +22,9 @@
     ended: new Set(), // turn ids whose run_ended was seen: their late deltas are dropped
     running: false,
     activeTurn: null,
+    workflow: null, // the current session's WorkflowView (GET /v1/sessions/{id}/workflow)
+    wfLoading: false, // a workflow refresh is in flight
+    wfAgain: false, // another refresh was asked for meanwhile
   };
 
   // ---------- HTTP ----------
@@ -228,6 +231,7 @@
       if (cur) {
         state.current = cur;
         renderPaused();
+        renderWorkflow();
       }
     }
     renderSessions();
@@ -325,14 +329,185 @@
     document.title = sessionTitle(s) + " · Troupe";
   }
 
+  const PAUSE_REASONS = {
+    failed: "the last turn failed",
+    aborted: "the turn was stopped",
+    interrupted: "the turn was interrupted",
+    workflow: "the workflow paused it",
+  };
+
   function renderPaused() {
-    const p = $("#paused");
+    const box = $("#paused");
     const paused = state.current && state.current.paused;
     if (paused) {
-      p.textContent = "Paused: " + (paused.description || paused.reason || "");
-      p.hidden = false;
+      const why = PAUSE_REASONS[paused.reason] || String(paused.reason || "paused");
+      let text = "Paused (" + String(paused.reason || "") + "): " + why;
+      if (paused.description) text += " — " + paused.description;
+      $("#paused-reason").textContent = text;
+      box.hidden = false;
     } else {
-      p.hidden = true;
+      $("#paused-reason").textContent = "";
+      box.hidden = true;
+    }
+  }
+
+  // ---------- workflow ----------
+
+  const PHASES = {
+    executing: "executing",
+    stop_pending: "review about to start",
+    reviewing: "under review",
+  };
+
+  function workflowText(w) {
+    const kind = w && w.kind;
+    if (!kind) {
+      let t = "Workflow: none";
+      const last = w && w.last_terminal;
+      if (last && last.status) t += " (last Light Loop " + last.status + ")";
+      return t;
+    }
+    if (kind === "plan") return "Workflow: Plan";
+    if (kind === "lightloop") {
+      const parts = ["Workflow: Light Loop"];
+      if (w.phase) parts.push(PHASES[w.phase] || String(w.phase));
+      if (typeof w.iteration === "number") {
+        const max = w.slot && typeof w.slot.max_iterations === "number" ? w.slot.max_iterations : null;
+        parts.push("iteration " + w.iteration + (max !== null ? " of " + max : ""));
+      }
+      if (w.reviewer && w.reviewer.running) parts.push("reviewer working");
+      return parts.join(" · ");
+    }
+    return "Workflow: " + String(kind) + " (not known to this page)";
+  }
+
+  function renderWorkflow() {
+    const panel = $("#workflow-panel");
+    if (!state.current) {
+      panel.hidden = true;
+      return;
+    }
+    panel.hidden = false;
+    const w = state.workflow;
+    const kind = w ? w.kind : state.current.workflow && state.current.workflow.kind;
+    $("#workflow-status").textContent = workflowText(w || { kind: kind || null });
+    $("#workflow-status").dataset.kind = kind || "none";
+    $("#enable-plan").hidden = !!kind;
+    $("#enable-lightloop").hidden = !!kind;
+    $("#workflow-off").hidden = !kind;
+    if (kind) showLightloopForm(false);
+  }
+
+  function showLightloopForm(show) {
+    $("#lightloop-form").hidden = !show;
+    $("#enable-lightloop").setAttribute("aria-expanded", String(show));
+    if (show) $("#lightloop-instructions").focus();
+  }
+
+  // Re-reads the workflow (and the pause latch and running flag it carries). Calls that
+  // arrive while one is in flight fold into a single follow-up.
+  async function refreshWorkflow() {
+    if (!state.current) return;
+    if (state.wfLoading) {
+      state.wfAgain = true;
+      return;
+    }
+    state.wfLoading = true;
+    try {
+      do {
+        state.wfAgain = false;
+        const gen = state.gen;
+        const sid = state.current.id;
+        let w;
+        try {
+          w = await api("GET", "/v1/sessions/" + encodeURIComponent(sid) + "/workflow");
+        } catch (e) {
+          return;
+        }
+        if (gen !== state.gen || !state.current) return;
+        applyWorkflowView(w);
+      } while (state.wfAgain);
+    } finally {
+      state.wfLoading = false;
+    }
+  }
+
+  function applyWorkflowView(w) {
+    if (!w || !state.current || w.session_id !== state.current.id) return;
+    state.workflow = w;
+    state.current.paused = w.paused || null;
+    state.current.workflow = w.slot || null;
+    renderWorkflow();
+    renderPaused();
+  }
+
+  async function workflowAction(btn, body) {
+    if (!state.current) return;
+    const errEl = $("#workflow-error");
+    showError(errEl, null);
+    const gen = state.gen;
+    btn.disabled = true;
+    try {
+      const w = await api(
+        "POST",
+        "/v1/sessions/" + encodeURIComponent(state.current.id) + "/workflow",
+        body
+      );
+      if (gen !== state.gen) return;
+      applyWorkflowView(w);
+      if (body.kind === "lightloop") {
+        $("#lightloop-form").reset();
+        showLightloopForm(false);
+      }
+    } catch (e) {
+      if (gen === state.gen) showError(errEl, e);
+    } finally {
+      btn.disabled = false;
+      if (gen === state.gen) refreshWorkflow();
+    }
+  }
+
+  function submitLightloop(ev) {
+    ev.preventDefault();
+    const instructions = $("#lightloop-instructions").value.trim();
+    if (!instructions) {
+      showError($("#workflow-error"), "Write the Light Loop's task first.");
+      return;
+    }
+    const body = { kind: "lightloop", instructions };
+    const max = $("#lightloop-max").value.trim();
+    if (max) {
+      const n = Number(max);
+      if (!Number.isInteger(n) || n < 0) {
+        showError($("#workflow-error"), "Max iterations is a whole number (0 or more), or empty.");
+        return;
+      }
+      body.max_iterations = n;
+    }
+    workflowAction($("#lightloop-submit"), body);
+  }
+
+  // Continue / Abandon: both answer with a report; the page re-reads the state after.
+  async function latchAction(btn, what) {
+    if (!state.current) return;
+    const errEl = $("#workflow-error");
+    showError(errEl, null);
+    const gen = state.gen;
+    btn.disabled = true;
+    try {
+      await api("POST", "/v1/sessions/" + encodeURIComponent(state.current.id) + "/" + what, {});
+      if (gen === state.gen) {
+        state.current.paused = null;
+        renderPaused();
+      }
+    } catch (e) {
+      if (gen === state.gen) showError(errEl, e);
+    } finally {
+      btn.disabled = false;
+      if (gen === state.gen) {
+        refreshWorkflow();
+        fetchNewMessages(gen).catch(() => {});
+      }
     }
   }
 
@@ -357,10 +532,15 @@
     state.activeTurn = null;
     const s = state.sessions.find((x) => x.id === id);
     state.current = s || { id, bot_ids: [], title: null, running: false, paused: null };
+    state.workflow = null;
     const tr = $("#transcript");
     tr.replaceChildren();
     renderHeader();
     renderPaused();
+    showError($("#workflow-error"), null);
+    $("#lightloop-form").reset();
+    showLightloopForm(false);
+    renderWorkflow();
     setRunning(state.current.running);
     $("#composer").disabled = false;
     $("#send").disabled = false;
@@ -378,6 +558,7 @@
     }
     scrollToEnd(true);
     openEvents(gen);
+    refreshWorkflow();
     loadPastCommands(gen);
     $("#composer").focus();
   }
@@ -641,12 +822,20 @@
     es.addEventListener("session_message", (e) => {
       const ev = parse(e);
       if (live() && ev && ev.payload) upsertMessage(ev.payload.message);
+      if (live()) refreshWorkflow();
     });
+    // The workflow slot, its ending and the pause latch each have their own event.
+    for (const kind of ["workflow_changed", "workflow_ended", "thread_paused", "thread_resumed"]) {
+      es.addEventListener(kind, () => {
+        if (live()) refreshWorkflow();
+      });
+    }
     es.addEventListener("run_started", (e) => {
       const ev = parse(e);
       if (!live()) return;
       state.activeTurn = ev ? ev.run_id : null;
       setRunning(true);
+      refreshWorkflow();
     });
     es.addEventListener("run_ended", (e) => {
       const ev = parse(e);
@@ -660,6 +849,7 @@
       }
       // Catch up on anything the stream may have missed.
       fetchNewMessages(gen).catch(() => {});
+      refreshWorkflow();
     });
     es.addEventListener("command_finished", (e) => {
       const ev = parse(e);
@@ -673,6 +863,7 @@
       $("#conv-head").classList.remove("offline");
       // After a reconnect, fetch what was stored meanwhile.
       fetchNewMessages(gen).catch(() => {});
+      refreshWorkflow();
     });
     es.addEventListener("error", () => {
       if (live()) $("#conv-head").classList.add("offline");
@@ -751,6 +942,16 @@
       }
     });
     $("#stop").addEventListener("click", stop);
+    $("#enable-plan").addEventListener("click", (e) => workflowAction(e.currentTarget, { kind: "plan" }));
+    $("#enable-lightloop").addEventListener("click", () => {
+      showError($("#workflow-error"), null);
+      showLightloopForm($("#lightloop-form").hidden);
+    });
+    $("#lightloop-form").addEventListener("submit", submitLightloop);
+    $("#lightloop-cancel").addEventListener("click", () => showLightloopForm(false));
+    $("#workflow-off").addEventListener("click", (e) => workflowAction(e.currentTarget, { kind: "none" }));
+    $("#continue").addEventListener("click", (e) => latchAction(e.currentTarget, "continue"));
+    $("#abandon").addEventListener("click", (e) => latchAction(e.currentTarget, "abandon"));
     $("#sidebar-toggle").addEventListener("click", () => {
       setSidebarCollapsed(!$("#sidebar").classList.contains("collapsed"));
     });
@@ -768,6 +969,7 @@
     setInterval(() => {
       if (document.hidden) return;
       loadSessions().catch(() => {});
+      refreshWorkflow();
     }, 5000);
   }
 

@@ -1,6 +1,6 @@
 //! Helpers for the real-browser test (`tests/browser.rs`): a `troupe serve` daemon and a
-//! chromedriver, both started as child processes and killed on drop, the two scripted
-//! model files, and a bounded polling helper.
+//! chromedriver, both started as child processes and killed on drop, the scripted model
+//! files, and a bounded polling helper.
 
 #![allow(dead_code)]
 
@@ -292,6 +292,17 @@ pub fn slow_script() -> String {
     serde_json::json!({
         "name": "browser-slow",
         "steps": [{ "text": text, "chunks": 200, "chunk_delay_ms": 50 }],
+        "on_exhausted": "repeat_last"
+    })
+    .to_string()
+}
+
+/// A script whose model call fails with a 401: the turn fails and the session latches
+/// `failed`. (Continue lifts the latch; a failed turn is not re-run, so no step follows.)
+pub fn failing_script() -> String {
+    serde_json::json!({
+        "name": "browser-failing",
+        "steps": [{ "error": { "kind": "auth", "status": 401, "message": "bad key" } }],
         "on_exhausted": "repeat_last"
     })
     .to_string()
