@@ -1,5 +1,6 @@
 //! Building the daemon's state from a data directory and the configured roles: open the store,
-//! build the engine with the conversation layer plugged in, recover, and seed the demo Bot.
+//! build the engine with the conversation layer plugged in, recover, seed the demo Bot,
+//! and start the Agenda's timer.
 
 use crate::AppState;
 use anyhow::Context;
@@ -41,17 +42,42 @@ pub async fn build_state(
     collab.load_stored_roles()?;
     let recovery = engine.recover().await?;
     // Light Loop claims that survived are re-driven (an interrupted reviewer is replaced).
-    troupe_workflows::Workflows::new(collab.clone())
-        .recover_light_loops()
-        .await?;
+    let workflows = troupe_workflows::Workflows::new(collab.clone());
+    workflows.recover_light_loops().await?;
     collab.ensure_demo_bot(data_dir)?;
+    let shutdown = tokio_util::sync::CancellationToken::new();
+    spawn_agenda_timer(workflows, shutdown.clone());
     Ok(Bootstrap {
         state: AppState {
             collab,
             data_dir: data_dir.to_path_buf(),
             token,
-            shutdown: tokio_util::sync::CancellationToken::new(),
+            shutdown,
         },
         recovery,
     })
+}
+
+/// The Agenda's timer: every second, deliver what is due by the store's clock. The deadlines
+/// are stored on the items, so the task holds no schedule of its own; its first tick (at start)
+/// delivers, once, whatever fell due while the daemon was down.
+fn spawn_agenda_timer(
+    workflows: troupe_workflows::Workflows,
+    shutdown: tokio_util::sync::CancellationToken,
+) {
+    tokio::spawn(async move {
+        let mut every = tokio::time::interval(std::time::Duration::from_secs(1));
+        every.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
+        loop {
+            tokio::select! {
+                () = shutdown.cancelled() => break,
+                _ = every.tick() => {
+                    let now = workflows.store().now();
+                    if let Err(e) = workflows.agenda_tick(now).await {
+                        tracing::warn!(error = %e, "agenda tick failed");
+                    }
+                }
+            }
+        }
+    });
 }

@@ -29,6 +29,7 @@ pub const BODY_LIMIT: usize = 1024 * 1024;
         (name = "turns", description = "What a Bot's turn did, and stopping it"),
         (name = "workflows", description = "A session's workflow (Plan, Light Loop), Continue and Abandon"),
         (name = "notes", description = "Versioned notes and Blueprints"),
+        (name = "agenda", description = "Scheduled deliveries into a session"),
         (name = "events", description = "Live events")
     )
 )]
@@ -43,6 +44,7 @@ pub fn api() -> (Router<AppState>, utoipa::openapi::OpenApi) {
         .merge(routes::turns::router())
         .merge(routes::workflows::router())
         .merge(routes::notes::router())
+        .merge(routes::agenda::router())
         .merge(routes::events::router())
         .split_for_parts()
 }

@@ -133,6 +133,11 @@ async fn the_openapi_document_lists_every_route() {
         ("/v1/notes", "post"),
         ("/v1/notes/{id}", "get"),
         ("/v1/notes/{id}", "patch"),
+        ("/v1/agenda", "get"),
+        ("/v1/agenda", "post"),
+        ("/v1/agenda/{id}", "get"),
+        ("/v1/agenda/{id}", "patch"),
+        ("/v1/agenda/{id}", "delete"),
     ]
     .into_iter()
     .map(|(p, m)| (p.to_string(), m.to_string()))

@@ -1,6 +1,7 @@
 //! The durable store: SQLite (WAL, one writer), migrations applied at open, and every state
 //! change in one transaction that also appends its events.
 
+mod agenda;
 mod conversations;
 mod effects;
 mod error;
@@ -15,6 +16,7 @@ mod runs;
 mod threads;
 mod workflow_terminals;
 
+pub use agenda::{AgendaEdit, AgendaId, AgendaItem, AgendaStatus, NewAgendaItem};
 pub use conversations::{NewBot, NewLine};
 pub use effects::{EffectBegin, EffectRecord};
 pub use error::StoreError;

@@ -9,6 +9,7 @@ const MIGRATIONS: &[&str] = &[
     include_str!("../migrations/0001_kernel.sql"),
     include_str!("../migrations/0002_conversations.sql"),
     include_str!("../migrations/0003_workflows.sql"),
+    include_str!("../migrations/0004_agenda.sql"),
 ];
 
 pub const KNOWN_VERSION: i64 = MIGRATIONS.len() as i64;

@@ -1,5 +1,6 @@
 //! Plugging the workflow layer into the kernel at build time.
 
+use crate::agenda;
 use crate::lightloop::host::LoopHost;
 use crate::lightloop::policy::LightLoopPolicy;
 use crate::lightloop::tools::{self as loop_tools, RecoveryGuard};
@@ -8,19 +9,24 @@ use crate::projection::WorkflowProjection;
 use std::sync::Arc;
 use troupe_engine::{Engine, EngineBuilder, EngineError};
 
-/// Add the workflow layer's extensions: the instruction projection, the note tools, and the
-/// Light Loop (its continuation policy, tools and recovery-turn guard). The returned host must
+/// Add the workflow layer's extensions: the instruction projection, the note tools, the Light
+/// Loop (its continuation policy, tools and recovery-turn guard), and the Agenda (its tools and
+/// its one-shot watches as continuation waits). The returned host must
 /// be attached to the engine once it is built; [`build_engine`] does both.
 pub fn install(builder: EngineBuilder) -> Result<(EngineBuilder, Arc<LoopHost>), EngineError> {
     let host = LoopHost::new();
     let mut b = builder
         .context(Arc::new(WorkflowProjection))
         .policy(Arc::new(LightLoopPolicy { host: host.clone() }))
-        .guard(Arc::new(RecoveryGuard { host: host.clone() }));
+        .guard(Arc::new(RecoveryGuard { host: host.clone() }))
+        .wait_provider(Arc::new(agenda::wait::AgendaWaits));
     for t in notes::tools::registrations() {
         b = b.tool(t)?;
     }
     for t in loop_tools::registrations(&host) {
+        b = b.tool(t)?;
+    }
+    for t in agenda::tools::registrations(&host) {
         b = b.tool(t)?;
     }
     Ok((b, host))

@@ -1,5 +1,6 @@
 //! One module per resource.
 
+pub mod agenda;
 pub mod bots;
 pub mod events;
 pub mod notes;

@@ -168,8 +168,8 @@ impl ToolHandler for LoopStop {
                 },
                 requester: ctx.message_id,
                 at,
-                // No wait providers exist yet (Agenda and child tasks come later).
-                waits: vec![],
+                // Checked in the transaction that would write the intent (AG-1).
+                waits: crate::agenda::service::blocker_commands(tx, executor)?,
             };
             let step = match machine::step(Some(&ll), event) {
                 Ok(s) => s,

@@ -111,11 +111,16 @@ pub fn world() -> World {
 
 /// A world on an existing data directory, as a process with its own boot id would open it.
 pub fn world_on(dir: Arc<tempfile::TempDir>, boot_id: &str) -> World {
-    let store = Store::open(
-        dir.path().join("troupe.db"),
-        Arc::new(troupe_core::SystemClock),
-    )
-    .unwrap();
+    world_clocked(dir, boot_id, Arc::new(troupe_core::SystemClock))
+}
+
+/// A world whose store reads the given clock.
+pub fn world_clocked(
+    dir: Arc<tempfile::TempDir>,
+    boot_id: &str,
+    clock: Arc<dyn troupe_core::Clock>,
+) -> World {
+    let store = Store::open(dir.path().join("troupe.db"), clock).unwrap();
     let provider = Arc::new(QueueProvider::default());
     let models = Arc::new(FixedModel {
         provider: provider.clone(),

@@ -1,0 +1,544 @@
+//! Tests of the config file rules.
+use super::*;
+use std::collections::HashMap;
+
+const FULL: &str = r#"
+# Named endpoints
+[endpoints.local]
+kind = "openai"
+base_url = "http://127.0.0.1:11434/v1"
+model = "qwen2.5-coder:7b"
+
+[endpoints.claude]
+kind = "anthropic"
+model = "claude-sonnet-4-5"
+api_key_env = "ANTHROPIC_API_KEY"
+
+[roles]
+default = "local"
+review = "claude"
+
+[limits]
+request_timeout_secs = 120
+max_attempts = 2
+max_hops = 50
+"#;
+
+fn parse(text: &str) -> Result<Config, ConfigError> {
+    Config::parse(text, Path::new("/etc/troupe/config.toml"))
+}
+
+fn err(text: &str) -> String {
+    parse(text).unwrap_err().to_string()
+}
+
+fn openai(model: &str) -> EndpointSpec {
+    EndpointSpec {
+        kind: "openai".into(),
+        base_url: Some("http://127.0.0.1:11434/v1".into()),
+        model: model.into(),
+        api_key_env: None,
+        script: None,
+    }
+}
+
+#[test]
+fn parses_the_documented_example() {
+    let c = parse(FULL).unwrap();
+    assert_eq!(c.endpoints.len(), 2);
+    assert_eq!(c.endpoints["local"], openai("qwen2.5-coder:7b"));
+    assert_eq!(c.endpoints["claude"].kind, "anthropic");
+    assert_eq!(
+        c.endpoints["claude"].api_key_env.as_deref(),
+        Some("ANTHROPIC_API_KEY")
+    );
+    assert_eq!(c.endpoints["claude"].base_url, None);
+    assert_eq!(c.roles["default"], "local");
+    assert_eq!(
+        c.limits,
+        Limits {
+            request_timeout_secs: 120,
+            max_attempts: 2,
+            max_hops: 50
+        }
+    );
+}
+
+#[test]
+fn docs_example_parses() {
+    let doc = include_str!("../../../../docs/CONFIG.md");
+    let start = doc
+        .find("```toml\n")
+        .expect("docs/CONFIG.md has a toml example")
+        + 8;
+    let len = doc[start..].find("```").unwrap();
+    let c = parse(&doc[start..start + len]).unwrap();
+    assert!(c.default_endpoint().is_some());
+}
+
+#[test]
+fn empty_file_is_empty_config_with_default_limits() {
+    let c = parse("").unwrap();
+    assert_eq!(c, Config::default());
+    assert_eq!(c.limits.request_timeout_secs, 300);
+    assert_eq!(c.limits.max_attempts, 4);
+    assert_eq!(c.limits.max_hops, 400);
+    assert!(c.role_endpoints().is_empty());
+}
+
+#[test]
+fn partial_limits_keep_other_defaults() {
+    let c = parse("[limits]\nmax_hops = 7\n").unwrap();
+    assert_eq!(c.limits.max_hops, 7);
+    assert_eq!(c.limits.max_attempts, 4);
+}
+
+#[test]
+fn zero_limit_is_refused() {
+    let e = err("[limits]\nmax_attempts = 0\n");
+    assert!(
+        e.contains("limits.max_attempts must be greater than 0"),
+        "{e}"
+    );
+}
+
+#[test]
+fn role_endpoints_maps_roles_to_specs() {
+    let c = parse(FULL).unwrap();
+    let r = c.role_endpoints();
+    assert_eq!(r.len(), 2);
+    assert_eq!(r["default"], openai("qwen2.5-coder:7b"));
+    assert_eq!(r["review"].model, "claude-sonnet-4-5");
+    assert!(!r.contains_key("scribe"));
+}
+
+#[test]
+fn parse_error_names_file_and_line() {
+    let e = err("[endpoints.local]\nkind = \"openai\"\nmodel = \n");
+    assert!(e.contains("/etc/troupe/config.toml"), "{e}");
+    assert!(e.contains("line 3"), "{e}");
+}
+
+#[test]
+fn unknown_top_level_table_is_refused() {
+    let e = err("[endpoint.local]\nkind = \"openai\"\nmodel = \"m\"\n");
+    assert!(e.contains("unknown field") && e.contains("endpoint"), "{e}");
+    assert!(e.contains("line 1"), "{e}");
+}
+
+#[test]
+fn unknown_endpoint_field_is_refused() {
+    let e = err("[endpoints.local]\nkind = \"openai\"\nmodel = \"m\"\nbaseurl = \"http://x\"\n");
+    assert!(e.contains("unknown field") && e.contains("baseurl"), "{e}");
+    assert!(e.contains("line 4"), "{e}");
+}
+
+#[test]
+fn unknown_limit_is_refused() {
+    let e = err("[limits]\nmax_hopz = 3\n");
+    assert!(e.contains("max_hopz"), "{e}");
+}
+
+#[test]
+fn unknown_role_is_refused() {
+    let e = err(&FULL.replace("review = \"claude\"", "reviewer = \"claude\""));
+    assert!(
+        e.contains(
+            "role 'reviewer' is not one of default, reading, scribe, judgement, review, picture_judge"
+        ),
+        "{e}"
+    );
+    assert!(e.starts_with("/etc/troupe/config.toml: "), "{e}");
+}
+
+#[test]
+fn every_documented_role_is_accepted() {
+    let mut text = String::from("[endpoints.e]\nkind = \"anthropic\"\nmodel = \"m\"\n[roles]\n");
+    for role in ROLES {
+        text.push_str(&format!("{role} = \"e\"\n"));
+    }
+    let c = parse(&text).unwrap();
+    assert_eq!(c.role_endpoints().len(), ROLES.len());
+}
+
+#[test]
+fn role_to_undefined_endpoint_is_refused() {
+    let e = err(&FULL.replace("review = \"claude\"", "review = \"cloud\""));
+    assert!(
+        e.contains("role 'review' points to endpoint 'cloud', which is not defined"),
+        "{e}"
+    );
+    assert!(e.contains("defined: claude, local"), "{e}");
+    let e = err("[roles]\ndefault = \"x\"\n");
+    assert!(e.contains("no endpoints are defined"), "{e}");
+}
+
+#[test]
+fn invalid_endpoint_is_named() {
+    let e = err("[endpoints.bad]\nkind = \"bard\"\nmodel = \"m\"\n");
+    assert!(
+        e.contains("endpoint 'bad': unknown endpoint kind 'bard'"),
+        "{e}"
+    );
+    let e = err("[endpoints.web]\nkind = \"openai\"\nmodel = \"m\"\nbase_url = \"localhost:1\"\n");
+    assert!(e.contains("endpoint 'web': base_url 'localhost:1'"), "{e}");
+    let e = err("[endpoints.s]\nkind = \"scripted\"\nmodel = \"m\"\n");
+    assert!(
+        e.contains("endpoint 's': endpoint of kind scripted needs a script"),
+        "{e}"
+    );
+    let e = err("[endpoints.o]\nkind = \"openai\"\nmodel = \" \"\n");
+    assert!(
+        e.contains("endpoint 'o': endpoint of kind openai needs a model"),
+        "{e}"
+    );
+}
+
+#[test]
+fn literal_key_is_refused() {
+    let text = FULL.replace(
+        "api_key_env = \"ANTHROPIC_API_KEY\"",
+        "api_key = \"sk-ant-secret\"",
+    );
+    let e = parse(&text).unwrap_err();
+    assert!(matches!(e, ConfigError::LiteralKey { .. }), "{e:?}");
+    let e = e.to_string();
+    assert!(e.contains("endpoints.claude.api_key"), "{e}");
+    assert!(
+        e.contains("put the key in an environment variable and name it with api_key_env"),
+        "{e}"
+    );
+    assert!(
+        !e.contains("sk-ant-secret"),
+        "the key must not be echoed: {e}"
+    );
+}
+
+#[test]
+fn literal_key_anywhere_is_refused() {
+    let e = err("api_key = \"x\"\n");
+    assert!(e.contains("'api_key'") && e.contains("api_key_env"), "{e}");
+    let e = err("[limits]\napi_key = \"x\"\n");
+    assert!(e.contains("limits.api_key"), "{e}");
+}
+
+#[test]
+fn relative_script_is_resolved_against_config_dir() {
+    let text = "[endpoints.demo]\nkind = \"scripted\"\nmodel = \"scripted\"\nscript = \"s/demo.json\"\n\
+                [endpoints.abs]\nkind = \"scripted\"\nmodel = \"scripted\"\nscript = \"/opt/x.json\"\n";
+    let c = parse(text).unwrap();
+    assert_eq!(
+        c.endpoints["demo"].script.as_deref(),
+        Some("/etc/troupe/s/demo.json")
+    );
+    assert_eq!(c.endpoints["abs"].script.as_deref(), Some("/opt/x.json"));
+}
+
+#[test]
+fn load_reads_file_and_resolves_script() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("config.toml");
+    std::fs::write(
+        &path,
+        "[endpoints.demo]\nkind = \"scripted\"\nmodel = \"scripted\"\nscript = \"demo.json\"\n\
+         [roles]\ndefault = \"demo\"\n",
+    )
+    .unwrap();
+    let c = Config::load(&path).unwrap();
+    let script = c.default_endpoint().unwrap().script.clone().unwrap();
+    assert_eq!(PathBuf::from(script), dir.path().join("demo.json"));
+}
+
+#[test]
+fn explicit_missing_file_is_an_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("nope.toml");
+    let e = Config::load(&path).unwrap_err();
+    assert!(matches!(e, ConfigError::NotFound { .. }), "{e:?}");
+    assert!(e.to_string().contains("nope.toml"), "{e}");
+    let env = |_: &str| -> Option<String> { None };
+    assert!(matches!(
+        Config::locate(Some(&path), &env),
+        Err(ConfigError::NotFound { .. })
+    ));
+}
+
+#[test]
+fn default_missing_file_is_empty_config() {
+    let dir = tempfile::tempdir().unwrap();
+    let c = Config::load_or_default(&dir.path().join("nope.toml")).unwrap();
+    assert_eq!(c, Config::default());
+    let home = dir.path().to_str().unwrap().to_string();
+    let env = move |name: &str| (name == "HOME").then(|| home.clone());
+    assert_eq!(Config::locate(None, &env).unwrap(), Config::default());
+}
+
+#[test]
+fn locate_reads_the_xdg_file() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(dir.path().join("troupe")).unwrap();
+    std::fs::write(dir.path().join("troupe/config.toml"), FULL).unwrap();
+    let vars: HashMap<&str, String> =
+        HashMap::from([("XDG_CONFIG_HOME", dir.path().to_str().unwrap().to_string())]);
+    let env = move |name: &str| vars.get(name).cloned();
+    let c = Config::locate(None, &env).unwrap();
+    assert_eq!(c.roles["review"], "claude");
+}
+
+#[test]
+fn locate_without_home_is_an_error() {
+    let env = |_: &str| -> Option<String> { None };
+    let e = Config::locate(None, &env).unwrap_err();
+    assert!(matches!(e, ConfigError::Path(_)), "{e:?}");
+}
+
+#[test]
+fn load_of_a_directory_is_a_read_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let e = Config::load(dir.path()).unwrap_err();
+    assert!(matches!(e, ConfigError::Read { .. }), "{e:?}");
+}
+
+#[test]
+fn load_of_broken_file_names_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("broken.toml");
+    std::fs::write(&path, "[roles]\ndefault = \n").unwrap();
+    let e = Config::load(&path).unwrap_err().to_string();
+    assert!(e.contains("broken.toml") && e.contains("line 2"), "{e}");
+}
+
+// ---- flags ----
+
+fn flags() -> EndpointFlags {
+    EndpointFlags::default()
+}
+
+#[test]
+fn no_flags_change_nothing() {
+    let mut c = parse(FULL).unwrap();
+    let before = c.clone();
+    c.apply_flags(&flags()).unwrap();
+    assert_eq!(c, before);
+}
+
+#[test]
+fn script_flag_makes_default_scripted() {
+    let mut c = parse(FULL).unwrap();
+    c.apply_flags(&EndpointFlags {
+        script: Some("/tmp/demo.json".into()),
+        ..flags()
+    })
+    .unwrap();
+    let d = c.default_endpoint().unwrap();
+    assert_eq!(d.kind, "scripted");
+    assert_eq!(d.script.as_deref(), Some("/tmp/demo.json"));
+    assert_eq!(c.roles["default"], FLAGS_ENDPOINT);
+    // Other roles keep their endpoints.
+    assert_eq!(c.role_endpoints()["review"].kind, "anthropic");
+    c.validate().unwrap();
+}
+
+#[test]
+fn relative_script_flag_is_made_absolute() {
+    let mut c = Config::default();
+    c.apply_flags(&EndpointFlags {
+        script: Some("demo.json".into()),
+        ..flags()
+    })
+    .unwrap();
+    let script = PathBuf::from(c.default_endpoint().unwrap().script.clone().unwrap());
+    assert!(script.is_absolute());
+    assert_eq!(script, std::path::absolute("demo.json").unwrap());
+}
+
+#[test]
+fn script_flag_with_others_is_an_error() {
+    let mut c = Config::default();
+    let e = c
+        .apply_flags(&EndpointFlags {
+            script: Some("/tmp/demo.json".into()),
+            model: Some("m".into()),
+            ..flags()
+        })
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("--script cannot be combined"), "{e}");
+    assert_eq!(c, Config::default());
+}
+
+#[test]
+fn base_url_and_model_replace_default_with_openai() {
+    let mut c = parse(FULL).unwrap();
+    c.apply_flags(&EndpointFlags {
+        base_url: Some("https://api.example.com/v1".into()),
+        model: Some("gpt-x".into()),
+        api_key_env: Some("EXAMPLE_KEY".into()),
+        ..flags()
+    })
+    .unwrap();
+    assert_eq!(
+        c.default_endpoint().unwrap(),
+        &EndpointSpec {
+            kind: "openai".into(),
+            base_url: Some("https://api.example.com/v1".into()),
+            model: "gpt-x".into(),
+            api_key_env: Some("EXAMPLE_KEY".into()),
+            script: None,
+        }
+    );
+    // The file's endpoint itself is untouched.
+    assert_eq!(c.endpoints["local"], openai("qwen2.5-coder:7b"));
+}
+
+#[test]
+fn base_url_and_model_work_without_a_config() {
+    let mut c = Config::default();
+    c.apply_flags(&EndpointFlags {
+        base_url: Some("http://127.0.0.1:8080/v1".into()),
+        model: Some("m".into()),
+        ..flags()
+    })
+    .unwrap();
+    assert_eq!(c.role_endpoints()["default"].model, "m");
+    c.validate().unwrap();
+}
+
+#[test]
+fn provider_anthropic_with_model_needs_no_base_url() {
+    let mut c = Config::default();
+    c.apply_flags(&EndpointFlags {
+        provider: Some("anthropic".into()),
+        model: Some("claude-x".into()),
+        api_key_env: Some("ANTHROPIC_API_KEY".into()),
+        ..flags()
+    })
+    .unwrap();
+    let d = c.default_endpoint().unwrap();
+    assert_eq!(d.kind, "anthropic");
+    assert_eq!(d.base_url, None);
+    assert_eq!(d.model, "claude-x");
+    assert_eq!(d.api_key_env.as_deref(), Some("ANTHROPIC_API_KEY"));
+}
+
+#[test]
+fn unknown_provider_is_an_error() {
+    let mut c = Config::default();
+    let e = c
+        .apply_flags(&EndpointFlags {
+            provider: Some("scripted".into()),
+            model: Some("m".into()),
+            ..flags()
+        })
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("--provider must be openai or anthropic"), "{e}");
+}
+
+#[test]
+fn base_url_without_model_is_an_error() {
+    let mut c = parse(FULL).unwrap();
+    let before = c.clone();
+    let e = c
+        .apply_flags(&EndpointFlags {
+            base_url: Some("http://x/v1".into()),
+            ..flags()
+        })
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("--base-url needs --model"), "{e}");
+    assert_eq!(c, before);
+}
+
+#[test]
+fn provider_without_model_is_an_error() {
+    let mut c = parse(FULL).unwrap();
+    let e = c
+        .apply_flags(&EndpointFlags {
+            provider: Some("anthropic".into()),
+            ..flags()
+        })
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("--provider needs --model"), "{e}");
+}
+
+#[test]
+fn invalid_base_url_flag_is_an_error() {
+    let mut c = Config::default();
+    let e = c
+        .apply_flags(&EndpointFlags {
+            base_url: Some("localhost:8080".into()),
+            model: Some("m".into()),
+            ..flags()
+        })
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains(FLAGS_ENDPOINT) && e.contains("http://"), "{e}");
+    assert_eq!(c, Config::default());
+}
+
+#[test]
+fn model_alone_overrides_only_the_default_roles_model() {
+    let mut c = parse(&FULL.replace("review = \"claude\"", "review = \"local\"")).unwrap();
+    c.apply_flags(&EndpointFlags {
+        model: Some("llama3".into()),
+        ..flags()
+    })
+    .unwrap();
+    let r = c.role_endpoints();
+    assert_eq!(r["default"], openai("llama3"));
+    // A role that shared the endpoint keeps the file's model.
+    assert_eq!(r["review"], openai("qwen2.5-coder:7b"));
+    assert_eq!(c.endpoints["local"].model, "qwen2.5-coder:7b");
+}
+
+#[test]
+fn model_alone_can_also_change_the_key_variable() {
+    let mut c = parse(FULL).unwrap();
+    c.apply_flags(&EndpointFlags {
+        model: Some("llama3".into()),
+        api_key_env: Some("LOCAL_KEY".into()),
+        ..flags()
+    })
+    .unwrap();
+    let d = c.default_endpoint().unwrap();
+    assert_eq!(d.model, "llama3");
+    assert_eq!(d.api_key_env.as_deref(), Some("LOCAL_KEY"));
+    assert_eq!(d.base_url.as_deref(), Some("http://127.0.0.1:11434/v1"));
+}
+
+#[test]
+fn model_alone_without_default_is_an_error() {
+    let mut c = Config::default();
+    let e = c
+        .apply_flags(&EndpointFlags {
+            model: Some("llama3".into()),
+            ..flags()
+        })
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("--model alone") && e.contains("none is configured"),
+        "{e}"
+    );
+    assert_eq!(c, Config::default());
+}
+
+#[test]
+fn model_alone_on_scripted_default_is_an_error() {
+    let mut c = Config::default();
+    c.apply_flags(&EndpointFlags {
+        script: Some("/tmp/s.json".into()),
+        ..flags()
+    })
+    .unwrap();
+    let e = c
+        .apply_flags(&EndpointFlags {
+            model: Some("llama3".into()),
+            ..flags()
+        })
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("scripted"), "{e}");
+}
