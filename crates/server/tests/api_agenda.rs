@@ -150,3 +150,48 @@ async fn the_daemon_timer_delivers_a_due_item_to_the_session_once() {
     assert_eq!(done["run_count"], 1);
     app.wait_for_bot_line(s, |l| l["body"] == "noted").await;
 }
+
+#[tokio::test]
+async fn a_cron_item_is_due_at_its_next_match_in_its_zone_and_bad_fields_are_named() {
+    let app = TestApp::start().await;
+    let s = session(&app, "Weekly").await;
+    let trigger = json!({"kind": "cron", "expr": "0 9 * * MON-FRI", "tz": "Europe/Paris"});
+    let item = app
+        .post(
+            "/v1/agenda",
+            json!({"session_id": s, "trigger": trigger, "payload": "standup"}),
+        )
+        .await
+        .expect(201);
+    assert_eq!(item["trigger_kind"], "cron");
+    assert_eq!(item["trigger"], trigger);
+    let next = item["next_run_at"].as_i64().unwrap();
+    assert!(next > item["created_at"].as_i64().unwrap());
+    // 09:00 in Paris is 07:00 or 08:00 UTC, on the minute.
+    assert!(matches!((next / 3_600_000) % 24, 7 | 8), "{next}");
+    assert_eq!(next % 3_600_000, 0);
+    let id = item["id"].as_i64().unwrap();
+
+    let r = app
+        .post(
+            "/v1/agenda",
+            json!({"session_id": s, "trigger": {"kind": "cron", "expr": "0 9 * *", "tz": "UTC"}, "payload": "x"}),
+        )
+        .await;
+    r.expect_error(422, "invalid");
+    assert!(r.text.contains("trigger.expr: "), "{}", r.text);
+    let r = app
+        .patch(
+            &format!("/v1/agenda/{id}"),
+            json!({"trigger": {"kind": "cron", "expr": "0 9 * * *", "tz": "Moon/Base"}}),
+        )
+        .await;
+    r.expect_error(422, "invalid");
+    assert!(
+        r.text.contains("trigger.tz: unknown time zone 'Moon/Base'"),
+        "{}",
+        r.text
+    );
+    // The refused change left the item as it was.
+    assert_eq!(app.get(&format!("/v1/agenda/{id}")).await.expect(200), item);
+}

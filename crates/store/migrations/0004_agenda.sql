@@ -8,7 +8,7 @@ CREATE TABLE agenda_items (
     thread_id    INTEGER NOT NULL REFERENCES threads(id),
     session_id   INTEGER REFERENCES sessions(id),
     title        TEXT    NOT NULL DEFAULT '',
-    trigger_kind TEXT    NOT NULL CHECK (trigger_kind IN ('at', 'delay', 'every')),
+    trigger_kind TEXT    NOT NULL CHECK (trigger_kind IN ('at', 'delay', 'every', 'cron')),
     -- The trigger as JSON (its kind's fields).
     trigger_spec TEXT    NOT NULL,
     -- When it is next due (ms since the epoch); null once it has nothing left to fire.

@@ -84,7 +84,7 @@ pub struct AgendaItem {
     #[cfg_attr(feature = "openapi", schema(value_type = Option<i64>))]
     pub session_id: Option<SessionId>,
     pub title: String,
-    /// `at`, `delay` or `every`.
+    /// `at`, `delay`, `every` or `cron`.
     pub trigger_kind: String,
     /// The trigger's fields as given.
     #[cfg_attr(feature = "openapi", schema(value_type = Object))]

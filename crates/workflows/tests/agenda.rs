@@ -220,6 +220,80 @@ async fn a_due_time_missed_while_the_daemon_was_down_fires_once_on_start() {
     assert!(tick(&w, &clock).await.delivered.is_empty());
 }
 
+/// Epoch ms of a UTC wall-clock reading.
+fn utc(y: i32, mo: u32, d: u32, h: u32, mi: u32) -> i64 {
+    use chrono::TimeZone as _;
+    chrono::Utc
+        .with_ymd_and_hms(y, mo, d, h, mi, 0)
+        .single()
+        .unwrap()
+        .timestamp_millis()
+}
+
+#[tokio::test]
+async fn cron_in_a_zone_skips_the_weekend_crosses_dst_and_fires_once_after_downtime() {
+    let dir = Arc::new(tempfile::tempdir().unwrap());
+    // Friday 27 Mar 2026, 10:00 in Paris (CET, UTC+1).
+    let clock = ManualClock::new(utc(2026, 3, 27, 9, 0));
+    let cron = json!({"kind": "cron", "expr": "0 9 * * MON-FRI", "tz": "Europe/Paris"});
+    let (t, id) = {
+        let w = world_clocked(dir.clone(), "cron-1", Arc::new(clock.clone()));
+        let t = w.thread(w.session());
+        let a = create(&w, t, request(cron.clone(), "standup"));
+        assert_eq!(a.trigger, cron);
+        // Past the weekend and the spring-forward change: Monday 09:00 CEST is 07:00 UTC.
+        assert_eq!(a.next_run_at, Some(utc(2026, 3, 30, 7, 0)));
+        clock.set(utc(2026, 3, 30, 7, 0) - 1);
+        assert!(tick(&w, &clock).await.delivered.is_empty());
+        clock.advance(1);
+        assert_eq!(tick(&w, &clock).await.delivered, vec![a.id]);
+        assert_eq!(item(&w, a.id).next_run_at, Some(utc(2026, 3, 31, 7, 0)));
+        (t, a.id)
+    };
+    // Down from Monday until Thursday noon in Paris: Tuesday's deadline fires once on start,
+    // and the next is Friday 09:00.
+    clock.set(utc(2026, 4, 2, 10, 0));
+    let w = world_clocked(dir, "cron-2", Arc::new(clock.clone()));
+    let r = tick(&w, &clock).await;
+    assert_eq!((r.delivered, r.completed), (vec![id], vec![]));
+    let after = item(&w, id);
+    assert_eq!(after.next_run_at, Some(utc(2026, 4, 3, 7, 0)));
+    assert_eq!((after.status, after.run_count), (AgendaStatus::Active, 2));
+    assert_eq!(agenda_inbox(&w, t).len(), 2);
+    assert!(tick(&w, &clock).await.delivered.is_empty());
+}
+
+#[tokio::test]
+async fn a_bad_cron_expression_or_zone_is_refused_naming_the_field() {
+    let (w, _clock) = clocked();
+    let t = w.thread(w.session());
+    let bad_expr = json!({"kind": "cron", "expr": "0 25 * * *", "tz": "UTC"});
+    let e = service::create(w.wf.store(), t, &request(bad_expr, "x")).unwrap_err();
+    assert!(e.to_string().contains("trigger.expr: "), "{e}");
+    let bad_tz = json!({"kind": "cron", "expr": "0 9 * * *", "tz": "Europe/Atlantis"});
+    let e = service::create(w.wf.store(), t, &request(bad_tz.clone(), "x")).unwrap_err();
+    assert!(
+        e.to_string()
+            .contains("trigger.tz: unknown time zone 'Europe/Atlantis'"),
+        "{e}"
+    );
+    let (is_error, v) = call(
+        &w,
+        t,
+        "agenda_create",
+        json!({"trigger": bad_tz, "payload": "x"}),
+    )
+    .await;
+    assert!(is_error);
+    assert_eq!(v["code"], "invalid_arguments");
+    assert!(v["message"].as_str().unwrap().contains("trigger.tz"), "{v}");
+    let left =
+        w.wf.store()
+            .read(|tx| tx.agenda_items(Some(t), None, 10))
+            .unwrap();
+    assert!(left.is_empty(), "{left:?}");
+}
+
 #[tokio::test]
 async fn a_repeat_tick_for_the_same_due_time_never_delivers_twice() {
     let (w, clock) = clocked();

@@ -31,8 +31,10 @@ pub struct NewAgendaRequest {
     pub session_id: Option<SessionId>,
     #[serde(default)]
     pub title: Option<String>,
-    /// `{"kind":"at","at":<ms>}`, `{"kind":"delay","seconds":N}` or
-    /// `{"kind":"every","seconds":N,"start_at"?:<ms>}`.
+    /// `{"kind":"at","at":<ms>}`, `{"kind":"delay","seconds":N}`,
+    /// `{"kind":"every","seconds":N,"start_at"?:<ms>}` or
+    /// `{"kind":"cron","expr":"0 9 * * MON-FRI","tz":"Europe/Paris"}` (five-field cron read in
+    /// an IANA time zone; due at the first match strictly after now).
     #[cfg_attr(feature = "openapi", schema(value_type = Object))]
     pub trigger: Value,
     /// The text delivered when it is due.
@@ -134,7 +136,7 @@ pub fn create(
             title: title.clone(),
             trigger_kind: trigger.kind().into(),
             trigger: trigger.to_value(),
-            next_run_at: Some(trigger.first_due(tx.now())),
+            next_run_at: trigger.first_due(tx.now()),
             auto_done: req.auto_done,
             wake: req.wake.unwrap_or(true),
             silent: req.silent.unwrap_or(false),
@@ -218,7 +220,7 @@ pub fn update(
             silent: *silent,
             trigger: trigger
                 .as_ref()
-                .map(|t| (t.kind().into(), t.to_value(), Some(t.first_due(tx.now())))),
+                .map(|t| (t.kind().into(), t.to_value(), t.first_due(tx.now()))),
             ..AgendaEdit::default()
         };
         edit_releasing(tx, &before, &edit)

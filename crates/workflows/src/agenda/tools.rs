@@ -20,7 +20,7 @@ pub const LIST: &str = "agenda_list";
 pub const UPDATE: &str = "agenda_update";
 pub const CANCEL: &str = "agenda_cancel";
 
-const TRIGGER_DOC: &str = r#"{"kind":"at","at":<ms since epoch>} | {"kind":"delay","seconds":N} | {"kind":"every","seconds":N,"start_at"?:<ms>}"#;
+const TRIGGER_DOC: &str = r#"{"kind":"at","at":<ms since epoch>} | {"kind":"delay","seconds":N} | {"kind":"every","seconds":N,"start_at"?:<ms>} | {"kind":"cron","expr":"<minute hour day-of-month month day-of-week>","tz":"<IANA zone, e.g. Europe/Paris>"}"#;
 
 fn reply(v: Value, is_error: bool) -> ToolReply {
     ToolReply {
@@ -200,10 +200,12 @@ fn trigger_schema() -> Value {
         "type": "object",
         "description": format!("When it is due: {TRIGGER_DOC}"),
         "properties": {
-            "kind": {"type": "string", "enum": ["at", "delay", "every"]},
+            "kind": {"type": "string", "enum": ["at", "delay", "every", "cron"]},
             "at": {"type": "integer"},
             "seconds": {"type": "integer", "minimum": 1},
-            "start_at": {"type": "integer"}
+            "start_at": {"type": "integer"},
+            "expr": {"type": "string", "description": "Five-field cron expression, e.g. \"0 9 * * MON-FRI\""},
+            "tz": {"type": "string", "description": "IANA time zone the expression is read in, e.g. \"Europe/Paris\""}
         },
         "required": ["kind"]
     })
