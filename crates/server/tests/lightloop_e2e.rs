@@ -7,19 +7,17 @@
 //! Like `daemon.rs`, the test runs `target/debug/troupe` (or `$TROUPE_BIN`), building it with
 //! `cargo build -p troupe-cli` only when it is missing.
 
+mod daemon_support;
 mod sse;
+
+use daemon_support::*;
 
 use axum::Json;
 use axum::extract::State;
 use axum::response::IntoResponse;
 use serde_json::{Value, json};
-use std::io::{BufRead, BufReader};
-use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
-
-const WAIT: Duration = Duration::from_secs(30);
 
 const TASK: &str = "write hello.txt with a greeting";
 const FIRST_CLAIM: &str = "first attempt at hello.txt";
@@ -30,43 +28,7 @@ const FIRST_WORDS: &str = "I wrote hello.txt.";
 const SECOND_WORDS: &str = "I fixed hello.txt.";
 const APPROVAL: &str = "the greeting is there";
 
-fn workspace_root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
-
-fn troupe_binary() -> PathBuf {
-    if let Some(bin) = std::env::var_os("TROUPE_BIN") {
-        return PathBuf::from(bin);
-    }
-    let target = match std::env::var_os("CARGO_TARGET_DIR") {
-        Some(d) if Path::new(&d).is_absolute() => PathBuf::from(d),
-        Some(d) => workspace_root().join(d),
-        None => workspace_root().join("target"),
-    };
-    let bin = target.join("debug/troupe");
-    if !bin.exists() {
-        eprintln!(
-            "{} is missing: running cargo build -p troupe-cli",
-            bin.display()
-        );
-        let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
-        let status = Command::new(cargo)
-            .args(["build", "-p", "troupe-cli"])
-            .current_dir(workspace_root())
-            .status()
-            .expect("run cargo build");
-        assert!(status.success(), "cargo build -p troupe-cli failed");
-    }
-    bin
-}
-
 // ---------- the fake model server ----------
-
-fn chunk(delta: Value, finish: Option<&str>) -> String {
-    let v = json!({"id": "c", "object": "chat.completion.chunk", "model": "fake",
-        "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]});
-    format!("data: {v}\n\n")
-}
 
 /// Optional visible words, then one tool call whose arguments arrive in two pieces.
 fn tool_call(id: &str, words: Option<&str>, name: &str, args: Value) -> String {
@@ -83,14 +45,6 @@ fn tool_call(id: &str, words: Option<&str>, name: &str, args: Value) -> String {
         None,
     );
     s += &chunk(json!({}), Some("tool_calls"));
-    s
-}
-
-fn text(t: &str) -> String {
-    let (a, b) = t.split_at(t.len() / 2);
-    let mut s = chunk(json!({"role": "assistant", "content": a}), None);
-    s += &chunk(json!({"content": b}), None);
-    s += &chunk(json!({}), Some("stop"));
     s
 }
 
@@ -195,97 +149,6 @@ async fn fake_model() -> (String, Seen) {
     let addr = listener.local_addr().unwrap();
     tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
     (format!("http://{addr}/v1"), seen)
-}
-
-// ---------- the daemon process ----------
-
-struct Daemon {
-    child: Child,
-    addr: String,
-}
-
-impl Daemon {
-    fn start(bin: &Path, data_dir: &Path, config: &Path, log: &Path) -> Daemon {
-        let log = std::fs::OpenOptions::new()
-            .create(true)
-            .append(true)
-            .open(log)
-            .unwrap();
-        let mut child = Command::new(bin)
-            .args(["serve", "--addr", "127.0.0.1:0"])
-            .arg("--data-dir")
-            .arg(data_dir)
-            .arg("--config")
-            .arg(config)
-            .env("TROUPE_LOG", "info")
-            .env_remove("TROUPE_TOKEN")
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::from(log))
-            .spawn()
-            .expect("spawn troupe serve");
-        let stdout = child.stdout.take().unwrap();
-        let (tx, rx) = std::sync::mpsc::channel();
-        std::thread::spawn(move || {
-            let mut first = String::new();
-            let mut reader = BufReader::new(stdout);
-            let _ = reader.read_line(&mut first);
-            let _ = tx.send(first);
-            // Keep draining so the daemon never blocks on a full pipe.
-            let mut rest = String::new();
-            while reader.read_line(&mut rest).is_ok_and(|n| n > 0) {
-                rest.clear();
-            }
-        });
-        let first = rx
-            .recv_timeout(WAIT)
-            .expect("the daemon prints its address");
-        let addr = first
-            .trim_end()
-            .strip_prefix("listening on http://")
-            .unwrap_or_else(|| panic!("unexpected first line {first:?}"))
-            .to_string();
-        Daemon { child, addr }
-    }
-
-    fn url(&self, path: &str) -> String {
-        format!("http://{}{path}", self.addr)
-    }
-}
-
-impl Drop for Daemon {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-/// Poll `f` every 50 ms until it yields a value; panic with `what` after WAIT.
-async fn wait_until<T, F, Fut>(what: &str, mut f: F) -> T
-where
-    F: FnMut() -> Fut,
-    Fut: std::future::Future<Output = Option<T>>,
-{
-    let deadline = Instant::now() + WAIT;
-    loop {
-        if let Some(v) = f().await {
-            return v;
-        }
-        assert!(Instant::now() < deadline, "timed out waiting until {what}");
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-}
-
-async fn get(client: &reqwest::Client, url: String) -> Value {
-    let r = client.get(&url).send().await.unwrap();
-    assert!(r.status().is_success(), "GET {url}: {}", r.status());
-    r.json().await.unwrap()
-}
-
-async fn post(client: &reqwest::Client, url: String, body: Value) -> Value {
-    let r = client.post(&url).json(&body).send().await.unwrap();
-    assert!(r.status().is_success(), "POST {url}: {}", r.status());
-    r.json().await.unwrap()
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
