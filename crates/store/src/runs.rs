@@ -242,3 +242,46 @@ impl Tx<'_> {
         Ok(())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::{NewRun, NewThread, Store};
+    use std::sync::Arc;
+    use troupe_core::ManualClock;
+    use troupe_core::thread::{AgentBinding, Interaction};
+
+    #[test]
+    fn the_database_refuses_a_terminal_run_without_an_end_reason() {
+        let s = Store::open_in_memory(Arc::new(ManualClock::new(0))).unwrap();
+        let run = s
+            .write(|tx| {
+                let t = tx.create_thread(&NewThread {
+                    parent_id: None,
+                    title: "t".into(),
+                    agent: AgentBinding::new("a", ""),
+                    workspace: "/tmp".into(),
+                    interaction: Interaction::Interactive,
+                })?;
+                tx.start_run(&NewRun {
+                    thread_id: t.id,
+                    trigger: "test".into(),
+                    owner_pid: 1,
+                    owner_boot: "b".into(),
+                })
+            })
+            .unwrap();
+        // No code path can end a run silently: the constraint refuses it, whoever writes.
+        let err = s.write(|tx| {
+            tx.exec(
+                "UPDATE runs SET status = 'completed', ended_at = 1 WHERE id = ?1",
+                rusqlite::params![run.id.0],
+            )?;
+            Ok(())
+        });
+        assert!(err.unwrap_err().to_string().contains("CHECK"));
+        assert_eq!(
+            s.read(|tx| tx.run(run.id)).unwrap().status.as_str(),
+            "running"
+        );
+    }
+}
