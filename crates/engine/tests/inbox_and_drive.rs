@@ -390,23 +390,66 @@ async fn policies_go_in_priority_order_and_the_first_proposal_wins_once_per_repl
     assert_eq!(before, after);
 }
 
+/// A policy that only counts how often it is asked.
+struct Counting(std::sync::atomic::AtomicUsize);
+
+impl ContinuationPolicy for Counting {
+    fn id(&self) -> &str {
+        "counting"
+    }
+    fn priority(&self) -> i32 {
+        50
+    }
+    fn propose(&self, _gate: &Gate<'_>) -> Result<Proposal, String> {
+        self.0.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        Ok(Proposal::None)
+    }
+}
+
 #[tokio::test]
 async fn inbox_work_comes_before_policies() {
-    let p = policy("p", 50, "continue");
-    let pp = p.clone();
-    let h = build(vec![], move |b| b.policy(pp));
+    let asked = Arc::new(Counting(Default::default()));
+    let a = asked.clone();
+    let started = Arc::new(Notify::new());
+    let h = build(
+        vec![
+            Reply::Text("first answer".into()),
+            Reply::Hang {
+                partial: String::new(),
+                started: started.clone(),
+            },
+        ],
+        move |b| b.policy(a),
+    );
     let t = h.thread(Interaction::Interactive);
+    h.engine
+        .deliver(t, Delivery::user_task("first"))
+        .await
+        .unwrap();
+    h.engine.wait_idle(t).await;
+    // The gate is open now (a terminal reply): an idle drive asks the policy.
+    let count = |p: &Counting| p.0.load(std::sync::atomic::Ordering::SeqCst);
+    let before = count(&asked);
+    assert!(
+        before >= 1,
+        "the release drive after the answer asked the policy"
+    );
+    h.engine.request_drive(t, "idle", false).await.unwrap();
+    assert_eq!(count(&asked), before + 1);
+    // With a task waiting in the inbox, the drive starts it without asking any policy.
     h.engine
         .store()
         .write(|tx| tx.deliver(t, &Delivery::user_task("real work")))
         .unwrap();
     let out = h.engine.request_drive(t, "test", false).await.unwrap();
     assert!(out.started().is_some());
-    // The policy was not consulted for the drive that found inbox work.
-    h.engine.stop(t, StopMode::Internal).await.ok();
-    h.engine.wait_idle(t).await;
-    let first_user = h.engine.store().read(|tx| tx.messages(t, None, 1)).unwrap();
-    assert_eq!(first_user[0].text(), "real work");
+    assert_eq!(
+        count(&asked),
+        before + 1,
+        "a policy was consulted although inbox work existed"
+    );
+    started.notified().await;
+    h.engine.stop(t, StopMode::Internal).await.unwrap();
 }
 
 /// A consumer tool that blocks until the test lets it go.
