@@ -96,15 +96,7 @@ impl Tx<'_> {
         run: Option<RunId>,
         payload: serde_json::Value,
     ) -> Result<()> {
-        self.event(kind, None, run, payload)?;
-        let id = self.conn().last_insert_rowid();
-        self.exec(
-            "UPDATE events SET session_id = ?2 WHERE id = ?1",
-            params![id, session.0],
-        )?;
-        if let Some(e) = self.events.last_mut() {
-            e.session_id = Some(session);
-        }
+        self.append_event(kind, None, run, Some(session), payload)?;
         Ok(())
     }
 

@@ -48,10 +48,22 @@ impl Tx<'_> {
         run: Option<RunId>,
         payload: serde_json::Value,
     ) -> Result<EventId> {
+        self.append_event(kind, thread, run, None, payload)
+    }
+
+    /// One insert for every event; `session` is set for events that belong to a conversation.
+    pub(crate) fn append_event(
+        &mut self,
+        kind: &str,
+        thread: Option<ThreadId>,
+        run: Option<RunId>,
+        session: Option<troupe_core::SessionId>,
+        payload: serde_json::Value,
+    ) -> Result<EventId> {
         let text = payload.to_string();
         self.exec(
-            "INSERT INTO events (at, thread_id, run_id, kind, payload) VALUES (?1, ?2, ?3, ?4, ?5)",
-            params![self.now, thread.map(|t| t.0), run.map(|r| r.0), kind, text],
+            "INSERT INTO events (at, thread_id, run_id, session_id, kind, payload) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+            params![self.now, thread.map(|t| t.0), run.map(|r| r.0), session.map(|s| s.0), kind, text],
         )?;
         let id = EventId(self.conn().last_insert_rowid());
         self.events.push(Event {
@@ -59,7 +71,7 @@ impl Tx<'_> {
             at: self.now,
             thread_id: thread,
             run_id: run,
-            session_id: None,
+            session_id: session,
             kind: kind.to_string(),
             payload,
         });
