@@ -104,28 +104,35 @@ impl Engine {
             }
         }
         // Latch interactive threads with direct evidence of unfinished work; first pause wins.
-        let candidates = store.read(|tx| tx.threads(u32::MAX))?;
-        for t in candidates
-            .iter()
-            .filter(|t| t.latchable() && t.paused.is_none())
-        {
-            let unfinished = store.read(|tx| {
+        // One read snapshot for every candidate, then one write for all latches.
+        let unfinished: Vec<ThreadId> = store.read(|tx| {
+            let mut found = Vec::new();
+            for t in tx.threads(u32::MAX)? {
+                if !t.latchable() || t.paused.is_some() {
+                    continue;
+                }
                 let root = tx.root_state(t.id)?;
                 let items = tx.inbox(t.id)?;
-                Ok(matches!(root, RootState::Open(_))
-                    || has_runnable(&items, root.root().is_some()))
-            })?;
-            if unfinished {
-                store.write(|tx| {
+                if matches!(root, RootState::Open(_)) || has_runnable(&items, root.root().is_some())
+                {
+                    found.push(t.id);
+                }
+            }
+            Ok(found)
+        })?;
+        if !unfinished.is_empty() {
+            store.write(|tx| {
+                for t in &unfinished {
                     tx.pause(
-                        t.id,
+                        *t,
                         PauseReason::Interrupted,
                         Some("found unfinished at startup".into()),
-                    )
-                })?;
-                report.latched.push(t.id);
-            }
+                    )?;
+                }
+                Ok(())
+            })?;
         }
+        report.latched.extend(unfinished);
         // Boot wakes: the gate decides (latched interactive threads stay put).
         let mut wake: BTreeSet<ThreadId> = store
             .read(|tx| tx.threads_with_runnable_tasks())?
