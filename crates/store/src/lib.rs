@@ -2,6 +2,7 @@
 //! change in one transaction that also appends its events.
 
 mod agenda;
+mod blueprint_loops;
 mod conversations;
 mod effects;
 mod error;
@@ -17,6 +18,7 @@ mod threads;
 mod workflow_terminals;
 
 pub use agenda::{AgendaEdit, AgendaId, AgendaItem, AgendaStatus, NewAgendaItem};
+pub use blueprint_loops::{LoopBinding, NewBlueprintLoop};
 pub use conversations::{NewBot, NewLine};
 pub use effects::{EffectBegin, EffectRecord};
 pub use error::StoreError;

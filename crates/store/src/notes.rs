@@ -72,6 +72,11 @@ pub struct Note {
     pub version: i64,
     pub created_at: i64,
     pub updated_at: i64,
+    /// BlueprintLoops started from this note.
+    pub run_count: i64,
+    pub last_run_at: Option<i64>,
+    /// The BlueprintLoop running it now, if any.
+    pub active_loop_id: Option<i64>,
 }
 
 #[derive(Clone, Debug)]
@@ -100,7 +105,7 @@ pub enum NoteEditOutcome {
     },
 }
 
-const NOTE_COLUMNS: &str = "id, kind, title, body, version, created_at, updated_at";
+const NOTE_COLUMNS: &str = "id, kind, title, body, version, created_at, updated_at, run_count, last_run_at, active_loop_id";
 
 fn note_from_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<Result<Note>> {
     let kind: String = r.get(1)?;
@@ -112,6 +117,9 @@ fn note_from_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<Result<Note>> {
         version: r.get(4)?,
         created_at: r.get(5)?,
         updated_at: r.get(6)?,
+        run_count: r.get(7)?,
+        last_run_at: r.get(8)?,
+        active_loop_id: r.get(9)?,
     };
     Ok(kind
         .parse::<NoteKind>()

@@ -1,0 +1,1 @@
+-- Child tasks (arrives with the Cortex work).
