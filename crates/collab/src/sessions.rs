@@ -76,9 +76,36 @@ impl Collab {
         if title.chars().count() > 200 {
             return Err(CollabError::invalid("title must be at most 200 characters"));
         }
+        self.create_direct(&bot, &title, None)
+    }
+
+    /// A direct conversation with `bot` working in `workspace` (an existing directory), or in a
+    /// fresh directory of its own when none is given. Workflows use it to run work in a new
+    /// conversation on the same files (a BlueprintLoop's `new` and `worktree` modes).
+    pub fn create_session_in(
+        &self,
+        bot: BotId,
+        title: &str,
+        workspace: &std::path::Path,
+    ) -> Result<SessionView, CollabError> {
+        let bot = self.bot(bot)?;
+        self.create_direct(&bot, title, Some(workspace))
+    }
+
+    fn create_direct(
+        &self,
+        bot: &troupe_core::conversation::Bot,
+        title: &str,
+        workspace: Option<&std::path::Path>,
+    ) -> Result<SessionView, CollabError> {
+        let title = title.to_string();
+        let kind = SessionKind::Direct;
         let session = self.store().write(|tx| {
             let session = tx.create_session(kind, &title, &[bot.id])?;
-            let dir = self.workspaces.join(format!("session-{}", session.id.0));
+            let dir = match workspace {
+                Some(w) => w.to_path_buf(),
+                None => self.workspaces.join(format!("session-{}", session.id.0)),
+            };
             std::fs::create_dir_all(&dir).map_err(|e| {
                 troupe_store::StoreError::Invalid(format!(
                     "cannot create workspace {}: {e}",
@@ -88,7 +115,7 @@ impl Collab {
             let thread = tx.create_thread(&NewThread {
                 parent_id: None,
                 title: title.clone(),
-                agent: binding_for(&bot),
+                agent: binding_for(bot),
                 workspace: dir.display().to_string(),
                 interaction: Interaction::Interactive,
             })?;

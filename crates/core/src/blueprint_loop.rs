@@ -18,6 +18,16 @@ impl fmt::Display for BlueprintLoopId {
     }
 }
 
+impl std::str::FromStr for BlueprintLoopId {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        s.trim()
+            .parse::<i64>()
+            .map(BlueprintLoopId)
+            .map_err(|_| format!("'{s}' is not a valid BlueprintLoop id (expected a number)"))
+    }
+}
+
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]

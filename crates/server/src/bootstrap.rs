@@ -44,6 +44,7 @@ pub async fn build_state(
     // Light Loop claims that survived are re-driven (an interrupted reviewer is replaced).
     let workflows = troupe_workflows::Workflows::new(collab.clone());
     workflows.recover_light_loops().await?;
+    workflows.recover_blueprint_loops().await?;
     collab.ensure_demo_bot(data_dir)?;
     let shutdown = tokio_util::sync::CancellationToken::new();
     spawn_agenda_timer(workflows, shutdown.clone());

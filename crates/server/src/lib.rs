@@ -29,6 +29,7 @@ pub const BODY_LIMIT: usize = 1024 * 1024;
         (name = "turns", description = "What a Bot's turn did, and stopping it"),
         (name = "workflows", description = "A session's workflow (Plan, Light Loop), Continue and Abandon"),
         (name = "notes", description = "Versioned notes and Blueprints"),
+        (name = "blueprint-loops", description = "Executions of a Blueprint, audited before they end"),
         (name = "agenda", description = "Scheduled deliveries into a session"),
         (name = "events", description = "Live events")
     )
@@ -44,6 +45,7 @@ pub fn api() -> (Router<AppState>, utoipa::openapi::OpenApi) {
         .merge(routes::turns::router())
         .merge(routes::workflows::router())
         .merge(routes::notes::router())
+        .merge(routes::blueprint_loops::router())
         .merge(routes::agenda::router())
         .merge(routes::events::router())
         .split_for_parts()

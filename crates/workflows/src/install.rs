@@ -1,6 +1,8 @@
 //! Plugging the workflow layer into the kernel at build time.
 
 use crate::agenda;
+use crate::blueprint_loop::policy::BlueprintLoopPolicy;
+use crate::blueprint_loop::tools::{self as bl_tools, AuditRecoveryGuard};
 use crate::lightloop::host::LoopHost;
 use crate::lightloop::policy::LightLoopPolicy;
 use crate::lightloop::tools::{self as loop_tools, RecoveryGuard};
@@ -10,7 +12,7 @@ use std::sync::Arc;
 use troupe_engine::{Engine, EngineBuilder, EngineError};
 
 /// Add the workflow layer's extensions: the instruction projection, the note tools, the Light
-/// Loop (its continuation policy, tools and recovery-turn guard), and the Agenda (its tools and
+/// Loop and the BlueprintLoop (their continuation policies, tools and recovery-turn guards), and the Agenda (its tools and
 /// its one-shot watches as continuation waits). The returned host must
 /// be attached to the engine once it is built; [`build_engine`] does both.
 pub fn install(builder: EngineBuilder) -> Result<(EngineBuilder, Arc<LoopHost>), EngineError> {
@@ -18,12 +20,17 @@ pub fn install(builder: EngineBuilder) -> Result<(EngineBuilder, Arc<LoopHost>),
     let mut b = builder
         .context(Arc::new(WorkflowProjection))
         .policy(Arc::new(LightLoopPolicy { host: host.clone() }))
+        .policy(Arc::new(BlueprintLoopPolicy { host: host.clone() }))
         .guard(Arc::new(RecoveryGuard { host: host.clone() }))
+        .guard(Arc::new(AuditRecoveryGuard))
         .wait_provider(Arc::new(agenda::wait::AgendaWaits));
     for t in notes::tools::registrations() {
         b = b.tool(t)?;
     }
     for t in loop_tools::registrations(&host) {
+        b = b.tool(t)?;
+    }
+    for t in bl_tools::registrations(&host) {
         b = b.tool(t)?;
     }
     for t in agenda::tools::registrations(&host) {

@@ -1,11 +1,12 @@
 //! Session workflows on top of the kernel and the conversation layer: the workflow slot of a
 //! session (Plan, Light Loop) and its controls, the session's Continue and Abandon, the
 //! instruction projection that wraps a workflow's contract around a request, and notes with
-//! Blueprints, and the Agenda. Rules are pure functions (`controls`, `lightloop::machine`, `notes::policy`,
+//! Blueprints, BlueprintLoops, and the Agenda. Rules are pure functions (`controls`, `lightloop::machine`, `notes::policy`,
 //! `notes::blueprint`, `session_controls::abandon_plan`); the rest applies them in store
 //! transactions.
 
 pub mod agenda;
+pub mod blueprint_loop;
 pub mod contracts;
 pub mod controls;
 mod error;
@@ -16,8 +17,11 @@ pub mod projection;
 mod service;
 pub mod session_controls;
 pub mod slot;
+pub mod tool_results;
 
 pub use agenda::service::{AgendaPatchRequest, NewAgendaRequest, TickReport};
+pub use blueprint_loop::recovery::BlueprintLoopRecovery;
+pub use blueprint_loop::service::{BlueprintLoopView, NewBlueprintLoopRequest};
 pub use error::WorkflowError;
 pub use install::{build_engine, install};
 pub use lightloop::recovery::LightLoopRecovery;

@@ -49,6 +49,10 @@ pub struct WorkflowView {
     pub reviewer: Option<ReviewerView>,
     /// How the last Light Loop on this session ended.
     pub last_terminal: Option<WorkflowTerminal>,
+    /// The session's BlueprintLoop binding: the loop it executes or audits, with the phase.
+    pub blueprint: Option<troupe_store::LoopBinding>,
+    /// The active BlueprintLoop this session executes, if any.
+    pub blueprint_loop: Option<troupe_core::blueprint_loop::BlueprintLoop>,
     /// Whether this request changed the slot (always false for a read).
     pub changed: bool,
 }
@@ -164,9 +168,14 @@ impl Workflows {
         thread: ThreadId,
         changed: bool,
     ) -> Result<WorkflowView, WorkflowError> {
-        let (t, last) = self
-            .store()
-            .read(|tx| Ok((tx.thread(thread)?, tx.latest_workflow_terminal(thread)?)))?;
+        let (t, last, blueprint, blueprint_loop) = self.store().read(|tx| {
+            Ok((
+                tx.thread(thread)?,
+                tx.latest_workflow_terminal(thread)?,
+                tx.loop_binding(thread)?,
+                tx.active_loop_of_thread(thread)?,
+            ))
+        })?;
         let slot = WorkflowSlot::of(t.workflow.as_ref());
         let ll = slot.as_ref().and_then(WorkflowSlot::light_loop);
         let reviewer = match ll.and_then(|l| l.stop_request.as_ref()) {
@@ -195,6 +204,8 @@ impl Workflows {
             running: self.engine().is_running(thread) || t.lease.holder.is_some(),
             paused: t.paused,
             last_terminal: last,
+            blueprint,
+            blueprint_loop,
             changed,
         })
     }
@@ -213,7 +224,7 @@ impl Workflows {
             let facts = SlotFacts {
                 slot: WorkflowSlot::of(t.workflow.as_ref()),
                 running: t.lease.holder.is_some() || engine.is_running(thread),
-                blueprint_loop_active: false,
+                blueprint_loop_active: tx.active_loop_of_thread(thread)?.is_some(),
             };
             let transition = match controls::decide(&facts, request) {
                 Ok(tr) => tr,

@@ -38,7 +38,7 @@ pub struct AbandonReport {
     /// The reply that now ends the interrupted task with an error saying it was abandoned.
     #[cfg_attr(feature = "openapi", schema(value_type = Option<i64>))]
     pub terminalized_message_id: Option<MessageId>,
-    /// The workflow kind cancelled through its own cancel path (`lightloop`).
+    /// The workflow cancelled through its own cancel path (`lightloop` or `blueprint_loop`).
     pub workflow_cancelled: Option<String>,
     pub latch_cleared: bool,
     pub changed: bool,
@@ -51,6 +51,8 @@ pub struct AbandonFacts {
     /// The latest task has no terminal reply (a breakpoint).
     pub open_task: bool,
     pub slot: Option<WorkflowSlot>,
+    /// An active BlueprintLoop executes in this session.
+    pub blueprint_loop: Option<troupe_core::blueprint_loop::BlueprintLoopId>,
     pub latched: bool,
 }
 
@@ -59,6 +61,7 @@ pub enum AbandonStep {
     StopLiveWork,
     TerminalizeTurn,
     CancelLightLoop,
+    CancelBlueprintLoop(troupe_core::blueprint_loop::BlueprintLoopId),
     ClearLatch,
 }
 
@@ -75,6 +78,9 @@ pub fn abandon_plan(f: &AbandonFacts) -> Vec<AbandonStep> {
     }
     if matches!(f.slot, Some(WorkflowSlot::LightLoop(_))) {
         steps.push(AbandonStep::CancelLightLoop);
+    }
+    if let Some(id) = f.blueprint_loop {
+        steps.push(AbandonStep::CancelBlueprintLoop(id));
     }
     // Stopping writes the `aborted` latch, which must be lifted as well.
     if f.latched || f.running {
@@ -153,6 +159,7 @@ impl Workflows {
                 running: t.lease.holder.is_some(),
                 open_task: matches!(tx.root_state(thread)?, RootState::Open(_)),
                 slot: WorkflowSlot::of(t.workflow.as_ref()),
+                blueprint_loop: tx.active_loop_of_thread(thread)?.map(|l| l.id),
                 latched: t.paused.is_some(),
             })
         })?;
@@ -183,6 +190,12 @@ impl Workflows {
                 }
                 AbandonStep::CancelLightLoop => {
                     report.workflow_cancelled = self.cancel_light_loop(thread).await?;
+                }
+                AbandonStep::CancelBlueprintLoop(id) => {
+                    let (_, changed) = self.cancel_blueprint_loop(id).await?;
+                    if changed {
+                        report.workflow_cancelled = Some("blueprint_loop".into());
+                    }
                 }
                 AbandonStep::ClearLatch => {
                     report.latch_cleared = self.store().write(|tx| tx.clear_pause(thread))?;

@@ -20,6 +20,7 @@ fn abandon_clears_the_latch_last() {
         slot: Some(WorkflowSlot::from_value(
             &json!({"kind": "lightloop", "instructions": "x"}),
         )),
+        blueprint_loop: None,
         latched: false,
     };
     assert_eq!(
@@ -43,10 +44,30 @@ fn abandon_leaves_plan_and_unknown_kinds_alone() {
             running: false,
             open_task: false,
             slot: Some(WorkflowSlot::from_value(&slot)),
+            blueprint_loop: None,
             latched: true,
         };
         assert_eq!(abandon_plan(&f), vec![AbandonStep::ClearLatch]);
     }
+}
+
+#[test]
+fn abandon_cancels_a_blueprint_loop_before_the_latch_is_cleared() {
+    let id = troupe_core::blueprint_loop::BlueprintLoopId(7);
+    let f = AbandonFacts {
+        running: false,
+        open_task: false,
+        slot: None,
+        blueprint_loop: Some(id),
+        latched: true,
+    };
+    assert_eq!(
+        abandon_plan(&f),
+        vec![
+            AbandonStep::CancelBlueprintLoop(id),
+            AbandonStep::ClearLatch
+        ]
+    );
 }
 
 #[tokio::test]

@@ -1,6 +1,7 @@
 //! One module per resource.
 
 pub mod agenda;
+pub mod blueprint_loops;
 pub mod bots;
 pub mod events;
 pub mod notes;

@@ -52,6 +52,13 @@ impl LoopHost {
         });
     }
 
+    /// Run workflow work in the background on the current runtime (none: skipped).
+    pub fn spawn(&self, work: impl std::future::Future<Output = ()> + Send + 'static) {
+        if let Ok(rt) = tokio::runtime::Handle::try_current() {
+            rt.spawn(work);
+        }
+    }
+
     /// Start (or resume) a bound reviewer and watch it until it is idle, so a reviewer whose
     /// model fails — which no continuation policy sees, the gate refuses failed replies — is
     /// still settled.

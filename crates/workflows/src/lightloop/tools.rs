@@ -11,10 +11,10 @@ use crate::lightloop::host::LoopHost;
 use crate::lightloop::machine::{self, Ack, LoopEvent, LoopRefusal, Rejection, StopClaim};
 use crate::lightloop::reviewer;
 use crate::slot::WorkflowSlot;
+use crate::tool_results::{args, invalid, reply, unavailable, waits_refusal};
 use async_trait::async_trait;
 use serde::Deserialize;
-use serde::de::DeserializeOwned;
-use serde_json::{Value, json};
+use serde_json::json;
 use std::sync::Arc;
 use troupe_core::thread::Thread;
 use troupe_engine::extension::{
@@ -60,68 +60,11 @@ const STOP_CONTRACT: &str = r#"{"summary": string (required), "completed"?: [str
 const APPROVE_CONTRACT: &str = r#"{"summary": string (required, what you verified)}; e.g. {"summary": "tests pass, docs written"}"#;
 const REJECT_CONTRACT: &str = r#"{"reason": string, "remaining": [string, each marked BLOCKING or NON-BLOCKING], "instructions": string, "completed"?: [string]}; e.g. {"reason": "tests fail", "remaining": ["BLOCKING: fix test_x"], "instructions": "make test_x pass"}"#;
 
-fn reply(v: Value, is_error: bool, ends_turn: bool) -> ToolReply {
-    ToolReply {
-        content: v.to_string(),
-        is_error,
-        ends_turn,
-    }
-}
-
-fn invalid(message: String, contract: &str) -> ToolReply {
-    reply(
-        json!({
-            "ok": false,
-            "code": "invalid_arguments",
-            "retryable": true,
-            "persisted": false,
-            "message": message,
-            "contract": contract,
-            "required_agent_action": "repair the arguments and call the tool again once",
-        }),
-        true,
-        false,
-    )
-}
-
-fn args<T: DeserializeOwned>(raw: &str, contract: &str) -> Result<T, ToolReply> {
-    serde_json::from_str(raw).map_err(|e| invalid(e.to_string(), contract))
-}
-
-/// A non-retryable state or ownership conflict.
-fn unavailable(reason: &str, current: &str, required: &str, action: &str) -> ToolReply {
-    reply(
-        json!({
-            "ok": false,
-            "code": "tool_unavailable",
-            "submitted": false,
-            "retryable": false,
-            "current_state": current,
-            "required_state": required,
-            "required_agent_action": action,
-            "reason": reason,
-        }),
-        true,
-        false,
-    )
-}
-
 fn refusal(r: LoopRefusal, contract: &str, role: &str) -> ToolReply {
     let message = r.to_string();
     match r {
         LoopRefusal::InvalidArguments(m) => invalid(m, contract),
-        LoopRefusal::Waits(waits) => reply(
-            json!({
-                "ok": false,
-                "code": "blocking_waits",
-                "retryable": true,
-                "persisted": false,
-                "message": message,
-                "waits": waits,
-            }),
-            true,
-            false,
-        ),
+        LoopRefusal::Waits(waits) => waits_refusal(message, &waits),
         LoopRefusal::NotActive => {
             unavailable(&message, "no_light_loop", "light_loop_active", "end_turn")
         }

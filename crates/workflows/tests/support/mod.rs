@@ -24,6 +24,8 @@ pub enum Reply {
     Tools(Vec<ToolCall>),
     /// Streams a little, tells the test it is in flight, then waits until cancelled.
     Hang(Arc<Notify>),
+    /// The model refuses the call (as an endpoint that rejects the key would).
+    Fail(String),
 }
 
 pub fn call(id: &str, name: &str, args: serde_json::Value) -> ToolCall {
@@ -89,6 +91,12 @@ impl Provider for QueueProvider {
             None => Ok(response("done".into(), vec![])),
             Some(Reply::Text(t)) => Ok(response(t, vec![])),
             Some(Reply::Tools(calls)) => Ok(response(String::new(), calls)),
+            Some(Reply::Fail(detail)) => Err(LlmError::Auth {
+                status: 401,
+                endpoint: "test:queue".into(),
+                model: "queue-model".into(),
+                detail,
+            }),
             Some(Reply::Hang(started)) => {
                 let _ = events.send(StreamEvent::TextDelta("working on it".into()));
                 started.notify_one();
