@@ -23,6 +23,7 @@ pub fn install(builder: EngineBuilder) -> Result<(EngineBuilder, Arc<LoopHost>),
         .policy(Arc::new(BlueprintLoopPolicy { host: host.clone() }))
         .guard(Arc::new(RecoveryGuard { host: host.clone() }))
         .guard(Arc::new(AuditRecoveryGuard))
+        .guard(Arc::new(agenda::wake::WakeGuard))
         .wait_provider(Arc::new(agenda::wait::AgendaWaits));
     for t in notes::tools::registrations() {
         b = b.tool(t)?;

@@ -7,6 +7,7 @@ pub mod service;
 pub mod tools;
 pub mod trigger;
 pub mod wait;
+pub mod wake;
 
 use troupe_store::{AgendaItem, AgendaStatus};
 

@@ -3,7 +3,7 @@
 //! one-shot watch of a thread says so, and the caller requests that thread's drive.
 
 use crate::agenda::trigger::{self, Trigger};
-use crate::agenda::{cancel_commands, is_blocker};
+use crate::agenda::{cancel_commands, is_blocker, wake};
 use crate::{WorkflowError, Workflows};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -328,8 +328,9 @@ fn deliver_due(
     if let Err(e) = &parsed {
         tracing::warn!(agenda = %item.id, error = %e, "unreadable agenda trigger; it fires once");
     }
-    let delivered = tx.deliver(item.thread_id, &delivery(&item, due))?;
     let fire = trigger::fire(parsed.as_ref().ok(), item.auto_done, due, now);
+    // The item is advanced first so the wake guidance lists only the waits that remain; both
+    // writes commit together.
     let change = edit_releasing(
         tx,
         &item,
@@ -340,6 +341,13 @@ fn deliver_due(
             ..AgendaEdit::default()
         },
     )?;
+    let mut d = delivery(&item, due);
+    if item.wake
+        && let Some(block) = wake::guidance(tx, item.thread_id)?
+    {
+        d.text = format!("{}\n\n{block}", d.text);
+    }
+    let delivered = tx.deliver(item.thread_id, &d)?;
     if delivered.created {
         report.delivered.push(id);
     }

@@ -1,0 +1,84 @@
+//! Wake guidance: when an Agenda delivery wakes a loop that is still executing (a Light Loop
+//! with no stop claim, or the execution session of a running BlueprintLoop with no stop
+//! intent), the delivery carries a block saying which one-shot waits remain, with one
+//! `agenda_cancel` call each, and that the turn is for clearing them and asking for review.
+//! During that turn effectful tools are refused ([`WakeGuard`]): only the Agenda tools and the
+//! stop tool act. A pending stop suppresses the guidance — a review is already on its way.
+
+use crate::agenda::cancel_commands;
+use crate::slot::WorkflowSlot;
+use troupe_core::ThreadId;
+use troupe_core::blueprint_loop::LoopStatus;
+use troupe_core::message::Origin;
+use troupe_engine::extension::{EffectGuard, GuardContext};
+use troupe_store::{StoreError, Tx};
+
+pub const LIGHT_LOOP_TAG: &str = "light-loop-agenda-wakeup";
+pub const BLUEPRINT_LOOP_TAG: &str = "blueprint-loop-agenda-wakeup";
+
+/// The guidance block for a waking delivery into `thread`, if a loop there is still executing.
+pub fn guidance(tx: &Tx<'_>, thread: ThreadId) -> Result<Option<String>, StoreError> {
+    let t = tx.thread(thread)?;
+    let (tag, stop_tool) = if let Some(l) = tx.active_loop_of_thread(thread)? {
+        if l.status != LoopStatus::Running || l.stop_request.is_some() {
+            return Ok(None);
+        }
+        (BLUEPRINT_LOOP_TAG, "blueprint_loop_stop")
+    } else {
+        match WorkflowSlot::of(t.workflow.as_ref()) {
+            Some(WorkflowSlot::LightLoop(ll)) if ll.stop_request.is_none() => {
+                (LIGHT_LOOP_TAG, "loop_stop")
+            }
+            _ => return Ok(None),
+        }
+    };
+    let waits = cancel_commands(&tx.agenda_blockers(thread)?);
+    let listed = if waits.is_empty() {
+        "No one-shot waits remain.".to_string()
+    } else {
+        format!(
+            "One-shot waits still hold the review:\n{}",
+            waits
+                .iter()
+                .map(|w| format!("- {w}"))
+                .collect::<Vec<_>>()
+                .join("\n")
+        )
+    };
+    Ok(Some(format!(
+        "<{tag}>\nAn Agenda delivery woke this loop while it is still executing. {listed}\nIn this turn: cancel every remaining wait (agenda_cancel; agenda_list shows them), then request the review with {stop_tool} and end the turn. Only agenda_cancel, agenda_list and {stop_tool} act in this turn; other effectful tools are refused.\n</{tag}>"
+    )))
+}
+
+/// Refuses effectful tool calls in a run whose task is a guided Agenda wake.
+pub struct WakeGuard;
+
+impl EffectGuard for WakeGuard {
+    fn name(&self) -> &str {
+        "agenda_wake"
+    }
+
+    fn check(&self, ctx: &GuardContext<'_>) -> Result<(), String> {
+        let guided = ctx
+            .store
+            .read(|tx| {
+                let Some(root) = tx.run(ctx.run_id)?.root_id else {
+                    return Ok(false);
+                };
+                let m = tx.message(root)?;
+                let from_agenda = matches!(&m.origin, Origin::Timer(d) if d.starts_with("agenda:"));
+                let text = m.text();
+                Ok(from_agenda
+                    && (text.contains(&format!("<{LIGHT_LOOP_TAG}>"))
+                        || text.contains(&format!("<{BLUEPRINT_LOOP_TAG}>"))))
+            })
+            .map_err(|e| e.to_string())?;
+        if guided {
+            return Err(format!(
+                "{} is refused in this turn: an Agenda delivery woke the loop to clear its waits and request review; use agenda_cancel, agenda_list and the stop tool only",
+                ctx.tool
+            ));
+        }
+        Ok(())
+    }
+}
