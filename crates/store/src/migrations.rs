@@ -10,6 +10,7 @@ const MIGRATIONS: &[&str] = &[
     include_str!("../migrations/0002_conversations.sql"),
     include_str!("../migrations/0003_workflows.sql"),
     include_str!("../migrations/0004_agenda.sql"),
+    include_str!("../migrations/0005_tasks.sql"),
 ];
 
 pub const KNOWN_VERSION: i64 = MIGRATIONS.len() as i64;
