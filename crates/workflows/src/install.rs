@@ -1,6 +1,7 @@
 //! Plugging the workflow layer into the kernel at build time.
 
 use crate::agenda;
+use crate::cortex;
 use crate::lightloop::host::LoopHost;
 use crate::lightloop::policy::LightLoopPolicy;
 use crate::lightloop::tools::{self as loop_tools, RecoveryGuard};
@@ -10,16 +11,22 @@ use std::sync::Arc;
 use troupe_engine::{Engine, EngineBuilder, EngineError};
 
 /// Add the workflow layer's extensions: the instruction projection, the note tools, the Light
-/// Loop (its continuation policy, tools and recovery-turn guard), and the Agenda (its tools and
-/// its one-shot watches as continuation waits). The returned host must
-/// be attached to the engine once it is built; [`build_engine`] does both.
+/// Loop (its continuation policy, tools and recovery-turn guard), the Agenda (its tools and
+/// its one-shot watches as continuation waits), and child tasks (the `task` tools, queued and
+/// running tasks as continuation waits, and the check that a child runs only inside its
+/// task). The returned host must be attached to the engine once it is built; [`build_engine`]
+/// does both.
 pub fn install(builder: EngineBuilder) -> Result<(EngineBuilder, Arc<LoopHost>), EngineError> {
     let host = LoopHost::new();
     let mut b = builder
         .context(Arc::new(WorkflowProjection))
         .policy(Arc::new(LightLoopPolicy { host: host.clone() }))
         .guard(Arc::new(RecoveryGuard { host: host.clone() }))
-        .wait_provider(Arc::new(agenda::wait::AgendaWaits));
+        .wait_provider(Arc::new(agenda::wait::AgendaWaits))
+        .wait_provider(Arc::new(cortex::wait::CortexWaits))
+        .admission(Arc::new(cortex::admission::ChildAdmission {
+            host: host.clone(),
+        }));
     for t in notes::tools::registrations() {
         b = b.tool(t)?;
     }
@@ -27,6 +34,9 @@ pub fn install(builder: EngineBuilder) -> Result<(EngineBuilder, Arc<LoopHost>),
         b = b.tool(t)?;
     }
     for t in agenda::tools::registrations(&host) {
+        b = b.tool(t)?;
+    }
+    for t in cortex::tools::registrations(&host) {
         b = b.tool(t)?;
     }
     Ok((b, host))

@@ -1,13 +1,14 @@
 //! Session workflows on top of the kernel and the conversation layer: the workflow slot of a
 //! session (Plan, Light Loop) and its controls, the session's Continue and Abandon, the
 //! instruction projection that wraps a workflow's contract around a request, and notes with
-//! Blueprints, and the Agenda. Rules are pure functions (`controls`, `lightloop::machine`, `notes::policy`,
+//! Blueprints, the Agenda, and child tasks (Cortex). Rules are pure functions (`controls`, `lightloop::machine`, `notes::policy`,
 //! `notes::blueprint`, `session_controls::abandon_plan`); the rest applies them in store
 //! transactions.
 
 pub mod agenda;
 pub mod contracts;
 pub mod controls;
+pub mod cortex;
 mod error;
 mod install;
 pub mod lightloop;
@@ -18,6 +19,7 @@ pub mod session_controls;
 pub mod slot;
 
 pub use agenda::service::{AgendaPatchRequest, NewAgendaRequest, TickReport};
+pub use cortex::api::TaskRecovery;
 pub use error::WorkflowError;
 pub use install::{build_engine, install};
 pub use lightloop::recovery::LightLoopRecovery;

@@ -1,0 +1,846 @@
+//! Child tasks (Cortex) at runtime: a real engine and store; the model answers each thread by
+//! a marker in the thread's first user text, and a child can be held in flight until the test
+//! releases it. Waiting is on store events and on the model's request counter, never on time.
+
+use async_trait::async_trait;
+use serde_json::{Value, json};
+use std::collections::{HashMap, VecDeque};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+use tokio::sync::mpsc::UnboundedSender;
+use tokio::sync::{Semaphore, watch};
+use tokio_util::sync::CancellationToken;
+use troupe_collab::{Collab, NewBotRequest, NewSessionRequest, SessionProjector, SharedRoles};
+use troupe_core::inbox::{Delivery, InboxMode};
+use troupe_core::message::Origin;
+use troupe_core::thread::Interaction;
+use troupe_core::{MessageId, RunId, SessionId, ThreadId};
+use troupe_engine::extension::{ContinuationPolicy, Gate, Proposal, ToolCallContext};
+use troupe_engine::models::FixedModel;
+use troupe_engine::{DriveOutcome, Engine, EngineConfig, RoleTable};
+use troupe_llm::{
+    ChatMessage, FinishReason, LlmError, ModelRequest, ModelResponse, Provider, RetryPolicy,
+    StreamEvent, ToolCall, Usage,
+};
+use troupe_store::{Store, TaskId, TaskRecord, TaskStatus};
+use troupe_workflows::Workflows;
+use troupe_workflows::lightloop::host::LoopHost;
+
+enum Step {
+    Text(String),
+    Tools(Vec<ToolCall>),
+    /// A model failure that is not retried.
+    Fail(String),
+    /// Stay in flight until the test releases this marker, then answer.
+    Hold(String),
+}
+
+fn text(t: &str) -> Step {
+    Step::Text(t.into())
+}
+
+fn task_call(id: &str, args: Value) -> ToolCall {
+    ToolCall {
+        id: id.into(),
+        name: "task".into(),
+        arguments: args.to_string(),
+    }
+}
+
+/// Answers a request by the longest route marker found in the thread's first user text.
+#[derive(Default)]
+struct Routed {
+    routes: Mutex<Vec<(String, VecDeque<Step>)>>,
+    gates: Mutex<HashMap<String, Arc<Semaphore>>>,
+    requests: Mutex<Vec<(String, ModelRequest)>>,
+    in_flight: Mutex<Vec<String>>,
+    ticks: Mutex<Option<watch::Sender<u64>>>,
+}
+
+impl Routed {
+    fn new() -> Arc<Self> {
+        let r = Routed::default();
+        *r.ticks.lock().unwrap() = Some(watch::channel(0).0);
+        Arc::new(r)
+    }
+    fn route(&self, marker: &str, steps: Vec<Step>) {
+        self.routes
+            .lock()
+            .unwrap()
+            .push((marker.into(), steps.into()));
+    }
+    fn gate(&self, marker: &str) -> Arc<Semaphore> {
+        self.gates
+            .lock()
+            .unwrap()
+            .entry(marker.into())
+            .or_insert_with(|| Arc::new(Semaphore::new(0)))
+            .clone()
+    }
+    fn release(&self, marker: &str) {
+        self.gate(marker).add_permits(1);
+    }
+    fn tick(&self) {
+        if let Some(t) = self.ticks.lock().unwrap().as_ref() {
+            t.send_modify(|n| *n += 1);
+        }
+    }
+    fn subscribe(&self) -> watch::Receiver<u64> {
+        self.ticks.lock().unwrap().as_ref().unwrap().subscribe()
+    }
+    /// Requests answered for a marker, in order.
+    fn requests_for(&self, marker: &str) -> Vec<ModelRequest> {
+        self.requests
+            .lock()
+            .unwrap()
+            .iter()
+            .filter(|(m, _)| m == marker)
+            .map(|(_, r)| r.clone())
+            .collect()
+    }
+    fn calls(&self) -> usize {
+        self.requests.lock().unwrap().len()
+    }
+    fn holding(&self) -> Vec<String> {
+        self.in_flight.lock().unwrap().clone()
+    }
+}
+
+fn user_texts(req: &ModelRequest) -> Vec<String> {
+    req.messages
+        .iter()
+        .filter_map(|m| match m {
+            ChatMessage::User { text } => Some(text.clone()),
+            _ => None,
+        })
+        .collect()
+}
+
+fn response(text: String, tool_calls: Vec<ToolCall>) -> ModelResponse {
+    let finish = if tool_calls.is_empty() {
+        FinishReason::Stop
+    } else {
+        FinishReason::ToolCalls
+    };
+    ModelResponse {
+        text,
+        tool_calls,
+        usage: Usage {
+            input_tokens: 1,
+            output_tokens: 1,
+        },
+        finish,
+    }
+}
+
+#[async_trait]
+impl Provider for Routed {
+    fn endpoint(&self) -> &str {
+        "test:routed"
+    }
+    fn model(&self) -> &str {
+        "routed-model"
+    }
+    async fn complete_once(
+        &self,
+        req: &ModelRequest,
+        _events: &UnboundedSender<StreamEvent>,
+        cancel: &CancellationToken,
+    ) -> Result<ModelResponse, LlmError> {
+        let first = user_texts(req).into_iter().next().unwrap_or_default();
+        let (marker, step) = {
+            let mut routes = self.routes.lock().unwrap();
+            // The longest marker wins: a child's prompt may quote its parent's marker.
+            match routes
+                .iter_mut()
+                .filter(|(m, _)| first.contains(m.as_str()))
+                .max_by_key(|(m, _)| m.len())
+            {
+                Some((m, steps)) => (m.clone(), steps.pop_front()),
+                None => (String::new(), None),
+            }
+        };
+        self.requests
+            .lock()
+            .unwrap()
+            .push((marker.clone(), req.clone()));
+        let out = match step {
+            None => Ok(response("done".into(), vec![])),
+            Some(Step::Text(t)) => Ok(response(t, vec![])),
+            Some(Step::Tools(calls)) => Ok(response(String::new(), calls)),
+            Some(Step::Fail(e)) => Err(LlmError::BadRequest {
+                status: 400,
+                endpoint: "test:routed".into(),
+                model: "routed-model".into(),
+                detail: e,
+            }),
+            Some(Step::Hold(answer)) => {
+                let gate = self.gate(&marker);
+                self.in_flight.lock().unwrap().push(marker.clone());
+                self.tick();
+                let got = tokio::select! {
+                    p = gate.acquire() => { p.unwrap().forget(); true }
+                    () = cancel.cancelled() => false,
+                };
+                self.in_flight.lock().unwrap().retain(|m| *m != marker);
+                if got {
+                    Ok(response(answer, vec![]))
+                } else {
+                    Err(LlmError::Cancelled)
+                }
+            }
+        };
+        self.tick();
+        out
+    }
+}
+
+/// A policy that proposes one nudge to a top-level thread once armed: it shows when the
+/// shared gate lets continuation through.
+#[derive(Default)]
+struct Nudge {
+    armed: AtomicBool,
+    proposals: AtomicUsize,
+}
+
+impl ContinuationPolicy for Nudge {
+    fn id(&self) -> &str {
+        "test_nudge"
+    }
+    fn priority(&self) -> i32 {
+        1
+    }
+    fn propose(&self, gate: &Gate<'_>) -> Result<Proposal, String> {
+        if gate.thread.parent_id.is_some() || !self.armed.swap(false, Ordering::SeqCst) {
+            return Ok(Proposal::None);
+        }
+        self.proposals.fetch_add(1, Ordering::SeqCst);
+        Ok(Proposal::Inbox(
+            Delivery::user_task("[nudge] keep going")
+                .with_origin(Origin::Continuation("test_nudge".into())),
+        ))
+    }
+}
+
+struct W {
+    wf: Workflows,
+    model: Arc<Routed>,
+    nudge: Arc<Nudge>,
+    dir: Arc<tempfile::TempDir>,
+}
+
+fn world() -> W {
+    world_on(Arc::new(tempfile::tempdir().unwrap()), "boot-a")
+}
+
+fn world_on(dir: Arc<tempfile::TempDir>, boot: &str) -> W {
+    let store = Store::open(
+        dir.path().join("troupe.db"),
+        Arc::new(troupe_core::SystemClock),
+    )
+    .unwrap();
+    let model = Routed::new();
+    let nudge = Arc::new(Nudge::default());
+    let builder = Engine::builder(
+        store,
+        Arc::new(FixedModel {
+            provider: model.clone(),
+            retry: RetryPolicy::none(),
+        }),
+    )
+    .config(EngineConfig {
+        kill_grace: Duration::from_millis(300),
+        boot_id: boot.into(),
+        ..EngineConfig::default()
+    })
+    .message_observer(Arc::new(SessionProjector))
+    .policy(nudge.clone());
+    let engine = troupe_workflows::build_engine(builder).unwrap();
+    let secrets: troupe_engine::models::SecretSource = Arc::new(|_| None);
+    let roles = Arc::new(SharedRoles::new(RoleTable::new(secrets.clone()), secrets));
+    let collab = Collab::new(engine, roles, dir.path().join("workspaces"));
+    W {
+        wf: Workflows::new(collab),
+        model,
+        nudge,
+        dir,
+    }
+}
+
+impl W {
+    fn bot(&self, name: &str) {
+        self.wf
+            .collab()
+            .create_bot(NewBotRequest {
+                name: name.into(),
+                persona: None,
+                endpoint: None,
+            })
+            .unwrap();
+    }
+
+    /// A direct session with a lead Bot; returns the session and its thread.
+    fn lead(&self) -> (SessionId, ThreadId) {
+        self.bot("lead");
+        let bot = self.wf.collab().bots().unwrap()[0].id;
+        let s = self
+            .wf
+            .collab()
+            .create_session(NewSessionRequest {
+                kind: "direct".into(),
+                bot_ids: vec![bot],
+                title: None,
+            })
+            .unwrap()
+            .session
+            .id;
+        (s, self.wf.collab().direct_thread(s).unwrap())
+    }
+
+    async fn say(&self, s: SessionId, line: &str) {
+        self.wf
+            .collab()
+            .post_line(s, line.into(), None)
+            .await
+            .unwrap();
+    }
+
+    async fn idle(&self, t: ThreadId) {
+        tokio::time::timeout(Duration::from_secs(20), self.wf.engine().wait_idle(t))
+            .await
+            .expect("the thread did not go idle within 20 s");
+    }
+
+    fn tasks(&self, parent: ThreadId) -> Vec<TaskRecord> {
+        self.wf.tasks(None, Some(parent), 100).unwrap()
+    }
+
+    fn task(&self, id: TaskId) -> TaskRecord {
+        self.wf.task(id).unwrap()
+    }
+
+    fn statuses(&self, parent: ThreadId) -> Vec<TaskStatus> {
+        self.tasks(parent).iter().map(|t| t.status).collect()
+    }
+
+    /// Wait until `cond` holds, re-checking on every store event and model request.
+    async fn until(&self, what: &str, cond: impl Fn() -> bool) {
+        let mut events = self.wf.store().subscribe();
+        let mut ticks = self.model.subscribe();
+        let deadline = tokio::time::Instant::now() + Duration::from_secs(20);
+        loop {
+            if cond() {
+                return;
+            }
+            tokio::select! {
+                _ = events.recv() => {}
+                _ = ticks.changed() => {}
+                () = tokio::time::sleep_until(deadline) => panic!("timed out waiting for {what}"),
+            }
+        }
+    }
+
+    /// The parent's steer items that carried task notices, as messages.
+    fn notices(&self, parent: ThreadId) -> Vec<String> {
+        self.wf
+            .store()
+            .read(|tx| tx.messages(parent, None, 1000))
+            .unwrap()
+            .into_iter()
+            .filter(|m| matches!(&m.origin, Origin::Delegation(d) if d.starts_with("cortex:")))
+            .map(|m| m.text())
+            .collect()
+    }
+
+    fn host(&self) -> Arc<LoopHost> {
+        let host = LoopHost::new();
+        host.attach(self.wf.engine());
+        host
+    }
+}
+
+fn tool_ctx(w: &W, thread: ThreadId, call_id: &str) -> ToolCallContext {
+    ToolCallContext {
+        thread: w.wf.store().read(|tx| tx.thread(thread)).unwrap(),
+        run_id: RunId(1),
+        message_id: MessageId(77),
+        call_id: call_id.into(),
+        store: w.wf.store().clone(),
+        cancel: CancellationToken::new(),
+    }
+}
+
+async fn call_tool(w: &W, name: &str, ctx: &ToolCallContext, args: Value) -> (Value, bool) {
+    let regs = troupe_workflows::cortex::tools::registrations(&w.host());
+    let tool = regs.iter().find(|r| r.spec.name == name).unwrap();
+    let out = tool.handler.call(ctx, &args.to_string()).await;
+    (serde_json::from_str(&out.content).unwrap(), out.is_error)
+}
+
+#[tokio::test]
+async fn task_starts_a_child_and_the_parent_gets_the_result_as_a_steer_item() {
+    let w = world();
+    let (s, parent) = w.lead();
+    w.bot("Ann");
+    w.model.route(
+        "P-ONE",
+        vec![
+            Step::Tools(vec![task_call(
+                "c1",
+                json!({"agent": "ann", "prompt": "JOB-1 count the files", "description": "count files", "output": {"kind": "final"}}),
+            )]),
+            text("asked Ann"),
+            text("Ann counted 3"),
+        ],
+    );
+    w.model
+        .route("JOB-1", vec![Step::Hold("There are 3 files.".into())]);
+    w.say(s, "P-ONE go").await;
+    w.until("the child in flight", || w.model.holding() == ["JOB-1"])
+        .await;
+    w.idle(parent).await;
+    let t = w.tasks(parent).remove(0);
+    assert_eq!(t.status, TaskStatus::Running);
+    assert_eq!(t.agent, "Ann");
+    // The tool answered at once with the id, while the child works.
+    let first = &w.model.requests_for("P-ONE")[1];
+    let result = first
+        .messages
+        .iter()
+        .find_map(|m| match m {
+            ChatMessage::ToolResult { content, .. } => Some(content.clone()),
+            _ => None,
+        })
+        .unwrap();
+    assert!(
+        result.contains(&format!("\"task_id\":\"{}\"", t.id)),
+        "{result}"
+    );
+
+    // The child: unattended, under the parent, on its workspace, bound to the agent, and
+    // without the task tools.
+    let (parent_t, child) =
+        w.wf.store()
+            .read(|tx| Ok((tx.thread(parent)?, tx.thread(t.child_thread_id)?)))
+            .unwrap();
+    assert_eq!(child.parent_id, Some(parent));
+    assert_eq!(child.interaction, Interaction::Unattended);
+    assert_eq!(child.workspace, parent_t.workspace);
+    assert_eq!(child.agent.name, "Ann");
+    let child_req = &w.model.requests_for("JOB-1")[0];
+    assert!(!child_req.tools.iter().any(|t| t.name == "task"));
+
+    w.model.release("JOB-1");
+    w.until("the result in the parent", || !w.notices(parent).is_empty())
+        .await;
+    w.idle(parent).await;
+    let done = w.task(t.id);
+    assert_eq!(done.status, TaskStatus::Completed);
+    assert_eq!(done.output_text.as_deref(), Some("There are 3 files."));
+    // A steer item (no new root), with the result, read by the parent's next model call.
+    let steer =
+        w.wf.store()
+            .read(|tx| tx.messages(parent, None, 1000))
+            .unwrap()
+            .into_iter()
+            .find(|m| m.origin == Origin::Delegation(format!("cortex:{}", t.id)))
+            .unwrap();
+    assert!(!steer.is_root);
+    assert_eq!(
+        steer.delivery_key.as_deref(),
+        Some(format!("cortex:{}:result", t.id).as_str())
+    );
+    let last = w.model.requests_for("P-ONE").pop().unwrap();
+    let seen = user_texts(&last).join("\n");
+    assert!(
+        seen.contains(&format!("[Task {} (Ann) completed: count files]", t.id))
+            && seen.contains("There are 3 files."),
+        "{seen}"
+    );
+}
+
+/// A lead that asks for `n` held tasks, JOB-1..JOB-n, spread over `agents` in turn.
+async fn fan_out(w: &W, n: usize, agents: &[&str]) -> ThreadId {
+    let (s, parent) = w.lead();
+    let calls = (1..=n)
+        .map(|i| {
+            task_call(
+                &format!("c{i}"),
+                json!({"agent": agents[(i - 1) % agents.len()], "prompt": format!("JOB-{i}.")}),
+            )
+        })
+        .collect();
+    w.model
+        .route("FAN", vec![Step::Tools(calls), text("waiting")]);
+    for i in 1..=n {
+        w.model
+            .route(&format!("JOB-{i}."), vec![Step::Hold(format!("done {i}"))]);
+    }
+    w.say(s, "FAN out").await;
+    w.until("eight children in flight", || w.model.holding().len() == 8)
+        .await;
+    w.idle(parent).await;
+    parent
+}
+
+#[tokio::test]
+async fn the_ninth_task_on_one_agent_is_queued_and_starts_when_one_finishes_in_creation_order() {
+    let w = world();
+    w.bot("ann");
+    let parent = fan_out(&w, 10, &["ann"]).await;
+    use TaskStatus::*;
+    let mut want = vec![Running; 8];
+    want.extend([Queued, Queued]);
+    assert_eq!(w.statuses(parent), want);
+    assert_eq!(w.model.requests_for("JOB-9.").len(), 0);
+
+    w.model.release("JOB-3.");
+    w.until("the ninth child in flight", || {
+        w.model.holding().contains(&"JOB-9.".to_string())
+    })
+    .await;
+    let st = w.statuses(parent);
+    assert_eq!(st[2], Completed);
+    assert_eq!(st[8], Running);
+    assert_eq!(st[9], Queued, "the tenth waits: creation order");
+    assert_eq!(w.model.holding().len(), 8);
+}
+
+#[tokio::test]
+async fn the_overall_cap_of_eight_counts_every_agent() {
+    let w = world();
+    w.bot("ann");
+    w.bot("bob");
+    let parent = fan_out(&w, 9, &["ann", "bob"]).await;
+    let tasks = w.tasks(parent);
+    assert_eq!(tasks[8].agent, "ann");
+    // Neither agent has eight running, yet the ninth waits: the cap is overall.
+    assert_eq!(tasks[8].status, TaskStatus::Queued);
+    assert_eq!(
+        tasks
+            .iter()
+            .filter(|t| t.agent == "bob" && t.status == TaskStatus::Running)
+            .count(),
+        4
+    );
+    w.model.release("JOB-2."); // one of bob's
+    w.until("the ninth child in flight", || {
+        w.model.holding().contains(&"JOB-9.".to_string())
+    })
+    .await;
+    assert_eq!(w.task(tasks[8].id).status, TaskStatus::Running);
+}
+
+#[tokio::test]
+async fn the_parents_continuation_is_held_while_a_child_runs_and_proceeds_after() {
+    let w = world();
+    let (s, parent) = w.lead();
+    w.bot("ann");
+    w.model.route(
+        "P-WAIT",
+        vec![
+            Step::Tools(vec![task_call(
+                "c1",
+                json!({"agent": "ann", "prompt": "JOB-W check"}),
+            )]),
+            text("waiting for ann"),
+            text("read the result"),
+        ],
+    );
+    w.model.route("JOB-W", vec![Step::Hold("all good".into())]);
+    w.nudge.armed.store(true, Ordering::SeqCst);
+    w.say(s, "P-WAIT go").await;
+    w.until("the child in flight", || w.model.holding() == ["JOB-W"])
+        .await;
+    w.idle(parent).await;
+    // The parent ended its turn, but the gate stays closed while the child runs.
+    let outcome =
+        w.wf.engine()
+            .request_drive(parent, "test", false)
+            .await
+            .unwrap();
+    assert!(
+        matches!(outcome, DriveOutcome::NotHandled { .. }),
+        "{outcome:?}"
+    );
+    assert_eq!(w.nudge.proposals.load(Ordering::SeqCst), 0);
+    assert!(w.wf.store().read(|tx| tx.inbox(parent)).unwrap().is_empty());
+
+    w.model.release("JOB-W");
+    w.until("the nudge after the result", || {
+        w.model
+            .requests_for("P-WAIT")
+            .iter()
+            .any(|r| user_texts(r).iter().any(|t| t.contains("[nudge]")))
+    })
+    .await;
+    assert_eq!(w.nudge.proposals.load(Ordering::SeqCst), 1);
+    // The result came first (as a steer), the nudge after the parent's reply to it.
+    let reqs = w.model.requests_for("P-WAIT");
+    let seen = user_texts(&reqs[2]).join("\n");
+    assert!(
+        seen.contains("all good") && !seen.contains("[nudge]"),
+        "{seen}"
+    );
+}
+
+async fn one_task(w: &W, marker: &str, args: Value, child: Vec<Step>) -> (ThreadId, TaskRecord) {
+    let (s, parent) = w.lead();
+    w.bot("ann");
+    w.model.route(
+        marker,
+        vec![Step::Tools(vec![task_call("c1", args)]), text("waiting")],
+    );
+    let prompt = w_prompt(marker);
+    w.model.route(&prompt, child);
+    w.say(s, &format!("{marker} go")).await;
+    w.until("the task to end", || {
+        w.tasks(parent)
+            .first()
+            .is_some_and(|t| !t.status.is_active())
+    })
+    .await;
+    w.until("the parent told", || !w.notices(parent).is_empty())
+        .await;
+    w.idle(parent).await;
+    (parent, w.tasks(parent).remove(0))
+}
+
+fn w_prompt(marker: &str) -> String {
+    format!("JOB-{marker}")
+}
+
+fn count_schema() -> Value {
+    json!({
+        "kind": "structured",
+        "schema": {
+            "type": "object",
+            "properties": {"count": {"type": "integer"}},
+            "required": ["count"]
+        }
+    })
+}
+
+#[tokio::test]
+async fn structured_output_is_repaired_once_then_accepted() {
+    let w = world();
+    let (_, t) = one_task(
+        &w,
+        "S-OK",
+        json!({"agent": "ann", "prompt": "JOB-S-OK count", "output": count_schema()}),
+        vec![
+            text("There are three."),
+            text("```json\n{\"count\": 3}\n```"),
+        ],
+    )
+    .await;
+    assert_eq!(t.status, TaskStatus::Completed);
+    assert_eq!(t.output_json, Some(json!({"count": 3})));
+    assert_eq!(t.repair_attempts, 1);
+    let child = w.model.requests_for("JOB-S-OK");
+    assert_eq!(child.len(), 2);
+    assert!(user_texts(&child[0])[0].contains("\"required\":[\"count\"]"));
+    let repair = user_texts(&child[1]).join("\n");
+    assert!(
+        repair.contains("[Task output repair 1 of 3]") && repair.contains("not one JSON value"),
+        "{repair}"
+    );
+}
+
+#[tokio::test]
+async fn structured_output_failing_three_repairs_fails_with_the_validation_error() {
+    let w = world();
+    let bad = || text(r#"{"count": "many"}"#);
+    let (parent, t) = one_task(
+        &w,
+        "S-BAD",
+        json!({"agent": "ann", "prompt": "JOB-S-BAD count", "output": count_schema()}),
+        vec![bad(), bad(), bad(), bad(), text(r#"{"count": 1}"#)],
+    )
+    .await;
+    assert_eq!(t.status, TaskStatus::Failed);
+    assert_eq!(t.repair_attempts, 3);
+    let e = t.error.unwrap();
+    assert!(
+        e.contains("after 3 repair turns") && e.contains("at /count") && e.contains("integer"),
+        "{e}"
+    );
+    assert_eq!(w.model.requests_for("JOB-S-BAD").len(), 4);
+    let notice = w.notices(parent).join("\n");
+    assert!(
+        notice.contains("failed") && notice.contains("at /count"),
+        "{notice}"
+    );
+}
+
+#[tokio::test]
+async fn a_child_model_failure_fails_the_task_and_tells_the_parent() {
+    let w = world();
+    let (parent, t) = one_task(
+        &w,
+        "F-1",
+        json!({"agent": "ann", "prompt": "JOB-F-1 try"}),
+        vec![Step::Fail("the endpoint is down".into())],
+    )
+    .await;
+    assert_eq!(t.status, TaskStatus::Failed);
+    assert!(
+        t.error.as_deref().unwrap().contains("the endpoint is down"),
+        "{t:?}"
+    );
+    let notice = w.notices(parent).join("\n");
+    assert!(
+        notice.contains(&format!("[Task {} (ann) failed", t.id))
+            && notice.contains("the endpoint is down"),
+        "{notice}"
+    );
+}
+
+#[tokio::test]
+async fn a_running_task_is_interrupted_at_startup_the_parent_told_once_and_no_model_called() {
+    let a = world();
+    let (s, parent) = a.lead();
+    a.bot("ann");
+    a.model.route(
+        "P-CRASH",
+        vec![
+            Step::Tools(vec![task_call(
+                "c1",
+                json!({"agent": "ann", "prompt": "JOB-C work"}),
+            )]),
+            text("waiting"),
+        ],
+    );
+    a.model.route("JOB-C", vec![Step::Hold("never".into())]);
+    a.say(s, "P-CRASH go").await;
+    a.until("the child in flight", || a.model.holding() == ["JOB-C"])
+        .await;
+    a.idle(parent).await;
+    let id = a.tasks(parent)[0].id;
+
+    // A new process on the same data: reconcile, then the kernel's recovery.
+    let b = world_on(a.dir.clone(), "boot-b");
+    let found = b.wf.reconcile_tasks().unwrap();
+    assert_eq!(found.interrupted, vec![id]);
+    b.wf.engine().recover().await.unwrap();
+    assert_eq!(b.model.calls(), 0, "startup calls no model");
+    let t = b.task(id);
+    assert_eq!(t.status, TaskStatus::Interrupted);
+    let steers = |w: &W| -> Vec<String> {
+        w.wf.store()
+            .read(|tx| tx.inbox(parent))
+            .unwrap()
+            .into_iter()
+            .filter(|i| i.mode == InboxMode::Steer)
+            .map(|i| i.text)
+            .collect()
+    };
+    assert_eq!(steers(&b).len(), 1);
+    assert!(steers(&b)[0].contains(&format!("\"resume\": \"{id}\"")));
+    // Told once: a second reconciliation finds nothing and writes nothing.
+    assert!(b.wf.reconcile_tasks().unwrap().interrupted.is_empty());
+    assert_eq!(steers(&b).len(), 1);
+    assert_eq!(b.model.calls(), 0);
+
+    // A later task call takes it up again on the same child.
+    b.model.route(
+        "P-CRASH",
+        vec![
+            Step::Tools(vec![task_call("c2", json!({"resume": id.to_string()}))]),
+            text("resumed it"),
+        ],
+    );
+    b.model
+        .route("JOB-C", vec![text("finished after the restart")]);
+    b.say(s, "carry on").await;
+    b.until("the resumed task to complete", || {
+        b.task(id).status == TaskStatus::Completed
+    })
+    .await;
+    let t = b.task(id);
+    assert_eq!(t.resumes, 1);
+    assert_eq!(t.output_text.as_deref(), Some("finished after the restart"));
+    assert_eq!(b.tasks(parent).len(), 1, "the same task, not a new one");
+}
+
+#[tokio::test]
+async fn task_output_for_an_unknown_id_is_a_clear_error() {
+    let w = world();
+    let (_, parent) = w.lead();
+    let ctx = tool_ctx(&w, parent, "q1");
+    let (v, err) = call_tool(&w, "task_output", &ctx, json!({"task_id": "task_999"})).await;
+    assert!(err);
+    assert_eq!(v["code"], "not_found");
+    assert_eq!(
+        v["message"],
+        "task task_999 not found among the tasks you started"
+    );
+    let (v, err) = call_tool(&w, "task_output", &ctx, json!({"task_id": "soon"})).await;
+    assert!(err);
+    assert_eq!(v["code"], "invalid_arguments");
+    assert!(v["message"].as_str().unwrap().contains("task_N"), "{v}");
+}
+
+#[tokio::test]
+async fn a_repeated_tool_call_with_the_same_delivery_key_creates_one_task() {
+    let w = world();
+    let (_, parent) = w.lead();
+    w.bot("ann");
+    w.model.route("JOB-D", vec![Step::Hold("ok".into())]);
+    let ctx = tool_ctx(&w, parent, "dup");
+    let args = json!({"agent": "ann", "prompt": "JOB-D once"});
+    let (first, err) = call_tool(&w, "task", &ctx, args.clone()).await;
+    assert!(!err, "{first}");
+    assert_eq!(first["code"], "task_created");
+    let (again, err) = call_tool(&w, "task", &ctx, args).await;
+    assert!(!err, "{again}");
+    assert_eq!(again["code"], "task_exists");
+    assert_eq!(again["task_id"], first["task_id"]);
+    assert_eq!(w.tasks(parent).len(), 1);
+    let children =
+        w.wf.store()
+            .read(|tx| tx.threads(u32::MAX))
+            .unwrap()
+            .into_iter()
+            .filter(|t| t.parent_id == Some(parent))
+            .count();
+    assert_eq!(children, 1);
+}
+
+#[tokio::test]
+async fn tool_argument_errors_persist_nothing_and_say_what_is_wrong() {
+    let w = world();
+    let (_, parent) = w.lead();
+    w.bot("ann");
+    let ctx = tool_ctx(&w, parent, "bad");
+    let cases = [
+        (
+            json!({"agent": "zed", "prompt": "x"}),
+            "no agent named 'zed' (known agents: lead, ann)",
+        ),
+        (json!({"agent": "ann"}), "prompt: required"),
+        (
+            json!({"agent": "ann", "prompt": "x", "output": {"kind": "structured"}}),
+            "output",
+        ),
+        (
+            json!({"agent": "ann", "prompt": "x", "speed": 3}),
+            "unknown field `speed`",
+        ),
+        (
+            json!({"resume": "task_1", "prompt": "x"}),
+            "resume: give it alone",
+        ),
+    ];
+    for (args, want) in cases {
+        let (v, err) = call_tool(&w, "task", &ctx, args.clone()).await;
+        assert!(err, "{args}");
+        assert_eq!(v["code"], "invalid_arguments", "{v}");
+        assert_eq!(v["persisted"], false);
+        assert!(v["message"].as_str().unwrap().contains(want), "{args}: {v}");
+    }
+    assert!(w.tasks(parent).is_empty());
+    let threads = w.wf.store().read(|tx| tx.threads(u32::MAX)).unwrap();
+    assert_eq!(threads.len(), 1, "no child thread was written");
+}
