@@ -30,6 +30,7 @@ pub const BODY_LIMIT: usize = 1024 * 1024;
         (name = "workflows", description = "A session's workflow (Plan, Light Loop), Continue and Abandon"),
         (name = "notes", description = "Versioned notes and Blueprints"),
         (name = "agenda", description = "Scheduled deliveries into a session"),
+        (name = "tasks", description = "Child tasks a session's Bot handed to other agents"),
         (name = "events", description = "Live events")
     )
 )]
@@ -45,6 +46,7 @@ pub fn api() -> (Router<AppState>, utoipa::openapi::OpenApi) {
         .merge(routes::workflows::router())
         .merge(routes::notes::router())
         .merge(routes::agenda::router())
+        .merge(routes::tasks::router())
         .merge(routes::events::router())
         .split_for_parts()
 }
