@@ -449,7 +449,7 @@ async fn task_starts_a_child_and_the_parent_gets_the_result_as_a_steer_item() {
     assert!(!steer.is_root);
     assert_eq!(
         steer.delivery_key.as_deref(),
-        Some(format!("cortex:{}:result", t.id).as_str())
+        Some(format!("cortex:{}:result:0", t.id).as_str())
     );
     let last = w.model.requests_for("P-ONE").pop().unwrap();
     let seen = user_texts(&last).join("\n");
@@ -718,12 +718,46 @@ async fn a_running_task_is_interrupted_at_startup_the_parent_told_once_and_no_mo
         .await;
     a.idle(parent).await;
     let id = a.tasks(parent)[0].id;
+    // A second task was written but the process stopped before starting it: its prompt is
+    // still a runnable task item in its child's inbox.
+    let queued =
+        a.wf.store()
+            .write(|tx| {
+                troupe_workflows::cortex::prepare_child(
+                    tx,
+                    &troupe_workflows::cortex::ChildRequest {
+                        parent,
+                        parent_message: None,
+                        agent: troupe_core::thread::AgentBinding::new("ann", "work"),
+                        prompt: "JOB-Q later".into(),
+                        description: "later".into(),
+                        output: troupe_workflows::cortex::OutputContract::Summary,
+                        role: troupe_store::TaskRole::Task,
+                        notify_parent: true,
+                        key: "not-started".into(),
+                    },
+                )
+            })
+            .unwrap()
+            .task;
+    assert_eq!(queued.status, TaskStatus::Queued);
 
-    // A new process on the same data: reconcile, then the kernel's recovery.
+    // A new process on the same data: reconcile, then the kernel's recovery (whose boot
+    // wakes find the queued child's prompt, and must not run it).
     let b = world_on(a.dir.clone(), "boot-b");
     let found = b.wf.reconcile_tasks().unwrap();
-    assert_eq!(found.interrupted, vec![id]);
-    b.wf.engine().recover().await.unwrap();
+    assert_eq!(found.interrupted, vec![id, queued.id]);
+    let report = b.wf.engine().recover().await.unwrap();
+    let (_, woken) = report
+        .woken
+        .iter()
+        .find(|(t, _)| *t == queued.child_thread_id)
+        .expect("the boot wake looked at the queued child");
+    assert!(
+        matches!(woken, DriveOutcome::Refused { check, .. } if check == "cortex"),
+        "{woken:?}"
+    );
+    b.idle(queued.child_thread_id).await;
     assert_eq!(b.model.calls(), 0, "startup calls no model");
     let t = b.task(id);
     assert_eq!(t.status, TaskStatus::Interrupted);
@@ -736,11 +770,12 @@ async fn a_running_task_is_interrupted_at_startup_the_parent_told_once_and_no_mo
             .map(|i| i.text)
             .collect()
     };
-    assert_eq!(steers(&b).len(), 1);
+    assert_eq!(b.task(queued.id).status, TaskStatus::Interrupted);
+    assert_eq!(steers(&b).len(), 2, "one notice per task");
     assert!(steers(&b)[0].contains(&format!("\"resume\": \"{id}\"")));
     // Told once: a second reconciliation finds nothing and writes nothing.
     assert!(b.wf.reconcile_tasks().unwrap().interrupted.is_empty());
-    assert_eq!(steers(&b).len(), 1);
+    assert_eq!(steers(&b).len(), 2);
     assert_eq!(b.model.calls(), 0);
 
     // A later task call takes it up again on the same child.
@@ -761,7 +796,7 @@ async fn a_running_task_is_interrupted_at_startup_the_parent_told_once_and_no_mo
     let t = b.task(id);
     assert_eq!(t.resumes, 1);
     assert_eq!(t.output_text.as_deref(), Some("finished after the restart"));
-    assert_eq!(b.tasks(parent).len(), 1, "the same task, not a new one");
+    assert_eq!(b.tasks(parent).len(), 2, "the same task, not a new one");
 }
 
 #[tokio::test]
@@ -843,4 +878,87 @@ async fn tool_argument_errors_persist_nothing_and_say_what_is_wrong() {
     assert!(w.tasks(parent).is_empty());
     let threads = w.wf.store().read(|tx| tx.threads(u32::MAX)).unwrap();
     assert_eq!(threads.len(), 1, "no child thread was written");
+}
+
+#[tokio::test]
+async fn a_reviewer_task_is_exempt_from_the_caps_and_a_follow_up_turn_reuses_its_child() {
+    use troupe_core::inbox::Priority;
+    use troupe_core::thread::AgentBinding;
+    use troupe_store::TaskRole;
+    use troupe_workflows::cortex::{self, ChildRequest, OutputContract};
+
+    let w = world();
+    w.bot("ann");
+    let parent = fan_out(&w, 8, &["ann"]).await;
+    let engine = w.wf.engine();
+    let req = ChildRequest {
+        parent,
+        parent_message: None,
+        agent: AgentBinding::new("reviewer", "You review."),
+        prompt: "JOB-R review the work".into(),
+        description: "review".into(),
+        output: OutputContract::Summary,
+        role: TaskRole::Reviewer,
+        notify_parent: false,
+        key: "review:claim-1".into(),
+    };
+    w.model.route(
+        "JOB-R",
+        vec![Step::Hold("looks fine".into()), text("second look: fine")],
+    );
+    let prepared =
+        w.wf.store()
+            .write(|tx| cortex::prepare_child(tx, &req))
+            .unwrap();
+    assert!(prepared.created);
+    // The same key finds the same task.
+    let again =
+        w.wf.store()
+            .write(|tx| cortex::prepare_child(tx, &req))
+            .unwrap();
+    assert!(!again.created && again.task.id == prepared.task.id);
+    cortex::start_admitted(engine);
+    w.until("the reviewer in flight beside eight tasks", || {
+        w.model.holding().len() == 9
+    })
+    .await;
+    let id = prepared.task.id;
+    assert_eq!(w.task(id).status, TaskStatus::Running);
+
+    w.model.release("JOB-R");
+    w.until("the review to end", || {
+        w.task(id).status == TaskStatus::Completed
+    })
+    .await;
+    assert_eq!(w.task(id).output_text.as_deref(), Some("looks fine"));
+    assert!(
+        w.notices(parent).is_empty(),
+        "a reviewer's parent is not told"
+    );
+
+    // A recovery turn on the same child thread, which keeps its first turn.
+    let child = w.task(id).child_thread_id;
+    let turn = Delivery::user_task("call a verdict tool now")
+        .with_mode(InboxMode::Task)
+        .with_priority(Priority::SUPERVISOR)
+        .with_origin(Origin::Delegation("test".into()))
+        .with_key("review:claim-1:recovery:1");
+    let queued =
+        w.wf.store()
+            .write(|tx| cortex::follow_up(tx, id, &turn))
+            .unwrap();
+    assert_eq!(queued.status, TaskStatus::Queued);
+    cortex::start_admitted(engine);
+    w.until("the follow-up to end", || {
+        w.task(id).status == TaskStatus::Completed && w.task(id).resumes == 1
+    })
+    .await;
+    assert_eq!(w.task(id).output_text.as_deref(), Some("second look: fine"));
+    assert_eq!(w.task(id).child_thread_id, child);
+    let second = w.model.requests_for("JOB-R").pop().unwrap();
+    let seen = user_texts(&second).join("\n");
+    assert!(
+        seen.contains("JOB-R review") && seen.contains("call a verdict tool now"),
+        "{seen}"
+    );
 }

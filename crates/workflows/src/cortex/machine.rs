@@ -22,6 +22,9 @@ pub enum TaskEvent {
     Interrupt,
     /// A later `task` call takes an interrupted task up again.
     Resume,
+    /// A workflow gives an ended child another turn on the same thread (a reviewer's
+    /// recovery turn keeps the evidence of its first one).
+    FollowUp,
 }
 
 /// The status after `event`, or why the event does not apply. `Ok(None)`: nothing changes
@@ -36,6 +39,7 @@ pub fn step(from: TaskStatus, event: &TaskEvent) -> Result<Option<TaskStatus>, S
         (Cancelled, TaskEvent::Cancel) => return Ok(None),
         (Queued | Running, TaskEvent::Interrupt) => Interrupted,
         (Interrupted, TaskEvent::Resume) => Queued,
+        (Completed | Failed | Cancelled | Interrupted, TaskEvent::FollowUp) => Queued,
         (from, event) => {
             return Err(format!(
                 "a {} task cannot take {}",
@@ -47,6 +51,7 @@ pub fn step(from: TaskStatus, event: &TaskEvent) -> Result<Option<TaskStatus>, S
                     TaskEvent::Cancel => "a cancel",
                     TaskEvent::Interrupt => "an interruption",
                     TaskEvent::Resume => "a resume (only interrupted tasks resume)",
+                    TaskEvent::FollowUp => "a follow-up turn (it has not ended)",
                 }
             ));
         }
@@ -184,6 +189,9 @@ mod tests {
         assert!(step(Failed, &TaskEvent::Resume).is_err());
         assert!(step(Queued, &TaskEvent::Complete).is_err());
         assert!(step(Completed, &TaskEvent::Start).is_err());
+        assert_eq!(step(Completed, &TaskEvent::FollowUp), Ok(Some(Queued)));
+        assert_eq!(step(Cancelled, &TaskEvent::FollowUp), Ok(Some(Queued)));
+        assert!(step(Running, &TaskEvent::FollowUp).is_err());
     }
 
     #[test]

@@ -19,5 +19,5 @@ pub mod tools;
 pub mod wait;
 
 pub use contract::OutputContract;
-pub use prepare::{ChildRequest, Prepared, prepare_child};
+pub use prepare::{ChildRequest, Prepared, follow_up, prepare_child, resume};
 pub use runtime::start_admitted;

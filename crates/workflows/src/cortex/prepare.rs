@@ -99,7 +99,8 @@ pub fn prepare_child(tx: &mut Tx<'_>, req: &ChildRequest) -> Result<Prepared, St
     })
 }
 
-/// Queue an interrupted task again. Its prompt is delivered again under the same key, which
+/// Queue an interrupted task again (`resumes` counts it, so its next result and any later
+/// interruption get delivery keys of their own). Its prompt is delivered again under the same key, which
 /// writes nothing when the child had already taken it: the child then resumes its open turn.
 pub fn resume(tx: &mut Tx<'_>, id: TaskId) -> Result<TaskRecord, StoreError> {
     let t = tx.task(id)?;
@@ -113,6 +114,29 @@ pub fn resume(tx: &mut Tx<'_>, id: TaskId) -> Result<TaskRecord, StoreError> {
         &TaskEdit {
             status: to,
             error: Some(None),
+            resumes: Some(t.resumes + 1),
+            ..TaskEdit::default()
+        },
+    )
+}
+
+/// Give an ended (or interrupted) task another turn on the same child thread: `turn` is
+/// delivered to the child and the task is queued again, its output and repair count cleared.
+/// For a workflow's reviewer that ended without a verdict; start it with
+/// [`crate::cortex::runtime::start_admitted`] after the transaction commits.
+pub fn follow_up(tx: &mut Tx<'_>, id: TaskId, turn: &Delivery) -> Result<TaskRecord, StoreError> {
+    let t = tx.task(id)?;
+    let to = machine::step(t.status, &TaskEvent::FollowUp)
+        .map_err(|m| StoreError::Conflict(format!("task {id}: {m}")))?;
+    tx.deliver(t.child_thread_id, turn)?;
+    tx.edit_task(
+        id,
+        &TaskEdit {
+            status: to,
+            output_text: Some(None),
+            output_json: Some(None),
+            error: Some(None),
+            repair_attempts: Some(0),
             resumes: Some(t.resumes + 1),
             ..TaskEdit::default()
         },

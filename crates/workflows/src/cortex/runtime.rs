@@ -207,7 +207,9 @@ fn end(
         },
     )?;
     if done.notify_parent {
-        notify(tx, &done, texts::result_notice(&done), "result".into())?;
+        // One result per round: a resumed or followed-up task reports again.
+        let what = format!("result:{}", done.resumes);
+        notify(tx, &done, texts::result_notice(&done), what)?;
     }
     Ok(done)
 }
