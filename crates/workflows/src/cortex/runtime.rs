@@ -116,9 +116,9 @@ fn final_reply(tx: &Tx<'_>, child: ThreadId) -> Result<Option<String>, StoreErro
     let Some((reply, terminal, _)) = tx.latest_reply(root)? else {
         return Ok(None);
     };
-    Ok(terminal
+    terminal
         .then(|| tx.message(reply).map(|m| m.text()))
-        .transpose()?)
+        .transpose()
 }
 
 fn settle_now(engine: &Engine, id: TaskId, stuck: Option<String>) -> Result<Next, StoreError> {
