@@ -17,6 +17,10 @@ use troupe_store::{StoreError, TaskEdit, TaskId, TaskRecord, TaskStatus, Tx};
 /// Start every queued task the caps admit, oldest first; each gets a watcher. Safe to call
 /// at any time and from anywhere: admission is decided inside one write transaction.
 pub fn start_admitted(engine: &Engine) {
+    // A draining engine starts nothing; what is still queued is interrupted at the next start.
+    if engine.is_draining() {
+        return;
+    }
     let boot = engine.config().boot_id.clone();
     let started = engine.store().write(|tx| {
         let active = tx.active_tasks()?;
