@@ -125,8 +125,11 @@ pub enum Settlement {
 }
 
 /// Decide a running task whose child went idle. `last_end` is the end of the child's latest
-/// run; `reply` its latest terminal reply under the latest root, if the root has one.
+/// run; `reply` its latest terminal reply under the latest root, if the root has one. A
+/// reviewer's reply is taken as it is (even empty): its verdict tools, not its prose, carry the
+/// result, and a verdict call may end the turn without any text.
 pub fn settle(
+    role: TaskRole,
     contract: &OutputContract,
     repairs: u32,
     last_end: Option<&EndReason>,
@@ -147,6 +150,12 @@ pub fn settle(
             let Some(reply) = reply else {
                 return Settlement::Fail("the child ended without a final reply".into());
             };
+            if role == TaskRole::Reviewer {
+                return Settlement::Complete {
+                    text: reply.trim().to_string(),
+                    json: None,
+                };
+            }
             match contract.evaluate(reply) {
                 Verdict::Accept { text, json } => Settlement::Complete { text, json },
                 Verdict::Invalid(problem) if repairs < MAX_REPAIRS => Settlement::Repair {
@@ -240,24 +249,48 @@ mod tests {
     fn an_idle_child_settles_by_its_last_run_and_reply() {
         let c = OutputContract::Final;
         assert_eq!(
-            settle(&c, 0, Some(&EndReason::Completed), Some("done")),
+            settle(
+                TaskRole::Task,
+                &c,
+                0,
+                Some(&EndReason::Completed),
+                Some("done")
+            ),
             Settlement::Complete {
                 text: "done".into(),
                 json: None
             }
         );
         assert!(matches!(
-            settle(&c, 0, Some(&EndReason::ModelError("503".into())), None),
+            settle(TaskRole::Task, &c, 0, Some(&EndReason::ModelError("503".into())), None),
             Settlement::Fail(e) if e.contains("503")
         ));
         assert_eq!(
-            settle(&c, 0, Some(&EndReason::Interrupted), None),
+            settle(TaskRole::Task, &c, 0, Some(&EndReason::Interrupted), None),
             Settlement::Nothing
         );
         assert!(matches!(
-            settle(&c, 0, Some(&EndReason::Completed), None),
+            settle(TaskRole::Task, &c, 0, Some(&EndReason::Completed), None),
             Settlement::Fail(_)
         ));
+        // An empty reply is repaired for a task, taken as it is for a reviewer.
+        assert!(matches!(
+            settle(TaskRole::Task, &c, 0, Some(&EndReason::Completed), Some("")),
+            Settlement::Repair { .. }
+        ));
+        assert_eq!(
+            settle(
+                TaskRole::Reviewer,
+                &c,
+                0,
+                Some(&EndReason::Completed),
+                Some("")
+            ),
+            Settlement::Complete {
+                text: String::new(),
+                json: None
+            }
+        );
     }
 
     #[test]
@@ -269,12 +302,12 @@ mod tests {
         .unwrap();
         for n in 0..3 {
             assert!(matches!(
-                settle(&c, n, Some(&EndReason::Completed), Some("{}")),
+                settle(TaskRole::Task, &c, n, Some(&EndReason::Completed), Some("{}")),
                 Settlement::Repair { attempt, .. } if attempt == n + 1
             ));
         }
         assert!(matches!(
-            settle(&c, 3, Some(&EndReason::Completed), Some("{}")),
+            settle(TaskRole::Task, &c, 3, Some(&EndReason::Completed), Some("{}")),
             Settlement::Fail(e) if e.contains("after 3 repair turns") && e.contains("\"n\"")
         ));
     }

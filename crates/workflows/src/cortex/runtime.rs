@@ -146,6 +146,7 @@ fn settle_now(engine: &Engine, id: TaskId, stuck: Option<String>) -> Result<Next
             }
         };
         let decided = machine::settle(
+            task.role,
             &contract,
             task.repair_attempts,
             last.as_ref().and_then(|r| r.end_reason.as_ref()),
