@@ -264,7 +264,7 @@ mod tests {
             assert_eq!(
                 c.evaluate(reply),
                 Verdict::Accept {
-                    text: r#"{"count": 3}"#.replace("\n", ""),
+                    text: r#"{"count": 3}"#.into(),
                     json: Some(json!({"count": 3}))
                 },
                 "{reply}"
