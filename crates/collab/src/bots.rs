@@ -59,7 +59,7 @@ fn check_endpoint(e: &Option<EndpointSpec>) -> Result<(), CollabError> {
 }
 
 /// What a Bot's thread is bound to: its name, a system prompt built from its persona, its endpoint.
-pub(crate) fn binding_for(bot: &Bot) -> AgentBinding {
+pub fn binding_for(bot: &Bot) -> AgentBinding {
     let mut prompt = format!(
         "You are {}, a Bot working with a person in Troupe. You have a workspace directory and the \
          tools read_file, write_file, list_dir, delete_file and shell (paths are relative to the \

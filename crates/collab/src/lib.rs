@@ -10,7 +10,7 @@ mod roles;
 mod sessions;
 mod turns;
 
-pub use bots::{BotPatch, NewBotRequest};
+pub use bots::{BotPatch, NewBotRequest, binding_for as bot_binding};
 pub use error::CollabError;
 pub use projection::SessionProjector;
 pub use roles::SharedRoles;

@@ -1,5 +1,6 @@
 //! Building the daemon's state from a data directory and the configured roles: open the store,
-//! build the engine with the conversation layer plugged in, recover, seed the demo Bot,
+//! build the engine with the conversation layer plugged in, interrupt child tasks the last
+//! process left unfinished, recover, seed the demo Bot,
 //! and start the Agenda's timer.
 
 use crate::AppState;
@@ -40,9 +41,16 @@ pub async fn build_state(
     let engine = troupe_workflows::build_engine(builder)?;
     let collab = Collab::new(engine.clone(), shared, data_dir.join("workspaces"));
     collab.load_stored_roles()?;
+    let workflows = troupe_workflows::Workflows::new(collab.clone());
+    // Child tasks a stopped process left queued or running become interrupted, their parents
+    // told once; before the kernel's recovery, so its latch sees that notice and its boot
+    // wakes never restart a cut-off child.
+    let tasks = workflows.reconcile_tasks()?;
+    if !tasks.interrupted.is_empty() {
+        tracing::info!(tasks = ?tasks.interrupted, "child tasks interrupted by the last stop");
+    }
     let recovery = engine.recover().await?;
     // Light Loop claims that survived are re-driven (an interrupted reviewer is replaced).
-    let workflows = troupe_workflows::Workflows::new(collab.clone());
     workflows.recover_light_loops().await?;
     workflows.recover_blueprint_loops().await?;
     collab.ensure_demo_bot(data_dir)?;

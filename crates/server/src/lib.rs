@@ -31,6 +31,7 @@ pub const BODY_LIMIT: usize = 1024 * 1024;
         (name = "notes", description = "Versioned notes and Blueprints"),
         (name = "blueprint-loops", description = "Executions of a Blueprint, audited before they end"),
         (name = "agenda", description = "Scheduled deliveries into a session"),
+        (name = "tasks", description = "Child tasks a session's Bot handed to other agents"),
         (name = "events", description = "Live events")
     )
 )]
@@ -47,6 +48,7 @@ pub fn api() -> (Router<AppState>, utoipa::openapi::OpenApi) {
         .merge(routes::notes::router())
         .merge(routes::blueprint_loops::router())
         .merge(routes::agenda::router())
+        .merge(routes::tasks::router())
         .merge(routes::events::router())
         .split_for_parts()
 }

@@ -142,6 +142,9 @@ async fn the_openapi_document_lists_every_route() {
         ("/v1/agenda/{id}", "get"),
         ("/v1/agenda/{id}", "patch"),
         ("/v1/agenda/{id}", "delete"),
+        ("/v1/tasks", "get"),
+        ("/v1/tasks/{id}", "get"),
+        ("/v1/tasks/{id}/cancel", "post"),
     ]
     .into_iter()
     .map(|(p, m)| (p.to_string(), m.to_string()))

@@ -14,6 +14,7 @@ mod notes;
 mod records;
 mod rows;
 mod runs;
+mod tasks;
 mod threads;
 mod workflow_terminals;
 
@@ -28,6 +29,7 @@ pub use messages::{NewMessage, RootTail};
 pub use notes::{NewNote, Note, NoteEdit, NoteEditOutcome, NoteId, NoteKind};
 pub use records::{CommandRecord, ModelCallRecord, RefusalRecord, ToolCallRecord};
 pub use runs::{NewRun, RunRecord};
+pub use tasks::{NewTask, TaskEdit, TaskId, TaskRecord, TaskRole, TaskStatus};
 pub use threads::NewThread;
 pub use workflow_terminals::{NewWorkflowTerminal, WorkflowTerminal};
 

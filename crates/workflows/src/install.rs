@@ -3,6 +3,7 @@
 use crate::agenda;
 use crate::blueprint_loop::policy::BlueprintLoopPolicy;
 use crate::blueprint_loop::tools::{self as bl_tools, AuditRecoveryGuard};
+use crate::cortex;
 use crate::lightloop::host::LoopHost;
 use crate::lightloop::policy::LightLoopPolicy;
 use crate::lightloop::tools::{self as loop_tools, RecoveryGuard};
@@ -12,9 +13,11 @@ use std::sync::Arc;
 use troupe_engine::{Engine, EngineBuilder, EngineError};
 
 /// Add the workflow layer's extensions: the instruction projection, the note tools, the Light
-/// Loop and the BlueprintLoop (their continuation policies, tools and recovery-turn guards), and the Agenda (its tools and
-/// its one-shot watches as continuation waits). The returned host must
-/// be attached to the engine once it is built; [`build_engine`] does both.
+/// Loop and the BlueprintLoop (their continuation policies, tools and recovery-turn guards), the
+/// Agenda (its tools, its one-shot watches as continuation waits and the wake guard), and child
+/// tasks (the `task` tools, queued and running tasks as continuation waits, and the check that a
+/// child runs only inside its task). The returned host must be attached to the engine once it is
+/// built; [`build_engine`] does both.
 pub fn install(builder: EngineBuilder) -> Result<(EngineBuilder, Arc<LoopHost>), EngineError> {
     let host = LoopHost::new();
     let mut b = builder
@@ -24,7 +27,11 @@ pub fn install(builder: EngineBuilder) -> Result<(EngineBuilder, Arc<LoopHost>),
         .guard(Arc::new(RecoveryGuard { host: host.clone() }))
         .guard(Arc::new(AuditRecoveryGuard))
         .guard(Arc::new(agenda::wake::WakeGuard))
-        .wait_provider(Arc::new(agenda::wait::AgendaWaits));
+        .wait_provider(Arc::new(agenda::wait::AgendaWaits))
+        .wait_provider(Arc::new(cortex::wait::CortexWaits))
+        .admission(Arc::new(cortex::admission::ChildAdmission {
+            host: host.clone(),
+        }));
     for t in notes::tools::registrations() {
         b = b.tool(t)?;
     }
@@ -35,6 +42,9 @@ pub fn install(builder: EngineBuilder) -> Result<(EngineBuilder, Arc<LoopHost>),
         b = b.tool(t)?;
     }
     for t in agenda::tools::registrations(&host) {
+        b = b.tool(t)?;
+    }
+    for t in cortex::tools::registrations(&host) {
         b = b.tool(t)?;
     }
     Ok((b, host))

@@ -1,7 +1,7 @@
 //! Session workflows on top of the kernel and the conversation layer: the workflow slot of a
 //! session (Plan, Light Loop) and its controls, the session's Continue and Abandon, the
 //! instruction projection that wraps a workflow's contract around a request, and notes with
-//! Blueprints, BlueprintLoops, and the Agenda. Rules are pure functions (`controls`, `lightloop::machine`, `notes::policy`,
+//! Blueprints, BlueprintLoops, the Agenda, and child tasks (Cortex). Rules are pure functions (`controls`, `lightloop::machine`, `notes::policy`,
 //! `notes::blueprint`, `session_controls::abandon_plan`); the rest applies them in store
 //! transactions.
 
@@ -9,6 +9,7 @@ pub mod agenda;
 pub mod blueprint_loop;
 pub mod contracts;
 pub mod controls;
+pub mod cortex;
 mod error;
 mod install;
 pub mod lightloop;
@@ -22,6 +23,7 @@ pub mod tool_results;
 pub use agenda::service::{AgendaPatchRequest, NewAgendaRequest, TickReport};
 pub use blueprint_loop::recovery::BlueprintLoopRecovery;
 pub use blueprint_loop::service::{BlueprintLoopView, NewBlueprintLoopRequest};
+pub use cortex::api::TaskRecovery;
 pub use error::WorkflowError;
 pub use install::{build_engine, install};
 pub use lightloop::recovery::LightLoopRecovery;

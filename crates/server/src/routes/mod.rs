@@ -7,6 +7,7 @@ pub mod events;
 pub mod notes;
 pub mod roles;
 pub mod sessions;
+pub mod tasks;
 pub mod turns;
 pub mod web;
 pub mod workflows;
