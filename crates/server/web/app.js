@@ -359,7 +359,27 @@
     reviewing: "under review",
   };
 
+  const LOOP_STATUS = {
+    armed: "starting",
+    running: "executing",
+    auditing: "under audit",
+  };
+
+  // The BlueprintLoop this session executes, as one line: status, iteration, the auditor.
+  function blueprintText(l) {
+    const parts = ["BlueprintLoop " + l.id + " \u201c" + l.title + "\u201d"];
+    let status = LOOP_STATUS[l.status] || String(l.status);
+    if (l.status === "running" && l.stop_request) status = "audit about to start";
+    parts.push(status);
+    const iteration = ((l.audit && l.audit.attempts) || 0) + 1;
+    const max = typeof l.max_iterations === "number" ? " of " + l.max_iterations : "";
+    parts.push("iteration " + iteration + max);
+    if (l.audit_thread_id) parts.push("auditor: " + l.audit_agent + " (thread " + l.audit_thread_id + ")");
+    return parts.join(" \u00b7 ");
+  }
+
   function workflowText(w) {
+    if (w && w.blueprint_loop) return blueprintText(w.blueprint_loop);
     const kind = w && w.kind;
     if (!kind) {
       let t = "Workflow: none";
@@ -392,10 +412,100 @@
     const kind = w ? w.kind : state.current.workflow && state.current.workflow.kind;
     $("#workflow-status").textContent = workflowText(w || { kind: kind || null });
     $("#workflow-status").dataset.kind = kind || "none";
-    $("#enable-plan").hidden = !!kind;
-    $("#enable-lightloop").hidden = !!kind;
+    const loop = w && w.blueprint_loop;
+    $("#workflow-status").dataset.loop = loop ? loop.status : "";
+    $("#enable-plan").hidden = !!kind || !!loop;
+    $("#enable-lightloop").hidden = !!kind || !!loop;
     $("#workflow-off").hidden = !kind;
-    if (kind) showLightloopForm(false);
+    $("#enable-blueprint").hidden = !!loop;
+    $("#blueprint-cancel-loop").hidden = !loop;
+    if (kind || loop) showLightloopForm(false);
+    if (loop) showBlueprintForm(false);
+  }
+
+  async function showBlueprintForm(show) {
+    $("#blueprint-form").hidden = !show;
+    $("#enable-blueprint").setAttribute("aria-expanded", String(show));
+    if (!show) return;
+    const select = $("#blueprint-note");
+    select.replaceChildren();
+    try {
+      const notes = await api("GET", "/v1/notes?kind=blueprint&limit=200");
+      for (const n of notes) {
+        const o = document.createElement("option");
+        o.value = String(n.id);
+        o.dataset.version = String(n.version);
+        o.textContent = n.title + " (v" + n.version + (n.active_loop_id ? ", running" : "") + ")";
+        select.appendChild(o);
+      }
+      if (!notes.length) showError($("#workflow-error"), "No Blueprint yet: turn Plan on and ask the Bot to write one.");
+    } catch (e) {
+      showError($("#workflow-error"), e);
+    }
+    select.focus();
+  }
+
+  async function submitBlueprint(ev) {
+    ev.preventDefault();
+    if (!state.current) return;
+    const errEl = $("#workflow-error");
+    showError(errEl, null);
+    const opt = $("#blueprint-note").selectedOptions[0];
+    if (!opt) {
+      showError(errEl, "Choose a Blueprint first.");
+      return;
+    }
+    const body = {
+      session_id: state.current.id,
+      note_id: Number(opt.value),
+      note_version: Number(opt.dataset.version),
+      run_mode: $("#blueprint-mode").value,
+    };
+    const instruction = $("#blueprint-instruction").value.trim();
+    if (instruction) body.instruction = instruction;
+    const max = $("#blueprint-max").value.trim();
+    if (max) {
+      const n = Number(max);
+      if (!Number.isInteger(n) || n < 1) {
+        showError(errEl, "Max iterations is a whole number (1 or more), or empty.");
+        return;
+      }
+      body.max_iterations = n;
+    }
+    const btn = $("#blueprint-submit");
+    const gen = state.gen;
+    btn.disabled = true;
+    try {
+      const l = await api("POST", "/v1/blueprint-loops", body);
+      if (gen !== state.gen) return;
+      $("#blueprint-form").reset();
+      showBlueprintForm(false);
+      if (l.session_id && l.session_id !== state.current.id) {
+        await loadSessions();
+        selectSession(l.session_id);
+        return;
+      }
+    } catch (e) {
+      if (gen === state.gen) showError(errEl, e);
+    } finally {
+      btn.disabled = false;
+      if (gen === state.gen) refreshWorkflow();
+    }
+  }
+
+  async function cancelBlueprintLoop(btn) {
+    const loop = state.workflow && state.workflow.blueprint_loop;
+    if (!loop) return;
+    const gen = state.gen;
+    btn.disabled = true;
+    try {
+      await api("POST", "/v1/blueprint-loops/" + encodeURIComponent(loop.id) + "/cancel", {});
+    } catch (e) {
+      if (gen === state.gen) showError($("#workflow-error"), e);
+    } finally {
+      btn.disabled = false;
+      if (gen === state.gen) refreshWorkflow();
+    }
   }
 
   function showLightloopForm(show) {
@@ -540,6 +650,8 @@
     showError($("#workflow-error"), null);
     $("#lightloop-form").reset();
     showLightloopForm(false);
+    $("#blueprint-form").reset();
+    showBlueprintForm(false);
     renderWorkflow();
     setRunning(state.current.running);
     $("#composer").disabled = false;
@@ -825,7 +937,14 @@
       if (live()) refreshWorkflow();
     });
     // The workflow slot, its ending and the pause latch each have their own event.
-    for (const kind of ["workflow_changed", "workflow_ended", "thread_paused", "thread_resumed"]) {
+    for (const kind of [
+      "workflow_changed",
+      "workflow_ended",
+      "thread_paused",
+      "thread_resumed",
+      "blueprint_loop_created",
+      "blueprint_loop_updated",
+    ]) {
       es.addEventListener(kind, () => {
         if (live()) refreshWorkflow();
       });
@@ -950,6 +1069,13 @@
     $("#lightloop-form").addEventListener("submit", submitLightloop);
     $("#lightloop-cancel").addEventListener("click", () => showLightloopForm(false));
     $("#workflow-off").addEventListener("click", (e) => workflowAction(e.currentTarget, { kind: "none" }));
+    $("#enable-blueprint").addEventListener("click", () => {
+      showError($("#workflow-error"), null);
+      showBlueprintForm($("#blueprint-form").hidden);
+    });
+    $("#blueprint-form").addEventListener("submit", submitBlueprint);
+    $("#blueprint-form-cancel").addEventListener("click", () => showBlueprintForm(false));
+    $("#blueprint-cancel-loop").addEventListener("click", (e) => cancelBlueprintLoop(e.currentTarget));
     $("#continue").addEventListener("click", (e) => latchAction(e.currentTarget, "continue"));
     $("#abandon").addEventListener("click", (e) => latchAction(e.currentTarget, "abandon"));
     $("#sidebar-toggle").addEventListener("click", () => {
