@@ -101,19 +101,10 @@ async fn fake_model() -> (String, Fake) {
 }
 
 fn blueprint_body() -> String {
-    [
-        "Goal",
-        "Constraints",
-        "Selected approach",
-        "Deliverables",
-        "Acceptance criteria",
-        "Verification",
-        "Risks",
-        "Exclusions",
-    ]
-    .iter()
-    .map(|s| format!("## {s}\nhello.txt says hi.\n"))
-    .collect()
+    troupe_workflows::notes::blueprint::SECTIONS
+        .iter()
+        .map(|s| format!("## {s}\nhello.txt says hi.\n"))
+        .collect()
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]

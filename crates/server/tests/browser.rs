@@ -416,19 +416,10 @@ async fn workflow_scenario(c: &Client, daemon: &Daemon, slow: &Path, failing: &P
         }
     };
     post(workflow_url.clone(), json!({"kind": "plan"})).await?;
-    let body: String = [
-        "Goal",
-        "Constraints",
-        "Selected approach",
-        "Deliverables",
-        "Acceptance criteria",
-        "Verification",
-        "Risks",
-        "Exclusions",
-    ]
-    .iter()
-    .map(|s| format!("## {s}\nhello.txt says hi.\n"))
-    .collect();
+    let body: String = troupe_workflows::notes::blueprint::SECTIONS
+        .iter()
+        .map(|s| format!("## {s}\nhello.txt says hi.\n"))
+        .collect();
     post(
         format!("{}/v1/notes", daemon.base_url),
         json!({"kind": "blueprint", "title": "Hello file", "body": body, "session_id": sid.parse::<i64>()?}),
