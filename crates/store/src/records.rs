@@ -241,6 +241,15 @@ impl Tx<'_> {
         Ok(rows.collect::<Result<_, _>>()?)
     }
 
+    /// Whether any wake is queued (a read, so the common empty case needs no write).
+    pub fn has_queued_wakes(&self) -> Result<bool> {
+        Ok(
+            self.query_one("SELECT EXISTS (SELECT 1 FROM queued_wakes)", [], |r| {
+                r.get(0)
+            })?,
+        )
+    }
+
     /// Take every queued wake (they are retried by the caller).
     pub fn take_queued_wakes(&mut self) -> Result<Vec<ThreadId>> {
         let mut stmt = self
