@@ -173,7 +173,8 @@ pub trait ContinuationPolicy: Send + Sync {
 }
 
 /// Sees every message the engine writes, inside the transaction that writes it, so a layer
-/// above (e.g. a conversation shown to people) can project it atomically.
+/// above (e.g. a conversation shown to people) can project it atomically. It may be called on
+/// the store's writer thread (outside any tokio runtime) and must only work through `tx`.
 pub trait MessageObserver: Send + Sync {
     fn on_message(
         &self,
