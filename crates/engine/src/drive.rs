@@ -104,7 +104,7 @@ impl Engine {
         let lock = self.inner.drive_locks.lock_for(thread);
         let outcome = {
             let _serialized = lock.lock().await;
-            self.arbitrate_locked(thread, reason, force).await
+            self.arbitrate_locked(thread, reason, force)
         };
         self.inner.drive_locks.release(thread, lock);
         outcome
@@ -140,7 +140,7 @@ impl Engine {
         })
     }
 
-    async fn arbitrate_locked(
+    fn arbitrate_locked(
         &self,
         thread: ThreadId,
         reason: &str,
@@ -168,16 +168,12 @@ impl Engine {
             DriveStep::Wake if !snap.has_work => Ok(DriveOutcome::NotHandled {
                 refusal: DriveRefusal::NoWork,
             }),
-            DriveStep::Wake => self.admit_and_start(&snap.thread, reason).await,
-            DriveStep::AskPolicies => self.ask_policies(&snap.thread, reason).await,
+            DriveStep::Wake => self.admit_and_start(&snap.thread, reason),
+            DriveStep::AskPolicies => self.ask_policies(&snap.thread, reason),
         }
     }
 
-    async fn ask_policies(
-        &self,
-        thread: &Thread,
-        reason: &str,
-    ) -> Result<DriveOutcome, EngineError> {
+    fn ask_policies(&self, thread: &Thread, reason: &str) -> Result<DriveOutcome, EngineError> {
         let no_work = Ok(DriveOutcome::NotHandled {
             refusal: DriveRefusal::NoWork,
         });
@@ -253,7 +249,7 @@ impl Engine {
                     self.remember(dedupe);
                     let snap = self.snapshot(thread.id)?;
                     return if snap.drive.has_runnable_inbox {
-                        self.admit_and_start(&snap.thread, reason).await
+                        self.admit_and_start(&snap.thread, reason)
                     } else {
                         no_work
                     };
@@ -271,11 +267,7 @@ impl Engine {
             .insert(key);
     }
 
-    async fn admit_and_start(
-        &self,
-        thread: &Thread,
-        reason: &str,
-    ) -> Result<DriveOutcome, EngineError> {
+    fn admit_and_start(&self, thread: &Thread, reason: &str) -> Result<DriveOutcome, EngineError> {
         let store = &self.inner.store;
         let ctx = AdmissionContext {
             thread,
@@ -308,8 +300,7 @@ impl Engine {
             owner_pid: std::process::id(),
             owner_boot: self.inner.config.boot_id.clone(),
         };
-        // Queued with the runs' step writes, so a drive does not hold a worker on the writer lock.
-        let run = match store.write_async(move |tx| tx.start_run(&new_run)).await {
+        let run = match store.write(|tx| tx.start_run(&new_run)) {
             Ok(run) => run,
             Err(StoreError::Busy(..)) => {
                 return Ok(DriveOutcome::NotHandled {
@@ -318,16 +309,11 @@ impl Engine {
             }
             Err(e) => return Err(e.into()),
         };
-        self.launch(LiveRun::new(run.id, thread.id, run.generation, reason));
-        Ok(DriveOutcome::Started { run_id: run.id })
-    }
-
-    /// Spawn a run's loop. Not async itself: the loop's future must be known to be `Send` here,
-    /// which the compiler cannot check from inside an async fn the loop's future contains.
-    fn launch(&self, live: LiveRun) {
-        let live = Arc::new(live);
+        let live = Arc::new(LiveRun::new(run.id, thread.id, run.generation, reason));
         self.inner.live.insert(live.clone());
-        self.inner.tasks.spawn(run_loop::run(self.clone(), live));
+        let engine = self.clone();
+        self.inner.tasks.spawn(run_loop::run(engine, live));
+        Ok(DriveOutcome::Started { run_id: run.id })
     }
 
     /// Retry the wakes admission checks queued (called when a run ends and capacity frees up).

@@ -158,17 +158,13 @@ impl Engine {
     pub async fn deliver(&self, thread: ThreadId, d: Delivery) -> Result<Delivered, EngineError> {
         let lifts_latch = d.origin == Origin::User;
         let wakes = d.mode.wakes();
-        let delivered = self
-            .inner
-            .store
-            .write_async(move |tx| {
-                let out = tx.deliver(thread, &d)?;
-                if lifts_latch && out.created {
-                    tx.clear_pause(thread)?;
-                }
-                Ok(out)
-            })
-            .await?;
+        let delivered = self.inner.store.write(|tx| {
+            let out = tx.deliver(thread, &d)?;
+            if lifts_latch && out.created {
+                tx.clear_pause(thread)?;
+            }
+            Ok(out)
+        })?;
         if wakes && delivered.created {
             self.request_drive(thread, "inbox", false).await?;
         }

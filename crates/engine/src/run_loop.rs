@@ -105,12 +105,10 @@ pub(crate) async fn run(engine: Engine, live: Arc<LiveRun>) {
         tracing::warn!(thread = %live.thread_id, error = %e, "release drive failed");
     }
     engine.inner.live.remove(live.thread_id, live.run_id);
-    // Wakes queued for want of a slot get this run's slot before its waiters hear it is done
-    // (starting a run awaits the store's writer, so after `mark_done` they would race).
+    live.mark_done();
     if !engine.is_draining() {
         engine.retry_queued_wakes().await;
     }
-    live.mark_done();
 }
 
 struct InboxStep {
