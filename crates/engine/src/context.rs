@@ -27,7 +27,7 @@ impl Engine {
     /// Tool specs this thread may call: the built-ins, then registered tools available to it.
     pub(crate) fn tool_specs(&self, thread: &Thread) -> Arc<[ToolSpec]> {
         let tools = &self.inner.ext.tools;
-        let available: Vec<bool> = tools.iter().map(|t| (t.available)(thread)).collect();
+        let available: Availability = tools.iter().map(|t| (t.available)(thread)).collect();
         let mut lists = self
             .inner
             .tool_lists
@@ -131,7 +131,10 @@ impl Engine {
 /// cloning and dropping the tools' JSON schemas for every model call cost more than the call's
 /// history. Registrations are fixed when the engine is built, so the set of lists is small.
 #[derive(Default)]
-pub(crate) struct ToolLists(Mutex<Vec<(Vec<bool>, Arc<[ToolSpec]>)>>);
+pub(crate) struct ToolLists(Mutex<Vec<(Availability, Arc<[ToolSpec]>)>>);
+
+/// Which registered tools a thread may call, in registration order.
+type Availability = Vec<bool>;
 
 /// The built-in tools' specs never change: built once, not per model call.
 fn builtin_tool_specs() -> &'static [ToolSpec] {
