@@ -155,7 +155,15 @@ impl Store {
 
     /// Run `f` in one write transaction. Events it appends are published after commit.
     pub fn write<T>(&self, f: impl FnOnce(&mut Tx<'_>) -> Result<T>) -> Result<T> {
-        let mut conn = self.lock();
+        self.write_locked(self.lock(), f)
+    }
+
+    /// `write` once the writer lock is held; the lock is released when it returns.
+    fn write_locked<T>(
+        &self,
+        mut conn: MutexGuard<'_, Connection>,
+        f: impl FnOnce(&mut Tx<'_>) -> Result<T>,
+    ) -> Result<T> {
         let txn = conn
             .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)
             .map_err(StoreError::from)?;
