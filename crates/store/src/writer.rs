@@ -83,7 +83,8 @@ impl Store {
     /// Run `f` in a write transaction shared with other queued writes, committed by the store's
     /// writer thread; resolves only once that transaction has committed (an `Err` from `f`
     /// undoes only `f`'s changes). Events `f` appends are published after commit, in id order.
-    /// A panic in `f` is resumed in the caller.
+    /// A panic in `f` is resumed in the caller. Dropping the future does not withdraw a write
+    /// already queued: it may still commit, unobserved.
     pub async fn write_async<T: Send + 'static>(
         &self,
         f: impl FnOnce(&mut Tx<'_>) -> Result<T> + Send + 'static,
