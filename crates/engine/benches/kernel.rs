@@ -200,14 +200,35 @@ async fn active(n: usize, m: usize) -> Result<(), String> {
     let engine = &bench.engine;
     let threads: Vec<ThreadId> = (0..n).map(|i| bench.create_thread(i)).collect();
 
+    // Every task is in its thread's inbox before the clock starts, and then every thread is
+    // woken at once: the measured window has all n threads runnable from its first moment,
+    // instead of depending on how fast a one-by-one delivery loop keeps up with the runs.
+    engine
+        .store()
+        .write(|tx| {
+            for (i, t) in threads.iter().enumerate() {
+                tx.deliver(*t, &Delivery::user_task(Bench::task_text(i)))?;
+            }
+            Ok(())
+        })
+        .map_err(|e| format!("deliver: {e}"))?;
     let cpu0 = cpu_time();
     let start = Instant::now();
-    for (i, t) in threads.iter().enumerate() {
-        engine
-            .deliver(*t, Delivery::user_task(Bench::task_text(i)))
-            .await
-            .map_err(|e| format!("deliver: {e}"))?;
+    let wakes: Vec<_> = threads
+        .iter()
+        .map(|t| {
+            let engine = engine.clone();
+            let t = *t;
+            tokio::spawn(async move { engine.request_drive(t, "bench", false).await })
+        })
+        .collect();
+    for w in wakes {
+        w.await
+            .map_err(|e| format!("wake task: {e}"))?
+            .map_err(|e| format!("wake: {e}"))?;
     }
+    let woken = start.elapsed();
+    let live = threads.iter().filter(|t| engine.is_running(**t)).count();
     for t in &threads {
         engine.wait_idle(*t).await;
     }
@@ -231,6 +252,10 @@ async fn active(n: usize, m: usize) -> Result<(), String> {
         "troupe kernel bench: active  threads={n} steps={m}  total_steps={calls}  wall={:.2}s  steps/s={:.0}",
         secs(wall),
         steps_per_s
+    );
+    println!(
+        "  all {n} woken in {:.2}s; running right after: {live}",
+        secs(woken)
     );
     println!(
         "  engine overhead per step: p50={} p99={} max={}   peak RSS={} (now {})",
