@@ -711,6 +711,9 @@ async fn a_loop_with_a_stop_intent_is_not_latched_at_restart_and_an_interrupted_
 
     let after = world_on(dir, "boot-2");
     after.provider.push(approve("a1"));
+    // The daemon's order: tasks are reconciled before the kernel's recovery.
+    let cut = after.wf.reconcile_tasks().unwrap();
+    assert_eq!(cut.interrupted.len(), 1, "the audit task was interrupted");
     after.wf.engine().recover().await.unwrap();
     let report = after.wf.recover_blueprint_loops().await.unwrap();
     assert!(

@@ -478,6 +478,9 @@ async fn a_restart_during_review_resumes_the_same_review_without_spending_recove
 
     let after = world_on(dir, "boot-2");
     after.provider.push(approve("r1"));
+    // The daemon's order: tasks are reconciled before the kernel's recovery.
+    let cut = after.wf.reconcile_tasks().unwrap();
+    assert_eq!(cut.interrupted.len(), 1, "the review task was interrupted");
     let kernel = after.wf.engine().recover().await.unwrap();
     assert_eq!(kernel.interrupted_runs.len(), 1, "{kernel:?}");
     let report = after.wf.recover_light_loops().await.unwrap();
