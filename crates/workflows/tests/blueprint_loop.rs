@@ -13,7 +13,7 @@ use troupe_core::pause::PauseReason;
 use troupe_core::thread::Interaction;
 use troupe_core::{SessionId, ThreadId};
 use troupe_llm::ModelRequest;
-use troupe_store::{NewNote, NoteId, NoteKind};
+use troupe_store::{NewNote, NoteId, NoteKind, TaskRecord, TaskRole, TaskStatus};
 use troupe_workflows::{NewBlueprintLoopRequest, SetWorkflowRequest, WorkflowError};
 
 fn blueprint(w: &World) -> NoteId {
@@ -119,6 +119,28 @@ fn children(w: &World, parent: ThreadId) -> Vec<ThreadId> {
         .filter(|t| t.parent_id == Some(parent))
         .map(|t| t.id)
         .collect()
+}
+
+/// The execution session's audit tasks as `GET /v1/tasks?parent_thread=` lists them, once
+/// each has ended (a task settles just after its child goes idle).
+async fn ended_audit_tasks(w: &World, execution: ThreadId) -> Vec<TaskRecord> {
+    let list = || w.wf.tasks(None, Some(execution), 100).unwrap();
+    until("the audit tasks to end", || {
+        list()
+            .iter()
+            .all(|t| !matches!(t.status, TaskStatus::Queued | TaskStatus::Running))
+    })
+    .await;
+    let tasks = list();
+    for task in &tasks {
+        assert_eq!(task.role, TaskRole::Reviewer);
+        assert!(
+            !task.notify_parent,
+            "an auditor's verdict tools deliver its result"
+        );
+        assert_eq!(task.agent, "supervisor");
+    }
+    tasks
 }
 
 fn lines(w: &World, s: SessionId) -> Vec<String> {
@@ -240,6 +262,11 @@ async fn the_audit_binds_a_supervisor_child_and_approval_completes_the_loop() {
     );
     assert_eq!(a.interaction, Interaction::Unattended);
     assert_eq!(a.workspace, exec.workspace);
+    // The audit is a reviewer task whose child is the bound auditor, completed after approval.
+    let tasks = ended_audit_tasks(&w, t).await;
+    assert_eq!(tasks.len(), 1);
+    assert_eq!(tasks[0].child_thread_id, a.id);
+    assert_eq!(tasks[0].status, TaskStatus::Completed);
     // Bindings cleared, the note released, and the person told.
     assert_eq!(w.wf.store().read(|tx| tx.loop_binding(t)).unwrap(), None);
     assert_eq!(w.wf.store().read(|tx| tx.loop_binding(a.id)).unwrap(), None);
@@ -324,9 +351,12 @@ async fn an_auditor_that_cannot_start_fails_the_loop_with_reviewer_launch_failed
             .record
             .id;
     let l = reach(&w, id, LoopStatus::Failed).await;
-    let error = l.error.unwrap();
+    let error = l.error.clone().unwrap();
     assert!(error.starts_with("reviewer_launch_failed: "), "{error}");
     assert!(error.contains("no key for the review role"), "{error}");
+    let tasks = ended_audit_tasks(&w, l.thread_id).await;
+    assert_eq!(tasks.len(), 1);
+    assert_eq!(tasks[0].status, TaskStatus::Failed);
 }
 
 #[tokio::test]
@@ -350,11 +380,21 @@ async fn an_auditor_ending_without_a_verdict_gets_two_recovery_turns_then_fails(
             .record
             .id;
     let l = reach(&w, id, LoopStatus::Failed).await;
-    assert!(l.error.unwrap().starts_with("review_terminal_tool_missing"));
+    assert!(
+        l.error
+            .as_deref()
+            .unwrap()
+            .starts_with("review_terminal_tool_missing")
+    );
     let reqs = w.provider.requests();
     assert!(user_texts(&reqs[2]).join("\n").contains("recovery 1 of 2"));
     let refused = tool_results(&reqs[3]).join("\n");
     assert!(refused.contains("audit recovery turn"), "{refused}");
+    // One task and one child throughout: each recovery turn was a follow-up on it.
+    let tasks = ended_audit_tasks(&w, l.thread_id).await;
+    assert_eq!(tasks.len(), 1);
+    assert_eq!(children(&w, l.thread_id), vec![tasks[0].child_thread_id]);
+    assert_eq!(tasks[0].resumes, 2, "two follow-up turns");
 }
 
 #[tokio::test]
@@ -736,6 +776,46 @@ async fn a_loop_with_a_stop_intent_is_not_latched_at_restart_and_an_interrupted_
         vec![auditor],
         "the same audit session resumed"
     );
+    // The interrupted task was taken up again under its claim's key, on the same child.
+    let tasks = ended_audit_tasks(&after, t).await;
+    assert_eq!(tasks.len(), 1);
+    assert_eq!(tasks[0].child_thread_id, auditor);
+    assert_eq!(tasks[0].resumes, 1);
+    assert_eq!(tasks[0].status, TaskStatus::Completed);
+}
+
+#[tokio::test]
+async fn cancelling_a_loop_under_audit_cancels_its_audit_task() {
+    let w = world();
+    let s = w.session();
+    let t = w.thread(s);
+    let note = blueprint(&w);
+    let hang = Arc::new(tokio::sync::Notify::new());
+    w.provider.push(stop("c1", "done"));
+    w.provider.push(Reply::Hang(hang.clone()));
+    let id =
+        w.wf.create_blueprint_loop(request(s, note))
+            .await
+            .unwrap()
+            .record
+            .id;
+    tokio::time::timeout(Duration::from_secs(20), hang.notified())
+        .await
+        .expect("the auditor did not start");
+    let auditor = record(&w, id).audit_thread_id.unwrap();
+    let listed = w.wf.tasks(Some(s), None, 100).unwrap();
+    assert_eq!(listed.len(), 1);
+    assert_eq!(listed[0].child_thread_id, auditor);
+    assert_eq!(listed[0].status, TaskStatus::Running);
+
+    let (view, changed) = w.wf.cancel_blueprint_loop(id).await.unwrap();
+    assert!(changed);
+    assert_eq!(view.record.status, LoopStatus::Cancelled);
+    let tasks = ended_audit_tasks(&w, t).await;
+    assert_eq!(tasks[0].status, TaskStatus::Cancelled);
+    assert!(!w.wf.engine().is_running(auditor));
+    reach(&w, id, LoopStatus::Cancelled).await;
+    assert_eq!(w.provider.calls(), 2, "nothing restarted");
 }
 
 #[tokio::test]

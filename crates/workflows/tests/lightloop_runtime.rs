@@ -14,7 +14,7 @@ use troupe_core::thread::{Interaction, Thread};
 use troupe_core::{MessageId, SessionId, ThreadId};
 use troupe_engine::extension::ToolCallContext;
 use troupe_llm::ModelRequest;
-use troupe_store::WorkflowTerminal;
+use troupe_store::{TaskRecord, TaskRole, TaskStatus, WorkflowTerminal};
 use troupe_workflows::SetWorkflowRequest;
 use troupe_workflows::lightloop::host::LoopHost;
 use troupe_workflows::lightloop::texts::REVIEWER_AGENT;
@@ -126,6 +126,28 @@ fn stored_results(w: &World, t: ThreadId) -> Vec<String> {
         .collect()
 }
 
+/// The executor's reviewer tasks as `GET /v1/tasks?parent_thread=` lists them, once each has
+/// ended (a task settles just after its child goes idle).
+async fn ended_review_tasks(w: &World, executor: ThreadId) -> Vec<TaskRecord> {
+    let list = || w.wf.tasks(None, Some(executor), 100).unwrap();
+    until("the reviewer tasks to end", || {
+        list()
+            .iter()
+            .all(|t| !matches!(t.status, TaskStatus::Queued | TaskStatus::Running))
+    })
+    .await;
+    let tasks = list();
+    for task in &tasks {
+        assert_eq!(task.role, TaskRole::Reviewer);
+        assert!(
+            !task.notify_parent,
+            "a reviewer's verdict tools deliver its result"
+        );
+        assert_eq!(task.agent, REVIEWER_AGENT);
+    }
+    tasks
+}
+
 fn lines(w: &World, s: SessionId) -> Vec<String> {
     w.wf.collab()
         .lines(s, None, 1000)
@@ -204,6 +226,16 @@ async fn approve_after_one_reject_completes_the_loop_and_clears_the_slot() {
             .read(|tx| tx.runs_for_thread(kids[0].id, 1))
             .unwrap();
     assert!(first_review[0].started_at >= first_exec_run.ended_at.unwrap());
+
+    // Each review is a reviewer task whose child is the bound reviewer, completed after its
+    // verdict.
+    let tasks = ended_review_tasks(&w, t).await;
+    let mut children: Vec<ThreadId> = tasks.iter().map(|k| k.child_thread_id).collect();
+    let mut bound: Vec<ThreadId> = kids.iter().map(|k| k.id).collect();
+    children.sort();
+    bound.sort();
+    assert_eq!(children, bound);
+    assert!(tasks.iter().all(|k| k.status == TaskStatus::Completed));
 
     let v = w.wf.workflow(s).unwrap();
     assert!(v.kind.is_none() && v.slot.is_none(), "slot cleared: {v:?}");
@@ -420,6 +452,12 @@ async fn a_reviewer_ending_without_a_verdict_twice_more_fails_with_review_termin
         1,
         "the same reviewer thread throughout"
     );
+    // One task: each recovery turn was a follow-up on it.
+    let tasks = ended_review_tasks(&w, t).await;
+    assert_eq!(tasks.len(), 1);
+    assert_eq!(tasks[0].child_thread_id, reviewers(&w, t)[0].id);
+    assert_eq!(tasks[0].resumes, 2, "two follow-up turns");
+    assert_eq!(tasks[0].status, TaskStatus::Completed);
     assert!(lines(&w, s).join("\n").contains("Light Loop failed"));
     assert!(w.wf.workflow(s).unwrap().kind.is_none());
 }
@@ -447,6 +485,11 @@ async fn cancel_during_review_stops_the_reviewer_and_is_idempotent() {
     assert_eq!(v.last_terminal.unwrap().status, "cancelled");
     assert!(!w.wf.engine().is_running(reviewer.thread_id));
     assert!(!w.wf.engine().is_running(t));
+    // The reviewer's task is cancelled with the loop, not just its run.
+    let tasks = ended_review_tasks(&w, t).await;
+    assert_eq!(tasks.len(), 1);
+    assert_eq!(tasks[0].child_thread_id, reviewer.thread_id);
+    assert_eq!(tasks[0].status, TaskStatus::Cancelled);
     // Again: nothing to cancel.
     assert!(!w.wf.set_workflow(s, none()).await.unwrap().changed);
     assert_eq!(w.wf.cancel_light_loop(t).await.unwrap(), None);
@@ -507,6 +550,44 @@ async fn a_restart_during_review_resumes_the_same_review_without_spending_recove
         1,
         "the same reviewer thread resumed"
     );
+    // The interrupted task was taken up again under its claim's key, on the same child.
+    let tasks = ended_review_tasks(&after, t).await;
+    assert_eq!(tasks.len(), 1);
+    assert_eq!(tasks[0].child_thread_id, reviewer);
+    assert_eq!(tasks[0].resumes, 1);
+    assert_eq!(tasks[0].status, TaskStatus::Completed);
+}
+
+#[tokio::test]
+async fn cancelling_a_light_loop_under_review_cancels_its_reviewer_task() {
+    let w = world();
+    let s = w.session();
+    let t = w.thread(s);
+    w.wf.set_workflow(s, lightloop("task", None)).await.unwrap();
+    let started = Arc::new(tokio::sync::Notify::new());
+    w.provider.push(stop("c1", "done"));
+    w.provider.push(Reply::Hang(started.clone()));
+    w.say(s, "go").await;
+    tokio::time::timeout(Duration::from_secs(20), started.notified())
+        .await
+        .expect("the reviewer did not start");
+    let reviewer = w.wf.workflow(s).unwrap().reviewer.unwrap().thread_id;
+    let listed = w.wf.tasks(None, Some(t), 100).unwrap();
+    assert_eq!(listed.len(), 1);
+    assert_eq!(listed[0].child_thread_id, reviewer);
+    assert_eq!(listed[0].status, TaskStatus::Running);
+
+    // The domain cancel (Abandon's path).
+    assert_eq!(
+        w.wf.cancel_light_loop(t).await.unwrap().as_deref(),
+        Some("lightloop")
+    );
+    assert_eq!(terminal(&w, s).unwrap().status, "cancelled");
+    let tasks = ended_review_tasks(&w, t).await;
+    assert_eq!(tasks[0].status, TaskStatus::Cancelled);
+    assert!(!w.wf.engine().is_running(reviewer));
+    settle(&w, s).await;
+    assert_eq!(w.provider.calls(), 2, "nothing restarted");
 }
 
 #[tokio::test]
