@@ -92,32 +92,28 @@ pub fn settle_ended(tx: &mut Tx<'_>, task: &TaskRecord) -> Result<(), StoreError
 /// What startup finds for a bound reviewer, after `reconcile_tasks`.
 #[derive(Clone, Debug)]
 pub enum AtStartup {
-    /// Cut off by the stop (its task interrupted; or, without a task, its last run): unbind it
-    /// so the policy prepares it again under the same key, which resumes the same child.
+    /// Cut off by the stop (its task interrupted): unbind it so the policy prepares it again
+    /// under the same key, which resumes the same child. A reviewer from before reviewers were
+    /// tasks has no task to resume: unbound too, a fresh reviewer task takes the claim.
     CutOff,
-    /// Its task ended while bound (only a reviewer from before reviewers were tasks, or a
-    /// cancelled one): settle it as an ending.
+    /// Its task ended while still bound (a crash between the two is impossible — they are one
+    /// transaction — so this is a repair): settle it as an ending.
     Ended(Box<TaskRecord>),
-    /// Nothing to do.
+    /// Cancelled, or started by this process: nothing to do.
     Nothing,
 }
 
 pub fn at_startup(tx: &Tx<'_>, reviewer: ThreadId) -> Result<AtStartup, StoreError> {
-    match tx.task_of_child(reviewer)? {
-        Some(t) => Ok(match t.status {
-            TaskStatus::Interrupted | TaskStatus::Queued | TaskStatus::Running => AtStartup::CutOff,
+    Ok(match tx.task_of_child(reviewer)? {
+        None => AtStartup::CutOff,
+        Some(t) => match t.status {
+            TaskStatus::Interrupted => AtStartup::CutOff,
             TaskStatus::Completed | TaskStatus::Failed => AtStartup::Ended(Box::new(t)),
-            TaskStatus::Cancelled => AtStartup::Nothing,
-        }),
-        None => {
-            let last = tx.runs_for_thread(reviewer, 1)?.into_iter().next();
-            Ok(match last {
-                None => AtStartup::CutOff,
-                Some(run) if run.end_reason == Some(EndReason::Interrupted) => AtStartup::CutOff,
-                Some(_) => AtStartup::Nothing,
-            })
-        }
-    }
+            // Active tasks were started by this process (`reconcile_tasks` ran first): a
+            // reviewer bound since, say by a boot wake of its executor, is live.
+            TaskStatus::Queued | TaskStatus::Running | TaskStatus::Cancelled => AtStartup::Nothing,
+        },
+    })
 }
 
 impl Workflows {

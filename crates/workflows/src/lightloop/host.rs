@@ -51,13 +51,6 @@ impl LoopHost {
         });
     }
 
-    /// Run workflow work in the background on the current runtime (none: skipped).
-    pub fn spawn(&self, work: impl std::future::Future<Output = ()> + Send + 'static) {
-        if let Ok(rt) = tokio::runtime::Handle::try_current() {
-            rt.spawn(work);
-        }
-    }
-
     /// Start the child tasks admission allows — a reviewer task just prepared and bound —
     /// each watched by the cortex runtime until it ends.
     pub fn start_tasks(&self) {
