@@ -559,6 +559,53 @@ async fn a_restart_during_review_resumes_the_same_review_without_spending_recove
 }
 
 #[tokio::test]
+async fn a_restart_during_a_recovery_turn_resumes_that_turn_without_spending_another() {
+    let dir = Arc::new(tempfile::tempdir().unwrap());
+    let before = world_on(dir.clone(), "boot-1");
+    let s = before.session();
+    let t = before.thread(s);
+    before
+        .wf
+        .set_workflow(s, lightloop("task", None))
+        .await
+        .unwrap();
+    let started = Arc::new(tokio::sync::Notify::new());
+    before.provider.push(stop("c1", "done"));
+    before.provider.push(Reply::Text("looks fine".into()));
+    before.provider.push(Reply::Hang(started.clone()));
+    before.say(s, "go").await;
+    tokio::time::timeout(Duration::from_secs(20), started.notified())
+        .await
+        .expect("the recovery turn did not start");
+    let reviewer = before.wf.workflow(s).unwrap().reviewer.unwrap();
+    assert_eq!(reviewer.recovery_attempts, 1);
+    drop(before);
+
+    let after = world_on(dir, "boot-2");
+    after.provider.push(approve("r1"));
+    assert_eq!(after.wf.reconcile_tasks().unwrap().interrupted.len(), 1);
+    after.wf.engine().recover().await.unwrap();
+    let report = after.wf.recover_light_loops().await.unwrap();
+    assert_eq!(report.replaced_reviewers, vec![reviewer.thread_id]);
+    after.wf.continue_session(s).await.unwrap();
+    assert_eq!(ended(&after, s).await.status, "completed");
+
+    let reqs = after.provider.requests();
+    assert_eq!(reqs.len(), 1, "only the resumed recovery turn ran");
+    let seen = user_texts(&reqs[0]).join("\n");
+    assert!(seen.contains("recovery 1 of 2"), "{seen}");
+    assert!(
+        !seen.contains("recovery 2 of 2"),
+        "no second recovery turn: {seen}"
+    );
+    let tasks = ended_review_tasks(&after, t).await;
+    assert_eq!(tasks.len(), 1);
+    assert_eq!(tasks[0].child_thread_id, reviewer.thread_id);
+    assert_eq!(tasks[0].resumes, 2, "one follow-up, one resume");
+    assert_eq!(tasks[0].status, TaskStatus::Completed);
+}
+
+#[tokio::test]
 async fn cancelling_a_light_loop_under_review_cancels_its_reviewer_task() {
     let w = world();
     let s = w.session();
