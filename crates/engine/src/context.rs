@@ -6,6 +6,7 @@ use crate::Engine;
 use crate::extension::ContextParts;
 use serde_json::{Map, Value};
 use std::collections::HashSet;
+use std::sync::{Arc, Mutex};
 use troupe_core::message::{Message, Origin, PartBody, Role};
 use troupe_core::run::long_run_reminder;
 use troupe_core::thread::Thread;
@@ -24,14 +25,31 @@ impl Engine {
     }
 
     /// Tool specs this thread may call: the built-ins, then registered tools available to it.
-    pub(crate) fn tool_specs(&self, thread: &Thread) -> Vec<ToolSpec> {
-        let mut specs = builtin_tool_specs().to_vec();
-        for t in &self.inner.ext.tools {
-            if (t.available)(thread) {
-                specs.push(t.spec.clone());
-            }
+    pub(crate) fn tool_specs(&self, thread: &Thread) -> Arc<[ToolSpec]> {
+        let tools = &self.inner.ext.tools;
+        let available: Availability = tools.iter().map(|t| (t.available)(thread)).collect();
+        let mut lists = self
+            .inner
+            .tool_lists
+            .0
+            .lock()
+            .unwrap_or_else(|p| p.into_inner());
+        if let Some((_, list)) = lists.iter().find(|(key, _)| *key == available) {
+            return list.clone();
         }
-        specs
+        let list: Arc<[ToolSpec]> = builtin_tool_specs()
+            .iter()
+            .cloned()
+            .chain(
+                tools
+                    .iter()
+                    .zip(&available)
+                    .filter(|(_, on)| **on)
+                    .map(|(t, _)| t.spec.clone()),
+            )
+            .collect();
+        lists.push((available, list.clone()));
+        list
     }
 
     pub(crate) fn assemble(&self, thread: &Thread, history: &[Message], hop: u32) -> ModelRequest {
@@ -108,6 +126,15 @@ impl Engine {
         })
     }
 }
+
+/// Each distinct set of available registered tools (keyed by which are available), built once:
+/// cloning and dropping the tools' JSON schemas for every model call cost more than the call's
+/// history. Registrations are fixed when the engine is built, so the set of lists is small.
+#[derive(Default)]
+pub(crate) struct ToolLists(Mutex<Vec<(Availability, Arc<[ToolSpec]>)>>);
+
+/// Which registered tools a thread may call, in registration order.
+type Availability = Vec<bool>;
 
 /// The built-in tools' specs never change: built once, not per model call.
 fn builtin_tool_specs() -> &'static [ToolSpec] {

@@ -80,8 +80,8 @@ pub(crate) async fn dispatch(
     let Some(reg) = engine.inner.ext.tool(&call.name) else {
         let names: Vec<String> = engine
             .tool_specs(thread)
-            .into_iter()
-            .map(|s| s.name)
+            .iter()
+            .map(|s| s.name.clone())
             .collect();
         return Ok(Dispatched::error(format!(
             "unknown tool '{}'; available tools: {}",

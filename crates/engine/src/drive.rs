@@ -318,7 +318,12 @@ impl Engine {
 
     /// Retry the wakes admission checks queued (called when a run ends and capacity frees up).
     pub(crate) async fn retry_queued_wakes(&self) {
-        let Ok(queued) = self.inner.store.write(|tx| tx.take_queued_wakes()) else {
+        // Almost always empty: a read answers that without a write.
+        let store = &self.inner.store;
+        if !store.read(|tx| tx.has_queued_wakes()).unwrap_or(true) {
+            return;
+        }
+        let Ok(queued) = store.write(|tx| tx.take_queued_wakes()) else {
             return;
         };
         for t in queued {

@@ -62,6 +62,7 @@ pub(crate) struct Inner {
     pub stream: broadcast::Sender<StreamNotice>,
     pub draining: AtomicBool,
     pub tasks: TaskTracker,
+    pub tool_lists: crate::context::ToolLists,
 }
 
 pub struct EngineBuilder {
@@ -121,6 +122,7 @@ impl EngineBuilder {
                 stream: broadcast::channel(4096).0,
                 draining: AtomicBool::new(false),
                 tasks: TaskTracker::new(),
+                tool_lists: Default::default(),
             }),
         }
     }

@@ -66,6 +66,7 @@ pub trait ContextContributor: Send + Sync {
     /// Add system sections or situation blocks for this call.
     fn contribute(&self, _thread: &Thread, _store: &Store, _out: &mut ContextParts) {}
     /// A stamp to fix on a new root user message when it is written (e.g. the active workflow).
+    /// Called inside the write, possibly on the store's writer thread: a pure function of `thread`.
     fn stamp_root(&self, _thread: &Thread) -> Option<Value> {
         None
     }
@@ -173,7 +174,8 @@ pub trait ContinuationPolicy: Send + Sync {
 }
 
 /// Sees every message the engine writes, inside the transaction that writes it, so a layer
-/// above (e.g. a conversation shown to people) can project it atomically.
+/// above (e.g. a conversation shown to people) can project it atomically. It may be called on
+/// the store's writer thread (outside any tokio runtime) and must only work through `tx`.
 pub trait MessageObserver: Send + Sync {
     fn on_message(
         &self,

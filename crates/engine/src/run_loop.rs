@@ -50,6 +50,24 @@ pub(crate) fn owned_write<T>(
     })?)
 }
 
+/// The same, queued to the store's writer thread so it shares a commit with other runs' writes
+/// and the task yields its worker while waiting; resolves once the write is committed.
+pub(crate) async fn owned_write_async<T: Send + 'static>(
+    engine: &Engine,
+    live: &LiveRun,
+    f: impl FnOnce(&mut Tx<'_>) -> Result<T, StoreError> + Send + 'static,
+) -> Result<T, LoopExit> {
+    let (thread, generation) = (live.thread_id, live.generation);
+    Ok(engine
+        .inner
+        .store
+        .write_async(move |tx| {
+            tx.check_lease(thread, generation)?;
+            f(tx)
+        })
+        .await?)
+}
+
 pub(crate) async fn run(engine: Engine, live: Arc<LiveRun>) {
     let ending = match drive_loop(&engine, &live).await {
         Ok(reason) => Some(reason),
@@ -59,8 +77,9 @@ pub(crate) async fn run(engine: Engine, live: Arc<LiveRun>) {
     if let Some(reason) = ending {
         let failed = reason.status() == troupe_core::run::RunStatus::Failed;
         let thread = live.thread_id;
-        let res = owned_write(&engine, &live, |tx| {
-            tx.end_run(live.run_id, live.generation, &reason)?;
+        let (run_id, generation) = (live.run_id, live.generation);
+        let res = owned_write_async(&engine, &live, move |tx| {
+            tx.end_run(run_id, generation, &reason)?;
             if failed {
                 tx.pause(thread, PauseReason::Failed, Some(reason.to_string()))?;
             } else if reason == EndReason::Interrupted {
@@ -71,7 +90,8 @@ pub(crate) async fn run(engine: Engine, live: Arc<LiveRun>) {
                 )?;
             }
             Ok(())
-        });
+        })
+        .await;
         if let Err(LoopExit::Store(e)) = res {
             tracing::error!(thread = %thread, error = %e, "could not record the end of a run");
         }
@@ -99,7 +119,11 @@ struct InboxStep {
     materialized: Vec<Message>,
 }
 
-fn take_inbox(engine: &Engine, live: &LiveRun, first: bool) -> Result<InboxStep, LoopExit> {
+async fn take_inbox(
+    engine: &Engine,
+    live: &Arc<LiveRun>,
+    first: bool,
+) -> Result<InboxStep, LoopExit> {
     // Most steps find the inbox empty: decide that from a read before taking the write lock.
     if !first {
         let quick = engine.inner.store.read(|tx| {
@@ -121,7 +145,9 @@ fn take_inbox(engine: &Engine, live: &LiveRun, first: bool) -> Result<InboxStep,
             return Ok(step);
         }
     }
-    owned_write(engine, live, |tx| {
+    let (owner, run) = (engine.clone(), live.clone());
+    owned_write_async(engine, live, move |tx| {
+        let (engine, live) = (&owner, &run);
         let thread = tx.thread(live.thread_id)?;
         let items = tx.inbox(live.thread_id)?;
         let mut root = tx.root_state(live.thread_id)?;
@@ -154,6 +180,7 @@ fn take_inbox(engine: &Engine, live: &LiveRun, first: bool) -> Result<InboxStep,
             materialized,
         })
     })
+    .await
 }
 
 async fn drive_loop(engine: &Engine, live: &Arc<LiveRun>) -> Result<EndReason, LoopExit> {
@@ -177,7 +204,7 @@ async fn drive_loop(engine: &Engine, live: &Arc<LiveRun>) -> Result<EndReason, L
         if engine.is_draining() {
             return Ok(EndReason::Interrupted);
         }
-        let mut step = take_inbox(engine, live, first)?;
+        let mut step = take_inbox(engine, live, first).await?;
         history.append(&mut step.materialized);
         first = false;
         if !step.call_model {
@@ -303,25 +330,29 @@ async fn drive_loop(engine: &Engine, live: &Arc<LiveRun>) -> Result<EndReason, L
             });
         }
         // The call's record and the reply it produced commit together.
-        let reply = owned_write(engine, live, |tx| {
+        let message = NewMessage {
+            thread_id,
+            role: Role::Assistant,
+            origin: Origin::Agent,
+            is_root: false,
+            root_id: step.root,
+            run_id: Some(live.run_id),
+            parts,
+            finish: Some(finish),
+            error: None,
+            delivery_key: None,
+            metadata: None,
+        };
+        let run_id = live.run_id;
+        let observer = engine.clone();
+        let reply = owned_write_async(engine, live, move |tx| {
             tx.record_model_call(thread_id, &record)?;
-            tx.bump_run_hops(live.run_id)?;
-            let m = tx.insert_message(&NewMessage {
-                thread_id,
-                role: Role::Assistant,
-                origin: Origin::Agent,
-                is_root: false,
-                root_id: step.root,
-                run_id: Some(live.run_id),
-                parts,
-                finish: Some(finish),
-                error: None,
-                delivery_key: None,
-                metadata: None,
-            })?;
-            engine.inner.ext.observe(tx, &m)?;
+            tx.bump_run_hops(run_id)?;
+            let m = tx.insert_message(&message)?;
+            observer.inner.ext.observe(tx, &m)?;
             Ok(m)
-        })?;
+        })
+        .await?;
         let reply_id = reply.id;
         history.push(reply);
 
@@ -357,33 +388,37 @@ async fn drive_loop(engine: &Engine, live: &Arc<LiveRun>) -> Result<EndReason, L
                     duration_ms: started.elapsed().as_millis() as u64,
                 };
                 let settlement = d.settlement();
-                owned_write(engine, live, |tx| {
+                let part = result_part.clone();
+                let call_id = call.id.clone();
+                let shell = d.shell;
+                owned_write_async(engine, live, move |tx| {
                     if let Some((effect, outcome, detail)) = &settlement {
                         tx.settle_effect(*effect, *outcome, Some(detail))?;
                     }
-                    tx.append_part(reply_id, &result_part)?;
+                    tx.append_part(reply_id, &part)?;
                     tx.record_tool_call(thread_id, &record)?;
-                    if let Some(shell) = &d.shell {
+                    if let Some(shell) = shell {
                         tx.record_command(
                             thread_id,
                             &CommandRecord {
-                                run_id: live.run_id,
-                                call_id: call.id.clone(),
-                                command: shell.command.clone(),
+                                run_id,
+                                call_id,
+                                command: shell.command,
                                 exit_code: shell.exit_code,
                                 signal: shell.signal,
                                 timed_out: shell.timed_out,
                                 cancelled: shell.cancelled,
                                 duration_ms: shell.duration_ms,
-                                output_tail: shell.output_tail.clone(),
+                                output_tail: shell.output_tail,
                             },
                         )?;
                     }
                     if let Some(note) = &streak_note {
-                        tx.add_failure_note(live.run_id, note)?;
+                        tx.add_failure_note(run_id, note)?;
                     }
                     Ok(())
-                })?;
+                })
+                .await?;
                 if let Some(last) = history.last_mut() {
                     last.parts.push(result_part);
                 }

@@ -126,8 +126,9 @@ impl fmt::Debug for EndpointConfig {
 pub struct ModelRequest {
     pub system: String,
     pub messages: Vec<ChatMessage>,
+    /// Shared: the same list goes with every call of a run, so a call does not copy schemas.
     #[serde(default)]
-    pub tools: Vec<ToolSpec>,
+    pub tools: std::sync::Arc<[ToolSpec]>,
     #[serde(default)]
     pub max_tokens: Option<u32>,
 }

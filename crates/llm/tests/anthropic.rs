@@ -35,7 +35,7 @@ fn req() -> ModelRequest {
     ModelRequest {
         system: "Be brief.".into(),
         messages: vec![ChatMessage::user("hi")],
-        tools: vec![],
+        tools: Default::default(),
         max_tokens: None,
     }
 }

@@ -27,7 +27,7 @@ fn simple_request() -> ModelRequest {
     ModelRequest {
         system: "sys".into(),
         messages: vec![ChatMessage::user("hi")],
-        tools: vec![],
+        tools: Default::default(),
         max_tokens: None,
     }
 }

@@ -26,7 +26,7 @@ fn req(messages: Vec<ChatMessage>) -> ModelRequest {
     ModelRequest {
         system: "s".into(),
         messages,
-        tools: vec![],
+        tools: Default::default(),
         max_tokens: None,
     }
 }

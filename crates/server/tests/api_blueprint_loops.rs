@@ -7,19 +7,10 @@ use serde_json::json;
 use support::TestApp;
 
 fn blueprint_body() -> String {
-    [
-        "Goal",
-        "Constraints",
-        "Selected approach",
-        "Deliverables",
-        "Acceptance criteria",
-        "Verification",
-        "Risks",
-        "Exclusions",
-    ]
-    .iter()
-    .map(|s| format!("## {s}\nDecided: {s}.\n"))
-    .collect()
+    troupe_workflows::notes::blueprint::SECTIONS
+        .iter()
+        .map(|s| format!("## {s}\nDecided: {s}.\n"))
+        .collect()
 }
 
 /// A Plan session whose Bot works slowly (its turn can be cancelled), and a Blueprint written

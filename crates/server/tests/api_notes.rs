@@ -6,19 +6,10 @@ use serde_json::json;
 use support::TestApp;
 
 fn blueprint_body() -> String {
-    [
-        "Goal",
-        "Constraints",
-        "Selected approach",
-        "Deliverables",
-        "Acceptance criteria",
-        "Verification",
-        "Risks",
-        "Exclusions",
-    ]
-    .iter()
-    .map(|s| format!("## {s}\nDecided: {s}.\n"))
-    .collect()
+    troupe_workflows::notes::blueprint::SECTIONS
+        .iter()
+        .map(|s| format!("## {s}\nDecided: {s}.\n"))
+        .collect()
 }
 
 async fn plan_session(app: &TestApp) -> i64 {

@@ -4,6 +4,7 @@ mod support;
 
 use serde_json::json;
 use support::TestApp;
+use troupe_engine::StreamNotice;
 
 async fn session(app: &TestApp, steps: serde_json::Value) -> i64 {
     let bot = app.scripted_bot("Planner", json!({"steps": steps})).await;
@@ -138,9 +139,16 @@ async fn continue_after_stop_lifts_the_latch() {
         ]),
     )
     .await;
+    let mut stream = app.state.collab.engine().subscribe_stream();
     app.post(&format!("/v1/sessions/{s}/messages"), json!({"body": "go"}))
         .await
         .expect(201);
+    // The stop must land in the first reply (the script's first step), not before its call.
+    tokio::time::timeout(std::time::Duration::from_secs(20), async {
+        while !matches!(stream.recv().await, Ok(StreamNotice::TextDelta { .. })) {}
+    })
+    .await
+    .expect("no text streamed within 20 s");
     app.post("/v1/turns/stop", json!({"session_id": s}))
         .await
         .expect(200);

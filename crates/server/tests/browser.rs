@@ -401,6 +401,59 @@ async fn workflow_scenario(c: &Client, daemon: &Daemon, slow: &Path, failing: &P
     click(c, "#workflow-off").await?;
     wait_text(c, "#workflow-status", "cancelled").await?;
 
+    // --- a BlueprintLoop from its form: a Blueprint written under Plan (over the API), run
+    // from the page, its phase shown, then cancelled from the page
+    let post = |url: String, body: Value| {
+        let http = http.clone();
+        async move {
+            let r = http.post(url).json(&body).send().await?;
+            let status = r.status();
+            let v: Value = r.json().await?;
+            if !status.is_success() {
+                bail!("{status}: {v}");
+            }
+            Ok::<Value, anyhow::Error>(v)
+        }
+    };
+    post(workflow_url.clone(), json!({"kind": "plan"})).await?;
+    let body: String = troupe_workflows::notes::blueprint::SECTIONS
+        .iter()
+        .map(|s| format!("## {s}\nhello.txt says hi.\n"))
+        .collect();
+    post(
+        format!("{}/v1/notes", daemon.base_url),
+        json!({"kind": "blueprint", "title": "Hello file", "body": body, "session_id": sid.parse::<i64>()?}),
+    )
+    .await?;
+    wait_text(c, "#workflow-status", "Workflow: Plan").await?;
+    click(c, "#enable-blueprint").await?;
+    wait_text(c, "#blueprint-note", "Hello file (v1)").await?;
+    fill(c, "#blueprint-instruction", "just the file").await?;
+    click(c, "#blueprint-submit").await?;
+    wait_text(c, "#workflow-status", "BlueprintLoop").await?;
+    wait_text(
+        c,
+        "#workflow-status",
+        "\u{201c}Hello file\u{201d} · executing · iteration 1",
+    )
+    .await?;
+    wait_hidden(c, "#blueprint-form", SHORT).await?;
+    let w: Value = http.get(&workflow_url).send().await?.json().await?;
+    if w["blueprint"]["phase"] != "running" || w["kind"] != Value::Null {
+        bail!("the API does not show the BlueprintLoop started from the page: {w}");
+    }
+    click(c, "#blueprint-cancel-loop").await?;
+    wait_text(c, "#workflow-status", "Workflow: none").await?;
+    let loops: Value = http
+        .get(format!("{}/v1/blueprint-loops", daemon.base_url))
+        .send()
+        .await?
+        .json()
+        .await?;
+    if loops[0]["status"] != "cancelled" {
+        bail!("the loop is not cancelled after the page's Cancel: {loops}");
+    }
+
     // --- a failing model call latches `failed`; Continue lifts it
     add_scripted_bot(c, "failing-bot", failing).await?;
     start_conversation(c, "failing-bot", "Failing chat").await?;

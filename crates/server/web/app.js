@@ -27,6 +27,18 @@
     wfAgain: false, // another refresh was asked for meanwhile
   };
 
+  // The workflow header (workflow.js): Plan, Light Loop, BlueprintLoop, Continue and Abandon.
+  const wf = window.troupeWorkflow({
+    $,
+    state,
+    api,
+    showError,
+    renderPaused,
+    loadSessions,
+    selectSession,
+    fetchNewMessages,
+  });
+
   // ---------- HTTP ----------
 
   async function api(method, path, body) {
@@ -231,7 +243,7 @@
       if (cur) {
         state.current = cur;
         renderPaused();
-        renderWorkflow();
+        wf.renderWorkflow();
       }
     }
     renderSessions();
@@ -351,166 +363,6 @@
     }
   }
 
-  // ---------- workflow ----------
-
-  const PHASES = {
-    executing: "executing",
-    stop_pending: "review about to start",
-    reviewing: "under review",
-  };
-
-  function workflowText(w) {
-    const kind = w && w.kind;
-    if (!kind) {
-      let t = "Workflow: none";
-      const last = w && w.last_terminal;
-      if (last && last.status) t += " (last Light Loop " + last.status + ")";
-      return t;
-    }
-    if (kind === "plan") return "Workflow: Plan";
-    if (kind === "lightloop") {
-      const parts = ["Workflow: Light Loop"];
-      if (w.phase) parts.push(PHASES[w.phase] || String(w.phase));
-      if (typeof w.iteration === "number") {
-        const max = w.slot && typeof w.slot.max_iterations === "number" ? w.slot.max_iterations : null;
-        parts.push("iteration " + w.iteration + (max !== null ? " of " + max : ""));
-      }
-      if (w.reviewer && w.reviewer.running) parts.push("reviewer working");
-      return parts.join(" · ");
-    }
-    return "Workflow: " + String(kind) + " (not known to this page)";
-  }
-
-  function renderWorkflow() {
-    const panel = $("#workflow-panel");
-    if (!state.current) {
-      panel.hidden = true;
-      return;
-    }
-    panel.hidden = false;
-    const w = state.workflow;
-    const kind = w ? w.kind : state.current.workflow && state.current.workflow.kind;
-    $("#workflow-status").textContent = workflowText(w || { kind: kind || null });
-    $("#workflow-status").dataset.kind = kind || "none";
-    $("#enable-plan").hidden = !!kind;
-    $("#enable-lightloop").hidden = !!kind;
-    $("#workflow-off").hidden = !kind;
-    if (kind) showLightloopForm(false);
-  }
-
-  function showLightloopForm(show) {
-    $("#lightloop-form").hidden = !show;
-    $("#enable-lightloop").setAttribute("aria-expanded", String(show));
-    if (show) $("#lightloop-instructions").focus();
-  }
-
-  // Re-reads the workflow (and the pause latch and running flag it carries). Calls that
-  // arrive while one is in flight fold into a single follow-up.
-  async function refreshWorkflow() {
-    if (!state.current) return;
-    if (state.wfLoading) {
-      state.wfAgain = true;
-      return;
-    }
-    state.wfLoading = true;
-    try {
-      do {
-        state.wfAgain = false;
-        const gen = state.gen;
-        const sid = state.current.id;
-        let w;
-        try {
-          w = await api("GET", "/v1/sessions/" + encodeURIComponent(sid) + "/workflow");
-        } catch (e) {
-          return;
-        }
-        if (gen !== state.gen || !state.current) return;
-        applyWorkflowView(w);
-      } while (state.wfAgain);
-    } finally {
-      state.wfLoading = false;
-    }
-  }
-
-  function applyWorkflowView(w) {
-    if (!w || !state.current || w.session_id !== state.current.id) return;
-    state.workflow = w;
-    state.current.paused = w.paused || null;
-    state.current.workflow = w.slot || null;
-    renderWorkflow();
-    renderPaused();
-  }
-
-  async function workflowAction(btn, body) {
-    if (!state.current) return;
-    const errEl = $("#workflow-error");
-    showError(errEl, null);
-    const gen = state.gen;
-    btn.disabled = true;
-    try {
-      const w = await api(
-        "POST",
-        "/v1/sessions/" + encodeURIComponent(state.current.id) + "/workflow",
-        body
-      );
-      if (gen !== state.gen) return;
-      applyWorkflowView(w);
-      if (body.kind === "lightloop") {
-        $("#lightloop-form").reset();
-        showLightloopForm(false);
-      }
-    } catch (e) {
-      if (gen === state.gen) showError(errEl, e);
-    } finally {
-      btn.disabled = false;
-      if (gen === state.gen) refreshWorkflow();
-    }
-  }
-
-  function submitLightloop(ev) {
-    ev.preventDefault();
-    const instructions = $("#lightloop-instructions").value.trim();
-    if (!instructions) {
-      showError($("#workflow-error"), "Write the Light Loop's task first.");
-      return;
-    }
-    const body = { kind: "lightloop", instructions };
-    const max = $("#lightloop-max").value.trim();
-    if (max) {
-      const n = Number(max);
-      if (!Number.isInteger(n) || n < 0) {
-        showError($("#workflow-error"), "Max iterations is a whole number (0 or more), or empty.");
-        return;
-      }
-      body.max_iterations = n;
-    }
-    workflowAction($("#lightloop-submit"), body);
-  }
-
-  // Continue / Abandon: both answer with a report; the page re-reads the state after.
-  async function latchAction(btn, what) {
-    if (!state.current) return;
-    const errEl = $("#workflow-error");
-    showError(errEl, null);
-    const gen = state.gen;
-    btn.disabled = true;
-    try {
-      await api("POST", "/v1/sessions/" + encodeURIComponent(state.current.id) + "/" + what, {});
-      if (gen === state.gen) {
-        state.current.paused = null;
-        renderPaused();
-      }
-    } catch (e) {
-      if (gen === state.gen) showError(errEl, e);
-    } finally {
-      btn.disabled = false;
-      if (gen === state.gen) {
-        refreshWorkflow();
-        fetchNewMessages(gen).catch(() => {});
-      }
-    }
-  }
-
   function setRunning(on) {
     state.running = !!on;
     $("#stop").hidden = !state.running;
@@ -539,8 +391,10 @@
     renderPaused();
     showError($("#workflow-error"), null);
     $("#lightloop-form").reset();
-    showLightloopForm(false);
-    renderWorkflow();
+    wf.showLightloopForm(false);
+    $("#blueprint-form").reset();
+    wf.showBlueprintForm(false);
+    wf.renderWorkflow();
     setRunning(state.current.running);
     $("#composer").disabled = false;
     $("#send").disabled = false;
@@ -558,7 +412,7 @@
     }
     scrollToEnd(true);
     openEvents(gen);
-    refreshWorkflow();
+    wf.refreshWorkflow();
     loadPastCommands(gen);
     $("#composer").focus();
   }
@@ -822,12 +676,19 @@
     es.addEventListener("session_message", (e) => {
       const ev = parse(e);
       if (live() && ev && ev.payload) upsertMessage(ev.payload.message);
-      if (live()) refreshWorkflow();
+      if (live()) wf.refreshWorkflow();
     });
     // The workflow slot, its ending and the pause latch each have their own event.
-    for (const kind of ["workflow_changed", "workflow_ended", "thread_paused", "thread_resumed"]) {
+    for (const kind of [
+      "workflow_changed",
+      "workflow_ended",
+      "thread_paused",
+      "thread_resumed",
+      "blueprint_loop_created",
+      "blueprint_loop_updated",
+    ]) {
       es.addEventListener(kind, () => {
-        if (live()) refreshWorkflow();
+        if (live()) wf.refreshWorkflow();
       });
     }
     es.addEventListener("run_started", (e) => {
@@ -835,7 +696,7 @@
       if (!live()) return;
       state.activeTurn = ev ? ev.run_id : null;
       setRunning(true);
-      refreshWorkflow();
+      wf.refreshWorkflow();
     });
     es.addEventListener("run_ended", (e) => {
       const ev = parse(e);
@@ -849,7 +710,7 @@
       }
       // Catch up on anything the stream may have missed.
       fetchNewMessages(gen).catch(() => {});
-      refreshWorkflow();
+      wf.refreshWorkflow();
     });
     es.addEventListener("command_finished", (e) => {
       const ev = parse(e);
@@ -863,7 +724,7 @@
       $("#conv-head").classList.remove("offline");
       // After a reconnect, fetch what was stored meanwhile.
       fetchNewMessages(gen).catch(() => {});
-      refreshWorkflow();
+      wf.refreshWorkflow();
     });
     es.addEventListener("error", () => {
       if (live()) $("#conv-head").classList.add("offline");
@@ -942,16 +803,7 @@
       }
     });
     $("#stop").addEventListener("click", stop);
-    $("#enable-plan").addEventListener("click", (e) => workflowAction(e.currentTarget, { kind: "plan" }));
-    $("#enable-lightloop").addEventListener("click", () => {
-      showError($("#workflow-error"), null);
-      showLightloopForm($("#lightloop-form").hidden);
-    });
-    $("#lightloop-form").addEventListener("submit", submitLightloop);
-    $("#lightloop-cancel").addEventListener("click", () => showLightloopForm(false));
-    $("#workflow-off").addEventListener("click", (e) => workflowAction(e.currentTarget, { kind: "none" }));
-    $("#continue").addEventListener("click", (e) => latchAction(e.currentTarget, "continue"));
-    $("#abandon").addEventListener("click", (e) => latchAction(e.currentTarget, "abandon"));
+    wf.bind();
     $("#sidebar-toggle").addEventListener("click", () => {
       setSidebarCollapsed(!$("#sidebar").classList.contains("collapsed"));
     });
@@ -969,7 +821,7 @@
     setInterval(() => {
       if (document.hidden) return;
       loadSessions().catch(() => {});
-      refreshWorkflow();
+      wf.refreshWorkflow();
     }, 5000);
   }
 

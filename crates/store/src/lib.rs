@@ -17,6 +17,7 @@ mod runs;
 mod tasks;
 mod threads;
 mod workflow_terminals;
+mod writer;
 
 pub use agenda::{AgendaEdit, AgendaId, AgendaItem, AgendaStatus, NewAgendaItem};
 pub use blueprint_loops::{LoopBinding, NewBlueprintLoop};
@@ -35,7 +36,7 @@ pub use workflow_terminals::{NewWorkflowTerminal, WorkflowTerminal};
 
 use rusqlite::{Connection, OpenFlags};
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
 use troupe_core::Clock;
 
 pub type Result<T, E = StoreError> = std::result::Result<T, E>;
@@ -47,13 +48,16 @@ pub struct Store {
 }
 
 struct Inner {
-    conn: Mutex<Connection>,
+    /// Shared with the writer thread, which takes it for each batch of queued writes.
+    conn: Arc<Mutex<Connection>>,
+    /// Started by the first `write_async`.
+    writer: OnceLock<writer::Writer>,
     /// Idle read-only connections (file databases only): reads run beside the writer in WAL
     /// mode instead of queueing behind it.
     readers: Option<Mutex<Vec<Connection>>>,
     path: PathBuf,
     clock: Arc<dyn Clock>,
-    sink: EventSink,
+    sink: Arc<EventSink>,
 }
 
 impl Store {
@@ -120,11 +124,12 @@ impl Store {
         migrations::apply(&mut conn, &path)?;
         Ok(Store {
             inner: Arc::new(Inner {
-                conn: Mutex::new(conn),
+                conn: Arc::new(Mutex::new(conn)),
+                writer: OnceLock::new(),
                 readers: None,
                 path,
                 clock,
-                sink: EventSink::new(),
+                sink: Arc::new(EventSink::new()),
             }),
         })
     }
@@ -154,12 +159,20 @@ impl Store {
 
     /// Run `f` in one write transaction. Events it appends are published after commit.
     pub fn write<T>(&self, f: impl FnOnce(&mut Tx<'_>) -> Result<T>) -> Result<T> {
-        let mut conn = self.lock();
+        self.write_locked(self.lock(), f)
+    }
+
+    /// `write` once the writer lock is held; the lock is released when it returns.
+    fn write_locked<T>(
+        &self,
+        mut conn: MutexGuard<'_, Connection>,
+        f: impl FnOnce(&mut Tx<'_>) -> Result<T>,
+    ) -> Result<T> {
         let txn = conn
             .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)
             .map_err(StoreError::from)?;
         let mut tx = Tx {
-            txn: &txn,
+            conn: &txn,
             now: self.inner.clock.now_ms(),
             events: Vec::new(),
         };
@@ -188,6 +201,20 @@ impl Store {
         out
     }
 
+    fn writer(&self) -> Result<&writer::Writer> {
+        if let Some(w) = self.inner.writer.get() {
+            return Ok(w);
+        }
+        let started = writer::Writer::start(writer::Shared {
+            conn: self.inner.conn.clone(),
+            clock: self.inner.clock.clone(),
+            sink: self.inner.sink.clone(),
+        })
+        .map_err(|e| StoreError::Conflict(format!("cannot start the store's writer: {e}")))?;
+        // Two first callers may race: the loser's writer is dropped unused.
+        Ok(self.inner.writer.get_or_init(|| started))
+    }
+
     fn open_reader(&self) -> Result<Connection> {
         let path = &self.inner.path;
         let flags = OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX;
@@ -209,7 +236,7 @@ impl Store {
     ) -> Result<T> {
         let txn = conn.transaction().map_err(StoreError::from)?;
         let mut tx = Tx {
-            txn: &txn,
+            conn: &txn,
             now,
             events: Vec::new(),
         };
@@ -222,7 +249,8 @@ impl Store {
 /// One open transaction. All store operations are methods on it, so a caller composes
 /// several state changes atomically.
 pub struct Tx<'a> {
-    txn: &'a rusqlite::Transaction<'a>,
+    /// Inside a transaction (or a savepoint of one) for the Tx's whole life.
+    conn: &'a rusqlite::Connection,
     now: i64,
     events: Vec<Event>,
 }
@@ -233,11 +261,11 @@ impl Tx<'_> {
         self.now
     }
     pub(crate) fn conn(&self) -> &rusqlite::Connection {
-        self.txn
+        self.conn
     }
     /// Execute through the statement cache: hot statements are parsed once per connection.
     pub(crate) fn exec(&self, sql: &str, params: impl rusqlite::Params) -> rusqlite::Result<usize> {
-        self.txn.prepare_cached(sql)?.execute(params)
+        self.conn.prepare_cached(sql)?.execute(params)
     }
     pub(crate) fn query_one<T>(
         &self,
@@ -245,6 +273,6 @@ impl Tx<'_> {
         params: impl rusqlite::Params,
         f: impl FnOnce(&rusqlite::Row<'_>) -> rusqlite::Result<T>,
     ) -> rusqlite::Result<T> {
-        self.txn.prepare_cached(sql)?.query_row(params, f)
+        self.conn.prepare_cached(sql)?.query_row(params, f)
     }
 }

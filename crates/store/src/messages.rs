@@ -129,19 +129,16 @@ impl Tx<'_> {
 
     /// Add a part at the end of a message (tool results join the assistant message that asked).
     pub fn append_part(&mut self, id: MessageId, part: &Part) -> Result<()> {
-        let (thread, run): (i64, Option<i64>) = self
+        let (thread, run, seq): (i64, Option<i64>, i64) = self
             .query_one(
-                "SELECT thread_id, run_id FROM messages WHERE id = ?1",
+                "SELECT thread_id, run_id,
+                        (SELECT COALESCE(MAX(seq) + 1, 0) FROM message_parts WHERE message_id = ?1)
+                 FROM messages WHERE id = ?1",
                 params![id.0],
-                |r| Ok((r.get(0)?, r.get(1)?)),
+                |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
             )
             .optional()?
             .ok_or_else(|| StoreError::not_found("message", id))?;
-        let seq: i64 = self.query_one(
-            "SELECT COALESCE(MAX(seq) + 1, 0) FROM message_parts WHERE message_id = ?1",
-            params![id.0],
-            |r| r.get(0),
-        )?;
         self.insert_part(id, seq, part)?;
         self.event(
             "message_part_added",

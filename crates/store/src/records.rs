@@ -103,14 +103,11 @@ impl Tx<'_> {
 
     /// Record a tool call; the run counts every call but keeps only its first 80 records.
     pub fn record_tool_call(&mut self, thread: ThreadId, c: &ToolCallRecord) -> Result<bool> {
+        // The count before this call, in the same statement that bumps it.
         let n: i64 = self.query_one(
-            "SELECT tool_calls FROM runs WHERE id = ?1",
+            "UPDATE runs SET tool_calls = tool_calls + 1 WHERE id = ?1 RETURNING tool_calls - 1",
             params![c.run_id.0],
             |r| r.get(0),
-        )?;
-        self.exec(
-            "UPDATE runs SET tool_calls = tool_calls + 1 WHERE id = ?1",
-            params![c.run_id.0],
         )?;
         let kept = n < KEPT_CALLS_PER_RUN;
         if kept {
@@ -239,6 +236,15 @@ impl Tx<'_> {
             })
         })?;
         Ok(rows.collect::<Result<_, _>>()?)
+    }
+
+    /// Whether any wake is queued (a read, so the common empty case needs no write).
+    pub fn has_queued_wakes(&self) -> Result<bool> {
+        Ok(
+            self.query_one("SELECT EXISTS (SELECT 1 FROM queued_wakes)", [], |r| {
+                r.get(0)
+            })?,
+        )
     }
 
     /// Take every queued wake (they are retried by the caller).

@@ -204,15 +204,11 @@ impl Tx<'_> {
     }
 
     pub fn bump_run_hops(&mut self, run: RunId) -> Result<u32> {
-        self.exec(
-            "UPDATE runs SET hops = hops + 1 WHERE id = ?1",
+        Ok(self.query_one(
+            "UPDATE runs SET hops = hops + 1 WHERE id = ?1 RETURNING hops",
             params![run.0],
-        )?;
-        Ok(
-            self.query_one("SELECT hops FROM runs WHERE id = ?1", params![run.0], |r| {
-                r.get(0)
-            })?,
-        )
+            |r| r.get(0),
+        )?)
     }
 
     pub fn bump_ending_bounces(&mut self, run: RunId) -> Result<()> {

@@ -11,7 +11,7 @@ use troupe_core::drive::RootState;
 use troupe_core::message::{Finish, Origin, Part, Role};
 use troupe_core::{MessageId, RunId, SessionId, ThreadId};
 use troupe_engine::{DriveOutcome, StopMode};
-use troupe_store::{NewMessage, StoreError, Tx};
+use troupe_store::{NewMessage, StoreError, TaskStatus, Tx};
 
 /// What Continue did.
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
@@ -40,6 +40,9 @@ pub struct AbandonReport {
     pub terminalized_message_id: Option<MessageId>,
     /// The workflow cancelled through its own cancel path (`lightloop` or `blueprint_loop`).
     pub workflow_cancelled: Option<String>,
+    /// Child tasks of the session's Bot that were still queued or running, now cancelled.
+    #[cfg_attr(feature = "openapi", schema(value_type = Vec<i64>))]
+    pub cancelled_tasks: Vec<troupe_store::TaskId>,
     pub latch_cleared: bool,
     pub changed: bool,
 }
@@ -53,6 +56,8 @@ pub struct AbandonFacts {
     pub slot: Option<WorkflowSlot>,
     /// An active BlueprintLoop executes in this session.
     pub blueprint_loop: Option<troupe_core::blueprint_loop::BlueprintLoopId>,
+    /// The session's Bot has child tasks queued or running.
+    pub child_tasks: bool,
     pub latched: bool,
 }
 
@@ -62,6 +67,8 @@ pub enum AbandonStep {
     TerminalizeTurn,
     CancelLightLoop,
     CancelBlueprintLoop(troupe_core::blueprint_loop::BlueprintLoopId),
+    /// Delegated work stops with the abandoned work.
+    CancelChildTasks,
     ClearLatch,
 }
 
@@ -81,6 +88,9 @@ pub fn abandon_plan(f: &AbandonFacts) -> Vec<AbandonStep> {
     }
     if let Some(id) = f.blueprint_loop {
         steps.push(AbandonStep::CancelBlueprintLoop(id));
+    }
+    if f.child_tasks {
+        steps.push(AbandonStep::CancelChildTasks);
     }
     // Stopping writes the `aborted` latch, which must be lifted as well.
     if f.latched || f.running {
@@ -160,6 +170,9 @@ impl Workflows {
                 open_task: matches!(tx.root_state(thread)?, RootState::Open(_)),
                 slot: WorkflowSlot::of(t.workflow.as_ref()),
                 blueprint_loop: tx.active_loop_of_thread(thread)?.map(|l| l.id),
+                child_tasks: !tx
+                    .tasks_of_parent(thread, &[TaskStatus::Queued, TaskStatus::Running], u32::MAX)?
+                    .is_empty(),
                 latched: t.paused.is_some(),
             })
         })?;
@@ -172,6 +185,7 @@ impl Workflows {
             stopped_run_id: None,
             terminalized_message_id: None,
             workflow_cancelled: None,
+            cancelled_tasks: Vec::new(),
             latch_cleared: false,
             changed: false,
         };
@@ -197,12 +211,17 @@ impl Workflows {
                         report.workflow_cancelled = Some("blueprint_loop".into());
                     }
                 }
+                AbandonStep::CancelChildTasks => {
+                    report.cancelled_tasks = self.cancel_child_tasks(thread).await?;
+                }
                 AbandonStep::ClearLatch => {
                     report.latch_cleared = self.store().write(|tx| tx.clear_pause(thread))?;
                 }
             }
         }
         report.changed = report.stopped_run_id.is_some()
+            || !report.cancelled_tasks.is_empty()
+            || !report.cancelled_tasks.is_empty()
             || report.terminalized_message_id.is_some()
             || report.workflow_cancelled.is_some()
             || report.latch_cleared;

@@ -21,6 +21,7 @@ fn abandon_clears_the_latch_last() {
             &json!({"kind": "lightloop", "instructions": "x"}),
         )),
         blueprint_loop: None,
+        child_tasks: false,
         latched: false,
     };
     assert_eq!(
@@ -45,6 +46,7 @@ fn abandon_leaves_plan_and_unknown_kinds_alone() {
             open_task: false,
             slot: Some(WorkflowSlot::from_value(&slot)),
             blueprint_loop: None,
+            child_tasks: false,
             latched: true,
         };
         assert_eq!(abandon_plan(&f), vec![AbandonStep::ClearLatch]);
@@ -52,19 +54,21 @@ fn abandon_leaves_plan_and_unknown_kinds_alone() {
 }
 
 #[test]
-fn abandon_cancels_a_blueprint_loop_before_the_latch_is_cleared() {
+fn abandon_cancels_a_blueprint_loop_and_child_tasks_before_the_latch_is_cleared() {
     let id = troupe_core::blueprint_loop::BlueprintLoopId(7);
     let f = AbandonFacts {
         running: false,
         open_task: false,
         slot: None,
         blueprint_loop: Some(id),
+        child_tasks: true,
         latched: true,
     };
     assert_eq!(
         abandon_plan(&f),
         vec![
             AbandonStep::CancelBlueprintLoop(id),
+            AbandonStep::CancelChildTasks,
             AbandonStep::ClearLatch
         ]
     );

@@ -220,7 +220,8 @@ pub fn sample_request() -> ModelRequest {
             name: "shell".into(),
             description: "Run a command".into(),
             parameters: serde_json::json!({"type":"object","properties":{"command":{"type":"string"}}}),
-        }],
+        }]
+        .into(),
         max_tokens: Some(256),
     }
 }

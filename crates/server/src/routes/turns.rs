@@ -96,7 +96,7 @@ async fn turn_commands(
     post, path = "/v1/turns/stop", tag = "turns",
     request_body = StopRequest,
     responses(
-        (status = 200, description = "The stopped turn", body = TurnView),
+        (status = 200, description = "The stopped turn (its queued and running child tasks are cancelled)", body = TurnView),
         (status = 400, description = "Malformed JSON", body = ErrorBody),
         (status = 404, description = "No such conversation", body = ErrorBody),
         (status = 409, description = "Nothing is running (`not_running`)", body = ErrorBody),
@@ -107,6 +107,9 @@ async fn stop_turn(
     State(state): State<AppState>,
     ApiJson(req): ApiJson<StopRequest>,
 ) -> Result<Json<TurnView>, ApiError> {
-    let run = state.collab.stop(req.session_id).await?;
+    // The workflow layer's stop also cancels the child tasks the turn handed out.
+    let run = crate::routes::workflows::workflows(&state)
+        .stop_session(req.session_id)
+        .await?;
     Ok(Json(state.collab.turn(run.id)?))
 }

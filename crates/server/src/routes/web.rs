@@ -8,6 +8,7 @@ use axum::routing::get;
 
 const INDEX: &str = include_str!("../../web/index.html");
 const APP_JS: &str = include_str!("../../web/app.js");
+const WORKFLOW_JS: &str = include_str!("../../web/workflow.js");
 const STYLE: &str = include_str!("../../web/style.css");
 
 pub fn router() -> Router<AppState> {
@@ -24,6 +25,16 @@ pub fn router() -> Router<AppState> {
                 (
                     [(header::CONTENT_TYPE, "text/javascript; charset=utf-8")],
                     APP_JS,
+                )
+                    .into_response()
+            }),
+        )
+        .route(
+            "/workflow.js",
+            get(|| async {
+                (
+                    [(header::CONTENT_TYPE, "text/javascript; charset=utf-8")],
+                    WORKFLOW_JS,
                 )
                     .into_response()
             }),

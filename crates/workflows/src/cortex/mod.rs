@@ -10,6 +10,7 @@
 
 pub mod admission;
 pub mod api;
+pub mod cascade;
 pub mod contract;
 pub mod machine;
 pub mod prepare;
