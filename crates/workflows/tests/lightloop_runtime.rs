@@ -463,6 +463,29 @@ async fn a_reviewer_ending_without_a_verdict_twice_more_fails_with_review_termin
 }
 
 #[tokio::test]
+async fn a_reviewer_whose_first_call_fails_ends_the_loop_with_reviewer_launch_failed() {
+    let w = world();
+    let s = w.session();
+    let t = w.thread(s);
+    w.wf.set_workflow(s, lightloop("task", None)).await.unwrap();
+    w.provider.push(stop("c1", "done"));
+    w.provider
+        .push(Reply::Fail("no key for the review role".into()));
+    w.say(s, "go").await;
+    let end = ended(&w, s).await;
+    assert_eq!(end.status, "failed");
+    let error = end.error.unwrap();
+    assert!(error.starts_with("reviewer_launch_failed: "), "{error}");
+    assert!(error.contains("no key for the review role"), "{error}");
+    let tasks = ended_review_tasks(&w, t).await;
+    assert_eq!(tasks.len(), 1);
+    assert_eq!(tasks[0].status, TaskStatus::Failed);
+    assert_eq!(tasks[0].resumes, 0, "no recovery turn for a launch failure");
+    settle(&w, s).await;
+    assert_eq!(w.provider.calls(), 2, "nothing ran after the failure");
+}
+
+#[tokio::test]
 async fn cancel_during_review_stops_the_reviewer_and_is_idempotent() {
     let w = world();
     let s = w.session();
