@@ -224,6 +224,20 @@ async fn light_loop_reviewer_rejects_once_then_approves_through_the_daemon() {
         "the slot is cleared: {view:#}"
     );
 
+    // Each review was a reviewer task of the session, listed by /v1/tasks and completed.
+    let tasks_url = daemon.url(&format!("/v1/tasks?parent_session={sid}"));
+    let tasks = wait_until("both reviewer tasks have ended", || async {
+        let t = get(&client, tasks_url.clone()).await;
+        let all = t.as_array().cloned().unwrap_or_default();
+        (all.len() == 2 && all.iter().all(|k| k["status"] == "completed")).then_some(all)
+    })
+    .await;
+    for task in &tasks {
+        assert_eq!(task["role"], "reviewer", "{task:#}");
+        assert_eq!(task["notify_parent"], false, "{task:#}");
+    }
+    assert_ne!(tasks[0]["child_thread_id"], tasks[1]["child_thread_id"]);
+
     // The model saw: claim, rejection, claim again (with the reason), approval — nothing more.
     let reqs = requests.lock().unwrap().clone();
     let reviews: Vec<&Value> = reqs

@@ -245,7 +245,7 @@ impl Workflows {
         })?;
         let (changed, abort) = outcome?;
         if let Some(reviewer) = abort {
-            self.stop_quietly(reviewer).await;
+            self.stop_work(reviewer).await;
         }
         self.view(session, thread, changed)
     }

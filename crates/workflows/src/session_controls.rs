@@ -228,7 +228,7 @@ impl Workflows {
         Ok(report)
     }
 
-    /// The Light Loop's domain cancel: stop its reviewer, then the single terminal path
+    /// The Light Loop's domain cancel: cancel its reviewer's task, then the single terminal path
     /// (`cancelled`). Idempotent: returns `None` when no Light Loop was active.
     pub async fn cancel_light_loop(
         &self,
@@ -241,7 +241,7 @@ impl Workflows {
             .and_then(|ll| ll.stop_request.as_ref())
             .and_then(|s| s.reviewer_thread_id)
         {
-            self.stop_quietly(reviewer).await;
+            self.stop_work(reviewer).await;
         }
         if self.engine().is_running(thread) {
             self.stop_quietly(thread).await;

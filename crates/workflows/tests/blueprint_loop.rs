@@ -2,133 +2,19 @@
 //! test model answering the executor and its supervisor auditor (a request is the auditor's
 //! when its system prompt is the supervisor's).
 
+mod blueprint_loop_support;
 mod support;
+
+use blueprint_loop_support::*;
 
 use serde_json::json;
 use std::sync::Arc;
 use std::time::Duration;
-use support::{Reply, World, call, tool_results, user_texts, world, world_on};
-use troupe_core::blueprint_loop::{BlueprintLoop, BlueprintLoopId, LoopStatus, RunMode};
-use troupe_core::pause::PauseReason;
+use support::{Reply, call, tool_results, user_texts, world};
+use troupe_core::blueprint_loop::{LoopStatus, RunMode};
 use troupe_core::thread::Interaction;
-use troupe_core::{SessionId, ThreadId};
-use troupe_llm::ModelRequest;
-use troupe_store::{NewNote, NoteId, NoteKind};
+use troupe_store::{NewNote, NoteId, NoteKind, TaskStatus};
 use troupe_workflows::{NewBlueprintLoopRequest, SetWorkflowRequest, WorkflowError};
-
-fn blueprint(w: &World) -> NoteId {
-    let body = troupe_workflows::notes::blueprint::SECTIONS
-        .iter()
-        .map(|s| format!("## {s}\nwrite hello.txt\n"))
-        .collect::<String>();
-    w.wf.store()
-        .write(|tx| {
-            tx.create_note(&NewNote {
-                kind: NoteKind::Blueprint,
-                title: "Hello file".into(),
-                body: body.clone(),
-            })
-        })
-        .unwrap()
-        .id
-}
-
-fn request(s: SessionId, note: NoteId) -> NewBlueprintLoopRequest {
-    NewBlueprintLoopRequest {
-        session_id: s,
-        note_id: note,
-        note_version: None,
-        run_mode: None,
-        instruction: Some("keep it short".into()),
-        max_iterations: None,
-    }
-}
-
-fn stop(id: &str, summary: &str) -> Reply {
-    Reply::Tools(vec![call(
-        id,
-        "blueprint_loop_stop",
-        json!({"summary": summary, "evidence": ["cat hello.txt"]}),
-    )])
-}
-
-fn approve(id: &str) -> Reply {
-    Reply::Tools(vec![call(
-        id,
-        "blueprint_loop_approve",
-        json!({"summary": "hello.txt verified"}),
-    )])
-}
-
-fn reject(id: &str, reason: &str) -> Reply {
-    Reply::Tools(vec![call(
-        id,
-        "blueprint_loop_reject",
-        json!({
-            "reason": reason,
-            "remaining": ["BLOCKING: create hello.txt"],
-            "instructions": "create hello.txt",
-        }),
-    )])
-}
-
-fn is_auditor(req: &ModelRequest) -> bool {
-    req.system
-        .contains("independent auditor of a BlueprintLoop")
-}
-
-fn tool_names(req: &ModelRequest) -> Vec<String> {
-    req.tools.iter().map(|t| t.name.clone()).collect()
-}
-
-async fn until(what: &str, mut cond: impl FnMut() -> bool) {
-    let deadline = tokio::time::Instant::now() + Duration::from_secs(20);
-    while !cond() {
-        assert!(
-            tokio::time::Instant::now() < deadline,
-            "timed out waiting for {what}"
-        );
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
-}
-
-fn record(w: &World, id: BlueprintLoopId) -> BlueprintLoop {
-    w.wf.store().read(|tx| tx.blueprint_loop(id)).unwrap()
-}
-
-/// Wait for the loop to reach `status`, then for every thread of it to be idle.
-async fn reach(w: &World, id: BlueprintLoopId, status: LoopStatus) -> BlueprintLoop {
-    until(&format!("the loop to be {status:?}"), || {
-        record(w, id).status == status
-    })
-    .await;
-    let l = record(w, id);
-    for t in std::iter::once(l.thread_id).chain(children(w, l.thread_id)) {
-        tokio::time::timeout(Duration::from_secs(20), w.wf.engine().wait_idle(t))
-            .await
-            .expect("a loop thread did not go idle");
-    }
-    record(w, id)
-}
-
-fn children(w: &World, parent: ThreadId) -> Vec<ThreadId> {
-    w.wf.store()
-        .read(|tx| tx.threads(u32::MAX))
-        .unwrap()
-        .into_iter()
-        .filter(|t| t.parent_id == Some(parent))
-        .map(|t| t.id)
-        .collect()
-}
-
-fn lines(w: &World, s: SessionId) -> Vec<String> {
-    w.wf.collab()
-        .lines(s, None, 1000)
-        .unwrap()
-        .into_iter()
-        .map(|l| l.body)
-        .collect()
-}
 
 #[tokio::test]
 async fn a_user_loop_clears_plan_binds_the_session_and_queues_the_first_prompt() {
@@ -240,6 +126,11 @@ async fn the_audit_binds_a_supervisor_child_and_approval_completes_the_loop() {
     );
     assert_eq!(a.interaction, Interaction::Unattended);
     assert_eq!(a.workspace, exec.workspace);
+    // The audit is a reviewer task whose child is the bound auditor, completed after approval.
+    let tasks = ended_audit_tasks(&w, t).await;
+    assert_eq!(tasks.len(), 1);
+    assert_eq!(tasks[0].child_thread_id, a.id);
+    assert_eq!(tasks[0].status, TaskStatus::Completed);
     // Bindings cleared, the note released, and the person told.
     assert_eq!(w.wf.store().read(|tx| tx.loop_binding(t)).unwrap(), None);
     assert_eq!(w.wf.store().read(|tx| tx.loop_binding(a.id)).unwrap(), None);
@@ -324,9 +215,12 @@ async fn an_auditor_that_cannot_start_fails_the_loop_with_reviewer_launch_failed
             .record
             .id;
     let l = reach(&w, id, LoopStatus::Failed).await;
-    let error = l.error.unwrap();
+    let error = l.error.clone().unwrap();
     assert!(error.starts_with("reviewer_launch_failed: "), "{error}");
     assert!(error.contains("no key for the review role"), "{error}");
+    let tasks = ended_audit_tasks(&w, l.thread_id).await;
+    assert_eq!(tasks.len(), 1);
+    assert_eq!(tasks[0].status, TaskStatus::Failed);
 }
 
 #[tokio::test]
@@ -350,11 +244,21 @@ async fn an_auditor_ending_without_a_verdict_gets_two_recovery_turns_then_fails(
             .record
             .id;
     let l = reach(&w, id, LoopStatus::Failed).await;
-    assert!(l.error.unwrap().starts_with("review_terminal_tool_missing"));
+    assert!(
+        l.error
+            .as_deref()
+            .unwrap()
+            .starts_with("review_terminal_tool_missing")
+    );
     let reqs = w.provider.requests();
     assert!(user_texts(&reqs[2]).join("\n").contains("recovery 1 of 2"));
     let refused = tool_results(&reqs[3]).join("\n");
     assert!(refused.contains("audit recovery turn"), "{refused}");
+    // One task and one child throughout: each recovery turn was a follow-up on it.
+    let tasks = ended_audit_tasks(&w, l.thread_id).await;
+    assert_eq!(tasks.len(), 1);
+    assert_eq!(children(&w, l.thread_id), vec![tasks[0].child_thread_id]);
+    assert_eq!(tasks[0].resumes, 2, "two follow-up turns");
 }
 
 #[tokio::test]
@@ -550,189 +454,38 @@ async fn stop_is_refused_while_a_one_shot_watch_blocks_the_session() {
     w.wf.cancel_blueprint_loop(id).await.unwrap();
 }
 
-/// A loop `running` with no intent and nothing queued, as a process leaves it when it dies
-/// between the executor's turn and the continuation: the session had a finished turn, then the
-/// loop's record moved to `running` with its first prompt already answered.
-async fn driverless(w: &World) -> (SessionId, ThreadId, BlueprintLoopId) {
+#[tokio::test]
+async fn cancelling_a_loop_under_audit_cancels_its_audit_task() {
+    let w = world();
     let s = w.session();
     let t = w.thread(s);
-    w.turn(s, "hello").await;
-    let note = blueprint(w);
-    let id =
-        w.wf.store()
-            .write(|tx| {
-                let l = tx.create_blueprint_loop(&troupe_store::NewBlueprintLoop {
-                    note_id: note.0,
-                    note_version: 1,
-                    title: "Hello file".into(),
-                    thread_id: t,
-                    origin_thread_id: t,
-                    audit_agent: "supervisor".into(),
-                    run_mode: RunMode::Current,
-                    user_prompt: None,
-                    max_iterations: None,
-                    worktree: None,
-                })?;
-                let mut running = l.clone();
-                running.status = LoopStatus::Running;
-                Ok(tx.save_blueprint_loop(&running)?.id)
-            })
-            .unwrap();
-    (s, t, id)
-}
-
-fn stored_json(w: &World, id: BlueprintLoopId) -> String {
-    w.wf.store()
-        .read(|tx| Ok(serde_json::to_string(&tx.blueprint_loop(id)?).unwrap()))
-        .unwrap()
-}
-
-#[tokio::test]
-async fn a_driverless_loop_after_restart_is_latched_not_terminalized_and_continue_resumes_it() {
-    let dir = Arc::new(tempfile::tempdir().unwrap());
-    let before = world_on(dir.clone(), "boot-1");
-    let (s, t, id) = driverless(&before).await;
-    let stored = stored_json(&before, id);
-    drop(before);
-
-    let after = world_on(dir, "boot-2");
-    after.wf.engine().recover().await.unwrap();
-    let report = after.wf.recover_blueprint_loops().await.unwrap();
-    assert_eq!(report.latched, vec![id]);
-    let paused = after
-        .wf
-        .store()
-        .read(|tx| tx.thread(t))
-        .unwrap()
-        .paused
-        .unwrap();
-    assert_eq!(paused.reason, PauseReason::Workflow);
-    assert_eq!(
-        stored_json(&after, id),
-        stored,
-        "the record is left byte-identical"
-    );
-    assert_eq!(after.provider.calls(), 0, "startup called no model");
-    // The latch holds: an ordinary drive does not restart the loop.
-    after
-        .wf
-        .engine()
-        .request_drive(t, "test", false)
-        .await
-        .unwrap();
-    assert_eq!(after.provider.calls(), 0);
-
-    // Continue: the loop's continuation resumes it.
-    after.provider.push(stop("c1", "done"));
-    after.provider.push(approve("a1"));
-    after.wf.continue_session(s).await.unwrap();
-    reach(&after, id, LoopStatus::Completed).await;
-    let first = user_texts(&after.provider.requests()[0]).join("\n");
-    assert!(
-        first.contains("A normal final answer does not end this loop"),
-        "{first}"
-    );
-}
-
-#[tokio::test]
-async fn a_loop_with_its_session_mid_turn_keeps_the_kernels_interrupted_latch() {
-    let dir = Arc::new(tempfile::tempdir().unwrap());
-    let before = world_on(dir.clone(), "boot-1");
-    let (s, t, id) = driverless(&before).await;
-    before.hanging_turn(s, "more").await;
-    drop(before);
-    let after = world_on(dir, "boot-2");
-    after.wf.engine().recover().await.unwrap();
-    let report = after.wf.recover_blueprint_loops().await.unwrap();
-    assert!(report.latched.is_empty(), "first latch wins");
-    let paused = after
-        .wf
-        .store()
-        .read(|tx| tx.thread(t))
-        .unwrap()
-        .paused
-        .unwrap();
-    assert_eq!(paused.reason, PauseReason::Interrupted);
-    assert_eq!(record(&after, id).status, LoopStatus::Running);
-}
-
-#[tokio::test]
-async fn abandon_cancels_a_latched_loop_and_clears_the_latch_last() {
-    let dir = Arc::new(tempfile::tempdir().unwrap());
-    let before = world_on(dir.clone(), "boot-1");
-    let (s, t, id) = driverless(&before).await;
-    drop(before);
-    let after = world_on(dir, "boot-2");
-    after.wf.engine().recover().await.unwrap();
-    after.wf.recover_blueprint_loops().await.unwrap();
-    let report = after.wf.abandon(s).await.unwrap();
-    assert_eq!(report.workflow_cancelled.as_deref(), Some("blueprint_loop"));
-    assert!(report.latch_cleared);
-    let l = record(&after, id);
-    assert_eq!(l.status, LoopStatus::Cancelled);
-    assert_eq!(
-        after.wf.store().read(|tx| tx.loop_binding(t)).unwrap(),
-        None
-    );
-    assert_eq!(
-        after.wf.store().read(|tx| tx.thread(t)).unwrap().paused,
-        None
-    );
-    assert_eq!(
-        after.provider.calls(),
-        0,
-        "nothing restarted the abandoned work"
-    );
-}
-
-#[tokio::test]
-async fn a_loop_with_a_stop_intent_is_not_latched_at_restart_and_an_interrupted_audit_is_replaced()
-{
-    let dir = Arc::new(tempfile::tempdir().unwrap());
-    let before = world_on(dir.clone(), "boot-1");
-    let s = before.session();
-    let t = before.thread(s);
-    let note = blueprint(&before);
+    let note = blueprint(&w);
     let hang = Arc::new(tokio::sync::Notify::new());
-    before.provider.push(stop("c1", "done"));
-    before.provider.push(Reply::Hang(hang.clone()));
-    let id = before
-        .wf
-        .create_blueprint_loop(request(s, note))
-        .await
-        .unwrap()
-        .record
-        .id;
+    w.provider.push(stop("c1", "done"));
+    w.provider.push(Reply::Hang(hang.clone()));
+    let id =
+        w.wf.create_blueprint_loop(request(s, note))
+            .await
+            .unwrap()
+            .record
+            .id;
     tokio::time::timeout(Duration::from_secs(20), hang.notified())
         .await
         .expect("the auditor did not start");
-    let auditor = record(&before, id).audit_thread_id.unwrap();
-    drop(before);
+    let auditor = record(&w, id).audit_thread_id.unwrap();
+    let listed = w.wf.tasks(Some(s), None, 100).unwrap();
+    assert_eq!(listed.len(), 1);
+    assert_eq!(listed[0].child_thread_id, auditor);
+    assert_eq!(listed[0].status, TaskStatus::Running);
 
-    let after = world_on(dir, "boot-2");
-    after.provider.push(approve("a1"));
-    after.wf.engine().recover().await.unwrap();
-    let report = after.wf.recover_blueprint_loops().await.unwrap();
-    assert!(
-        report.latched.is_empty(),
-        "a stop intent is a durable driver"
-    );
-    assert_eq!(report.replaced_auditors, vec![auditor]);
-    assert_eq!(report.stop_intents, vec![id]);
-    let l = reach(&after, id, LoopStatus::Completed).await;
-    assert_eq!(l.audit.attempts, 0);
-    let reqs = after.provider.requests();
-    assert_eq!(reqs.len(), 1, "only the resumed audit ran");
-    assert!(is_auditor(&reqs[0]));
-    assert!(
-        !user_texts(&reqs[0]).join("\n").contains("recovery"),
-        "no recovery turn spent"
-    );
-    assert_eq!(
-        children(&after, t),
-        vec![auditor],
-        "the same audit session resumed"
-    );
+    let (view, changed) = w.wf.cancel_blueprint_loop(id).await.unwrap();
+    assert!(changed);
+    assert_eq!(view.record.status, LoopStatus::Cancelled);
+    let tasks = ended_audit_tasks(&w, t).await;
+    assert_eq!(tasks[0].status, TaskStatus::Cancelled);
+    assert!(!w.wf.engine().is_running(auditor));
+    reach(&w, id, LoopStatus::Cancelled).await;
+    assert_eq!(w.provider.calls(), 2, "nothing restarted");
 }
 
 #[tokio::test]

@@ -14,7 +14,7 @@ use troupe_core::thread::{Interaction, Thread};
 use troupe_core::{MessageId, SessionId, ThreadId};
 use troupe_engine::extension::ToolCallContext;
 use troupe_llm::ModelRequest;
-use troupe_store::WorkflowTerminal;
+use troupe_store::{TaskRecord, TaskRole, TaskStatus, WorkflowTerminal};
 use troupe_workflows::SetWorkflowRequest;
 use troupe_workflows::lightloop::host::LoopHost;
 use troupe_workflows::lightloop::texts::REVIEWER_AGENT;
@@ -126,6 +126,28 @@ fn stored_results(w: &World, t: ThreadId) -> Vec<String> {
         .collect()
 }
 
+/// The executor's reviewer tasks as `GET /v1/tasks?parent_thread=` lists them, once each has
+/// ended (a task settles just after its child goes idle).
+async fn ended_review_tasks(w: &World, executor: ThreadId) -> Vec<TaskRecord> {
+    let list = || w.wf.tasks(None, Some(executor), 100).unwrap();
+    until("the reviewer tasks to end", || {
+        list()
+            .iter()
+            .all(|t| !matches!(t.status, TaskStatus::Queued | TaskStatus::Running))
+    })
+    .await;
+    let tasks = list();
+    for task in &tasks {
+        assert_eq!(task.role, TaskRole::Reviewer);
+        assert!(
+            !task.notify_parent,
+            "a reviewer's verdict tools deliver its result"
+        );
+        assert_eq!(task.agent, REVIEWER_AGENT);
+    }
+    tasks
+}
+
 fn lines(w: &World, s: SessionId) -> Vec<String> {
     w.wf.collab()
         .lines(s, None, 1000)
@@ -204,6 +226,16 @@ async fn approve_after_one_reject_completes_the_loop_and_clears_the_slot() {
             .read(|tx| tx.runs_for_thread(kids[0].id, 1))
             .unwrap();
     assert!(first_review[0].started_at >= first_exec_run.ended_at.unwrap());
+
+    // Each review is a reviewer task whose child is the bound reviewer, completed after its
+    // verdict.
+    let tasks = ended_review_tasks(&w, t).await;
+    let mut children: Vec<ThreadId> = tasks.iter().map(|k| k.child_thread_id).collect();
+    let mut bound: Vec<ThreadId> = kids.iter().map(|k| k.id).collect();
+    children.sort();
+    bound.sort();
+    assert_eq!(children, bound);
+    assert!(tasks.iter().all(|k| k.status == TaskStatus::Completed));
 
     let v = w.wf.workflow(s).unwrap();
     assert!(v.kind.is_none() && v.slot.is_none(), "slot cleared: {v:?}");
@@ -420,8 +452,37 @@ async fn a_reviewer_ending_without_a_verdict_twice_more_fails_with_review_termin
         1,
         "the same reviewer thread throughout"
     );
+    // One task: each recovery turn was a follow-up on it.
+    let tasks = ended_review_tasks(&w, t).await;
+    assert_eq!(tasks.len(), 1);
+    assert_eq!(tasks[0].child_thread_id, reviewers(&w, t)[0].id);
+    assert_eq!(tasks[0].resumes, 2, "two follow-up turns");
+    assert_eq!(tasks[0].status, TaskStatus::Completed);
     assert!(lines(&w, s).join("\n").contains("Light Loop failed"));
     assert!(w.wf.workflow(s).unwrap().kind.is_none());
+}
+
+#[tokio::test]
+async fn a_reviewer_whose_first_call_fails_ends_the_loop_with_reviewer_launch_failed() {
+    let w = world();
+    let s = w.session();
+    let t = w.thread(s);
+    w.wf.set_workflow(s, lightloop("task", None)).await.unwrap();
+    w.provider.push(stop("c1", "done"));
+    w.provider
+        .push(Reply::Fail("no key for the review role".into()));
+    w.say(s, "go").await;
+    let end = ended(&w, s).await;
+    assert_eq!(end.status, "failed");
+    let error = end.error.unwrap();
+    assert!(error.starts_with("reviewer_launch_failed: "), "{error}");
+    assert!(error.contains("no key for the review role"), "{error}");
+    let tasks = ended_review_tasks(&w, t).await;
+    assert_eq!(tasks.len(), 1);
+    assert_eq!(tasks[0].status, TaskStatus::Failed);
+    assert_eq!(tasks[0].resumes, 0, "no recovery turn for a launch failure");
+    settle(&w, s).await;
+    assert_eq!(w.provider.calls(), 2, "nothing ran after the failure");
 }
 
 #[tokio::test]
@@ -447,6 +508,11 @@ async fn cancel_during_review_stops_the_reviewer_and_is_idempotent() {
     assert_eq!(v.last_terminal.unwrap().status, "cancelled");
     assert!(!w.wf.engine().is_running(reviewer.thread_id));
     assert!(!w.wf.engine().is_running(t));
+    // The reviewer's task is cancelled with the loop, not just its run.
+    let tasks = ended_review_tasks(&w, t).await;
+    assert_eq!(tasks.len(), 1);
+    assert_eq!(tasks[0].child_thread_id, reviewer.thread_id);
+    assert_eq!(tasks[0].status, TaskStatus::Cancelled);
     // Again: nothing to cancel.
     assert!(!w.wf.set_workflow(s, none()).await.unwrap().changed);
     assert_eq!(w.wf.cancel_light_loop(t).await.unwrap(), None);
@@ -478,6 +544,9 @@ async fn a_restart_during_review_resumes_the_same_review_without_spending_recove
 
     let after = world_on(dir, "boot-2");
     after.provider.push(approve("r1"));
+    // The daemon's order: tasks are reconciled before the kernel's recovery.
+    let cut = after.wf.reconcile_tasks().unwrap();
+    assert_eq!(cut.interrupted.len(), 1, "the review task was interrupted");
     let kernel = after.wf.engine().recover().await.unwrap();
     assert_eq!(kernel.interrupted_runs.len(), 1, "{kernel:?}");
     let report = after.wf.recover_light_loops().await.unwrap();
@@ -504,6 +573,91 @@ async fn a_restart_during_review_resumes_the_same_review_without_spending_recove
         1,
         "the same reviewer thread resumed"
     );
+    // The interrupted task was taken up again under its claim's key, on the same child.
+    let tasks = ended_review_tasks(&after, t).await;
+    assert_eq!(tasks.len(), 1);
+    assert_eq!(tasks[0].child_thread_id, reviewer);
+    assert_eq!(tasks[0].resumes, 1);
+    assert_eq!(tasks[0].status, TaskStatus::Completed);
+}
+
+#[tokio::test]
+async fn a_restart_during_a_recovery_turn_resumes_that_turn_without_spending_another() {
+    let dir = Arc::new(tempfile::tempdir().unwrap());
+    let before = world_on(dir.clone(), "boot-1");
+    let s = before.session();
+    let t = before.thread(s);
+    before
+        .wf
+        .set_workflow(s, lightloop("task", None))
+        .await
+        .unwrap();
+    let started = Arc::new(tokio::sync::Notify::new());
+    before.provider.push(stop("c1", "done"));
+    before.provider.push(Reply::Text("looks fine".into()));
+    before.provider.push(Reply::Hang(started.clone()));
+    before.say(s, "go").await;
+    tokio::time::timeout(Duration::from_secs(20), started.notified())
+        .await
+        .expect("the recovery turn did not start");
+    let reviewer = before.wf.workflow(s).unwrap().reviewer.unwrap();
+    assert_eq!(reviewer.recovery_attempts, 1);
+    drop(before);
+
+    let after = world_on(dir, "boot-2");
+    after.provider.push(approve("r1"));
+    assert_eq!(after.wf.reconcile_tasks().unwrap().interrupted.len(), 1);
+    after.wf.engine().recover().await.unwrap();
+    let report = after.wf.recover_light_loops().await.unwrap();
+    assert_eq!(report.replaced_reviewers, vec![reviewer.thread_id]);
+    after.wf.continue_session(s).await.unwrap();
+    assert_eq!(ended(&after, s).await.status, "completed");
+
+    let reqs = after.provider.requests();
+    assert_eq!(reqs.len(), 1, "only the resumed recovery turn ran");
+    let seen = user_texts(&reqs[0]).join("\n");
+    assert!(seen.contains("recovery 1 of 2"), "{seen}");
+    assert!(
+        !seen.contains("recovery 2 of 2"),
+        "no second recovery turn: {seen}"
+    );
+    let tasks = ended_review_tasks(&after, t).await;
+    assert_eq!(tasks.len(), 1);
+    assert_eq!(tasks[0].child_thread_id, reviewer.thread_id);
+    assert_eq!(tasks[0].resumes, 2, "one follow-up, one resume");
+    assert_eq!(tasks[0].status, TaskStatus::Completed);
+}
+
+#[tokio::test]
+async fn cancelling_a_light_loop_under_review_cancels_its_reviewer_task() {
+    let w = world();
+    let s = w.session();
+    let t = w.thread(s);
+    w.wf.set_workflow(s, lightloop("task", None)).await.unwrap();
+    let started = Arc::new(tokio::sync::Notify::new());
+    w.provider.push(stop("c1", "done"));
+    w.provider.push(Reply::Hang(started.clone()));
+    w.say(s, "go").await;
+    tokio::time::timeout(Duration::from_secs(20), started.notified())
+        .await
+        .expect("the reviewer did not start");
+    let reviewer = w.wf.workflow(s).unwrap().reviewer.unwrap().thread_id;
+    let listed = w.wf.tasks(None, Some(t), 100).unwrap();
+    assert_eq!(listed.len(), 1);
+    assert_eq!(listed[0].child_thread_id, reviewer);
+    assert_eq!(listed[0].status, TaskStatus::Running);
+
+    // The domain cancel (Abandon's path).
+    assert_eq!(
+        w.wf.cancel_light_loop(t).await.unwrap().as_deref(),
+        Some("lightloop")
+    );
+    assert_eq!(terminal(&w, s).unwrap().status, "cancelled");
+    let tasks = ended_review_tasks(&w, t).await;
+    assert_eq!(tasks[0].status, TaskStatus::Cancelled);
+    assert!(!w.wf.engine().is_running(reviewer));
+    settle(&w, s).await;
+    assert_eq!(w.provider.calls(), 2, "nothing restarted");
 }
 
 #[tokio::test]

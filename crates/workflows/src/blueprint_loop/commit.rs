@@ -74,24 +74,9 @@ pub fn commit(
                 notice(tx, exec, texts::started(l))?;
                 after.drive_execution = true;
             }
-            Effect::AuditTask { auditor } => {
-                let stop = before
-                    .stop_request
-                    .as_ref()
-                    .ok_or_else(|| StoreError::Invalid("an audit needs a stop claim".into()))?;
-                // A reused auditor already holds this key: the delivery is then a no-op and the
-                // audit resumes where it was cut off.
-                tx.deliver(
-                    *auditor,
-                    &delivery(
-                        InboxMode::Task,
-                        Priority::SUPERVISOR,
-                        Origin::Delegation(POLICY_ID.into()),
-                        texts::audit_task(l, stop, exec),
-                        format!("blueprint-loop-audit:{}:{req}", l.id),
-                    ),
-                )?;
-            }
+            // The audit task is the prompt of the auditor's child task, delivered when the
+            // task is prepared (in this same transaction).
+            Effect::AuditTask { .. } => {}
             Effect::RecoveryTurn { auditor, attempt } => {
                 let d = delivery(
                     InboxMode::Steer,

@@ -1,19 +1,17 @@
 //! The `blueprint_loop` continuation policy (priority 100), asked by the kernel's drive behind
-//! the shared gate. It acts for two kinds of thread:
-//!
-//! - the execution session of a loop: `running` without a claim → the continuation steer;
-//!   `running` with an unaudited claim → bind a supervisor auditor durably, queue its audit
-//!   task, then start it (a failure fails the loop with `reviewer_launch_failed`); `auditing` →
-//!   nothing (the auditor decides);
-//! - the recorded audit session, when its turn ended without a verdict → a recovery turn
-//!   (bounded), or the loop's failure with `review_terminal_tool_missing`.
+//! the shared gate. It acts for the execution session of a loop: `running` without a claim →
+//! the continuation steer; `running` with an unaudited claim → prepare the audit task and bind
+//! its child durably, then start it (a failure fails the loop with `reviewer_launch_failed`);
+//! `auditing` → nothing (the auditor decides). The auditor itself is a child task: what its
+//! ending without a verdict means is decided when its task ends
+//! ([`crate::reviewer_task::settle_ended`]), not here.
 //!
 //! The revision key is the seed's: terminal reply | status | claim's requester or
 //! `no-stop-request` | auditor or `no-audit-task` | recovery attempts.
 
-use crate::blueprint_loop::auditor::{self, run_audit};
-use crate::blueprint_loop::commit::{self, POLICY_ID, bound_loop};
-use crate::blueprint_loop::machine::{self, Event};
+use crate::blueprint_loop::auditor;
+use crate::blueprint_loop::commit::{POLICY_ID, bound_loop};
+use crate::blueprint_loop::machine::Event;
 use crate::blueprint_loop::texts;
 use crate::lightloop::host::LoopHost;
 use std::sync::Arc;
@@ -23,7 +21,6 @@ use troupe_core::drive::continuation_key;
 use troupe_core::inbox::{Delivery, InboxMode, Priority};
 use troupe_core::message::Origin;
 use troupe_engine::extension::{ContinuationPolicy, Gate, Proposal};
-use troupe_store::StoreError;
 
 pub const PRIORITY: i32 = 100;
 
@@ -47,9 +44,12 @@ pub fn revision(terminal: MessageId, l: &BlueprintLoop) -> String {
     )
 }
 
-fn role(gate: &Gate<'_>) -> Result<Option<(String, BlueprintLoop)>, String> {
+/// The loop whose execution session the gate's thread is (an auditor is a child task: its
+/// ending is settled with its task, not by this policy).
+fn execution_loop(gate: &Gate<'_>) -> Result<Option<BlueprintLoop>, String> {
     gate.store
         .read(|tx| bound_loop(tx, gate.thread.id))
+        .map(|b| b.and_then(|(role, l)| (role == "execution").then_some(l)))
         .map_err(|e| e.to_string())
 }
 
@@ -71,9 +71,8 @@ impl BlueprintLoopPolicy {
             (LoopStatus::Running, Some(stop), None) => {
                 // The executor's lease is released (the gate passed): bind first, then start.
                 match auditor::bind(gate.store, l.id, stop.requester_message_id) {
-                    Ok(Some(a)) => {
-                        self.host
-                            .spawn(run_audit_hosted(self.host.clone(), l.id, a));
+                    Ok(Some(_)) => {
+                        self.host.start_tasks();
                         Ok(Proposal::Handled)
                     }
                     Ok(None) => Ok(Proposal::None),
@@ -93,40 +92,6 @@ impl BlueprintLoopPolicy {
             _ => Ok(Proposal::None),
         }
     }
-
-    fn audit(&self, gate: &Gate<'_>, l: &BlueprintLoop) -> Result<Proposal, String> {
-        let auditor = gate.thread.id;
-        let after = gate
-            .store
-            .write(|tx| {
-                let l = tx.blueprint_loop(l.id)?;
-                let step = machine::step(&l, Event::AuditorEndedWithoutVerdict { auditor })
-                    .map_err(|e| StoreError::Invalid(e.to_string()))?;
-                if step.ack != machine::Ack::Recorded {
-                    return Ok(None);
-                }
-                Ok(Some(commit::commit(tx, &l, &step)?))
-            })
-            .map_err(|e| e.to_string())?;
-        Ok(match after {
-            None => Proposal::None,
-            // Already persisted with its key; the kernel's persist is a no-op and it starts it.
-            Some(a) => match a.recovery {
-                Some((_, d)) => Proposal::Inbox(d),
-                None => Proposal::Handled,
-            },
-        })
-    }
-}
-
-async fn run_audit_hosted(
-    host: Arc<LoopHost>,
-    id: troupe_core::blueprint_loop::BlueprintLoopId,
-    auditor: troupe_core::ThreadId,
-) {
-    if let Some(engine) = host.engine().cloned() {
-        run_audit(engine, id, auditor).await;
-    }
 }
 
 impl ContinuationPolicy for BlueprintLoopPolicy {
@@ -139,14 +104,13 @@ impl ContinuationPolicy for BlueprintLoopPolicy {
     }
 
     fn revision_key(&self, gate: &Gate<'_>) -> Result<Option<String>, String> {
-        Ok(role(gate)?.map(|(_, l)| revision(gate.terminal_message_id, &l)))
+        Ok(execution_loop(gate)?.map(|l| revision(gate.terminal_message_id, &l)))
     }
 
     fn propose(&self, gate: &Gate<'_>) -> Result<Proposal, String> {
-        match role(gate)? {
+        match execution_loop(gate)? {
             None => Ok(Proposal::None),
-            Some((r, l)) if r == "execution" => self.execution(gate, &l),
-            Some((_, l)) => self.audit(gate, &l),
+            Some(l) => self.execution(gate, &l),
         }
     }
 }

@@ -2,17 +2,19 @@
 //! order: adjudicate each active loop (one without a durable driver latches its execution
 //! session with `workflow` and is left exactly as stored — never terminalized), restore the
 //! bindings of active loops, sweep bindings and note links that point at nothing live, then
-//! recover stop intents (an auditor cut off by the restart is replaced without spending the
-//! recovery budget) and re-drive them through the gated drive.
+//! recover stop intents (an auditor whose task the restart interrupted is unbound without
+//! spending the recovery budget; binding it again under the same task key resumes the same
+//! child) and re-drive them through the gated drive.
 
 use crate::blueprint_loop::commit;
 use crate::blueprint_loop::machine::{self, Event};
+use crate::cortex;
+use crate::reviewer_task::{self, AtStartup};
 use crate::{WorkflowError, Workflows};
 use serde::Serialize;
 use troupe_core::ThreadId;
 use troupe_core::blueprint_loop::{BlueprintLoopId, LoopStatus};
 use troupe_core::pause::PauseReason;
-use troupe_core::run::EndReason;
 use troupe_store::StoreError;
 
 pub const WORKFLOW_HOLD: &str = "A BlueprintLoop was running here when Troupe stopped and nothing is left to drive it. Continue resumes the loop; Abandon cancels it.";
@@ -30,13 +32,6 @@ pub struct BlueprintLoopRecovery {
     pub replaced_auditors: Vec<ThreadId>,
     /// Loops with a surviving stop intent, re-driven.
     pub stop_intents: Vec<BlueprintLoopId>,
-}
-
-fn cut_off(runs: &[troupe_store::RunRecord]) -> bool {
-    match runs.first() {
-        None => true,
-        Some(run) => run.end_reason == Some(EndReason::Interrupted),
-    }
 }
 
 impl Workflows {
@@ -92,13 +87,17 @@ impl Workflows {
 
         // 4. Stop intents: replace a cut-off auditor, then re-drive through the gate.
         for l in active.iter().filter(|l| l.stop_request.is_some()) {
-            let mut drive_auditor = None;
             if let (LoopStatus::Auditing, Some(a)) = (l.status, l.audit_thread_id)
                 && !engine.is_running(a)
             {
                 let replaced = self.store().write(|tx| {
-                    if !cut_off(&tx.runs_for_thread(a, 1)?) {
-                        return Ok(false);
+                    match reviewer_task::at_startup(tx, a)? {
+                        AtStartup::CutOff => {}
+                        AtStartup::Ended(task) => {
+                            reviewer_task::settle_ended(tx, &task)?;
+                            return Ok(false);
+                        }
+                        AtStartup::Nothing => return Ok(false),
                     }
                     let cur = tx.blueprint_loop(l.id)?;
                     let step = machine::step(&cur, Event::AuditorInterrupted { auditor: a })
@@ -111,21 +110,17 @@ impl Workflows {
                 })?;
                 if replaced {
                     report.replaced_auditors.push(a);
-                } else {
-                    // It ended without a verdict: its own drive takes the recovery path.
-                    drive_auditor = Some(a);
                 }
             }
+            // An unbound claim is bound again under the same task key, which resumes the
+            // interrupted auditor on its own child thread.
             engine
                 .request_drive(l.thread_id, "stop-review-recovery", false)
                 .await?;
-            if let Some(a) = drive_auditor {
-                engine
-                    .request_drive(a, "stop-review-recovery", false)
-                    .await?;
-            }
             report.stop_intents.push(l.id);
         }
+        // A recovery turn queued above.
+        cortex::start_admitted(&engine);
         Ok(report)
     }
 }

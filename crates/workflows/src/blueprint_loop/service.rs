@@ -307,8 +307,9 @@ impl Workflows {
         })?;
         let changed = after.is_some();
         if let Some(a) = after {
+            // The auditor's task is cancelled; the execution session's turn is stopped.
             for t in a.abort {
-                self.stop_quietly(t).await;
+                self.stop_work(t).await;
             }
         }
         Ok((self.blueprint_loop_view(id)?, changed))

@@ -46,7 +46,12 @@ fn prompt_delivery(t: &TaskRecord, contract: &OutputContract) -> Delivery {
         mode: InboxMode::Task,
         priority: Priority::SUPERVISOR,
         origin: Origin::Delegation(format!("cortex:{}", t.id)),
-        text: texts::child_prompt(&t.description, &t.prompt, contract),
+        // A reviewer's prompt is its whole review task: its verdict tools, not its final
+        // reply, carry the result, so it gets no output contract to meet.
+        text: match t.role {
+            TaskRole::Reviewer => t.prompt.clone(),
+            TaskRole::Task => texts::child_prompt(&t.description, &t.prompt, contract),
+        },
         visible: true,
         delivery_key: Some(texts::prompt_key(t)),
         order_key: None,

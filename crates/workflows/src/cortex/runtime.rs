@@ -12,7 +12,7 @@ use troupe_core::drive::RootState;
 use troupe_core::inbox::{Delivery, InboxMode, Priority};
 use troupe_core::message::Origin;
 use troupe_engine::{DriveOutcome, Engine, StopMode};
-use troupe_store::{StoreError, TaskEdit, TaskId, TaskRecord, TaskStatus, Tx};
+use troupe_store::{StoreError, TaskEdit, TaskId, TaskRecord, TaskRole, TaskStatus, Tx};
 
 /// Start every queued task the caps admit, oldest first; each gets a watcher. Safe to call
 /// at any time and from anywhere: admission is decided inside one write transaction.
@@ -152,7 +152,7 @@ fn settle_now(engine: &Engine, id: TaskId, stuck: Option<String>) -> Result<Next
             last.as_ref().and_then(|r| r.end_reason.as_ref()),
             reply.as_deref(),
         );
-        match decided {
+        let ended = match decided {
             Settlement::Nothing => match stuck {
                 Some(cause) => end(tx, &task, TaskEvent::Fail, None, None, Some(cause))?,
                 None => return Ok(Next::Done(None)),
@@ -183,9 +183,18 @@ fn settle_now(engine: &Engine, id: TaskId, stuck: Option<String>) -> Result<Next
             Settlement::Complete { text, json } => {
                 end(tx, &task, TaskEvent::Complete, Some(text), json, None)?
             }
+            // A child that never ran: why it could not start says more than that it did not.
+            Settlement::Fail(_) if last.is_none() && stuck.is_some() => {
+                end(tx, &task, TaskEvent::Fail, None, None, stuck)?
+            }
             Settlement::Fail(e) => end(tx, &task, TaskEvent::Fail, None, None, Some(e))?,
             Settlement::Cancel(e) => end(tx, &task, TaskEvent::Cancel, None, None, Some(e))?,
         };
+        if ended.role == TaskRole::Reviewer {
+            // The loop that bound the reviewer learns of the ending in this transaction; a
+            // recovery turn re-queues the task, started by `start_admitted` after the watch.
+            crate::reviewer_task::settle_ended(tx, &ended)?;
+        }
         Ok(Next::Done(Some(task.parent_thread_id)))
     })
 }

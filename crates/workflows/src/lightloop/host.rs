@@ -1,13 +1,12 @@
 //! The Light Loop's handle on the running engine. The kernel's extension points (policies,
 //! tool handlers, guards) see a thread and the store but not the engine, and the loop has to
-//! drive threads other than the one in hand: the reviewer child once the executor's lease is
+//! drive threads other than the one in hand: the reviewer's task once the executor's lease is
 //! released, and the executor once a rejection is recorded. The host is created with the
 //! extensions and attached to the engine right after it is built ([`crate::build_engine`]).
 //!
 //! The engine holds the extensions and the host holds the engine, so the two live as long as
 //! each other; the daemon builds one engine per process.
 
-use crate::lightloop::reviewer;
 use std::sync::{Arc, OnceLock};
 use troupe_core::ThreadId;
 use troupe_engine::Engine;
@@ -52,24 +51,12 @@ impl LoopHost {
         });
     }
 
-    /// Run workflow work in the background on the current runtime (none: skipped).
-    pub fn spawn(&self, work: impl std::future::Future<Output = ()> + Send + 'static) {
-        if let Ok(rt) = tokio::runtime::Handle::try_current() {
-            rt.spawn(work);
+    /// Start the child tasks admission allows — a reviewer task just prepared and bound —
+    /// each watched by the cortex runtime until it ends.
+    pub fn start_tasks(&self) {
+        match self.engine() {
+            Some(engine) => crate::cortex::start_admitted(engine),
+            None => tracing::warn!("light loop host not attached; tasks not started"),
         }
-    }
-
-    /// Start (or resume) a bound reviewer and watch it until it is idle, so a reviewer whose
-    /// model fails — which no continuation policy sees, the gate refuses failed replies — is
-    /// still settled.
-    pub fn start_review(&self, executor: ThreadId, reviewer: ThreadId) {
-        let Some(engine) = self.engine().cloned() else {
-            tracing::warn!(thread = %reviewer, "light loop host not attached; reviewer not started");
-            return;
-        };
-        let Ok(rt) = tokio::runtime::Handle::try_current() else {
-            return;
-        };
-        rt.spawn(reviewer::run_review(engine, executor, reviewer));
     }
 }

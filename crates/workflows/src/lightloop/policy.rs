@@ -1,20 +1,18 @@
 //! The `light_loop` continuation policy (priority 25), asked by the kernel's drive behind the
 //! shared gate — so only once a thread's lease is released and its latest task has a terminal
-//! reply without error. It acts for two kinds of thread:
-//!
-//! - the executor (its slot holds an active Light Loop): no claim → propose the continuation;
-//!   an unbound claim → bind a reviewer durably, queue its review task, then start it;
-//!   a bound review → nothing (the reviewer decides);
-//! - the recorded reviewer, when its turn ended without a verdict → a recovery turn in the same
-//!   reviewer thread (bounded), or the loop's failure.
+//! reply without error. It acts for the executor (its slot holds an active Light Loop): no
+//! claim → propose the continuation; an unbound claim → prepare the reviewer task and bind its
+//! child durably, then start it; a bound review → nothing (the reviewer decides). The reviewer
+//! itself is a child task: what its ending without a verdict means is decided when its task
+//! ends ([`crate::reviewer_task::settle_ended`]), not here.
 //!
 //! The revision key is the seed's: terminal reply | status | claim's requester or
 //! `no-stop-request` | reviewer or `no-review-task` | recovery attempts — so one terminal reply
 //! can drive successive revisions (bind, recovery 1, recovery 2) without being deduplicated away.
 
-use crate::lightloop::commit::{self, POLICY_ID, light_loop};
+use crate::lightloop::commit::{POLICY_ID, light_loop};
 use crate::lightloop::host::LoopHost;
-use crate::lightloop::machine::{self, LoopEvent, Phase};
+use crate::lightloop::machine::{self, Phase};
 use crate::lightloop::reviewer;
 use crate::lightloop::texts;
 use crate::slot::LightLoopSlot;
@@ -47,20 +45,9 @@ pub fn revision(terminal: MessageId, ll: &LightLoopSlot) -> String {
     )
 }
 
-/// The loop the gate's thread takes part in: its own (executor) or its parent's (reviewer).
-enum Role {
-    Executor(LightLoopSlot),
-    Reviewer(troupe_core::ThreadId, LightLoopSlot),
-}
-
-fn role(gate: &Gate<'_>) -> Result<Option<Role>, String> {
+fn executor_loop(gate: &Gate<'_>) -> Result<Option<LightLoopSlot>, String> {
     gate.store
-        .read(|tx| {
-            if let Some(ll) = light_loop(tx, gate.thread.id)? {
-                return Ok(Some(Role::Executor(ll)));
-            }
-            Ok(reviewer::bound_loop(tx, gate.thread)?.map(|(e, ll)| Role::Reviewer(e, ll)))
-        })
+        .read(|tx| light_loop(tx, gate.thread.id))
         .map_err(|e| e.to_string())
 }
 
@@ -95,47 +82,14 @@ impl LightLoopPolicy {
                 match reviewer::bind(gate.store, gate.thread.id, requester)
                     .map_err(|e| e.to_string())?
                 {
-                    Some(r) => {
-                        self.host.start_review(gate.thread.id, r);
+                    Some(_) => {
+                        self.host.start_tasks();
                         Ok(Proposal::Handled)
                     }
                     None => Ok(Proposal::None),
                 }
             }
         }
-    }
-
-    fn propose_reviewer(
-        &self,
-        gate: &Gate<'_>,
-        executor: troupe_core::ThreadId,
-    ) -> Result<Proposal, String> {
-        let reviewer = gate.thread.id;
-        let after = gate
-            .store
-            .write(|tx| {
-                let Some((_, ll)) = reviewer::bound_loop(tx, gate.thread)? else {
-                    return Ok(None);
-                };
-                let step = machine::step(
-                    Some(&ll),
-                    LoopEvent::ReviewerEndedWithoutVerdict { reviewer },
-                )
-                .map_err(|e| troupe_store::StoreError::Invalid(e.to_string()))?;
-                if step.ack == machine::Ack::Unchanged {
-                    return Ok(None);
-                }
-                Ok(Some(commit::commit(tx, executor, &ll, &step)?))
-            })
-            .map_err(|e| e.to_string())?;
-        Ok(match after {
-            None => Proposal::None,
-            // Already persisted with its key; the kernel's persist is a no-op and it starts it.
-            Some(a) => match a.recovery {
-                Some((_, d)) => Proposal::Inbox(d),
-                None => Proposal::Handled,
-            },
-        })
     }
 }
 
@@ -149,19 +103,13 @@ impl ContinuationPolicy for LightLoopPolicy {
     }
 
     fn revision_key(&self, gate: &Gate<'_>) -> Result<Option<String>, String> {
-        Ok(match role(gate)? {
-            Some(Role::Executor(ll)) | Some(Role::Reviewer(_, ll)) => {
-                Some(revision(gate.terminal_message_id, &ll))
-            }
-            None => None,
-        })
+        Ok(executor_loop(gate)?.map(|ll| revision(gate.terminal_message_id, &ll)))
     }
 
     fn propose(&self, gate: &Gate<'_>) -> Result<Proposal, String> {
-        match role(gate)? {
+        match executor_loop(gate)? {
             None => Ok(Proposal::None),
-            Some(Role::Executor(ll)) => self.propose_executor(gate, &ll),
-            Some(Role::Reviewer(executor, _)) => self.propose_reviewer(gate, executor),
+            Some(ll) => self.propose_executor(gate, &ll),
         }
     }
 }

@@ -1,17 +1,19 @@
-//! Light Loop recovery at start, after the kernel's own recovery. Loop state is read only from
+//! Light Loop recovery at start, after the kernel's own recovery and after `reconcile_tasks`
+//! marked the reviewer tasks of the stopped process `interrupted`. Loop state is read only from
 //! stored records. Every surviving claim (stop intent) is re-driven through the gated drive;
-//! a bound reviewer that was cut off (its last run interrupted, or it never ran) is unbound
-//! first — keeping the claim and the recovery count — so the drive rebinds it (the same
-//! reviewer thread is reused for the same claim) and resumes the review. A reviewer that
-//! ended without a verdict keeps its binding and is driven into the bounded recovery path.
+//! a bound reviewer that was cut off (its task interrupted) is unbound first — keeping the
+//! claim and the recovery count — so the drive binds it again under the same task key, which
+//! resumes the same child thread where it was cut off. A reviewer whose task ended while still
+//! bound (one from before reviewers were tasks) is settled as an ending without a verdict.
 
+use crate::cortex;
 use crate::lightloop::commit;
 use crate::lightloop::machine::{self, Ack, LoopEvent};
+use crate::reviewer_task::{self, AtStartup};
 use crate::slot::WorkflowSlot;
 use crate::{WorkflowError, Workflows};
 use serde::Serialize;
 use troupe_core::ThreadId;
-use troupe_core::run::EndReason;
 use troupe_store::StoreError;
 
 /// What recovery found and did.
@@ -41,18 +43,17 @@ impl Workflows {
                 .collect())
         })?;
         for (executor, reviewer) in candidates {
-            let mut drive_reviewer = None;
             if let Some(r) = reviewer
                 && !engine.is_running(r)
             {
                 let replaced = self.store().write(|tx| {
-                    let last = tx.runs_for_thread(r, 1)?.into_iter().next();
-                    let cut_off = match &last {
-                        None => true,
-                        Some(run) => run.end_reason == Some(EndReason::Interrupted),
-                    };
-                    if !cut_off {
-                        return Ok(false);
+                    match reviewer_task::at_startup(tx, r)? {
+                        AtStartup::CutOff => {}
+                        AtStartup::Ended(task) => {
+                            reviewer_task::settle_ended(tx, &task)?;
+                            return Ok(false);
+                        }
+                        AtStartup::Nothing => return Ok(false),
                     }
                     let Some(ll) = commit::light_loop(tx, executor)? else {
                         return Ok(false);
@@ -68,21 +69,17 @@ impl Workflows {
                 })?;
                 if replaced {
                     report.replaced_reviewers.push(r);
-                } else {
-                    drive_reviewer = Some(r);
                 }
             }
-            // The gate decides: a latched executor waits for Continue.
+            // The gate decides: a latched executor waits for Continue. An unbound claim is
+            // bound again under the same task key, which resumes the interrupted reviewer.
             engine
                 .request_drive(executor, "stop-review-recovery", false)
                 .await?;
-            if let Some(r) = drive_reviewer {
-                engine
-                    .request_drive(r, "stop-review-recovery", false)
-                    .await?;
-            }
             report.claims.push(executor);
         }
+        // A recovery turn queued above.
+        cortex::start_admitted(&engine);
         Ok(report)
     }
 }

@@ -1,19 +1,18 @@
-//! The reviewer child: an unattended kernel thread under the executor's thread, on the
-//! executor's workspace, bound to the `review` role. It is created (or an interrupted one for
-//! the same claim is reused) and recorded in the loop's slot in one transaction, together with
-//! its review task — and only then started.
+//! The reviewer: a child task (role `Reviewer`, keyed per claim) of the executor's thread,
+//! whose unattended child runs the `review` role on the executor's workspace. The task is
+//! prepared (or an interrupted one of the same claim resumed) and recorded in the loop's slot
+//! in one transaction — and only then started. When the task ends, [`settle_ended`] decides
+//! what a missing verdict means.
 
 use crate::lightloop::commit::{self, light_loop};
 use crate::lightloop::machine::{self, LoopEvent};
 use crate::lightloop::texts::{self, REVIEW_ROLE, REVIEWER_AGENT};
+use crate::reviewer_task::{self, Ending};
 use crate::slot::{LightLoopSlot, WorkflowSlot};
-use troupe_core::inbox::{Delivery, InboxMode, Priority};
-use troupe_core::message::Origin;
-use troupe_core::run::EndReason;
-use troupe_core::thread::{AgentBinding, Interaction, Thread};
+use troupe_core::inbox::Delivery;
+use troupe_core::thread::{AgentBinding, Thread};
 use troupe_core::{MessageId, ThreadId};
-use troupe_engine::Engine;
-use troupe_store::{NewThread, Store, StoreError, Tx};
+use troupe_store::{Store, StoreError, TaskRecord, Tx};
 
 pub fn reviewer_agent() -> AgentBinding {
     AgentBinding {
@@ -24,10 +23,10 @@ pub fn reviewer_agent() -> AgentBinding {
     }
 }
 
-/// The title names the claim a reviewer was prepared for; it is how an interrupted reviewer
-/// of the same claim is found again.
-fn title(requester: MessageId) -> String {
-    format!("Light Loop review of claim {}", requester.0)
+/// The task key: one reviewer task per claim, so an interrupted review is resumed on the same
+/// child thread.
+fn key(requester: MessageId) -> String {
+    format!("lightloop-review:{}", requester.0)
 }
 
 /// The executor and its loop when `thread` is the reviewer recorded for that loop's claim.
@@ -58,26 +57,10 @@ pub fn is_bound_reviewer(store: &Store, thread: &Thread) -> bool {
             .is_some()
 }
 
-fn reusable(
-    tx: &Tx<'_>,
-    executor: ThreadId,
-    requester: MessageId,
-) -> Result<Option<ThreadId>, StoreError> {
-    let want = title(requester);
-    Ok(tx
-        .threads(u32::MAX)?
-        .into_iter()
-        .find(|t| {
-            t.parent_id == Some(executor)
-                && t.agent.name == REVIEWER_AGENT
-                && t.title == want
-                && t.lease.holder.is_none()
-        })
-        .map(|t| t.id))
-}
-
-/// Bind a reviewer to the pending, unbound claim of `requester` and queue its review task, in
-/// one transaction. Returns the reviewer to start, or `None` when the claim moved on.
+/// Bind a reviewer to the pending, unbound claim of `requester`: its task is prepared (or the
+/// interrupted one of the same claim resumed) and the loop bound to the task's child in one
+/// transaction. Returns the reviewer; the caller starts it once this has committed
+/// ([`crate::cortex::start_admitted`]). `None` when the claim moved on.
 pub fn bind(
     store: &Store,
     executor: ThreadId,
@@ -94,19 +77,15 @@ pub fn bind(
         if stop.requester_message_id != requester || stop.reviewer_thread_id.is_some() {
             return Ok(None);
         }
-        let reviewer = match reusable(tx, executor, requester)? {
-            Some(r) => r,
-            None => {
-                tx.create_thread(&NewThread {
-                    parent_id: Some(executor),
-                    title: title(requester),
-                    agent: reviewer_agent(),
-                    workspace: t.workspace.clone(),
-                    interaction: Interaction::Unattended,
-                })?
-                .id
-            }
-        };
+        let task = reviewer_task::prepare(
+            tx,
+            executor,
+            reviewer_agent(),
+            texts::review_task(executor, &ll, &stop),
+            format!("Light Loop review of claim {}", requester.0),
+            key(requester),
+        )?;
+        let reviewer = task.child_thread_id;
         let step = machine::step(
             Some(&ll),
             LoopEvent::ReviewerBound {
@@ -116,80 +95,38 @@ pub fn bind(
         )
         .map_err(|e| StoreError::Invalid(e.to_string()))?;
         commit::commit(tx, executor, &ll, &step)?;
-        // A reused reviewer already holds this key: the delivery is then a no-op and the
-        // review resumes where it was cut off.
-        tx.deliver(
-            reviewer,
-            &Delivery {
-                mode: InboxMode::Task,
-                priority: Priority::SUPERVISOR,
-                origin: Origin::Delegation(commit::POLICY_ID.into()),
-                text: texts::review_task(executor, &ll, &stop),
-                visible: true,
-                delivery_key: Some(format!("lightloop-review:{}", requester.0)),
-                order_key: None,
-            },
-        )?;
         Ok(Some(reviewer))
     })
 }
 
-/// Run a bound reviewer: a forced drive (it resumes a cut-off review, and a review task
-/// queued for it), then wait until it is idle and settle a review its model could not finish.
-pub async fn run_review(engine: Engine, executor: ThreadId, reviewer: ThreadId) {
-    loop {
-        if let Err(e) = engine.continue_thread(reviewer).await {
-            tracing::warn!(thread = %reviewer, error = %e, "starting the reviewer failed");
-            return;
-        }
-        engine.wait_idle(reviewer).await;
-        match settle_failed_review(&engine, executor, reviewer) {
-            Ok(true) => continue,
-            Ok(false) => return,
-            Err(e) => {
-                tracing::warn!(thread = %reviewer, error = %e, "settling the reviewer failed");
-                return;
-            }
-        }
+/// The reviewer task `task` ended (in the transaction that ended it): if the loop is still
+/// bound to its child, no verdict came — a launch failure fails the loop, an ending without a
+/// verdict gets a recovery turn (returned, for the caller to deliver as a follow-up of the
+/// task) or fails the loop once the budget is spent. `None` otherwise.
+pub fn settle_ended(
+    tx: &mut Tx<'_>,
+    task: &TaskRecord,
+    how: &Ending,
+) -> Result<Option<Delivery>, StoreError> {
+    let reviewer = task.child_thread_id;
+    let executor = task.parent_thread_id;
+    let Some(ll) = light_loop(tx, executor)? else {
+        return Ok(None);
+    };
+    if ll.stop_request.as_ref().and_then(|s| s.reviewer_thread_id) != Some(reviewer) {
+        return Ok(None);
     }
-}
-
-/// After the reviewer went idle: if it is still bound and its last run failed (its model
-/// could not answer), the claim is settled here — a first call that failed is a launch
-/// failure, a later failure counts as an ending without a verdict. Returns whether a recovery
-/// turn was queued (the reviewer is to run again).
-fn settle_failed_review(
-    engine: &Engine,
-    executor: ThreadId,
-    reviewer: ThreadId,
-) -> Result<bool, StoreError> {
-    if engine.is_running(reviewer) {
-        return Ok(false);
+    let event = match how {
+        Ending::LaunchFailed(error) => LoopEvent::ReviewerLaunchFailed {
+            reviewer,
+            error: error.clone(),
+        },
+        Ending::WithoutVerdict => LoopEvent::ReviewerEndedWithoutVerdict { reviewer },
+    };
+    let step = machine::step(Some(&ll), event).map_err(|e| StoreError::Invalid(e.to_string()))?;
+    if step.ack == machine::Ack::Unchanged {
+        return Ok(None);
     }
-    let after = engine.store().write(|tx| {
-        let Some(ll) = light_loop(tx, executor)? else {
-            return Ok(None);
-        };
-        let bound = ll.stop_request.as_ref().and_then(|s| s.reviewer_thread_id);
-        if bound != Some(reviewer) {
-            return Ok(None);
-        }
-        let runs = tx.runs_for_thread(reviewer, 2)?;
-        let Some(last) = runs.first() else {
-            return Ok(None);
-        };
-        let error = match &last.end_reason {
-            Some(EndReason::ModelError(e)) | Some(EndReason::Internal(e)) => e.clone(),
-            _ => return Ok(None),
-        };
-        let event = if runs.len() == 1 && last.hops <= 1 {
-            LoopEvent::ReviewerLaunchFailed { reviewer, error }
-        } else {
-            LoopEvent::ReviewerEndedWithoutVerdict { reviewer }
-        };
-        let step =
-            machine::step(Some(&ll), event).map_err(|e| StoreError::Invalid(e.to_string()))?;
-        Ok(Some(commit::commit(tx, executor, &ll, &step)?))
-    })?;
-    Ok(after.is_some_and(|a| a.recovery.is_some()))
+    let after = commit::commit(tx, executor, &ll, &step)?;
+    Ok(after.recovery.map(|(_, d)| d))
 }
