@@ -477,6 +477,19 @@ async fn cancelling_a_loop_under_audit_cancels_its_audit_task() {
     assert_eq!(listed.len(), 1);
     assert_eq!(listed[0].child_thread_id, auditor);
     assert_eq!(listed[0].status, TaskStatus::Running);
+    // The audit task belongs to the loop: it is not cancelled on its own.
+    let err = w.wf.cancel_task(listed[0].id).await.unwrap_err();
+    assert!(
+        matches!(
+            &err,
+            WorkflowError::Conflict {
+                code: "reviewer_task",
+                ..
+            }
+        ),
+        "{err:?}"
+    );
+    assert_eq!(w.wf.task(listed[0].id).unwrap().status, TaskStatus::Running);
 
     let (view, changed) = w.wf.cancel_blueprint_loop(id).await.unwrap();
     assert!(changed);

@@ -79,7 +79,7 @@ async fn get_task(
         (status = 200, description = "The task, cancelled: its child's run is aborted and its parent told (cancelling again changes nothing)", body = TaskRecord),
         (status = 400, description = "The id is not a number", body = ErrorBody),
         (status = 404, description = "No such task", body = ErrorBody),
-        (status = 409, description = "The task has already completed or failed (`task_finished`)", body = ErrorBody),
+        (status = 409, description = "The task has already completed or failed (`task_finished`), or is a workflow's reviewer, which is cancelled with its loop (`reviewer_task`)", body = ErrorBody),
     )
 )]
 async fn cancel_task(

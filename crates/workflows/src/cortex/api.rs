@@ -55,8 +55,19 @@ impl Workflows {
         Ok(self.store().read(|tx| tx.task(id))?)
     }
 
-    /// Cancel a task (idempotent); a completed or failed one is a `task_finished` conflict.
+    /// Cancel a task (idempotent); a completed or failed one is a `task_finished` conflict. A
+    /// workflow's reviewer belongs to its loop: cancelling it alone would leave the loop waiting
+    /// for a verdict that cannot come, so it is refused (`reviewer_task`) — cancel the loop.
     pub async fn cancel_task(&self, id: TaskId) -> Result<TaskRecord, WorkflowError> {
+        let t = self.task(id)?;
+        if t.role == troupe_store::TaskRole::Reviewer {
+            return Err(WorkflowError::conflict(
+                "reviewer_task",
+                format!(
+                    "task {id} is a workflow's reviewer; cancel its loop instead (the session's workflow, or POST /v1/blueprint-loops/{{id}}/cancel)"
+                ),
+            ));
+        }
         runtime::cancel(self.engine(), id).await
     }
 
