@@ -24,8 +24,35 @@ impl Engine {
         (!map.is_empty()).then_some(Value::Object(map))
     }
 
-    /// Tool specs this thread may call: the built-ins, then registered tools available to it.
+    /// The first tool scope that narrows this thread's tools now, if any.
+    pub(crate) fn narrowed(&self, thread: &Thread) -> Option<crate::extension::Narrowed> {
+        for s in &self.inner.ext.scopes {
+            match s.narrow(thread, &self.inner.store) {
+                Ok(Some(n)) => return Some(n),
+                Ok(None) => {}
+                Err(e) => {
+                    tracing::warn!(thread = %thread.id, scope = s.name(), error = %e, "tool scope failed; tools left as they are")
+                }
+            }
+        }
+        None
+    }
+
+    /// Tool specs this thread may call: the built-ins, then registered tools available to it,
+    /// narrowed by a tool scope when one applies.
     pub(crate) fn tool_specs(&self, thread: &Thread) -> Arc<[ToolSpec]> {
+        let all = self.available_tool_specs(thread);
+        match self.narrowed(thread) {
+            None => all,
+            Some(n) => all
+                .iter()
+                .filter(|s| n.only.contains(&s.name))
+                .cloned()
+                .collect(),
+        }
+    }
+
+    fn available_tool_specs(&self, thread: &Thread) -> Arc<[ToolSpec]> {
         let tools = &self.inner.ext.tools;
         let available: Availability = tools.iter().map(|t| (t.available)(thread)).collect();
         let mut lists = self

@@ -74,6 +74,16 @@ pub(crate) async fn dispatch(
     message_id: MessageId,
     call: &ToolCall,
 ) -> Result<Dispatched, LoopExit> {
+    if let Some(n) = engine.narrowed(thread)
+        && !n.only.contains(&call.name)
+    {
+        return Ok(Dispatched::error(format!(
+            "{} is refused: {} (only {} may be called now)",
+            call.name,
+            n.reason,
+            n.only.join(", ")
+        )));
+    }
     if troupe_tools::is_builtin(&call.name) {
         return dispatch_builtin(engine, live, thread, message_id, call).await;
     }

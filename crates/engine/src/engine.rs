@@ -109,6 +109,10 @@ impl EngineBuilder {
         self.ext.waits.push(w);
         self
     }
+    pub fn tool_scope(mut self, s: Arc<dyn crate::extension::ToolScope>) -> Self {
+        self.ext.scopes.push(s);
+        self
+    }
     pub fn build(self) -> Engine {
         Engine {
             inner: Arc::new(Inner {

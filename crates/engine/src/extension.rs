@@ -190,6 +190,23 @@ pub trait WaitProvider: Send + Sync {
     fn waits(&self, thread: &Thread, store: &Store) -> Result<Vec<String>, String>;
 }
 
+/// What a [`ToolScope`] leaves a thread for its next model call.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Narrowed {
+    /// The only tools offered and callable (built-in or registered names).
+    pub only: Vec<String>,
+    /// Why, as the model is told when it calls anything else.
+    pub reason: String,
+}
+
+/// Narrows the tools a thread sees and may call for a turn (e.g. a turn that may only give a
+/// verdict). The first scope that narrows wins; none leaves the tools as they are. A scope
+/// that fails leaves them too (guards still check effectful calls).
+pub trait ToolScope: Send + Sync {
+    fn name(&self) -> &str;
+    fn narrow(&self, thread: &Thread, store: &Store) -> Result<Option<Narrowed>, String>;
+}
+
 /// Everything registered, fixed once the engine is built.
 #[derive(Default, Clone)]
 pub struct Extensions {
@@ -201,6 +218,7 @@ pub struct Extensions {
     pub(crate) policies: Vec<Arc<dyn ContinuationPolicy>>,
     pub(crate) waits: Vec<Arc<dyn WaitProvider>>,
     pub(crate) observers: Vec<Arc<dyn MessageObserver>>,
+    pub(crate) scopes: Vec<Arc<dyn ToolScope>>,
 }
 
 impl Extensions {

@@ -308,6 +308,74 @@ async fn a_registered_tool_is_offered_and_callable_only_where_its_owner_allows()
     assert!(format!("{:?}", reqs[3].messages).contains(&format!("echo from {reviewer}")));
 }
 
+/// Narrows unattended threads to `approve` and `read_file` (a verdict-only turn).
+struct VerdictOnly;
+impl ToolScope for VerdictOnly {
+    fn name(&self) -> &str {
+        "verdict_only"
+    }
+    fn narrow(&self, thread: &Thread, _store: &Store) -> Result<Option<Narrowed>, String> {
+        Ok(
+            (thread.interaction == Interaction::Unattended).then(|| Narrowed {
+                only: vec!["approve".into(), "read_file".into()],
+                reason: "this is a verdict turn".into(),
+            }),
+        )
+    }
+}
+
+#[tokio::test]
+async fn a_tool_scope_narrows_what_a_thread_sees_and_may_call() {
+    let counter = Arc::new(AtomicUsize::new(0));
+    let c = counter.clone();
+    let h = build(
+        vec![
+            Reply::Tools(
+                String::new(),
+                vec![call("c1", "shell", r#"{"command": "touch escaped"}"#)],
+            ),
+            Reply::Tools(String::new(), vec![call("c2", "approve", "{}")]),
+            Reply::Text("done".into()),
+            Reply::Text("hello".into()),
+        ],
+        move |b| {
+            b.tool(reviewer_tool(c))
+                .unwrap()
+                .tool_scope(Arc::new(VerdictOnly))
+        },
+    );
+    let reviewer = h.thread(Interaction::Unattended);
+    h.engine
+        .deliver(reviewer, Delivery::user_task("review"))
+        .await
+        .unwrap();
+    h.engine.wait_idle(reviewer).await;
+    let reqs = h.provider.requests();
+    let names: Vec<&str> = reqs[0].tools.iter().map(|t| t.name.as_str()).collect();
+    assert_eq!(
+        names,
+        ["read_file", "approve"],
+        "only the scope's tools are offered"
+    );
+    let refused = format!("{:?}", reqs[1].messages);
+    assert!(
+        refused.contains("shell is refused: this is a verdict turn"),
+        "{refused}"
+    );
+    assert_eq!(counter.load(Ordering::SeqCst), 1, "approve was callable");
+    assert!(!h.workspace.join("escaped").exists());
+
+    // A thread the scope leaves alone sees every tool.
+    let person = h.thread(Interaction::Interactive);
+    h.engine
+        .deliver(person, Delivery::user_task("hi"))
+        .await
+        .unwrap();
+    h.engine.wait_idle(person).await;
+    let reqs = h.provider.requests();
+    assert!(reqs[3].tools.iter().any(|t| t.name == "shell"));
+}
+
 #[tokio::test]
 async fn a_tool_name_cannot_be_registered_twice_or_shadow_a_builtin() {
     let counter = Arc::new(AtomicUsize::new(0));

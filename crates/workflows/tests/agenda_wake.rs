@@ -112,7 +112,14 @@ async fn a_watch_waking_a_light_loop_lists_the_remaining_waits_and_refuses_other
     );
     assert!(woke.contains("loop_stop"), "{woke}");
     let refused = tool_results(&reqs[2]).join("\n");
-    assert!(refused.contains("refused in this turn"), "{refused}");
+    assert!(
+        refused.contains("shell is refused: in this turn an Agenda delivery woke the loop"),
+        "{refused}"
+    );
+    // The wake turn is offered only the Agenda's tools and the stop tool.
+    let mut offered: Vec<String> = reqs[1].tools.iter().map(|t| t.name.clone()).collect();
+    offered.sort();
+    assert_eq!(offered, ["agenda_cancel", "agenda_list", "loop_stop"]);
     assert!(
         !w.wf
             .store()

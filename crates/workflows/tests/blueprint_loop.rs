@@ -252,6 +252,10 @@ async fn an_auditor_ending_without_a_verdict_gets_two_recovery_turns_then_fails(
     );
     let reqs = w.provider.requests();
     assert!(user_texts(&reqs[2]).join("\n").contains("recovery 1 of 2"));
+    // The recovery turn is offered only the two verdict tools.
+    let mut offered: Vec<String> = reqs[2].tools.iter().map(|t| t.name.clone()).collect();
+    offered.sort();
+    assert_eq!(offered, ["blueprint_loop_approve", "blueprint_loop_reject"]);
     let refused = tool_results(&reqs[3]).join("\n");
     assert!(refused.contains("audit recovery turn"), "{refused}");
     // One task and one child throughout: each recovery turn was a follow-up on it.

@@ -444,6 +444,10 @@ async fn a_reviewer_ending_without_a_verdict_twice_more_fails_with_review_termin
     assert_eq!(reqs.len(), 5);
     assert!(reqs[1..].iter().all(is_reviewer));
     assert!(user_texts(&reqs[2]).join("\n").contains("recovery 1 of 2"));
+    // The recovery turn is offered only the two verdict tools.
+    let mut offered: Vec<String> = reqs[2].tools.iter().map(|t| t.name.clone()).collect();
+    offered.sort();
+    assert_eq!(offered, ["light_loop_approve", "light_loop_reject"]);
     assert!(user_texts(&reqs[4]).join("\n").contains("recovery 2 of 2"));
     let refused = &tool_results(&reqs[3])[0];
     assert!(refused.contains("recovery turn"), "{refused}");

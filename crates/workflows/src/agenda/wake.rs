@@ -9,8 +9,10 @@ use crate::agenda::cancel_commands;
 use crate::slot::WorkflowSlot;
 use troupe_core::ThreadId;
 use troupe_core::blueprint_loop::LoopStatus;
+use troupe_core::drive::RootState;
 use troupe_core::message::Origin;
-use troupe_engine::extension::{EffectGuard, GuardContext};
+use troupe_core::thread::Thread;
+use troupe_engine::extension::{EffectGuard, GuardContext, Narrowed, ToolScope};
 use troupe_store::{StoreError, Tx};
 
 pub const LIGHT_LOOP_TAG: &str = "light-loop-agenda-wakeup";
@@ -50,7 +52,19 @@ pub fn guidance(tx: &Tx<'_>, thread: ThreadId) -> Result<Option<String>, StoreEr
     )))
 }
 
-/// Refuses effectful tool calls in a run whose task is a guided Agenda wake.
+/// Whether `root` is a guided Agenda wake: a delivery from the Agenda carrying the block.
+fn is_guided(m: &troupe_core::message::Message) -> bool {
+    let from_agenda = matches!(&m.origin, Origin::Timer(d) if d.starts_with("agenda:"));
+    let text = m.text();
+    from_agenda
+        && (text.contains(&format!("<{LIGHT_LOOP_TAG}>"))
+            || text.contains(&format!("<{BLUEPRINT_LOOP_TAG}>")))
+}
+
+const REFUSED: &str = "an Agenda delivery woke the loop to clear its waits and request review";
+
+/// Refuses effectful tool calls in a run whose task is a guided Agenda wake, and narrows that
+/// turn's tools to the Agenda's and the loop's stop tool.
 pub struct WakeGuard;
 
 impl EffectGuard for WakeGuard {
@@ -65,20 +79,52 @@ impl EffectGuard for WakeGuard {
                 let Some(root) = tx.run(ctx.run_id)?.root_id else {
                     return Ok(false);
                 };
-                let m = tx.message(root)?;
-                let from_agenda = matches!(&m.origin, Origin::Timer(d) if d.starts_with("agenda:"));
-                let text = m.text();
-                Ok(from_agenda
-                    && (text.contains(&format!("<{LIGHT_LOOP_TAG}>"))
-                        || text.contains(&format!("<{BLUEPRINT_LOOP_TAG}>"))))
+                Ok(is_guided(&tx.message(root)?))
             })
             .map_err(|e| e.to_string())?;
         if guided {
             return Err(format!(
-                "{} is refused in this turn: an Agenda delivery woke the loop to clear its waits and request review; use agenda_cancel, agenda_list and the stop tool only",
+                "{} is refused in this turn: {REFUSED}; use agenda_cancel, agenda_list and the stop tool only",
                 ctx.tool
             ));
         }
         Ok(())
+    }
+}
+
+impl ToolScope for WakeGuard {
+    fn name(&self) -> &str {
+        "agenda_wake"
+    }
+
+    fn narrow(
+        &self,
+        thread: &Thread,
+        store: &troupe_store::Store,
+    ) -> Result<Option<Narrowed>, String> {
+        let stop = store
+            .read(|tx| {
+                let RootState::Open(root) = tx.root_state(thread.id)? else {
+                    return Ok(None);
+                };
+                if !is_guided(&tx.message(root)?) {
+                    return Ok(None);
+                }
+                let bp = tx.active_loop_of_thread(thread.id)?.is_some();
+                Ok(Some(if bp {
+                    "blueprint_loop_stop"
+                } else {
+                    "loop_stop"
+                }))
+            })
+            .map_err(|e| e.to_string())?;
+        Ok(stop.map(|stop| Narrowed {
+            only: vec![
+                crate::agenda::tools::CANCEL.into(),
+                crate::agenda::tools::LIST.into(),
+                stop.into(),
+            ],
+            reason: format!("in this turn {REFUSED}"),
+        }))
     }
 }

@@ -13,7 +13,8 @@ use serde_json::json;
 use std::sync::Arc;
 use troupe_core::thread::Thread;
 use troupe_engine::extension::{
-    EffectGuard, GuardContext, ToolCallContext, ToolHandler, ToolRegistration, ToolReply,
+    EffectGuard, GuardContext, Narrowed, ToolCallContext, ToolHandler, ToolRegistration, ToolReply,
+    ToolScope,
 };
 use troupe_llm::ToolSpec;
 use troupe_store::StoreError;
@@ -342,25 +343,45 @@ pub fn registrations(host: &Arc<LoopHost>) -> Vec<ToolRegistration> {
 /// During a recovery turn the auditor may only give its verdict: effectful calls are refused.
 pub struct AuditRecoveryGuard;
 
+const AUDIT_RECOVERY: &str = "this is an audit recovery turn: only blueprint_loop_approve or blueprint_loop_reject may be called now";
+
+/// Whether `thread` is the audit session of a loop in a recovery turn.
+fn in_audit_recovery(thread: &Thread, store: &troupe_store::Store) -> Result<bool, String> {
+    Ok(store
+        .read(|tx| bound_loop(tx, thread.id))
+        .map_err(|e: StoreError| e.to_string())?
+        .filter(|(role, _)| role == "audit")
+        .and_then(|(_, l)| l.stop_request)
+        .is_some_and(|s| s.review_recovery_attempts > 0))
+}
+
 impl EffectGuard for AuditRecoveryGuard {
     fn name(&self) -> &str {
         "blueprint_loop_audit_recovery"
     }
 
     fn check(&self, ctx: &GuardContext<'_>) -> Result<(), String> {
-        let in_recovery = ctx
-            .store
-            .read(|tx| bound_loop(tx, ctx.thread.id))
-            .map_err(|e: StoreError| e.to_string())?
-            .filter(|(role, _)| role == "audit")
-            .and_then(|(_, l)| l.stop_request)
-            .is_some_and(|s| s.review_recovery_attempts > 0);
-        if in_recovery {
-            return Err(
-                "this is an audit recovery turn: only blueprint_loop_approve or blueprint_loop_reject may be called now"
-                    .into(),
-            );
+        if in_audit_recovery(ctx.thread, ctx.store)? {
+            return Err(AUDIT_RECOVERY.into());
         }
         Ok(())
+    }
+}
+
+/// In a recovery turn the auditor is offered only the two verdict tools.
+impl ToolScope for AuditRecoveryGuard {
+    fn name(&self) -> &str {
+        "blueprint_loop_audit_recovery"
+    }
+
+    fn narrow(
+        &self,
+        thread: &Thread,
+        store: &troupe_store::Store,
+    ) -> Result<Option<Narrowed>, String> {
+        Ok(in_audit_recovery(thread, store)?.then(|| Narrowed {
+            only: vec![APPROVE.into(), REJECT.into()],
+            reason: AUDIT_RECOVERY.into(),
+        }))
     }
 }

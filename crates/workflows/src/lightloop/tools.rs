@@ -18,7 +18,8 @@ use serde_json::json;
 use std::sync::Arc;
 use troupe_core::thread::Thread;
 use troupe_engine::extension::{
-    EffectGuard, GuardContext, ToolCallContext, ToolHandler, ToolRegistration, ToolReply,
+    EffectGuard, GuardContext, Narrowed, ToolCallContext, ToolHandler, ToolRegistration, ToolReply,
+    ToolScope,
 };
 use troupe_llm::ToolSpec;
 use troupe_store::StoreError;
@@ -323,27 +324,47 @@ pub struct RecoveryGuard {
     pub host: Arc<LoopHost>,
 }
 
+const REVIEW_RECOVERY: &str = "this is a review recovery turn: only light_loop_approve or light_loop_reject may be called now";
+
+/// Whether `thread` is the bound reviewer of a claim in a recovery turn.
+fn in_review_recovery(thread: &Thread, store: &troupe_store::Store) -> Result<bool, String> {
+    if thread.agent.name != crate::lightloop::texts::REVIEWER_AGENT {
+        return Ok(false);
+    }
+    Ok(store
+        .read(|tx| reviewer::bound_loop(tx, thread))
+        .map_err(|e: StoreError| e.to_string())?
+        .and_then(|(_, ll)| ll.stop_request)
+        .is_some_and(|s| s.review_recovery_attempts > 0))
+}
+
 impl EffectGuard for RecoveryGuard {
     fn name(&self) -> &str {
         "light_loop_recovery"
     }
 
     fn check(&self, ctx: &GuardContext<'_>) -> Result<(), String> {
-        if ctx.thread.agent.name != crate::lightloop::texts::REVIEWER_AGENT {
-            return Ok(());
-        }
-        let in_recovery = ctx
-            .store
-            .read(|tx| reviewer::bound_loop(tx, ctx.thread))
-            .map_err(|e: StoreError| e.to_string())?
-            .and_then(|(_, ll)| ll.stop_request)
-            .is_some_and(|s| s.review_recovery_attempts > 0);
-        if in_recovery {
-            return Err(
-                "this is a review recovery turn: only light_loop_approve or light_loop_reject may be called now"
-                    .into(),
-            );
+        if in_review_recovery(ctx.thread, ctx.store)? {
+            return Err(REVIEW_RECOVERY.into());
         }
         Ok(())
+    }
+}
+
+/// In a recovery turn the reviewer is offered only the two verdict tools.
+impl ToolScope for RecoveryGuard {
+    fn name(&self) -> &str {
+        "light_loop_recovery"
+    }
+
+    fn narrow(
+        &self,
+        thread: &Thread,
+        store: &troupe_store::Store,
+    ) -> Result<Option<Narrowed>, String> {
+        Ok(in_review_recovery(thread, store)?.then(|| Narrowed {
+            only: vec![APPROVE.into(), REJECT.into()],
+            reason: REVIEW_RECOVERY.into(),
+        }))
     }
 }
