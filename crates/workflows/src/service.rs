@@ -69,6 +69,9 @@ pub struct ReviewerView {
     pub running: bool,
     /// Recovery turns given after it ended without a verdict.
     pub recovery_attempts: u32,
+    /// The reviewer's child task (`GET /v1/tasks/{id}`).
+    #[cfg_attr(feature = "openapi", schema(value_type = Option<i64>))]
+    pub task_id: Option<troupe_store::TaskId>,
 }
 
 pub(crate) fn phase_name(slot: &WorkflowSlot) -> Option<String> {
@@ -189,6 +192,7 @@ impl Workflows {
                         .map(|run| run.id),
                     running: self.engine().is_running(r),
                     recovery_attempts: stop.review_recovery_attempts,
+                    task_id: self.store().read(|tx| tx.task_of_child(r))?.map(|t| t.id),
                 }),
                 None => None,
             },

@@ -516,6 +516,11 @@ async fn cancel_during_review_stops_the_reviewer_and_is_idempotent() {
     let tasks = ended_review_tasks(&w, t).await;
     assert_eq!(tasks.len(), 1);
     assert_eq!(tasks[0].child_thread_id, reviewer.thread_id);
+    assert_eq!(
+        reviewer.task_id,
+        Some(tasks[0].id),
+        "the view names the task"
+    );
     assert_eq!(tasks[0].status, TaskStatus::Cancelled);
     // Again: nothing to cancel.
     assert!(!w.wf.set_workflow(s, none()).await.unwrap().changed);
