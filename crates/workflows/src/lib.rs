@@ -15,6 +15,7 @@ mod install;
 pub mod lightloop;
 pub mod notes;
 pub mod projection;
+pub mod review;
 pub mod reviewer_task;
 mod service;
 pub mod session_controls;

@@ -3,6 +3,7 @@
 //! the step is saved. Effects name what the caller writes in the same transaction (deliveries,
 //! notices) or does once it has committed (stopping work).
 
+use crate::review::clean;
 use troupe_core::blueprint_loop::{BlueprintLoop, LoopStatus, LoopStopRequest};
 use troupe_core::{MessageId, ThreadId};
 
@@ -17,13 +18,7 @@ pub struct StopClaim {
     pub remaining: Vec<String>,
 }
 
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Rejection {
-    pub reason: String,
-    pub remaining: Vec<String>,
-    pub instructions: String,
-    pub completed: Vec<String>,
-}
+pub use crate::review::Rejection;
 
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Event {
@@ -123,14 +118,6 @@ pub enum Refusal {
         current: &'static str,
         required: &'static str,
     },
-}
-
-fn clean(items: Vec<String>) -> Vec<String> {
-    items
-        .into_iter()
-        .map(|s| s.trim().to_string())
-        .filter(|s| !s.is_empty())
-        .collect()
 }
 
 fn state(l: &BlueprintLoop, required: &'static str) -> Refusal {
@@ -282,24 +269,8 @@ pub fn step(l: &BlueprintLoop, event: Event) -> Result<Step, Refusal> {
             rejection,
             at,
         } => {
-            if rejection.reason.trim().is_empty() || rejection.instructions.trim().is_empty() {
-                return Err(Refusal::InvalidArguments(
-                    "reason and instructions: both required and non-empty".into(),
-                ));
-            }
-            let remaining = clean(rejection.remaining);
-            if remaining.is_empty() {
-                return Err(Refusal::InvalidArguments(
-                    "remaining: list at least one item still to do, each marked BLOCKING or NON-BLOCKING".into(),
-                ));
-            }
+            let rejection = rejection.validated().map_err(Refusal::InvalidArguments)?;
             check_auditor(l, caller)?;
-            let rejection = Rejection {
-                reason: rejection.reason.trim().to_string(),
-                remaining,
-                instructions: rejection.instructions.trim().to_string(),
-                completed: clean(rejection.completed),
-            };
             let attempts = l.audit.attempts + 1;
             if l.max_iterations.is_some_and(|max| attempts >= max) {
                 // No mail back to execution: the loop is over.

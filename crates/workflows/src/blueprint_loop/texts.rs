@@ -1,6 +1,7 @@
 //! What a BlueprintLoop says to its executor and its auditor. Every text that follows a
 //! successful stop says execution is closed (BL-12).
 
+use crate::review::bullets;
 use troupe_core::ThreadId;
 use troupe_core::blueprint_loop::{BlueprintLoop, LoopStopRequest};
 
@@ -17,17 +18,6 @@ How to audit:
 - Any tool call or artifact change the executor made after its first successful blueprint_loop_stop is a lifecycle violation: reject it.
 - Do not do the work yourself and do not change the executor's files.
 - End with exactly one verdict tool call: blueprint_loop_approve when every required outcome is verified, or blueprint_loop_reject with the reason, the remaining items and concrete instructions. Prose alone decides nothing.";
-
-fn bullets(items: &[String], none: &str) -> String {
-    if items.is_empty() {
-        return format!("- {none}");
-    }
-    items
-        .iter()
-        .map(|i| format!("- {i}"))
-        .collect::<Vec<_>>()
-        .join("\n")
-}
 
 fn instruction(l: &BlueprintLoop) -> String {
     l.user_prompt

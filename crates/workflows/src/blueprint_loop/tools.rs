@@ -4,8 +4,9 @@
 //! transaction that applies the call.
 
 use crate::blueprint_loop::commit::{self, bound_loop};
-use crate::blueprint_loop::machine::{self, Ack, Event, Refusal, Rejection, StopClaim};
+use crate::blueprint_loop::machine::{self, Ack, Event, Refusal, StopClaim};
 use crate::lightloop::host::LoopHost;
+use crate::review::{VerdictArgs, parse_verdict};
 use crate::tool_results::{args, invalid, reply, unavailable, waits_refusal};
 use async_trait::async_trait;
 use serde::Deserialize;
@@ -34,22 +35,6 @@ struct StopArgs {
     evidence: Vec<String>,
     #[serde(default)]
     remaining: Vec<String>,
-}
-
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct ApproveArgs {
-    summary: String,
-}
-
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct RejectArgs {
-    reason: String,
-    remaining: Vec<String>,
-    instructions: String,
-    #[serde(default)]
-    completed: Vec<String>,
 }
 
 const STOP_CONTRACT: &str = r#"{"summary": string (required), "completed"?: [string], "evidence"?: [string], "remaining"?: [string]}; e.g. {"summary": "parser per the Blueprint", "completed": ["parser"], "evidence": ["cargo test parser: 12 passed"]}"#;
@@ -196,28 +181,14 @@ impl ToolHandler for Verdict {
             REJECT_CONTRACT
         };
         let caller = ctx.thread.id;
-        let event = if self.approve {
-            match args::<ApproveArgs>(raw, contract) {
-                Ok(a) => Event::Approve {
-                    caller,
-                    summary: a.summary,
-                },
-                Err(r) => return r,
-            }
-        } else {
-            match args::<RejectArgs>(raw, contract) {
-                Ok(a) => Event::Reject {
-                    caller,
-                    rejection: Rejection {
-                        reason: a.reason,
-                        remaining: a.remaining,
-                        instructions: a.instructions,
-                        completed: a.completed,
-                    },
-                    at: ctx.store.now(),
-                },
-                Err(r) => return r,
-            }
+        let event = match parse_verdict(self.approve, raw, APPROVE_CONTRACT, REJECT_CONTRACT) {
+            Ok(VerdictArgs::Approve { summary }) => Event::Approve { caller, summary },
+            Ok(VerdictArgs::Reject(rejection)) => Event::Reject {
+                caller,
+                rejection,
+                at: ctx.store.now(),
+            },
+            Err(r) => return r,
         };
         let res = ctx.store.write(|tx| {
             let Some((_, l)) = bound_loop(tx, caller)? else {
@@ -347,6 +318,10 @@ const AUDIT_RECOVERY: &str = "this is an audit recovery turn: only blueprint_loo
 
 /// Whether `thread` is the audit session of a loop in a recovery turn.
 fn in_audit_recovery(thread: &Thread, store: &troupe_store::Store) -> Result<bool, String> {
+    // Audit sessions are child threads; most threads are not, and need no read.
+    if thread.parent_id.is_none() {
+        return Ok(false);
+    }
     Ok(store
         .read(|tx| bound_loop(tx, thread.id))
         .map_err(|e: StoreError| e.to_string())?

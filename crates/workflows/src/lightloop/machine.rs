@@ -2,6 +2,7 @@
 //! only state (sub-states are derived: executing, stop intent pending, under review); `None`
 //! after a step means the loop ended and its terminal record is among the effects, first.
 
+use crate::review::clean;
 use crate::slot::{LightLoopSlot, ReviewState, StopRequest};
 use serde::{Deserialize, Serialize};
 use troupe_core::{MessageId, ThreadId};
@@ -60,13 +61,7 @@ pub struct StopClaim {
     pub limitations: Vec<String>,
 }
 
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Rejection {
-    pub reason: String,
-    pub remaining: Vec<String>,
-    pub instructions: String,
-    pub completed: Vec<String>,
-}
+pub use crate::review::Rejection;
 
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum LoopEvent {
@@ -174,14 +169,6 @@ pub enum LoopRefusal {
 
 fn trimmed(s: &str) -> String {
     s.trim().to_string()
-}
-
-fn clean(items: Vec<String>) -> Vec<String> {
-    items
-        .into_iter()
-        .map(|s| s.trim().to_string())
-        .filter(|s| !s.is_empty())
-        .collect()
 }
 
 fn keep(s: &LightLoopSlot, ack: Ack) -> Step {
@@ -309,24 +296,10 @@ pub fn step(state: Option<&LightLoopSlot>, event: LoopEvent) -> Result<Step, Loo
             rejection,
             at,
         } => {
-            if rejection.reason.trim().is_empty() || rejection.instructions.trim().is_empty() {
-                return Err(LoopRefusal::InvalidArguments(
-                    "reason and instructions: both required and non-empty".into(),
-                ));
-            }
-            let remaining = clean(rejection.remaining);
-            if remaining.is_empty() {
-                return Err(LoopRefusal::InvalidArguments(
-                    "remaining: list at least one item still to do, each marked BLOCKING or NON-BLOCKING".into(),
-                ));
-            }
+            let rejection = rejection
+                .validated()
+                .map_err(LoopRefusal::InvalidArguments)?;
             check_reviewer(s, caller)?;
-            let rejection = Rejection {
-                reason: trimmed(&rejection.reason),
-                remaining,
-                instructions: trimmed(&rejection.instructions),
-                completed: clean(rejection.completed),
-            };
             let attempts = s.review.attempts + 1;
             if s.max_iterations.is_some_and(|max| attempts >= max) {
                 return Ok(end(

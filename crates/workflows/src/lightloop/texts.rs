@@ -1,6 +1,7 @@
 //! What the Light Loop says to its models and to the person: the continuation, the review
 //! task, the recovery turn, and the notices shown in the conversation.
 
+use crate::review::bullets;
 use crate::slot::{LightLoopSlot, StopRequest};
 use troupe_core::ThreadId;
 
@@ -15,17 +16,6 @@ How to review:
 - Do not do the work yourself and do not change the executor's files.
 - End the review with exactly one verdict tool call: light_loop_approve when every requested deliverable is done and verified, or light_loop_reject with the reason, the remaining items (each marked BLOCKING or NON-BLOCKING) and concrete instructions for the executor.
 - Your verdict is the only thing that decides the review: prose alone decides nothing.";
-
-fn bullets(items: &[String], none: &str) -> String {
-    if items.is_empty() {
-        return format!("- {none}");
-    }
-    items
-        .iter()
-        .map(|i| format!("- {i}"))
-        .collect::<Vec<_>>()
-        .join("\n")
-}
 
 /// The continuation a policy proposes when the executor ends a turn without a stop claim.
 pub fn continuation(ll: &LightLoopSlot) -> String {

@@ -8,8 +8,9 @@
 
 use crate::lightloop::commit::{self, light_loop};
 use crate::lightloop::host::LoopHost;
-use crate::lightloop::machine::{self, Ack, LoopEvent, LoopRefusal, Rejection, StopClaim};
+use crate::lightloop::machine::{self, Ack, LoopEvent, LoopRefusal, StopClaim};
 use crate::lightloop::reviewer;
+use crate::review::{VerdictArgs, parse_verdict};
 use crate::slot::WorkflowSlot;
 use crate::tool_results::{args, invalid, reply, unavailable, waits_refusal};
 use async_trait::async_trait;
@@ -39,22 +40,6 @@ struct StopArgs {
     evidence: Vec<String>,
     #[serde(default)]
     limitations: Vec<String>,
-}
-
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct ApproveArgs {
-    summary: String,
-}
-
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct RejectArgs {
-    reason: String,
-    remaining: Vec<String>,
-    instructions: String,
-    #[serde(default)]
-    completed: Vec<String>,
 }
 
 const STOP_CONTRACT: &str = r#"{"summary": string (required), "completed"?: [string], "evidence"?: [string], "limitations"?: [string]}; e.g. {"summary": "parser done", "completed": ["parser"], "evidence": ["cargo test: 12 passed"]}"#;
@@ -167,28 +152,14 @@ impl ToolHandler for Verdict {
             REJECT_CONTRACT
         };
         let caller = ctx.thread.id;
-        let event = if self.approve {
-            match args::<ApproveArgs>(raw, contract) {
-                Ok(a) => LoopEvent::Approve {
-                    caller,
-                    summary: a.summary,
-                },
-                Err(r) => return r,
-            }
-        } else {
-            match args::<RejectArgs>(raw, contract) {
-                Ok(a) => LoopEvent::Reject {
-                    caller,
-                    rejection: Rejection {
-                        reason: a.reason,
-                        remaining: a.remaining,
-                        instructions: a.instructions,
-                        completed: a.completed,
-                    },
-                    at: ctx.store.now(),
-                },
-                Err(r) => return r,
-            }
+        let event = match parse_verdict(self.approve, raw, APPROVE_CONTRACT, REJECT_CONTRACT) {
+            Ok(VerdictArgs::Approve { summary }) => LoopEvent::Approve { caller, summary },
+            Ok(VerdictArgs::Reject(rejection)) => LoopEvent::Reject {
+                caller,
+                rejection,
+                at: ctx.store.now(),
+            },
+            Err(r) => return r,
         };
         let Some(executor) = ctx.thread.parent_id else {
             return refusal(LoopRefusal::NotReviewer, contract, "no parent thread");
