@@ -44,6 +44,15 @@ fn corrupt(e: impl std::fmt::Display) -> StoreError {
     StoreError::Corrupt(format!("blueprint loop record: {e}"))
 }
 
+fn binding_from_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<LoopBinding> {
+    Ok(LoopBinding {
+        thread_id: ThreadId(r.get(0)?),
+        loop_id: BlueprintLoopId(r.get(1)?),
+        role: r.get(2)?,
+        phase: r.get(3)?,
+    })
+}
+
 fn parse(record: String) -> Result<BlueprintLoop> {
     serde_json::from_str(&record).map_err(corrupt)
 }
@@ -101,14 +110,7 @@ impl Tx<'_> {
     }
 
     pub fn find_blueprint_loop(&self, id: BlueprintLoopId) -> Result<Option<BlueprintLoop>> {
-        self.query_one(
-            "SELECT record FROM blueprint_loops WHERE id = ?1",
-            params![id.0],
-            |r| r.get::<_, String>(0),
-        )
-        .optional()?
-        .map(parse)
-        .transpose()
+        self.one_loop("SELECT record FROM blueprint_loops WHERE id = ?1", id.0)
     }
 
     /// Loops, newest first; only active ones when asked.
@@ -124,28 +126,20 @@ impl Tx<'_> {
 
     /// The active loop executing on `thread`, if any.
     pub fn active_loop_of_thread(&self, thread: ThreadId) -> Result<Option<BlueprintLoop>> {
-        self.query_one(
+        self.one_loop(
             "SELECT record FROM blueprint_loops
              WHERE thread_id = ?1 AND status IN ('armed', 'running', 'auditing')",
-            params![thread.0],
-            |r| r.get::<_, String>(0),
+            thread.0,
         )
-        .optional()?
-        .map(parse)
-        .transpose()
     }
 
     /// The active loop on a note, if any.
     pub fn active_loop_of_note(&self, note_id: i64) -> Result<Option<BlueprintLoop>> {
-        self.query_one(
+        self.one_loop(
             "SELECT record FROM blueprint_loops
              WHERE note_id = ?1 AND status IN ('armed', 'running', 'auditing')",
-            params![note_id],
-            |r| r.get::<_, String>(0),
+            note_id,
         )
-        .optional()?
-        .map(parse)
-        .transpose()
     }
 
     /// The binding a session's thread carries, if any.
@@ -154,14 +148,7 @@ impl Tx<'_> {
             .query_one(
                 "SELECT thread_id, loop_id, role, phase FROM blueprint_bindings WHERE thread_id = ?1",
                 params![thread.0],
-                |r| {
-                    Ok(LoopBinding {
-                        thread_id: ThreadId(r.get(0)?),
-                        loop_id: BlueprintLoopId(r.get(1)?),
-                        role: r.get(2)?,
-                        phase: r.get(3)?,
-                    })
-                },
+                binding_from_row,
             )
             .optional()?)
     }
@@ -171,14 +158,7 @@ impl Tx<'_> {
         let mut stmt = self.conn().prepare_cached(
             "SELECT thread_id, loop_id, role, phase FROM blueprint_bindings ORDER BY thread_id",
         )?;
-        let rows = stmt.query_map([], |r| {
-            Ok(LoopBinding {
-                thread_id: ThreadId(r.get(0)?),
-                loop_id: BlueprintLoopId(r.get(1)?),
-                role: r.get(2)?,
-                phase: r.get(3)?,
-            })
-        })?;
+        let rows = stmt.query_map([], binding_from_row)?;
         Ok(rows.collect::<rusqlite::Result<_>>()?)
     }
 
@@ -255,6 +235,14 @@ impl Tx<'_> {
     pub fn restore_loop_bindings(&mut self, id: BlueprintLoopId) -> Result<()> {
         let l = self.blueprint_loop(id)?;
         self.project_bindings(&l)
+    }
+
+    /// The loop a one-parameter query finds, if any.
+    fn one_loop(&self, sql: &str, id: i64) -> Result<Option<BlueprintLoop>> {
+        self.query_one(sql, params![id], |r| r.get::<_, String>(0))
+            .optional()?
+            .map(parse)
+            .transpose()
     }
 
     fn write_record(&mut self, l: &BlueprintLoop) -> Result<()> {

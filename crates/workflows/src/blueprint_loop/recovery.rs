@@ -38,15 +38,19 @@ impl Workflows {
     pub async fn recover_blueprint_loops(&self) -> Result<BlueprintLoopRecovery, WorkflowError> {
         let engine = self.engine().clone();
         let mut report = BlueprintLoopRecovery::default();
-        let active = self.store().read(|tx| tx.blueprint_loops(true, u32::MAX))?;
+        let (active, runnable) = self.store().read(|tx| {
+            Ok((
+                tx.blueprint_loops(true, u32::MAX)?,
+                tx.threads_with_runnable_tasks()?,
+            ))
+        })?;
 
         // 1. Adjudicate; 2. restore bindings. One transaction per loop: a failure is contained.
         for l in &active {
             let running = engine.is_running(l.thread_id);
             let latched = self.store().write(|tx| {
                 tx.restore_loop_bindings(l.id)?;
-                let runnable = tx.threads_with_runnable_tasks()?.contains(&l.thread_id);
-                if l.stop_request.is_some() || running || runnable {
+                if l.stop_request.is_some() || running || runnable.contains(&l.thread_id) {
                     return Ok(false);
                 }
                 let before = tx.thread(l.thread_id)?.paused;

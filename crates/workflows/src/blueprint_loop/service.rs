@@ -66,11 +66,12 @@ fn parse_mode(raw: Option<&str>) -> Result<RunMode, WorkflowError> {
     }
 }
 
-/// Refusals that depend on stored state, checked before anything is made and again inside the
-/// transaction that writes.
-fn check_free(tx: &Tx<'_>, note: i64, thread: ThreadId) -> Result<(), WorkflowError> {
-    if let Some(l) = tx.active_loop_of_note(note)? {
-        return Err(WorkflowError::conflict(
+/// The Blueprint has no active loop (`already_active` otherwise). Checked before a session or
+/// worktree is made, and again in the transaction that writes the loop.
+fn check_note_free(tx: &Tx<'_>, note: i64) -> Result<(), WorkflowError> {
+    match tx.active_loop_of_note(note)? {
+        None => Ok(()),
+        Some(l) => Err(WorkflowError::conflict(
             "already_active",
             format!(
                 "note_{note} already has an active BlueprintLoop ({}, {}, thread {})",
@@ -78,19 +79,23 @@ fn check_free(tx: &Tx<'_>, note: i64, thread: ThreadId) -> Result<(), WorkflowEr
                 l.status.as_str(),
                 l.thread_id
             ),
-        ));
+        )),
     }
-    if let Some(l) = tx.active_loop_of_thread(thread)? {
-        return Err(WorkflowError::conflict(
+}
+
+/// The executing session runs no other loop (`blueprint_loop_active` otherwise).
+fn check_thread_free(tx: &Tx<'_>, thread: ThreadId) -> Result<(), WorkflowError> {
+    match tx.active_loop_of_thread(thread)? {
+        None => Ok(()),
+        Some(l) => Err(WorkflowError::conflict(
             "blueprint_loop_active",
             format!(
                 "this session already runs BlueprintLoop {} ({})",
                 l.id,
                 l.status.as_str()
             ),
-        ));
+        )),
     }
-    Ok(())
 }
 
 impl Workflows {
@@ -137,12 +142,11 @@ impl Workflows {
         let origin = self.collab.direct_thread(req.session_id)?;
         // Checked before a session or worktree is made; checked again when the loop is written.
         let (origin_thread, free) = self.store().read(|tx| {
-            let check = if mode == RunMode::Current {
-                origin
-            } else {
-                ThreadId(-1)
-            };
-            Ok((tx.thread(origin)?, check_free(tx, note.id.0, check)))
+            let mut free = check_note_free(tx, note.id.0);
+            if mode == RunMode::Current && free.is_ok() {
+                free = check_thread_free(tx, origin);
+            }
+            Ok((tx.thread(origin)?, free))
         })?;
         free?;
         let (thread, worktree) = match mode {
@@ -183,7 +187,9 @@ impl Workflows {
         };
         // Armed: the record and the note's run count, or a clear refusal and nothing written.
         let armed = self.store().write(|tx| {
-            if let Err(e) = check_free(tx, note.id.0, thread) {
+            if let Err(e) =
+                check_note_free(tx, note.id.0).and_then(|()| check_thread_free(tx, thread))
+            {
                 return Ok(Err(e));
             }
             let t = tx.thread(thread)?;
