@@ -120,6 +120,17 @@ async fn the_audit_binds_a_supervisor_child_and_approval_completes_the_loop() {
     assert_eq!(kids.len(), 1);
     let a = w.wf.store().read(|tx| tx.thread(kids[0])).unwrap();
     let exec = w.wf.store().read(|tx| tx.thread(t)).unwrap();
+    // BL-8: the audit started only after the executor's turn had ended (its lease released).
+    let (exec_runs, audit_runs) =
+        w.wf.store()
+            .read(|tx| Ok((tx.runs_for_thread(t, 10)?, tx.runs_for_thread(kids[0], 10)?)))
+            .unwrap();
+    let claim_turn_ended = exec_runs.last().unwrap().ended_at.unwrap();
+    let audit_started = audit_runs.last().unwrap().started_at;
+    assert!(
+        audit_started >= claim_turn_ended,
+        "the audit started at {audit_started}, before the claiming turn ended at {claim_turn_ended}"
+    );
     assert_eq!(
         (a.agent.name.as_str(), a.agent.role.as_str()),
         ("supervisor", "review")

@@ -102,20 +102,28 @@ impl ToolScope for WakeGuard {
         thread: &Thread,
         store: &troupe_store::Store,
     ) -> Result<Option<Narrowed>, String> {
+        // Asked on every model and tool call: the loop (a slot on the thread, or one binding
+        // row) is checked before the turn's root is read.
+        let light_loop = matches!(
+            WorkflowSlot::of(thread.workflow.as_ref()),
+            Some(WorkflowSlot::LightLoop(_))
+        );
         let stop = store
             .read(|tx| {
+                let stop = if light_loop {
+                    "loop_stop"
+                } else if tx
+                    .loop_binding(thread.id)?
+                    .is_some_and(|b| b.role == "execution")
+                {
+                    "blueprint_loop_stop"
+                } else {
+                    return Ok(None);
+                };
                 let RootState::Open(root) = tx.root_state(thread.id)? else {
                     return Ok(None);
                 };
-                if !is_guided(&tx.message(root)?) {
-                    return Ok(None);
-                }
-                let bp = tx.active_loop_of_thread(thread.id)?.is_some();
-                Ok(Some(if bp {
-                    "blueprint_loop_stop"
-                } else {
-                    "loop_stop"
-                }))
+                Ok(is_guided(&tx.message(root)?).then_some(stop))
             })
             .map_err(|e| e.to_string())?;
         Ok(stop.map(|stop| Narrowed {
