@@ -14,7 +14,7 @@ pub use bots::{BotPatch, NewBotRequest, binding_for as bot_binding};
 pub use error::CollabError;
 pub use projection::SessionProjector;
 pub use roles::SharedRoles;
-pub use sessions::{NewSessionRequest, SessionView};
+pub use sessions::{BlockedBy, NewSessionRequest, SessionView};
 pub use turns::TurnView;
 
 use std::path::PathBuf;

@@ -7,6 +7,7 @@ use serde::{Deserialize, Serialize};
 use troupe_core::conversation::{
     Author, LineStatus, Session, SessionKind, SessionMessage, validate_line,
 };
+use troupe_core::effect::UnknownCall;
 use troupe_core::inbox::{Delivery, InboxMode};
 use troupe_core::pause::Paused;
 use troupe_core::thread::Interaction;
@@ -35,6 +36,20 @@ pub struct SessionView {
     /// The workflow slot of the Bot's thread, as stored (`{"kind": "plan"}`, …), or null.
     #[cfg_attr(feature = "openapi", schema(value_type = Option<Object>))]
     pub workflow: Option<serde_json::Value>,
+    /// Why the Bot will not go on by itself, when something other than a pause holds it.
+    pub blocked_by: Option<BlockedBy>,
+}
+
+/// What keeps a conversation's Bot from resuming by itself until the person acts.
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[derive(Clone, Debug, Serialize)]
+pub struct BlockedBy {
+    /// `unknown_effect`: the last tool call was cut off and its outcome is unknown.
+    pub reason: String,
+    /// The call in question.
+    pub call: UnknownCall,
+    /// One sentence for the page.
+    pub message: String,
 }
 
 const DIRECT: &str = "direct";
@@ -130,19 +145,45 @@ impl Collab {
             .store()
             .read(|tx| Ok((tx.session(id)?, tx.session_threads(id)?)))?;
         let running = threads.iter().any(|t| self.engine().is_running(*t));
-        let (paused, workflow) = match threads.first() {
+        let (paused, workflow, blocked_by) = match threads.first() {
             Some(t) => {
-                let t = self.store().read(|tx| tx.thread(*t))?;
-                (t.paused, t.workflow)
+                let thread = self.store().read(|tx| tx.thread(*t))?;
+                (
+                    thread.paused,
+                    thread.workflow,
+                    self.blocked_by(*t, running)?,
+                )
             }
-            None => (None, None),
+            None => (None, None, None),
         };
         Ok(SessionView {
             session,
             running,
             paused,
             workflow,
+            blocked_by,
         })
+    }
+
+    /// What keeps an idle thread from going on by itself, for the views that show it.
+    pub fn blocked_by(
+        &self,
+        thread: ThreadId,
+        running: bool,
+    ) -> Result<Option<BlockedBy>, CollabError> {
+        if running {
+            return Ok(None);
+        }
+        let unknown = self.store().read(|tx| tx.blocking_unknown_effect(thread))?;
+        Ok(unknown.map(|call| BlockedBy {
+            reason: "unknown_effect".into(),
+            message: format!(
+                "The outcome of the last {} call is unknown (it was cut off); the Bot goes on \
+                 when you write or continue.",
+                call.tool
+            ),
+            call,
+        }))
     }
 
     pub fn sessions(&self, limit: u32) -> Result<Vec<SessionView>, CollabError> {

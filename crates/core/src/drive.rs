@@ -12,6 +12,9 @@ pub struct DriveSnapshot {
     pub running: bool,
     pub blocks_drive: bool,
     pub has_runnable_inbox: bool,
+    /// A line a person wrote after the last effect was cut off is among the runnable inbox
+    /// work (one queued before the cut was written without knowing of it).
+    pub has_person_line: bool,
     /// The thread's latest effect is `unknown`: it must not resume by itself.
     pub unknown_effect: bool,
 }
@@ -49,7 +52,9 @@ pub enum DriveStep {
 }
 
 /// The drive's arbitration. A running or paused thread is never driven, not even by force;
-/// the inbox comes before any policy.
+/// the inbox comes before any policy. An unknown last effect stops the thread from resuming by
+/// itself (boot wakes, policies, timers, the supervisor), not a person: a person's new line or
+/// their Continue (a forced drive) is their decision and starts a turn.
 pub fn arbitrate(s: &DriveSnapshot, force: bool) -> DriveStep {
     if s.running {
         return DriveStep::NotHandled(DriveRefusal::Running);
@@ -63,7 +68,7 @@ pub fn arbitrate(s: &DriveSnapshot, force: bool) -> DriveStep {
     if force {
         return DriveStep::Wake;
     }
-    if s.unknown_effect {
+    if s.unknown_effect && !s.has_person_line {
         return DriveStep::NotHandled(DriveRefusal::UnknownEffect);
     }
     if s.has_runnable_inbox {
@@ -265,6 +270,26 @@ mod tests {
             DriveStep::NotHandled(DriveRefusal::UnknownEffect)
         );
         assert_eq!(arbitrate(&s, true), DriveStep::Wake);
+    }
+
+    #[test]
+    fn a_person_line_starts_a_turn_despite_an_unknown_effect() {
+        let s = DriveSnapshot {
+            unknown_effect: true,
+            has_runnable_inbox: true,
+            has_person_line: true,
+            ..Default::default()
+        };
+        assert_eq!(arbitrate(&s, false), DriveStep::Wake);
+        // A person's line never lifts a pause the person has not lifted.
+        let paused = DriveSnapshot {
+            blocks_drive: true,
+            ..s
+        };
+        assert_eq!(
+            arbitrate(&paused, false),
+            DriveStep::NotHandled(DriveRefusal::Paused)
+        );
     }
 
     #[test]

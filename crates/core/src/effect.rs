@@ -70,9 +70,80 @@ pub fn repeated_effect_notice(previous: EffectOutcome) -> String {
     )
 }
 
+/// A call whose outcome is unknown, as a person and the next turn's model are told of it.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct UnknownCall {
+    pub effect_id: crate::EffectId,
+    pub tool: String,
+    /// What the call did, as the ledger summarised it (the command, for `shell`).
+    pub summary: String,
+    /// Epoch milliseconds.
+    pub started_at: i64,
+    /// When it was marked unknown (the stop or the recovery that cut it off).
+    pub cut_at: i64,
+}
+
+impl UnknownCall {
+    fn line(&self) -> String {
+        let what = self
+            .summary
+            .strip_prefix(&format!("{} ", self.tool))
+            .unwrap_or(&self.summary);
+        format!(
+            "- `{}`: {} (started {})",
+            self.tool,
+            what,
+            crate::time::iso_utc(self.started_at)
+        )
+    }
+}
+
+/// The note the next turn's context carries, once, about calls cut off before they reported.
+pub fn unknown_effect_note(calls: &[UnknownCall]) -> String {
+    let lines: Vec<String> = calls.iter().map(UnknownCall::line).collect();
+    format!(
+        "Runtime note: the outcome of {} is unknown. It was cut off (stopped or interrupted) \
+         before it reported a result, so it may or may not have taken effect:\n{}\n\
+         Check what it did before you repeat it.",
+        if calls.len() == 1 {
+            "this earlier tool call"
+        } else {
+            "these earlier tool calls"
+        },
+        lines.join("\n")
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_note_names_tool_command_and_time() {
+        let note = unknown_effect_note(&[UnknownCall {
+            effect_id: crate::EffectId(3),
+            tool: "shell".into(),
+            summary: "sleep 1000".into(),
+            started_at: 1_709_214_307_000,
+            cut_at: 1_709_214_308_000,
+        }]);
+        assert!(note.contains("this earlier tool call"), "{note}");
+        assert!(
+            note.contains("- `shell`: sleep 1000 (started 2024-02-29T13:45:07Z)"),
+            "{note}"
+        );
+        let two = UnknownCall {
+            effect_id: crate::EffectId(4),
+            tool: "write_file".into(),
+            summary: "write_file {\"path\":\"a\"}".into(),
+            started_at: 0,
+            cut_at: 0,
+        };
+        let note = unknown_effect_note(&[two.clone(), two]);
+        assert!(note.contains("these earlier tool calls"), "{note}");
+        assert!(note.contains("- `write_file`: {\"path\":\"a\"}"), "{note}");
+    }
 
     #[test]
     fn a_settled_effect_cannot_change() {

@@ -184,6 +184,16 @@ pub fn has_runnable(items: &[InboxItem], has_root: bool) -> bool {
     })
 }
 
+/// Whether a line a person wrote after `since` (epoch ms) is among the runnable items: their
+/// decision to go on, which the drive honours where it would not resume the thread by itself.
+pub fn has_person_line_after(items: &[InboxItem], has_root: bool, since: i64) -> bool {
+    items.iter().any(|i| {
+        i.origin == Origin::User
+            && i.created_at > since
+            && has_runnable(std::slice::from_ref(i), has_root)
+    })
+}
+
 /// The next task to become a root: lowest priority number, then order key, then id.
 pub fn next_task(items: &[InboxItem]) -> Option<&InboxItem> {
     items

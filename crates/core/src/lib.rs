@@ -12,6 +12,7 @@ pub mod message;
 pub mod pause;
 pub mod run;
 pub mod thread;
+pub mod time;
 
 pub use clock::{Clock, ManualClock, SystemClock};
 pub use ids::{

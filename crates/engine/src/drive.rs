@@ -13,8 +13,8 @@ use troupe_core::drive::{
     DriveRefusal, DriveSnapshot, DriveStep, GateInput, RootState, arbitrate, continuation_key,
     shared_gate,
 };
-use troupe_core::effect::EffectOutcome;
-use troupe_core::inbox::has_runnable;
+use troupe_core::effect::UnknownCall;
+use troupe_core::inbox::{has_person_line_after, has_runnable};
 use troupe_core::thread::Thread;
 use troupe_core::{RunId, ThreadId};
 use troupe_store::{NewRun, StoreError};
@@ -87,6 +87,8 @@ struct Snapshot {
     thread: Thread,
     drive: DriveSnapshot,
     has_work: bool,
+    /// The call whose unknown outcome keeps the thread from resuming by itself.
+    unknown: Option<UnknownCall>,
 }
 
 impl Engine {
@@ -117,25 +119,23 @@ impl Engine {
             let items = tx.inbox(thread)?;
             let root = tx.root_state(thread)?;
             let runnable = has_runnable(&items, root.root().is_some());
+            let unknown = tx.blocking_unknown_effect(thread)?;
             let drive = DriveSnapshot {
                 archived: t.archived_at.is_some(),
                 running: running_here || t.lease.holder.is_some(),
                 blocks_drive: t.blocks_drive(),
                 has_runnable_inbox: runnable,
-                // Blocks only until a later run has started (a person's Continue acknowledged it).
-                unknown_effect: match tx.latest_effect(thread)? {
-                    Some((EffectOutcome::Unknown, run)) => tx
-                        .runs_for_thread(thread, 1)?
-                        .first()
-                        .is_none_or(|latest| latest.id == run),
-                    _ => false,
-                },
+                has_person_line: unknown.as_ref().is_some_and(|u| {
+                    has_person_line_after(&items, root.root().is_some(), u.cut_at)
+                }),
+                unknown_effect: unknown.is_some(),
             };
             let has_work = runnable || matches!(root, RootState::Open(_));
             Ok(Snapshot {
                 thread: t,
                 drive,
                 has_work,
+                unknown,
             })
         })
     }
@@ -150,18 +150,28 @@ impl Engine {
         match arbitrate(&snap.drive, force) {
             DriveStep::NotHandled(refusal) => {
                 if matches!(refusal, DriveRefusal::Paused | DriveRefusal::UnknownEffect) {
-                    let cause = match (&snap.thread.paused, refusal) {
-                        (Some(p), DriveRefusal::Paused) => format!(
-                            "thread is paused ({}); drive reason: {reason}",
-                            p.reason.as_str()
+                    let (cause, call) = match (&snap.thread.paused, refusal) {
+                        (Some(p), DriveRefusal::Paused) => (
+                            format!(
+                                "thread is paused ({}); drive reason: {reason}",
+                                p.reason.as_str()
+                            ),
+                            None,
                         ),
-                        _ => format!(
-                            "the thread's last effect has an unknown outcome; drive reason: {reason}"
+                        _ => (
+                            format!(
+                                "the outcome of the thread's last tool call ({}) is unknown; it \
+                                 resumes when a person writes or continues; drive reason: {reason}",
+                                snap.unknown
+                                    .as_ref()
+                                    .map_or("unrecorded", |c| c.summary.as_str())
+                            ),
+                            snap.unknown.clone(),
                         ),
                     };
-                    self.inner
-                        .store
-                        .write(|tx| tx.record_refusal(thread, refusal.as_str(), &cause, false))?;
+                    self.inner.store.write(|tx| {
+                        tx.record_drive_refusal(thread, refusal.as_str(), &cause, call.as_ref())
+                    })?;
                 }
                 Ok(DriveOutcome::NotHandled { refusal })
             }

@@ -10,6 +10,7 @@ use std::collections::HashSet;
 use std::sync::Arc;
 use std::time::Instant;
 use troupe_core::drive::plan_inbox_take;
+use troupe_core::effect::unknown_effect_note;
 use troupe_core::message::{Finish, Message, Origin, Part, PartBody, Role};
 use troupe_core::pause::PauseReason;
 use troupe_core::run::{EndReason, FailureStreaks};
@@ -172,6 +173,9 @@ async fn take_inbox(
             let m = tx.materialize(*id, current, Some(live.run_id), None)?;
             engine.inner.ext.observe(tx, &m)?;
             materialized.push(m);
+        }
+        if first && take.call_model {
+            materialized.extend(name_unknown_effects(engine, tx, live, current)?);
         }
         Ok(InboxStep {
             thread,
@@ -459,6 +463,37 @@ async fn drive_loop(engine: &Engine, live: &Arc<LiveRun>) -> Result<EndReason, L
             bounced.insert(hook);
         }
     }
+}
+
+/// The first call of a run after calls were cut off names them once, in a hidden message the
+/// model reads, so it can check what happened before repeating one.
+fn name_unknown_effects(
+    engine: &Engine,
+    tx: &mut Tx<'_>,
+    live: &LiveRun,
+    root: Option<MessageId>,
+) -> Result<Option<Message>, StoreError> {
+    let calls = tx.unnamed_unknown_effects(live.thread_id)?;
+    if calls.is_empty() {
+        return Ok(None);
+    }
+    let m = tx.insert_message(&NewMessage {
+        thread_id: live.thread_id,
+        role: Role::User,
+        origin: Origin::System("unknown_effect".into()),
+        is_root: false,
+        root_id: root,
+        run_id: Some(live.run_id),
+        parts: vec![Part::text(unknown_effect_note(&calls)).hidden()],
+        finish: None,
+        error: None,
+        delivery_key: None,
+        metadata: None,
+    })?;
+    engine.inner.ext.observe(tx, &m)?;
+    let ids: Vec<_> = calls.iter().map(|c| c.effect_id).collect();
+    tx.mark_effects_named(&ids)?;
+    Ok(Some(m))
 }
 
 fn check_endings(

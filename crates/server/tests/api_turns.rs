@@ -244,3 +244,90 @@ async fn turn_refusals() {
         .expect(409);
     assert_eq!(r["error"]["code"], "not_running");
 }
+
+#[tokio::test]
+async fn refused_drive_is_visible_in_session_view() {
+    let app = TestApp::start().await;
+    let bot = app
+        .scripted_bot(
+            "Builder",
+            json!({"steps": [{"tool_calls": [{"name": "shell",
+                "arguments": {"command": "echo started > started.txt; exec sleep 1000"}}]}]}),
+        )
+        .await;
+    let s = app.direct(bot).await;
+    app.post(
+        &format!("/v1/sessions/{s}/messages"),
+        json!({"body": "build"}),
+    )
+    .await
+    .expect(201);
+    let collab = &app.state.collab;
+    let thread = collab.direct_thread(troupe_core::SessionId(s)).unwrap();
+    let workspace = collab
+        .store()
+        .read(|tx| tx.thread(thread))
+        .unwrap()
+        .workspace;
+    support::wait_until("the command runs", || async {
+        std::path::Path::new(&workspace)
+            .join("started.txt")
+            .exists()
+            .then_some(())
+    })
+    .await;
+    app.post("/v1/turns/stop", json!({"session_id": s}))
+        .await
+        .expect(200);
+    app.settle(s).await;
+
+    // The view says what holds the Bot: the cut-off call, named.
+    let view = app.get(&format!("/v1/sessions/{s}")).await.expect(200);
+    let blocked = &view["blocked_by"];
+    assert_eq!(blocked["reason"], "unknown_effect", "{view:#}");
+    assert_eq!(blocked["call"]["tool"], "shell");
+    assert!(
+        blocked["call"]["summary"]
+            .as_str()
+            .unwrap()
+            .contains("exec sleep 1000"),
+        "{view:#}"
+    );
+    assert!(blocked["message"].as_str().unwrap().contains("unknown"));
+    let workflow = app
+        .get(&format!("/v1/sessions/{s}/workflow"))
+        .await
+        .expect(200);
+    assert_eq!(workflow["blocked_by"], *blocked);
+
+    // An automatic drive (a timer, say) once the latch is gone is refused, and the refusal is an
+    // event of the conversation that names the call.
+    collab.store().write(|tx| tx.clear_pause(thread)).unwrap();
+    let out = collab
+        .engine()
+        .request_drive(thread, "timer", false)
+        .await
+        .unwrap();
+    assert_eq!(
+        out,
+        troupe_engine::DriveOutcome::NotHandled {
+            refusal: troupe_core::drive::DriveRefusal::UnknownEffect
+        }
+    );
+    let events = collab
+        .store()
+        .read(|tx| tx.events_after(troupe_core::EventId(0), Some(thread), 10_000))
+        .unwrap();
+    let refused = events
+        .iter()
+        .rev()
+        .find(|e| e.kind == "wake_refused")
+        .map(|e| json!({"payload": e.payload}))
+        .expect("a wake_refused event");
+    assert_eq!(refused["payload"]["check"], "unknown_effect", "{refused:#}");
+    assert_eq!(refused["payload"]["call"]["tool"], "shell");
+    assert_eq!(
+        app.get(&format!("/v1/sessions/{s}")).await.expect(200)["blocked_by"]["reason"],
+        "unknown_effect"
+    );
+}

@@ -348,14 +348,25 @@
     workflow: "the workflow paused it",
   };
 
+  // The pause latch, and what else keeps the Bot from going on by itself (an unknown effect).
   function renderPaused() {
     const box = $("#paused");
     const paused = state.current && state.current.paused;
+    const blocked = state.current && state.current.blocked_by;
+    const parts = [];
     if (paused) {
       const why = PAUSE_REASONS[paused.reason] || String(paused.reason || "paused");
       let text = "Paused (" + String(paused.reason || "") + "): " + why;
       if (paused.description) text += " — " + paused.description;
-      $("#paused-reason").textContent = text;
+      parts.push(text);
+    }
+    if (blocked) {
+      let text = String(blocked.message || blocked.reason);
+      if (blocked.call && blocked.call.summary) text += " Call: " + String(blocked.call.summary);
+      parts.push(text);
+    }
+    if (parts.length) {
+      $("#paused-reason").textContent = parts.join(" ");
       box.hidden = false;
     } else {
       $("#paused-reason").textContent = "";
@@ -684,6 +695,7 @@
       "workflow_ended",
       "thread_paused",
       "thread_resumed",
+      "wake_refused",
       "blueprint_loop_created",
       "blueprint_loop_updated",
     ]) {

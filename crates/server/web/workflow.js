@@ -201,6 +201,7 @@ window.troupeWorkflow = function (ctx) {
     if (!w || !state.current || w.session_id !== state.current.id) return;
     state.workflow = w;
     state.current.paused = w.paused || null;
+    state.current.blocked_by = w.blocked_by || null;
     state.current.workflow = w.slot || null;
     renderWorkflow();
     renderPaused();

@@ -4,7 +4,7 @@ use crate::{Result, StoreError, Tx};
 use rusqlite::{OptionalExtension, params};
 use serde::Serialize;
 use serde_json::json;
-use troupe_core::effect::EffectOutcome;
+use troupe_core::effect::{EffectOutcome, UnknownCall};
 use troupe_core::{EffectId, RunId, ThreadId};
 
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -26,6 +26,20 @@ pub struct EffectRecord {
     pub outcome: EffectOutcome,
     pub pgid: Option<i32>,
     pub detail: Option<String>,
+    pub started_at: i64,
+    pub settled_at: Option<i64>,
+}
+
+impl EffectRecord {
+    pub fn unknown_call(&self) -> UnknownCall {
+        UnknownCall {
+            effect_id: self.id,
+            tool: self.tool.clone(),
+            summary: self.summary.clone(),
+            started_at: self.started_at,
+            cut_at: self.settled_at.unwrap_or(self.started_at),
+        }
+    }
 }
 
 impl Tx<'_> {
@@ -128,6 +142,50 @@ impl Tx<'_> {
             .transpose()
     }
 
+    /// The call that keeps the thread from resuming by itself: its latest effect, when that is
+    /// unknown and no run has started since (a person's line or Continue acknowledges it).
+    pub fn blocking_unknown_effect(&self, thread: ThreadId) -> Result<Option<UnknownCall>> {
+        let latest = self.effects_where(
+            "id = (SELECT MAX(id) FROM effects WHERE thread_id = ?1)",
+            params![thread.0],
+        )?;
+        let Some(e) = latest.into_iter().next() else {
+            return Ok(None);
+        };
+        if e.outcome != EffectOutcome::Unknown {
+            return Ok(None);
+        }
+        let later_run: bool = self.query_one(
+            "SELECT EXISTS (SELECT 1 FROM runs WHERE thread_id = ?1 AND id > ?2)",
+            params![thread.0, e.run_id.0],
+            |r| r.get(0),
+        )?;
+        Ok((!later_run).then(|| e.unknown_call()))
+    }
+
+    /// Unknown effects no turn's context has named yet, oldest first.
+    pub fn unnamed_unknown_effects(&self, thread: ThreadId) -> Result<Vec<UnknownCall>> {
+        Ok(self
+            .effects_where(
+                "thread_id = ?1 AND outcome = 'unknown' AND named_at IS NULL",
+                params![thread.0],
+            )?
+            .iter()
+            .map(EffectRecord::unknown_call)
+            .collect())
+    }
+
+    /// Record that a turn's context named these effects, so no later turn names them again.
+    pub fn mark_effects_named(&mut self, effects: &[EffectId]) -> Result<()> {
+        for e in effects {
+            self.exec(
+                "UPDATE effects SET named_at = ?2 WHERE id = ?1 AND named_at IS NULL",
+                params![e.0, self.now],
+            )?;
+        }
+        Ok(())
+    }
+
     pub fn effects_for_run(&self, run: RunId) -> Result<Vec<EffectRecord>> {
         self.effects_where("run_id = ?1", params![run.0])
     }
@@ -142,7 +200,7 @@ impl Tx<'_> {
         args: impl rusqlite::Params,
     ) -> Result<Vec<EffectRecord>> {
         let sql = format!(
-            "SELECT id, thread_id, run_id, effect_key, tool, summary, outcome, pgid, detail FROM effects WHERE {clause} ORDER BY id"
+            "SELECT id, thread_id, run_id, effect_key, tool, summary, outcome, pgid, detail, started_at, settled_at FROM effects WHERE {clause} ORDER BY id"
         );
         let mut stmt = self.conn().prepare_cached(&sql)?;
         let rows = stmt.query_map(args, |r| {
@@ -156,11 +214,25 @@ impl Tx<'_> {
                 r.get::<_, String>(6)?,
                 r.get::<_, Option<i32>>(7)?,
                 r.get::<_, Option<String>>(8)?,
+                r.get::<_, i64>(9)?,
+                r.get::<_, Option<i64>>(10)?,
             ))
         })?;
         let mut out = Vec::new();
         for row in rows {
-            let (id, thread, run, key, tool, summary, outcome, pgid, detail) = row?;
+            let (
+                id,
+                thread,
+                run,
+                key,
+                tool,
+                summary,
+                outcome,
+                pgid,
+                detail,
+                started_at,
+                settled_at,
+            ) = row?;
             out.push(EffectRecord {
                 id: EffectId(id),
                 thread_id: ThreadId(thread),
@@ -171,6 +243,8 @@ impl Tx<'_> {
                 outcome: outcome.parse().map_err(StoreError::Corrupt)?,
                 pgid,
                 detail,
+                started_at,
+                settled_at,
             });
         }
         Ok(out)

@@ -4,6 +4,7 @@ use crate::{Result, Tx};
 use rusqlite::params;
 use serde::Serialize;
 use serde_json::json;
+use troupe_core::effect::UnknownCall;
 use troupe_core::{MessageId, RunId, ThreadId};
 
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
@@ -198,6 +199,29 @@ impl Tx<'_> {
         cause: &str,
         queued: bool,
     ) -> Result<()> {
+        self.refusal(thread, check, cause, queued, None)
+    }
+
+    /// Record that the drive itself refused (a pause, an unknown last effect): the same record
+    /// and event, naming the call whose outcome is unknown so a person can see why.
+    pub fn record_drive_refusal(
+        &mut self,
+        thread: ThreadId,
+        refusal: &str,
+        cause: &str,
+        call: Option<&UnknownCall>,
+    ) -> Result<()> {
+        self.refusal(thread, refusal, cause, false, call)
+    }
+
+    fn refusal(
+        &mut self,
+        thread: ThreadId,
+        check: &str,
+        cause: &str,
+        queued: bool,
+        call: Option<&UnknownCall>,
+    ) -> Result<()> {
         self.exec(
             "INSERT INTO admission_refusals (thread_id, check_name, cause, queued, created_at) VALUES (?1, ?2, ?3, ?4, ?5)",
             params![thread.0, check, cause, queued, self.now],
@@ -209,6 +233,10 @@ impl Tx<'_> {
                 params![thread.0, cause, self.now],
             )?;
         }
+        let mut payload = json!({"check": check, "cause": cause});
+        if let Some(call) = call {
+            payload["call"] = json!(call);
+        }
         self.event(
             if queued {
                 "wake_queued"
@@ -217,7 +245,7 @@ impl Tx<'_> {
             },
             Some(thread),
             None,
-            json!({"check": check, "cause": cause}),
+            payload,
         )?;
         Ok(())
     }

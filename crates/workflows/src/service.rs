@@ -53,6 +53,8 @@ pub struct WorkflowView {
     pub blueprint: Option<troupe_store::LoopBinding>,
     /// The active BlueprintLoop this session executes, if any.
     pub blueprint_loop: Option<troupe_core::blueprint_loop::BlueprintLoop>,
+    /// Why the session's Bot will not go on by itself (an unknown last effect), if so.
+    pub blocked_by: Option<troupe_collab::BlockedBy>,
     /// Whether this request changed the slot (always false for a read).
     pub changed: bool,
 }
@@ -198,14 +200,16 @@ impl Workflows {
             },
             None => None,
         };
+        let running = self.engine().is_running(thread) || t.lease.holder.is_some();
         Ok(WorkflowView {
+            blocked_by: self.collab.blocked_by(thread, running)?,
             iteration: ll.map(|l| l.review.attempts + 1),
             reviewer,
             session_id: session,
             kind: slot.as_ref().map(WorkflowSlot::kind),
             phase: slot.as_ref().and_then(phase_name),
             slot: t.workflow.clone(),
-            running: self.engine().is_running(thread) || t.lease.holder.is_some(),
+            running,
             paused: t.paused,
             last_terminal: last,
             blueprint,

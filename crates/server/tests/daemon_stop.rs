@@ -1,0 +1,137 @@
+//! As a new user meets it, through a real `troupe serve` and a fake OpenAI-compatible server:
+//! a line runs a long command, Stop ends the turn, and the person's next line still gets an
+//! answer (a stopped call's unknown outcome holds back only what would resume by itself).
+//!
+//! Runs `target/debug/troupe` (or `$TROUPE_BIN`); see daemon.rs for how it is found.
+
+mod daemon_support;
+
+use axum::Json;
+use axum::response::IntoResponse;
+use daemon_support::*;
+use serde_json::{Value, json};
+
+fn shell_call(command: &str) -> String {
+    let args = json!({"command": command}).to_string();
+    let mut s = chunk(json!({"role": "assistant", "content": null}), None);
+    s += &chunk(
+        json!({"tool_calls": [{"index": 0, "id": "call_1", "type": "function",
+            "function": {"name": "shell", "arguments": args}}]}),
+        None,
+    );
+    s += &chunk(json!({}), Some("tool_calls"));
+    s
+}
+
+/// A "slow" line starts a command that hangs; any other line gets a reply naming whether the
+/// context told the model of the cut-off call.
+fn answer(req: &Value) -> String {
+    let messages = req["messages"].as_array().cloned().unwrap_or_default();
+    let users: Vec<String> = messages
+        .iter()
+        .filter(|m| m["role"] == "user")
+        .map(|m| m["content"].to_string())
+        .collect();
+    let latest_person = users
+        .iter()
+        .rev()
+        .find(|u| !u.contains("Runtime note"))
+        .cloned()
+        .unwrap_or_default();
+    let body = if latest_person.contains("slow") && messages.last().unwrap()["role"] == "user" {
+        shell_call("echo started > started.txt; exec sleep 1000")
+    } else if users.iter().any(|u| u.contains("Runtime note")) {
+        text("back: the slow command was cut off")
+    } else {
+        text("back")
+    };
+    body + "data: [DONE]\n\n"
+}
+
+async fn completions(Json(req): Json<Value>) -> impl IntoResponse {
+    ([("content-type", "text/event-stream")], answer(&req))
+}
+
+async fn fake_model() -> String {
+    let app = axum::Router::new().route("/v1/chat/completions", axum::routing::post(completions));
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
+    format!("http://{addr}/v1")
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn person_line_after_stop_starts_a_turn() {
+    let bin = troupe_binary();
+    let tmp = tempfile::tempdir().unwrap();
+    let data = tmp.path().join("data");
+    let model = fake_model().await;
+    let config = tmp.path().join("config.toml");
+    std::fs::write(
+        &config,
+        format!(
+            "[endpoints.fake]\nkind = \"openai\"\nbase_url = \"{model}\"\nmodel = \"fake\"\n\n[roles]\ndefault = \"fake\"\n"
+        ),
+    )
+    .unwrap();
+    let client = reqwest::Client::new();
+    let daemon = Daemon::start(&bin, &data, &config, &tmp.path().join("daemon.log"));
+
+    let bot = post(&client, daemon.url("/v1/bots"), json!({"name": "Runner"})).await;
+    let session = post(
+        &client,
+        daemon.url("/v1/sessions"),
+        json!({"kind": "direct", "bot_ids": [bot["id"]]}),
+    )
+    .await;
+    let sid = session["id"].as_i64().unwrap();
+    let workspace = data.join(format!("workspaces/session-{sid}"));
+    let lines_url = daemon.url(&format!("/v1/sessions/{sid}/messages?limit=1000"));
+
+    post(
+        &client,
+        daemon.url(&format!("/v1/sessions/{sid}/messages")),
+        json!({"body": "run the slow build"}),
+    )
+    .await;
+    wait_until("the long command runs", || async {
+        workspace.join("started.txt").exists().then_some(())
+    })
+    .await;
+    let stopped = post(
+        &client,
+        daemon.url("/v1/turns/stop"),
+        json!({"session_id": sid}),
+    )
+    .await;
+    assert_eq!(stopped["status"], "stopped", "{stopped}");
+    let view = get(&client, daemon.url(&format!("/v1/sessions/{sid}"))).await;
+    assert_eq!(view["paused"]["reason"], "aborted", "{view:#}");
+    assert_eq!(view["blocked_by"]["reason"], "unknown_effect", "{view:#}");
+
+    post(
+        &client,
+        daemon.url(&format!("/v1/sessions/{sid}/messages")),
+        json!({"body": "are you still there?"}),
+    )
+    .await;
+    let reply = wait_until("the Bot answers the next line", || async {
+        let lines = get(&client, lines_url.clone()).await;
+        lines
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|l| l["author"] == "bot" && l["body"].as_str().unwrap_or("").starts_with("back"))
+            .cloned()
+    })
+    .await;
+    assert_eq!(
+        reply["body"], "back: the slow command was cut off",
+        "the model was told of the cut-off call"
+    );
+    let view = get(&client, daemon.url(&format!("/v1/sessions/{sid}"))).await;
+    assert!(view["blocked_by"].is_null(), "{view:#}");
+    assert!(view["paused"].is_null(), "{view:#}");
+    let turns = get(&client, daemon.url(&format!("/v1/turns?session_id={sid}"))).await;
+    assert_eq!(turns[1]["status"], "stopped", "{turns:#}");
+}
