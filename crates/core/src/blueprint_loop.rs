@@ -12,6 +12,13 @@ use std::fmt;
 #[serde(transparent)]
 pub struct BlueprintLoopId(pub i64);
 
+impl BlueprintLoopId {
+    /// How the loop's continuation guard names it.
+    pub fn guard_ref(self) -> String {
+        format!("blueprint_loop:{}", self.0)
+    }
+}
+
 impl fmt::Display for BlueprintLoopId {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "{}", self.0)

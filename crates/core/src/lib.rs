@@ -3,6 +3,7 @@
 
 pub mod blueprint_loop;
 pub mod clock;
+pub mod continuation_guard;
 pub mod conversation;
 pub mod drive;
 pub mod effect;

@@ -15,6 +15,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use tokio::sync::broadcast;
 use tokio_util::task::TaskTracker;
+use troupe_core::continuation_guard::GuardLimits;
 use troupe_core::inbox::Delivery;
 use troupe_core::message::Origin;
 use troupe_core::run::RunLimits;
@@ -29,6 +30,8 @@ pub struct EngineConfig {
     pub kill_grace: Duration,
     /// Identifies this process's runs in the store.
     pub boot_id: String,
+    /// What a loop that continues a thread by itself starts with (budget, streak, spacing).
+    pub loops: GuardLimits,
 }
 
 impl Default for EngineConfig {
@@ -41,6 +44,7 @@ impl Default for EngineConfig {
                 std::process::id(),
                 troupe_core::SystemClock.now_ms()
             ),
+            loops: GuardLimits::default(),
         }
     }
 }

@@ -1,7 +1,7 @@
 //! Building the daemon's state from a data directory and the configured roles: open the store,
 //! build the engine with the conversation layer plugged in, interrupt child tasks the last
 //! process left unfinished, recover, seed the demo Bot,
-//! and start the Agenda's timer.
+//! and start the workflow timer (Agenda items, spaced loop continuations).
 
 use crate::AppState;
 use anyhow::Context;
@@ -67,7 +67,8 @@ pub async fn build_state(
     })
 }
 
-/// The Agenda's timer: every second, deliver what is due by the store's clock. The deadlines
+/// The workflow timer: every second, deliver the Agenda items and drive the loop continuations
+/// that are due by the store's clock. The deadlines
 /// are stored on the items, so the task holds no schedule of its own; its first tick (at start)
 /// delivers, once, whatever fell due while the daemon was down.
 fn spawn_agenda_timer(
@@ -84,6 +85,10 @@ fn spawn_agenda_timer(
                     let now = workflows.store().now();
                     if let Err(e) = workflows.agenda_tick(now).await {
                         tracing::warn!(error = %e, "agenda tick failed");
+                    }
+                    // Loop continuations the guard's spacing held back, now due.
+                    if let Err(e) = workflows.continuation_tick(now).await {
+                        tracing::warn!(error = %e, "continuation tick failed");
                     }
                 }
             }

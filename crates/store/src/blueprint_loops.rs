@@ -205,6 +205,8 @@ impl Tx<'_> {
             l.started_at = Some(self.now);
         }
         if !l.status.is_active() {
+            // The loop's continuation guard ends with it.
+            self.end_loop_guard(l.thread_id, &l.id.guard_ref())?;
             l.audit_thread_id = None;
             l.stop_request = None;
             if l.completed_at.is_none() {

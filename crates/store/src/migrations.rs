@@ -13,6 +13,7 @@ const MIGRATIONS: &[&str] = &[
     include_str!("../migrations/0005_tasks.sql"),
     include_str!("../migrations/0006_blueprint_loops.sql"),
     include_str!("../migrations/0007_unknown_effect_notes.sql"),
+    include_str!("../migrations/0008_loop_guards.sql"),
 ];
 
 pub const KNOWN_VERSION: i64 = MIGRATIONS.len() as i64;

@@ -11,6 +11,7 @@ pub mod contracts;
 pub mod controls;
 pub mod cortex;
 mod error;
+pub mod guard;
 mod install;
 pub mod lightloop;
 pub mod notes;

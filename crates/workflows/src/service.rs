@@ -26,6 +26,10 @@ pub struct SetWorkflowRequest {
     /// Light Loop only: rejections allowed before it ends as `iteration_exhausted`.
     #[serde(default)]
     pub max_iterations: Option<u32>,
+    /// Light Loop only: model calls of this session the loop may make before it pauses
+    /// (0: unlimited; default from the config, 200 unless set).
+    #[serde(default)]
+    pub max_model_calls: Option<u32>,
 }
 
 /// A session's workflow as the API shows it.
@@ -53,6 +57,9 @@ pub struct WorkflowView {
     pub blueprint: Option<troupe_store::LoopBinding>,
     /// The active BlueprintLoop this session executes, if any.
     pub blueprint_loop: Option<troupe_core::blueprint_loop::BlueprintLoop>,
+    /// The continuation guard of the loop continuing this session: budget, calls spent,
+    /// no-progress streak, spacing and why it paused, if it did.
+    pub guard: Option<crate::guard::GuardView>,
     /// Why the session's Bot will not go on by itself (an unknown last effect), if so.
     pub blocked_by: Option<troupe_collab::BlockedBy>,
     /// Whether this request changed the slot (always false for a read).
@@ -89,9 +96,12 @@ pub(crate) fn phase_name(slot: &WorkflowSlot) -> Option<String> {
 
 fn parse_request(req: SetWorkflowRequest) -> Result<SlotRequest, WorkflowError> {
     let reject_ll_fields = |kind: &str| -> Result<(), WorkflowError> {
-        if req.instructions.is_some() || req.max_iterations.is_some() {
+        if req.instructions.is_some()
+            || req.max_iterations.is_some()
+            || req.max_model_calls.is_some()
+        {
             return Err(WorkflowError::invalid(format!(
-                "instructions and max_iterations apply to lightloop only, not to {kind}"
+                "instructions, max_iterations and max_model_calls apply to lightloop only, not to {kind}"
             )));
         }
         Ok(())
@@ -152,6 +162,7 @@ pub(crate) fn record_terminal(
     status: TerminalStatus,
     error: Option<String>,
 ) -> Result<WorkflowTerminal, troupe_store::StoreError> {
+    crate::guard::end_light_loop_guard(tx, thread)?;
     tx.record_workflow_terminal(&NewWorkflowTerminal {
         thread_id: thread,
         kind: LIGHTLOOP.into(),
@@ -173,12 +184,13 @@ impl Workflows {
         thread: ThreadId,
         changed: bool,
     ) -> Result<WorkflowView, WorkflowError> {
-        let (t, last, blueprint, blueprint_loop) = self.store().read(|tx| {
+        let (t, last, blueprint, blueprint_loop, guard) = self.store().read(|tx| {
             Ok((
                 tx.thread(thread)?,
                 tx.latest_workflow_terminal(thread)?,
                 tx.loop_binding(thread)?,
                 tx.active_loop_of_thread(thread)?,
+                crate::guard::view(tx, thread)?,
             ))
         })?;
         let slot = WorkflowSlot::of(t.workflow.as_ref());
@@ -202,6 +214,7 @@ impl Workflows {
         };
         let running = self.engine().is_running(thread) || t.lease.holder.is_some();
         Ok(WorkflowView {
+            guard,
             blocked_by: self.collab.blocked_by(thread, running)?,
             iteration: ll.map(|l| l.review.attempts + 1),
             reviewer,
@@ -224,9 +237,11 @@ impl Workflows {
         session: SessionId,
         req: SetWorkflowRequest,
     ) -> Result<WorkflowView, WorkflowError> {
+        let budget = req.max_model_calls;
         let request = parse_request(req)?;
         let thread = self.collab.direct_thread(session)?;
         let engine = self.engine().clone();
+        let limits = crate::guard::limits_for(engine.config().loops, budget);
         let outcome = self.store().write(|tx| {
             let t = tx.thread(thread)?;
             let facts = SlotFacts {
@@ -248,6 +263,18 @@ impl Workflows {
             if transition.changed {
                 let value = transition.next.as_ref().map(WorkflowSlot::to_value);
                 tx.set_workflow(thread, value.as_ref())?;
+            }
+            let was_loop = matches!(facts.slot, Some(WorkflowSlot::LightLoop(_)));
+            let is_loop = matches!(transition.next, Some(WorkflowSlot::LightLoop(_)));
+            match (was_loop, is_loop) {
+                (false, true) => {
+                    tx.start_loop_guard(thread, crate::guard::LIGHTLOOP_REF, limits)?;
+                }
+                (true, true) if budget.is_some() => {
+                    crate::guard::set_budget(tx, thread, limits.max_model_calls)?;
+                }
+                (true, false) => crate::guard::end_light_loop_guard(tx, thread)?,
+                _ => {}
             }
             Ok(Ok((transition.changed, abort)))
         })?;

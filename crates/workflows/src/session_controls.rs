@@ -139,6 +139,9 @@ impl Workflows {
     ) -> Result<ContinueReport, WorkflowError> {
         let thread = self.collab.direct_thread(session)?;
         let before = self.store().read(|tx| tx.thread(thread))?;
+        // Continue is the person's decision to go on: a loop its guard paused gets one more.
+        self.store()
+            .write(|tx| crate::guard::resume_guard(tx, thread))?;
         let mut drive = self.engine().continue_thread(thread).await?;
         // A forced drive skips policy discovery; a workflow whose only driver is its
         // continuation policy (a Light Loop's claim awaiting its reviewer) would then not

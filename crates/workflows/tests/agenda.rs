@@ -103,6 +103,7 @@ fn lightloop() -> SetWorkflowRequest {
         kind: "lightloop".into(),
         instructions: Some("write hello.txt".into()),
         max_iterations: None,
+        max_model_calls: None,
     }
 }
 

@@ -48,6 +48,7 @@ fn lightloop() -> SetWorkflowRequest {
         kind: "lightloop".into(),
         instructions: Some("ship the release".into()),
         max_iterations: None,
+        max_model_calls: None,
     }
 }
 
@@ -179,6 +180,7 @@ async fn a_running_blueprint_loop_without_intent_gets_its_own_guidance() {
             run_mode: None,
             instruction: None,
             max_iterations: None,
+            max_model_calls: None,
         })
         .await
         .unwrap();

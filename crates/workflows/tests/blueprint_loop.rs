@@ -27,6 +27,7 @@ async fn a_user_loop_clears_plan_binds_the_session_and_queues_the_first_prompt()
             kind: "plan".into(),
             instructions: None,
             max_iterations: None,
+            max_model_calls: None,
         },
     )
     .await

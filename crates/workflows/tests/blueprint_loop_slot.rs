@@ -15,6 +15,7 @@ fn kind(k: &str) -> SetWorkflowRequest {
         kind: k.into(),
         instructions: (k == "lightloop").then(|| "do it".to_string()),
         max_iterations: None,
+        max_model_calls: None,
     }
 }
 
@@ -40,6 +41,7 @@ async fn a_bound_loop_refuses_plan_and_light_loop_and_an_unknown_slot_refuses_th
         run_mode: None,
         instruction: None,
         max_iterations: None,
+        max_model_calls: None,
     };
 
     // A slot this build does not know is never replaced by a loop.

@@ -25,6 +25,7 @@ fn lightloop(text: &str, max: Option<u32>) -> SetWorkflowRequest {
         kind: "lightloop".into(),
         instructions: Some(text.into()),
         max_iterations: max,
+        max_model_calls: None,
     }
 }
 
@@ -33,6 +34,7 @@ fn none() -> SetWorkflowRequest {
         kind: "none".into(),
         instructions: None,
         max_iterations: None,
+        max_model_calls: None,
     }
 }
 

@@ -13,6 +13,7 @@ fn enable(kind: &str, instructions: Option<&str>) -> SetWorkflowRequest {
         kind: kind.into(),
         instructions: instructions.map(String::from),
         max_iterations: None,
+        max_model_calls: None,
     }
 }
 

@@ -14,6 +14,7 @@ fn plan() -> SetWorkflowRequest {
         kind: "plan".into(),
         instructions: None,
         max_iterations: None,
+        max_model_calls: None,
     }
 }
 
@@ -22,6 +23,7 @@ fn none() -> SetWorkflowRequest {
         kind: "none".into(),
         instructions: None,
         max_iterations: None,
+        max_model_calls: None,
     }
 }
 
@@ -30,6 +32,7 @@ fn lightloop(text: &str) -> SetWorkflowRequest {
         kind: "lightloop".into(),
         instructions: Some(text.into()),
         max_iterations: None,
+        max_model_calls: None,
     }
 }
 

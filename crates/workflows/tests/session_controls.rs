@@ -136,6 +136,7 @@ async fn abandon_stops_work_ends_the_turn_cancels_the_loop_and_is_idempotent() {
             kind: "lightloop".into(),
             instructions: Some("write it".into()),
             max_iterations: None,
+            max_model_calls: None,
         },
     )
     .await

@@ -147,6 +147,7 @@ pub fn build_with_retry(
             max_hops: 100,
             ..Default::default()
         },
+        ..Default::default()
     };
     let engine = extend(Engine::builder(store, models).config(config)).build();
     Harness {

@@ -13,10 +13,12 @@ use crate::blueprint_loop::auditor;
 use crate::blueprint_loop::commit::{POLICY_ID, bound_loop};
 use crate::blueprint_loop::machine::Event;
 use crate::blueprint_loop::texts;
+use crate::guard;
 use crate::lightloop::host::LoopHost;
 use std::sync::Arc;
 use troupe_core::MessageId;
 use troupe_core::blueprint_loop::{BlueprintLoop, LoopStatus};
+use troupe_core::continuation_guard::GuardVerdict;
 use troupe_core::drive::continuation_key;
 use troupe_core::inbox::{Delivery, InboxMode, Priority};
 use troupe_core::message::Origin;
@@ -56,18 +58,30 @@ fn execution_loop(gate: &Gate<'_>) -> Result<Option<BlueprintLoop>, String> {
 impl BlueprintLoopPolicy {
     fn execution(&self, gate: &Gate<'_>, l: &BlueprintLoop) -> Result<Proposal, String> {
         match (l.status, &l.stop_request, l.audit_thread_id) {
-            (LoopStatus::Running, None, _) => Ok(Proposal::Inbox(Delivery {
-                mode: InboxMode::Steer,
-                priority: Priority::OWN_TIMER,
-                origin: Origin::Continuation(POLICY_ID.into()),
-                text: texts::continuation(l),
-                visible: true,
-                delivery_key: Some(continuation_key(
-                    POLICY_ID,
-                    &revision(gate.terminal_message_id, l),
-                )),
-                order_key: None,
-            })),
+            (LoopStatus::Running, None, _) => {
+                let verdict = guard::admit_continuation(
+                    gate.store,
+                    gate.thread.id,
+                    &l.id.guard_ref(),
+                    self.host.guard_defaults(),
+                )
+                .map_err(|e| e.to_string())?;
+                if verdict != GuardVerdict::Continue {
+                    return Ok(Proposal::None);
+                }
+                Ok(Proposal::Inbox(Delivery {
+                    mode: InboxMode::Steer,
+                    priority: Priority::OWN_TIMER,
+                    origin: Origin::Continuation(POLICY_ID.into()),
+                    text: texts::continuation(l),
+                    visible: true,
+                    delivery_key: Some(continuation_key(
+                        POLICY_ID,
+                        &revision(gate.terminal_message_id, l),
+                    )),
+                    order_key: None,
+                }))
+            }
             (LoopStatus::Running, Some(stop), None) => {
                 // The executor's lease is released (the gate passed): bind first, then start.
                 match auditor::bind(gate.store, l.id, stop.requester_message_id) {

@@ -40,6 +40,10 @@ pub struct NewBlueprintLoopRequest {
     /// Rejections allowed before the loop fails as `iteration_exhausted`; none: unlimited.
     #[serde(default)]
     pub max_iterations: Option<u32>,
+    /// Model calls of the execution session the loop may make before it pauses (0: unlimited;
+    /// default from the config, 200 unless set). The auditor's calls do not count.
+    #[serde(default)]
+    pub max_model_calls: Option<u32>,
 }
 
 /// A loop as the API shows it: the record and the sessions it runs in.
@@ -173,6 +177,7 @@ impl Workflows {
             }
         };
         let engine = self.engine().clone();
+        let limits = crate::guard::limits_for(engine.config().loops, req.max_model_calls);
         let new = NewBlueprintLoop {
             note_id: note.id.0,
             note_version: note.version,
@@ -233,7 +238,9 @@ impl Workflows {
                 apply_in_tx(tx, thread, &instructions, &tr.effects)?;
                 tx.set_workflow(thread, None)?;
             }
-            Ok(Ok(tx.create_blueprint_loop(&new)?))
+            let created = tx.create_blueprint_loop(&new)?;
+            tx.start_loop_guard(thread, &created.id.guard_ref(), limits)?;
+            Ok(Ok(created))
         })??;
         let started = self.store().write(|tx| {
             let l = tx.blueprint_loop(armed.id)?;

@@ -9,6 +9,7 @@
 
 use std::sync::{Arc, OnceLock};
 use troupe_core::ThreadId;
+use troupe_core::continuation_guard::GuardLimits;
 use troupe_engine::Engine;
 use troupe_store::Store;
 
@@ -33,6 +34,11 @@ impl LoopHost {
 
     pub fn store(&self) -> Option<&Store> {
         self.engine().map(Engine::store)
+    }
+
+    /// The limits a loop's continuation guard starts with when it has none yet.
+    pub fn guard_defaults(&self) -> GuardLimits {
+        self.engine().map(|e| e.config().loops).unwrap_or_default()
     }
 
     /// Ask the drive to act on `thread` (gated as usual), without waiting for it.

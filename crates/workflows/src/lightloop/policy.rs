@@ -10,6 +10,7 @@
 //! `no-stop-request` | reviewer or `no-review-task` | recovery attempts — so one terminal reply
 //! can drive successive revisions (bind, recovery 1, recovery 2) without being deduplicated away.
 
+use crate::guard;
 use crate::lightloop::commit::{POLICY_ID, light_loop};
 use crate::lightloop::host::LoopHost;
 use crate::lightloop::machine::{self, Phase};
@@ -18,6 +19,7 @@ use crate::lightloop::texts;
 use crate::slot::LightLoopSlot;
 use std::sync::Arc;
 use troupe_core::MessageId;
+use troupe_core::continuation_guard::GuardVerdict;
 use troupe_core::drive::continuation_key;
 use troupe_core::inbox::{Delivery, InboxMode, Priority};
 use troupe_core::message::Origin;
@@ -70,7 +72,19 @@ pub fn continuation(gate: &Gate<'_>, ll: &LightLoopSlot) -> Delivery {
 impl LightLoopPolicy {
     fn propose_executor(&self, gate: &Gate<'_>, ll: &LightLoopSlot) -> Result<Proposal, String> {
         match machine::phase(ll) {
-            Phase::Executing => Ok(Proposal::Inbox(continuation(gate, ll))),
+            Phase::Executing => {
+                let verdict = guard::admit_continuation(
+                    gate.store,
+                    gate.thread.id,
+                    guard::LIGHTLOOP_REF,
+                    self.host.guard_defaults(),
+                )
+                .map_err(|e| e.to_string())?;
+                Ok(match verdict {
+                    GuardVerdict::Continue => Proposal::Inbox(continuation(gate, ll)),
+                    GuardVerdict::Wait { .. } | GuardVerdict::Pause { .. } => Proposal::None,
+                })
+            }
             Phase::Reviewing(_) => Ok(Proposal::None),
             Phase::StopPending => {
                 let requester = ll

@@ -36,6 +36,7 @@ pub fn request(s: SessionId, note: NoteId) -> NewBlueprintLoopRequest {
         run_mode: None,
         instruction: Some("keep it short".into()),
         max_iterations: None,
+        max_model_calls: None,
     }
 }
 

@@ -9,6 +9,7 @@ use tokio::sync::Notify;
 use tokio::sync::mpsc::UnboundedSender;
 use tokio_util::sync::CancellationToken;
 use troupe_collab::{Collab, NewBotRequest, NewSessionRequest, SessionProjector, SharedRoles};
+use troupe_core::continuation_guard::GuardLimits;
 use troupe_core::{SessionId, ThreadId};
 use troupe_engine::models::FixedModel;
 use troupe_engine::{Engine, EngineConfig, RoleTable};
@@ -122,11 +123,26 @@ pub fn world_on(dir: Arc<tempfile::TempDir>, boot_id: &str) -> World {
     world_clocked(dir, boot_id, Arc::new(troupe_core::SystemClock))
 }
 
-/// A world whose store reads the given clock.
+/// A world whose store reads the given clock. Loops continue without spacing (no tick runs
+/// here); the budget and the no-progress streak keep their defaults.
 pub fn world_clocked(
     dir: Arc<tempfile::TempDir>,
     boot_id: &str,
     clock: Arc<dyn troupe_core::Clock>,
+) -> World {
+    let loops = GuardLimits {
+        spacing_ms: 0,
+        ..GuardLimits::default()
+    };
+    world_guarded(dir, boot_id, clock, loops)
+}
+
+/// A world whose loops start with the given continuation guard limits.
+pub fn world_guarded(
+    dir: Arc<tempfile::TempDir>,
+    boot_id: &str,
+    clock: Arc<dyn troupe_core::Clock>,
+    loops: GuardLimits,
 ) -> World {
     let store = Store::open(dir.path().join("troupe.db"), clock).unwrap();
     let provider = Arc::new(QueueProvider::default());
@@ -138,6 +154,7 @@ pub fn world_clocked(
         .config(EngineConfig {
             kill_grace: std::time::Duration::from_millis(300),
             boot_id: boot_id.into(),
+            loops,
             ..EngineConfig::default()
         })
         .message_observer(Arc::new(SessionProjector));
