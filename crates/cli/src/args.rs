@@ -56,6 +56,13 @@ pub struct ServeArgs {
         hide_env_values = true
     )]
     pub token: Option<String>,
+
+    /// A host name the daemon also answers to, besides loopback names and the bound address
+    /// (e.g. troupe.lan); repeatable, added to the config file's serve.allowed_hosts. Requests
+    /// whose Host header names anything else are refused, so a web page that points its own
+    /// name at this address (DNS rebinding) cannot reach the API.
+    #[arg(long = "allowed-host", value_name = "NAME")]
+    pub allowed_hosts: Vec<String>,
 }
 
 /// Run one task with a coding agent in a workspace, until it is done.

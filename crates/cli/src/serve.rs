@@ -27,6 +27,12 @@ pub fn options(args: ServeArgs) -> anyhow::Result<ServeOptions> {
         None => paths::data_dir(&paths::process_env)?,
     };
     let config = Config::locate(args.config.as_deref(), &paths::process_env)?;
+    let mut allowed_hosts = config.serve.allowed_hosts.clone();
+    for host in args.allowed_hosts {
+        troupe_server::hosts::normalize_allowed_host(&host)
+            .map_err(|m| anyhow!("--allowed-host: {m}"))?;
+        allowed_hosts.push(host);
+    }
     let secrets: SecretSource = Arc::new(|name| std::env::var(name).ok());
     let mut roles = RoleTable::new(secrets.clone());
     for (role, spec) in config.role_endpoints() {
@@ -47,5 +53,7 @@ pub fn options(args: ServeArgs) -> anyhow::Result<ServeOptions> {
         secrets,
         limits,
         token: args.token,
+        allowed_hosts,
+        key_env: config.key_env_rule()?,
     })
 }

@@ -50,9 +50,11 @@ fn check_persona(p: &str) -> Result<(), CollabError> {
     Ok(())
 }
 
-fn check_endpoint(e: &Option<EndpointSpec>) -> Result<(), CollabError> {
+fn check_endpoint(collab: &Collab, e: &Option<EndpointSpec>) -> Result<(), CollabError> {
     if let Some(spec) = e {
-        spec.validate()
+        collab
+            .roles()
+            .check_endpoint(spec)
             .map_err(|m| CollabError::invalid(format!("endpoint: {m}")))?;
     }
     Ok(())
@@ -88,7 +90,7 @@ impl Collab {
             validate_bot_name(&req.name).map_err(|m| CollabError::invalid(format!("name: {m}")))?;
         let persona = req.persona.unwrap_or_default();
         check_persona(&persona)?;
-        check_endpoint(&req.endpoint)?;
+        check_endpoint(self, &req.endpoint)?;
         let new = NewBot {
             name,
             persona,
@@ -122,7 +124,7 @@ impl Collab {
             check_persona(p)?;
         }
         if let Some(e) = &patch.endpoint {
-            check_endpoint(e)?;
+            check_endpoint(self, e)?;
         }
         let archived = std::cell::Cell::new(false);
         let result = self.store().write(|tx| {

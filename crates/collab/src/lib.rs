@@ -5,6 +5,7 @@
 mod bots;
 mod demo;
 mod error;
+mod key_names;
 mod projection;
 mod roles;
 mod sessions;
@@ -12,6 +13,7 @@ mod turns;
 
 pub use bots::{BotPatch, NewBotRequest, binding_for as bot_binding};
 pub use error::CollabError;
+pub use key_names::{DEFAULT_KEY_ENV_PATTERNS, KeyEnvRule};
 pub use projection::SessionProjector;
 pub use roles::SharedRoles;
 pub use sessions::{BlockedBy, NewSessionRequest, SessionView};

@@ -1,6 +1,7 @@
 //! Model roles that can change while the daemon runs: the config file's roles, overridden by
 //! roles set through the API (kept in the store).
 
+use crate::key_names::KeyEnvRule;
 use std::sync::RwLock;
 use troupe_core::conversation::validate_role;
 use troupe_core::thread::{AgentBinding, EndpointSpec};
@@ -12,6 +13,7 @@ pub struct SharedRoles {
     secrets: SecretSource,
     timeout: std::time::Duration,
     retry: troupe_llm::RetryPolicy,
+    key_env: KeyEnvRule,
 }
 
 impl SharedRoles {
@@ -22,13 +24,30 @@ impl SharedRoles {
             secrets,
             timeout,
             retry,
+            key_env: KeyEnvRule::default(),
+        }
+    }
+
+    /// Hold the key variables endpoints name to `rule` instead of the default patterns.
+    pub fn with_key_env_rule(mut self, rule: KeyEnvRule) -> Self {
+        self.key_env = rule;
+        self
+    }
+
+    /// The one check for an endpoint that arrives from outside the config file (the API, the
+    /// store): its shape, and the name of its key variable against the key rule.
+    pub fn check_endpoint(&self, spec: &EndpointSpec) -> Result<(), String> {
+        spec.validate()?;
+        match &spec.api_key_env {
+            Some(var) => self.key_env.check(var),
+            None => Ok(()),
         }
     }
 
     /// Point a role at an endpoint (validated); later model calls use it.
     pub fn set(&self, role: &str, spec: EndpointSpec) -> Result<(), String> {
         validate_role(role)?;
-        spec.validate()?;
+        self.check_endpoint(&spec)?;
         let mut table = self.table.write().unwrap_or_else(|p| p.into_inner());
         table.set_role(role, spec)
     }
@@ -67,6 +86,11 @@ impl SharedRoles {
 
 impl ModelResolver for SharedRoles {
     fn resolve(&self, agent: &AgentBinding) -> Result<ResolvedModel, String> {
+        // A Bot stored before the key rule existed (or under a wider one) may name any
+        // variable: hold it to the rule at call time too, before its value is read.
+        if let Some(var) = agent.endpoint.as_ref().and_then(|e| e.api_key_env.as_ref()) {
+            self.key_env.check(var)?;
+        }
         self.table
             .read()
             .unwrap_or_else(|p| p.into_inner())
@@ -78,7 +102,8 @@ impl crate::Collab {
     /// Point a role at an endpoint: validated, stored, and used by the next model call.
     pub fn set_role(&self, role: &str, spec: EndpointSpec) -> Result<(), crate::CollabError> {
         validate_role(role).map_err(crate::CollabError::Invalid)?;
-        spec.validate()
+        self.roles()
+            .check_endpoint(&spec)
             .map_err(|m| crate::CollabError::invalid(format!("endpoint: {m}")))?;
         self.store().write(|tx| tx.set_model_role(role, &spec))?;
         self.roles()

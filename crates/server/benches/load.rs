@@ -100,6 +100,7 @@ async fn run(o: Opts) {
         secrets,
         RunLimits::default(),
         None,
+        troupe_collab::KeyEnvRule::default(),
     )
     .await
     .unwrap();
@@ -137,8 +138,10 @@ async fn run(o: Opts) {
         })
         .collect();
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let base = format!("http://{}", listener.local_addr().unwrap());
-    let app = troupe_server::app(state.clone());
+    let addr = listener.local_addr().unwrap();
+    let base = format!("http://{addr}");
+    let host_rule = troupe_server::hosts::HostRule::new(addr, &[]).unwrap();
+    let app = troupe_server::app(state.clone(), host_rule);
     tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
 
     let stats = Arc::new(Stats::default());

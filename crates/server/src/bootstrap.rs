@@ -7,7 +7,7 @@ use crate::AppState;
 use anyhow::Context;
 use std::path::Path;
 use std::sync::Arc;
-use troupe_collab::{Collab, SessionProjector, SharedRoles};
+use troupe_collab::{Collab, KeyEnvRule, SessionProjector, SharedRoles};
 use troupe_core::run::RunLimits;
 use troupe_engine::models::SecretSource;
 use troupe_engine::{Engine, EngineConfig, RecoveryReport, RoleTable};
@@ -24,6 +24,7 @@ pub async fn build_state(
     secrets: SecretSource,
     limits: RunLimits,
     token: Option<Arc<str>>,
+    key_env: KeyEnvRule,
 ) -> anyhow::Result<Bootstrap> {
     std::fs::create_dir_all(data_dir)
         .with_context(|| format!("cannot create data dir {}", data_dir.display()))?;
@@ -31,7 +32,7 @@ pub async fn build_state(
         data_dir.join("troupe.db"),
         Arc::new(troupe_core::SystemClock),
     )?;
-    let shared = Arc::new(SharedRoles::new(roles, secrets));
+    let shared = Arc::new(SharedRoles::new(roles, secrets).with_key_env_rule(key_env));
     let builder = Engine::builder(store, shared.clone())
         .config(EngineConfig {
             limits,

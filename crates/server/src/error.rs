@@ -77,32 +77,70 @@ impl From<CollabError> for ApiError {
     }
 }
 
-/// JSON body extractor whose rejections use the API's error shape: malformed JSON is 400,
-/// well-formed JSON with wrong or missing fields is 422, a body over the limit is 413.
+/// JSON body extractor whose rejections use the API's error shape: malformed JSON is 400, a
+/// body that is not a JSON object is 422, well-formed JSON with wrong or missing fields is 422
+/// naming the field, a body over the limit is 413.
+///
+/// The body is read as a `serde_json::Value` first and deserialized from that: a derived
+/// struct would also take an array positionally (`["x"]` as `{"name": "x"}`), and a syntax
+/// error after an unknown field would be reported as the unknown field instead of as 400.
 pub struct ApiJson<T>(pub T);
 
 impl<S, T> FromRequest<S> for ApiJson<T>
 where
-    Json<T>: FromRequest<S, Rejection = JsonRejection>,
+    T: serde::de::DeserializeOwned,
     S: Send + Sync,
 {
     type Rejection = ApiError;
 
     async fn from_request(req: axum::extract::Request, state: &S) -> Result<Self, Self::Rejection> {
-        match Json::<T>::from_request(req, state).await {
-            Ok(Json(v)) => Ok(ApiJson(v)),
-            Err(rejection) => Err(match rejection {
-                JsonRejection::JsonDataError(e) => ApiError::invalid(e.body_text()),
-                JsonRejection::JsonSyntaxError(e) => ApiError::bad_request(e.body_text()),
-                JsonRejection::MissingJsonContentType(e) => ApiError::bad_request(e.body_text()),
-                other if other.status() == StatusCode::PAYLOAD_TOO_LARGE => ApiError::new(
-                    StatusCode::PAYLOAD_TOO_LARGE,
-                    "too_large",
-                    "request body is over 1 MiB",
-                ),
-                other => ApiError::bad_request(other.body_text()),
-            }),
+        let value = match Json::<serde_json::Value>::from_request(req, state).await {
+            Ok(Json(v)) => v,
+            Err(rejection) => return Err(body_rejection(rejection)),
+        };
+        if !value.is_object() {
+            return Err(ApiError::invalid(format!(
+                "the body must be a JSON object, got {}",
+                json_kind(&value)
+            )));
         }
+        serde_path_to_error::deserialize(value)
+            .map(ApiJson)
+            .map_err(|e| {
+                let path = e.path().to_string();
+                let inner = e.into_inner();
+                if path == "." {
+                    ApiError::invalid(format!("invalid body: {inner}"))
+                } else {
+                    ApiError::invalid(format!("invalid body: {path}: {inner}"))
+                }
+            })
+    }
+}
+
+fn body_rejection(rejection: JsonRejection) -> ApiError {
+    match rejection {
+        JsonRejection::JsonSyntaxError(e) => ApiError::bad_request(e.body_text()),
+        JsonRejection::MissingJsonContentType(e) => ApiError::bad_request(e.body_text()),
+        other if other.status() == StatusCode::PAYLOAD_TOO_LARGE => ApiError::new(
+            StatusCode::PAYLOAD_TOO_LARGE,
+            "too_large",
+            "request body is over 1 MiB",
+        ),
+        // A `Value` takes any well-formed JSON, so no data error reaches here; what is left
+        // is a body that could not be read.
+        other => ApiError::bad_request(other.body_text()),
+    }
+}
+
+fn json_kind(v: &serde_json::Value) -> &'static str {
+    match v {
+        serde_json::Value::Null => "null",
+        serde_json::Value::Bool(_) => "a boolean",
+        serde_json::Value::Number(_) => "a number",
+        serde_json::Value::String(_) => "a string",
+        serde_json::Value::Array(_) => "an array",
+        serde_json::Value::Object(_) => "an object",
     }
 }
 

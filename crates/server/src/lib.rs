@@ -5,6 +5,7 @@
 pub mod access;
 pub mod bootstrap;
 pub mod error;
+pub mod hosts;
 pub mod routes;
 pub mod serve;
 pub mod state;
@@ -53,8 +54,9 @@ pub fn api() -> (Router<AppState>, utoipa::openapi::OpenApi) {
         .split_for_parts()
 }
 
-/// The whole application: API, OpenAPI document, web page, access control and body limit.
-pub fn app(state: AppState) -> Router {
+/// The whole application: API, OpenAPI document, web page, the Host and Origin checks, access
+/// control and body limit. `host_rule` must be built from the address the listener actually bound.
+pub fn app(state: AppState, host_rule: hosts::HostRule) -> Router {
     let (api, doc) = api();
     let doc = std::sync::Arc::new(doc);
     api.route(
@@ -69,6 +71,12 @@ pub fn app(state: AppState) -> Router {
     .layer(axum::middleware::from_fn_with_state(
         state.clone(),
         access::require_token,
+    ))
+    // Runs before the token check: a request for another host is refused before anything
+    // else looks at it.
+    .layer(axum::middleware::from_fn_with_state(
+        std::sync::Arc::new(host_rule),
+        hosts::check_host_and_origin,
     ))
     .layer(axum::extract::DefaultBodyLimit::max(BODY_LIMIT))
     .with_state(state)

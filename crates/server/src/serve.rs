@@ -29,6 +29,10 @@ pub struct ServeOptions {
     pub limits: RunLimits,
     /// An explicit token; without one, a non-loopback bind gets a generated one.
     pub token: Option<String>,
+    /// Names besides the bound address and loopback that `Host` may carry (`--allowed-host`).
+    pub allowed_hosts: Vec<String>,
+    /// Which variables an endpoint set through the API may name as its key.
+    pub key_env: troupe_collab::KeyEnvRule,
 }
 
 /// Whether clients must present a bearer token to a daemon bound to `addr`: anything that
@@ -105,6 +109,8 @@ pub async fn serve(opts: ServeOptions) -> anyhow::Result<()> {
         .await
         .with_context(|| format!("cannot listen on {}", opts.addr))?;
     let local = listener.local_addr()?;
+    let host_rule =
+        crate::hosts::HostRule::new(local, &opts.allowed_hosts).map_err(anyhow::Error::msg)?;
     let token = decide_token(&opts.data_dir, &local, opts.token)?;
     let boot = build_state(
         &opts.data_dir,
@@ -112,6 +118,7 @@ pub async fn serve(opts: ServeOptions) -> anyhow::Result<()> {
         opts.secrets,
         opts.limits,
         token.map(Arc::from),
+        opts.key_env,
     )
     .await?;
     let r = &boot.recovery;
@@ -130,7 +137,7 @@ pub async fn serve(opts: ServeOptions) -> anyhow::Result<()> {
     }
     tracing::info!(addr = %local, data_dir = %opts.data_dir.display(), "troupe daemon serving");
 
-    let app = crate::app(state);
+    let app = crate::app(state, host_rule);
     let signal = {
         let shutdown = shutdown.clone();
         async move {

@@ -215,22 +215,21 @@ async fn patch_refuses_invalid_values_and_duplicate_names() {
 
 #[tokio::test]
 async fn bot_keys_are_never_returned_only_whether_they_are_present() {
-    let app = TestApp::start().await;
-    let path_value = std::env::var("PATH").expect("PATH is set in the test process");
-    assert!(path_value.len() > 3);
+    let key_value = "sk-a-value-that-must-never-be-shown";
+    let app = TestApp::start_with(None, &[("BOTS_TEST_API_KEY", key_value)]).await;
     let bot = app
-        .post("/v1/bots", json!({"name": "Keyed", "endpoint": {"kind": "openai", "model": "m", "api_key_env": "PATH"}}))
+        .post("/v1/bots", json!({"name": "Keyed", "endpoint": {"kind": "openai", "model": "m", "api_key_env": "BOTS_TEST_API_KEY"}}))
         .await;
     assert!(
-        !bot.text.contains(&path_value),
+        !bot.text.contains(key_value),
         "the key's value leaked: {}",
         bot.text
     );
     let bot = bot.expect(201);
     assert_eq!(bot["key_present"], true);
-    assert_eq!(bot["endpoint"]["api_key_env"], "PATH");
+    assert_eq!(bot["endpoint"]["api_key_env"], "BOTS_TEST_API_KEY");
 
-    let unset = "TROUPE_TEST_SURELY_UNSET_VARIABLE";
+    let unset = "SURELY_UNSET_TEST_API_KEY";
     assert!(std::env::var(unset).is_err());
     let other = app
         .post("/v1/bots", json!({"name": "Keyless", "endpoint": {"kind": "openai", "model": "m", "api_key_env": unset}}))
@@ -241,7 +240,7 @@ async fn bot_keys_are_never_returned_only_whether_they_are_present() {
     for path in ["/v1/bots".to_string(), format!("/v1/bots/{}", bot["id"])] {
         let a = app.get(&path).await;
         assert!(
-            !a.text.contains(&path_value),
+            !a.text.contains(key_value),
             "the key's value leaked from {path}"
         );
         assert!(a.text.contains(r#""key_present":true"#), "{}", a.text);

@@ -85,32 +85,32 @@ async fn bad_roles_and_endpoints_are_refused_and_change_nothing() {
 
 #[tokio::test]
 async fn role_keys_are_never_returned_only_whether_they_are_present() {
-    let app = TestApp::start().await;
-    let path_value = std::env::var("PATH").expect("PATH is set in the test process");
+    let key_value = "sk-a-value-that-must-never-be-shown";
+    let app = TestApp::start_with(None, &[("ROLES_TEST_API_KEY", key_value)]).await;
     let set = app
         .put(
             "/v1/roles/default",
-            json!({"kind": "openai", "model": "m", "api_key_env": "PATH"}),
+            json!({"kind": "openai", "model": "m", "api_key_env": "ROLES_TEST_API_KEY"}),
         )
         .await;
     assert!(
-        !set.text.contains(&path_value),
+        !set.text.contains(key_value),
         "the key's value leaked: {}",
         set.text
     );
     let set = set.expect(200);
     assert_eq!(set["key_present"], true);
-    assert_eq!(set["endpoint"]["api_key_env"], "PATH");
+    assert_eq!(set["endpoint"]["api_key_env"], "ROLES_TEST_API_KEY");
 
     app.put(
         "/v1/roles/judgement",
-        json!({"kind": "openai", "model": "m", "api_key_env": "TROUPE_TEST_SURELY_UNSET_VARIABLE"}),
+        json!({"kind": "openai", "model": "m", "api_key_env": "SURELY_UNSET_TEST_API_KEY"}),
     )
     .await
     .expect(200);
     let list = app.get("/v1/roles").await;
     assert!(
-        !list.text.contains(&path_value),
+        !list.text.contains(key_value),
         "the key's value leaked from the list"
     );
     let list = list.expect(200);

@@ -32,6 +32,12 @@
 //! request_timeout_secs = 300
 //! max_attempts = 4
 //! max_hops = 400
+//!
+//! [keys]             # optional: the variables an endpoint may name with api_key_env
+//! env_patterns = ["*_API_KEY", "*_TOKEN", "*_KEY"]
+//!
+//! [serve]            # optional: names besides loopback and the bound address `Host` may carry
+//! allowed_hosts = ["troupe.lan"]
 //! ```
 //!
 //! Rules, all checked by [`Config::load`]:
@@ -40,7 +46,9 @@
 //!   the file only names the variable with `api_key_env`;
 //! - every endpoint must be valid ([`EndpointSpec::validate`]);
 //! - role names must be one of [`ROLES`], and each must point to a defined endpoint;
-//! - limits must be greater than zero.
+//! - limits must be greater than zero;
+//! - every `api_key_env` must match one of `keys.env_patterns` ([`KeyEnvRule`]);
+//! - `serve.allowed_hosts` are bare names or addresses, without scheme or port.
 //!
 //! Roles without an endpoint fall back to the `default` role's endpoint (that fallback is
 //! applied by the engine, not here).
@@ -52,6 +60,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Deserializer};
+use troupe_collab::KeyEnvRule;
 use troupe_core::thread::EndpointSpec;
 
 use crate::paths::{self, EnvLookup, PathError};
@@ -82,6 +91,29 @@ pub struct Config {
     pub roles: BTreeMap<String, String>,
     #[serde(default)]
     pub limits: Limits,
+    #[serde(default)]
+    pub keys: Keys,
+    #[serde(default)]
+    pub serve: Serve,
+}
+
+/// `[keys]`: which environment variables an endpoint may name as its key.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Keys {
+    /// Glob patterns a key variable's name must match one of; absent: the defaults
+    /// ([`troupe_collab::DEFAULT_KEY_ENV_PATTERNS`]).
+    #[serde(default)]
+    pub env_patterns: Option<Vec<String>>,
+}
+
+/// `[serve]`: settings only `troupe serve` reads.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Serve {
+    /// Names besides loopback and the bound address that a request's `Host` may carry.
+    #[serde(default)]
+    pub allowed_hosts: Vec<String>,
 }
 
 /// Per-call and per-run limits. Every field is optional in the file.
@@ -151,6 +183,10 @@ pub enum ConfigError {
     InvalidEndpoint { name: String, message: String },
     #[error("limits.{name} must be greater than 0")]
     InvalidLimit { name: &'static str },
+    #[error("keys.env_patterns: {0}")]
+    InvalidKeyPatterns(String),
+    #[error("serve.allowed_hosts: {0}")]
+    InvalidAllowedHost(String),
     /// A validation error found in a file, with the file named.
     #[error("{}: {inner}", path.display())]
     InFile {
@@ -271,8 +307,24 @@ impl Config {
         Ok(config)
     }
 
+    /// The rule every endpoint's `api_key_env` is held to: the file's patterns, else the
+    /// defaults.
+    pub fn key_env_rule(&self) -> Result<KeyEnvRule, ConfigError> {
+        match &self.keys.env_patterns {
+            Some(patterns) => {
+                KeyEnvRule::new(patterns.clone()).map_err(ConfigError::InvalidKeyPatterns)
+            }
+            None => Ok(KeyEnvRule::default()),
+        }
+    }
+
     /// Check every rule that does not depend on the file's location.
     pub fn validate(&self) -> Result<(), ConfigError> {
+        let key_env = self.key_env_rule()?;
+        for host in &self.serve.allowed_hosts {
+            troupe_server::hosts::normalize_allowed_host(host)
+                .map_err(ConfigError::InvalidAllowedHost)?;
+        }
         for (name, spec) in &self.endpoints {
             if name.trim().is_empty() {
                 return Err(ConfigError::InvalidEndpoint {
@@ -281,6 +333,11 @@ impl Config {
                 });
             }
             spec.validate()
+                .and_then(|()| {
+                    spec.api_key_env
+                        .as_ref()
+                        .map_or(Ok(()), |v| key_env.check(v))
+                })
                 .map_err(|message| ConfigError::InvalidEndpoint {
                     name: name.clone(),
                     message,

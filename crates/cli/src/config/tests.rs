@@ -542,3 +542,44 @@ fn model_alone_on_scripted_default_is_an_error() {
         .to_string();
     assert!(e.contains("scripted"), "{e}");
 }
+
+#[test]
+fn api_key_env_outside_the_patterns_is_a_config_error() {
+    let text = FULL.replace("\"ANTHROPIC_API_KEY\"", "\"HOME\"");
+    let e = err(&text);
+    assert!(
+        e.contains("/etc/troupe/config.toml")
+            && e.contains("endpoint 'claude'")
+            && e.contains("'HOME' is refused")
+            && e.contains("*_API_KEY, *_TOKEN, *_KEY"),
+        "{e}"
+    );
+    // The file's own patterns replace the defaults.
+    let narrowed = format!("{FULL}\n[keys]\nenv_patterns = [\"OPENAI_API_KEY\"]\n");
+    let e = err(&narrowed);
+    assert!(
+        e.contains("'ANTHROPIC_API_KEY' is refused") && e.contains("OPENAI_API_KEY"),
+        "{e}"
+    );
+    let widened = format!("{text}\n[keys]\nenv_patterns = [\"HOME\"]\n");
+    let c = parse(&widened).unwrap();
+    assert_eq!(c.key_env_rule().unwrap().patterns(), ["HOME"]);
+    let e = err("[keys]\nenv_patterns = [\"*-KEY\"]\n");
+    assert!(
+        e.contains("keys.env_patterns") && e.contains("'*-KEY'"),
+        "{e}"
+    );
+    let e = err("[keys]\npatterns = [\"*_KEY\"]\n");
+    assert!(e.contains("unknown field"), "{e}");
+}
+
+#[test]
+fn serve_allowed_hosts_are_bare_names() {
+    let c = parse("[serve]\nallowed_hosts = [\"troupe.lan\", \"192.168.1.20\"]\n").unwrap();
+    assert_eq!(c.serve.allowed_hosts, ["troupe.lan", "192.168.1.20"]);
+    let e = err("[serve]\nallowed_hosts = [\"http://troupe.lan:7878\"]\n");
+    assert!(
+        e.contains("serve.allowed_hosts") && e.contains("without scheme or port"),
+        "{e}"
+    );
+}

@@ -64,6 +64,17 @@ pub struct Daemon {
 
 impl Daemon {
     pub fn start(bin: &Path, data_dir: &Path, config: &Path, log: &Path) -> Daemon {
+        Self::start_with(bin, data_dir, config, log, &[])
+    }
+
+    /// `start`, with more `troupe serve` arguments.
+    pub fn start_with(
+        bin: &Path,
+        data_dir: &Path,
+        config: &Path,
+        log: &Path,
+        extra: &[&str],
+    ) -> Daemon {
         let log = std::fs::OpenOptions::new()
             .create(true)
             .append(true)
@@ -75,6 +86,7 @@ impl Daemon {
             .arg(data_dir)
             .arg("--config")
             .arg(config)
+            .args(extra)
             .env("TROUPE_LOG", "info")
             .env_remove("TROUPE_TOKEN")
             .stdin(Stdio::null())

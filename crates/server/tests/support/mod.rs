@@ -83,21 +83,33 @@ impl TestApp {
     }
 
     pub async fn start_with_token(token: Option<&str>) -> TestApp {
+        Self::start_with(token, &[]).await
+    }
+
+    /// `keys` are secrets the daemon sees besides the process environment.
+    pub async fn start_with(token: Option<&str>, keys: &[(&str, &str)]) -> TestApp {
         let dir = tempfile::tempdir().unwrap();
-        let secrets: SecretSource = Arc::new(|name| std::env::var(name).ok());
+        let keys: std::collections::HashMap<String, String> = keys
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
+        let secrets: SecretSource =
+            Arc::new(move |name| keys.get(name).cloned().or_else(|| std::env::var(name).ok()));
         let boot = troupe_server::bootstrap::build_state(
             &dir.path().join("data"),
             RoleTable::new(secrets.clone()),
             secrets,
             RunLimits::default(),
             token.map(Arc::from),
+            troupe_collab::KeyEnvRule::default(),
         )
         .await
         .unwrap();
         let state = boot.state;
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         let addr = listener.local_addr().unwrap();
-        let app = troupe_server::app(state.clone());
+        let host_rule = troupe_server::hosts::HostRule::new(addr, &[]).unwrap();
+        let app = troupe_server::app(state.clone(), host_rule);
         let server = tokio::spawn(async move {
             axum::serve(listener, app).await.unwrap();
         });
