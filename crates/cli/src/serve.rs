@@ -52,6 +52,7 @@ pub fn options(args: ServeArgs) -> anyhow::Result<ServeOptions> {
         roles,
         secrets,
         limits,
+        loops: config.workflows.guard_limits(),
         token: args.token,
         allowed_hosts,
         key_env: config.key_env_rule()?,

@@ -18,7 +18,6 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 use troupe_collab::{NewBotRequest, NewSessionRequest};
-use troupe_core::run::RunLimits;
 use troupe_core::thread::EndpointSpec;
 use troupe_engine::RoleTable;
 use troupe_engine::models::SecretSource;
@@ -96,11 +95,7 @@ async fn run(o: Opts) {
     let secrets: SecretSource = Arc::new(|_| None);
     let boot = troupe_server::bootstrap::build_state(
         dir.path(),
-        RoleTable::new(secrets.clone()),
-        secrets,
-        RunLimits::default(),
-        None,
-        troupe_collab::KeyEnvRule::default(),
+        troupe_server::bootstrap::BootOptions::new(RoleTable::new(secrets.clone()), secrets),
     )
     .await
     .unwrap();

@@ -8,6 +8,7 @@ use anyhow::Context;
 use std::path::Path;
 use std::sync::Arc;
 use troupe_collab::{Collab, KeyEnvRule, SessionProjector, SharedRoles};
+use troupe_core::continuation_guard::GuardLimits;
 use troupe_core::run::RunLimits;
 use troupe_engine::models::SecretSource;
 use troupe_engine::{Engine, EngineConfig, RecoveryReport, RoleTable};
@@ -18,14 +19,42 @@ pub struct Bootstrap {
     pub recovery: RecoveryReport,
 }
 
-pub async fn build_state(
-    data_dir: &Path,
-    roles: RoleTable,
-    secrets: SecretSource,
-    limits: RunLimits,
-    token: Option<Arc<str>>,
-    key_env: KeyEnvRule,
-) -> anyhow::Result<Bootstrap> {
+/// What the daemon's state is built from, besides its data directory.
+pub struct BootOptions {
+    pub roles: RoleTable,
+    pub secrets: SecretSource,
+    pub limits: RunLimits,
+    /// The continuation guard every new loop starts with.
+    pub loops: GuardLimits,
+    /// Required as a bearer token when set.
+    pub token: Option<Arc<str>>,
+    /// Which variables an endpoint set through the API may name as its key.
+    pub key_env: KeyEnvRule,
+}
+
+impl BootOptions {
+    /// The defaults for everything but the model roles and where secrets are read from.
+    pub fn new(roles: RoleTable, secrets: SecretSource) -> Self {
+        BootOptions {
+            roles,
+            secrets,
+            limits: RunLimits::default(),
+            loops: GuardLimits::default(),
+            token: None,
+            key_env: KeyEnvRule::default(),
+        }
+    }
+}
+
+pub async fn build_state(data_dir: &Path, opts: BootOptions) -> anyhow::Result<Bootstrap> {
+    let BootOptions {
+        roles,
+        secrets,
+        limits,
+        loops,
+        token,
+        key_env,
+    } = opts;
     std::fs::create_dir_all(data_dir)
         .with_context(|| format!("cannot create data dir {}", data_dir.display()))?;
     let store = Store::open(
@@ -36,6 +65,7 @@ pub async fn build_state(
     let builder = Engine::builder(store, shared.clone())
         .config(EngineConfig {
             limits,
+            loops,
             ..EngineConfig::default()
         })
         .message_observer(Arc::new(SessionProjector));

@@ -27,6 +27,8 @@ pub struct ServeOptions {
     pub roles: RoleTable,
     pub secrets: SecretSource,
     pub limits: RunLimits,
+    /// The continuation guard every new loop starts with (`[workflows]` in the config).
+    pub loops: troupe_core::continuation_guard::GuardLimits,
     /// An explicit token; without one, a non-loopback bind gets a generated one.
     pub token: Option<String>,
     /// Names besides the bound address and loopback that `Host` may carry (`--allowed-host`).
@@ -114,11 +116,14 @@ pub async fn serve(opts: ServeOptions) -> anyhow::Result<()> {
     let token = decide_token(&opts.data_dir, &local, opts.token)?;
     let boot = build_state(
         &opts.data_dir,
-        opts.roles,
-        opts.secrets,
-        opts.limits,
-        token.map(Arc::from),
-        opts.key_env,
+        crate::bootstrap::BootOptions {
+            roles: opts.roles,
+            secrets: opts.secrets,
+            limits: opts.limits,
+            loops: opts.loops,
+            token: token.map(Arc::from),
+            key_env: opts.key_env,
+        },
     )
     .await?;
     let r = &boot.recovery;

@@ -386,16 +386,20 @@ async fn workflow_scenario(c: &Client, daemon: &Daemon, slow: &Path, failing: &P
     wait_text(c, "#lightloop-submit", "Start Light Loop").await?;
     fill(c, "#lightloop-instructions", "Write hello.txt saying hi.").await?;
     fill(c, "#lightloop-max", "2").await?;
+    fill(c, "#lightloop-calls", "7").await?;
     click(c, "#lightloop-submit").await?;
     wait_text(
         c,
         "#workflow-status",
-        "Light Loop · executing · iteration 1 of 2",
+        "Light Loop · executing · iteration 1 of 2 · model calls 0 of 7",
     )
     .await?;
     wait_hidden(c, "#lightloop-form", SHORT).await?;
     let w: Value = http.get(&workflow_url).send().await?.json().await?;
-    if w["kind"] != "lightloop" || w["slot"]["max_iterations"] != 2 {
+    if w["kind"] != "lightloop"
+        || w["slot"]["max_iterations"] != 2
+        || w["guard"]["max_model_calls"] != 7
+    {
         bail!("the API does not show the Light Loop from the form: {w}");
     }
     click(c, "#workflow-off").await?;

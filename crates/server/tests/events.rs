@@ -9,7 +9,6 @@ use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
 use troupe_collab::{NewBotRequest, NewSessionRequest};
-use troupe_core::run::RunLimits;
 use troupe_core::thread::EndpointSpec;
 use troupe_core::{EventId, SessionId};
 use troupe_engine::RoleTable;
@@ -31,11 +30,7 @@ async fn daemon() -> Daemon {
     let secrets: SecretSource = Arc::new(|_| None);
     let boot = build_state(
         dir.path(),
-        RoleTable::new(secrets.clone()),
-        secrets,
-        RunLimits::default(),
-        None,
-        troupe_collab::KeyEnvRule::default(),
+        troupe_server::bootstrap::BootOptions::new(RoleTable::new(secrets.clone()), secrets),
     )
     .await
     .unwrap();

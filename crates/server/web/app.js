@@ -696,6 +696,7 @@
       "thread_paused",
       "thread_resumed",
       "wake_refused",
+      "loop_guard_updated",
       "blueprint_loop_created",
       "blueprint_loop_updated",
     ]) {

@@ -33,8 +33,23 @@ window.troupeWorkflow = function (ctx) {
     return parts.join(" \u00b7 ");
   }
 
+  const GUARD_PAUSES = {
+    model_call_budget_exhausted: "paused: model-call budget spent",
+    no_progress: "paused: no progress",
+  };
+
+  // The loop's continuation guard: calls spent of the budget, and why it paused.
+  function guardText(g) {
+    if (!g) return "";
+    const parts = [];
+    const max = g.max_model_calls > 0 ? " of " + g.max_model_calls : " (no limit)";
+    parts.push("model calls " + g.model_calls + max);
+    if (g.paused) parts.push(GUARD_PAUSES[g.paused] || "paused: " + String(g.paused));
+    return " \u00b7 " + parts.join(" \u00b7 ");
+  }
+
   function workflowText(w) {
-    if (w && w.blueprint_loop) return blueprintText(w.blueprint_loop);
+    if (w && w.blueprint_loop) return blueprintText(w.blueprint_loop) + guardText(w.guard);
     const kind = w && w.kind;
     if (!kind) {
       let t = "Workflow: none";
@@ -51,7 +66,7 @@ window.troupeWorkflow = function (ctx) {
         parts.push("iteration " + w.iteration + (max !== null ? " of " + max : ""));
       }
       if (w.reviewer && w.reviewer.running) parts.push("reviewer working");
-      return parts.join(" · ");
+      return parts.join(" · ") + guardText(w.guard);
     }
     return "Workflow: " + String(kind) + " (not known to this page)";
   }
@@ -127,6 +142,9 @@ window.troupeWorkflow = function (ctx) {
       }
       body.max_iterations = n;
     }
+    const calls = readBudget($("#blueprint-calls"));
+    if (calls === false) return;
+    if (calls !== null) body.max_model_calls = calls;
     const btn = $("#blueprint-submit");
     const gen = state.gen;
     btn.disabled = true;
@@ -233,6 +251,18 @@ window.troupeWorkflow = function (ctx) {
     }
   }
 
+  // A model-call budget field: null when empty, false (error shown) when not a whole number.
+  function readBudget(input) {
+    const raw = input.value.trim();
+    if (!raw) return null;
+    const n = Number(raw);
+    if (!Number.isInteger(n) || n < 0) {
+      showError($("#workflow-error"), "Max model calls is a whole number (0 for no limit), or empty.");
+      return false;
+    }
+    return n;
+  }
+
   function submitLightloop(ev) {
     ev.preventDefault();
     const instructions = $("#lightloop-instructions").value.trim();
@@ -250,6 +280,9 @@ window.troupeWorkflow = function (ctx) {
       }
       body.max_iterations = n;
     }
+    const calls = readBudget($("#lightloop-calls"));
+    if (calls === false) return;
+    if (calls !== null) body.max_model_calls = calls;
     workflowAction($("#lightloop-submit"), body);
   }
 

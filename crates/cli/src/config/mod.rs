@@ -38,6 +38,11 @@
 //!
 //! [serve]            # optional: names besides loopback and the bound address `Host` may carry
 //! allowed_hosts = ["troupe.lan"]
+//!
+//! [workflows]        # optional: what every new loop's continuation guard starts with
+//! max_model_calls = 200            # 0 = unlimited
+//! no_progress_limit = 3            # 0 = off
+//! continuation_spacing_ms = 1000
 //! ```
 //!
 //! Rules, all checked by [`Config::load`]:
@@ -64,6 +69,9 @@ use troupe_collab::KeyEnvRule;
 use troupe_core::thread::EndpointSpec;
 
 use crate::paths::{self, EnvLookup, PathError};
+
+mod workflows;
+pub use workflows::Workflows;
 
 /// The model roles an endpoint can be assigned to.
 pub const ROLES: [&str; 6] = [
@@ -95,6 +103,8 @@ pub struct Config {
     pub keys: Keys,
     #[serde(default)]
     pub serve: Serve,
+    #[serde(default)]
+    pub workflows: Workflows,
 }
 
 /// `[keys]`: which environment variables an endpoint may name as its key.
@@ -187,6 +197,8 @@ pub enum ConfigError {
     InvalidKeyPatterns(String),
     #[error("serve.allowed_hosts: {0}")]
     InvalidAllowedHost(String),
+    #[error("workflows.{0}")]
+    InvalidWorkflows(String),
     /// A validation error found in a file, with the file named.
     #[error("{}: {inner}", path.display())]
     InFile {
@@ -321,6 +333,9 @@ impl Config {
     /// Check every rule that does not depend on the file's location.
     pub fn validate(&self) -> Result<(), ConfigError> {
         let key_env = self.key_env_rule()?;
+        self.workflows
+            .validate()
+            .map_err(ConfigError::InvalidWorkflows)?;
         for host in &self.serve.allowed_hosts {
             troupe_server::hosts::normalize_allowed_host(host)
                 .map_err(ConfigError::InvalidAllowedHost)?;

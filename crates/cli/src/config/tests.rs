@@ -583,3 +583,25 @@ fn serve_allowed_hosts_are_bare_names() {
         "{e}"
     );
 }
+
+#[test]
+fn workflows_section_sets_the_loop_guard_defaults() {
+    let c = parse(
+        "[workflows]\nmax_model_calls = 0\nno_progress_limit = 5\ncontinuation_spacing_ms = 250\n",
+    )
+    .unwrap();
+    let g = c.workflows.guard_limits();
+    assert_eq!(g.max_model_calls, 0);
+    assert_eq!(g.no_progress_limit, 5);
+    assert_eq!(g.spacing_ms, 250);
+    // Absent: the documented defaults.
+    let d = parse("").unwrap().workflows.guard_limits();
+    assert_eq!(d, troupe_core::continuation_guard::GuardLimits::default());
+    let e = err("[workflows]\ncontinuation_spacing_ms = 90000000\n");
+    assert!(
+        e.contains("workflows.continuation_spacing_ms must be at most"),
+        "{e}"
+    );
+    let e = err("[workflows]\nmax_calls = 3\n");
+    assert!(e.contains("max_calls"), "{e}");
+}

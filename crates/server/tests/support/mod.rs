@@ -9,7 +9,6 @@ use std::future::Future;
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
-use troupe_core::run::RunLimits;
 use troupe_engine::RoleTable;
 use troupe_engine::models::SecretSource;
 use troupe_server::AppState;
@@ -97,11 +96,13 @@ impl TestApp {
             Arc::new(move |name| keys.get(name).cloned().or_else(|| std::env::var(name).ok()));
         let boot = troupe_server::bootstrap::build_state(
             &dir.path().join("data"),
-            RoleTable::new(secrets.clone()),
-            secrets,
-            RunLimits::default(),
-            token.map(Arc::from),
-            troupe_collab::KeyEnvRule::default(),
+            troupe_server::bootstrap::BootOptions {
+                token: token.map(Arc::from),
+                ..troupe_server::bootstrap::BootOptions::new(
+                    RoleTable::new(secrets.clone()),
+                    secrets,
+                )
+            },
         )
         .await
         .unwrap();
