@@ -10,3 +10,6 @@ pub mod pipeline;
 pub mod pipeline_args;
 pub mod progress;
 pub mod serve;
+
+#[cfg(test)]
+mod durability_tests;

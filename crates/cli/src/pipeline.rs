@@ -13,7 +13,7 @@ use troupe_engine::{Engine, EngineConfig, RoleTable};
 use troupe_pipeline::defs::Definitions;
 use troupe_pipeline::runner::{self, Outcome, RunOptions, Runner};
 use troupe_pipeline::session::{Budget, SESSIONS_DIR, Session, SessionState, SessionStatus};
-use troupe_store::Store;
+use troupe_store::{OpenOptions, Store};
 
 use crate::config::Config;
 use crate::exec::{EXIT_INTERRUPTED, UsageError};
@@ -178,7 +178,10 @@ fn unreachable_stop(id: &str) -> troupe_pipeline::session::StoppedAt {
 }
 
 /// The definitions, the engine (with the lease guard) and the models per operator.
-fn build_runner(flags: &RunnerFlags, options: &mut RunOptions) -> anyhow::Result<Runner> {
+pub(crate) fn build_runner(
+    flags: &RunnerFlags,
+    options: &mut RunOptions,
+) -> anyhow::Result<Runner> {
     let defs =
         Definitions::load(&flags.defs).map_err(|p| anyhow!("{}", p.to_string().trim_end()))?;
     options.max_agents = flags.max_agents.max(1);
@@ -221,7 +224,13 @@ fn build_runner(flags: &RunnerFlags, options: &mut RunOptions) -> anyhow::Result
     roles.retry.max_attempts = config.limits.max_attempts;
     std::fs::create_dir_all(&data_dir)
         .with_context(|| format!("cannot create {}", data_dir.display()))?;
-    let store = Store::open(data_dir.join("troupe.db"), Arc::new(SystemClock))?;
+    let store = Store::open_with(
+        data_dir.join("troupe.db"),
+        Arc::new(SystemClock),
+        OpenOptions {
+            durability: config.durability(flags.durability),
+        },
+    )?;
     let engine_config = EngineConfig {
         limits: RunLimits {
             max_hops: config.limits.max_hops,

@@ -3,6 +3,8 @@
 use clap::{Args, Subcommand};
 use std::path::PathBuf;
 
+use troupe_store::Durability;
+
 use crate::config::EndpointFlags;
 
 /// Pipelines: chains of operator agents run as sessions on disk.
@@ -139,6 +141,11 @@ pub struct RunnerFlags {
     /// The config file (roles map each operator's profile to a model; see docs/CONFIG.md).
     #[arg(long, value_name = "FILE")]
     pub config: Option<PathBuf>,
+
+    /// How far each store commit goes before it is acknowledged: full (the default) or
+    /// normal (a power loss may lose the last commits). Overrides the config file.
+    #[arg(long, value_name = "MODE", value_parser = crate::args::durability_arg)]
+    pub durability: Option<Durability>,
 
     /// Base URL of an OpenAI-compatible (or, with --provider, Anthropic) API; needs --model.
     #[arg(long, value_name = "URL")]

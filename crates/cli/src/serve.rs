@@ -47,5 +47,6 @@ pub fn options(args: ServeArgs) -> anyhow::Result<ServeOptions> {
         secrets,
         limits,
         token: args.token,
+        durability: config.durability(args.durability),
     })
 }

@@ -11,13 +11,25 @@ use troupe_collab::{Collab, SessionProjector, SharedRoles};
 use troupe_core::run::RunLimits;
 use troupe_engine::models::SecretSource;
 use troupe_engine::{Engine, EngineConfig, RecoveryReport, RoleTable};
-use troupe_store::Store;
+use troupe_store::{Durability, OpenOptions, Store};
 
 pub struct Bootstrap {
     pub state: AppState,
     pub recovery: RecoveryReport,
 }
 
+/// The daemon's store, `DATA_DIR/troupe.db`, opened with `durability`.
+pub fn open_store(data_dir: &Path, durability: Durability) -> anyhow::Result<Store> {
+    std::fs::create_dir_all(data_dir)
+        .with_context(|| format!("cannot create data dir {}", data_dir.display()))?;
+    Ok(Store::open_with(
+        data_dir.join("troupe.db"),
+        Arc::new(troupe_core::SystemClock),
+        OpenOptions { durability },
+    )?)
+}
+
+/// [`build_state_on`] a store opened with the default durability.
 pub async fn build_state(
     data_dir: &Path,
     roles: RoleTable,
@@ -25,12 +37,19 @@ pub async fn build_state(
     limits: RunLimits,
     token: Option<Arc<str>>,
 ) -> anyhow::Result<Bootstrap> {
-    std::fs::create_dir_all(data_dir)
-        .with_context(|| format!("cannot create data dir {}", data_dir.display()))?;
-    let store = Store::open(
-        data_dir.join("troupe.db"),
-        Arc::new(troupe_core::SystemClock),
-    )?;
+    let store = open_store(data_dir, Durability::default())?;
+    build_state_on(store, data_dir, roles, secrets, limits, token).await
+}
+
+/// The daemon's state on an open store of `data_dir`.
+pub async fn build_state_on(
+    store: Store,
+    data_dir: &Path,
+    roles: RoleTable,
+    secrets: SecretSource,
+    limits: RunLimits,
+    token: Option<Arc<str>>,
+) -> anyhow::Result<Bootstrap> {
     let shared = Arc::new(SharedRoles::new(roles, secrets));
     let builder = Engine::builder(store, shared.clone())
         .config(EngineConfig {

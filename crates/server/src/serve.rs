@@ -4,7 +4,7 @@
 //! Once listening, the first line on stdout is `listening on http://HOST:PORT`, and
 //! `DATA_DIR/daemon.json` holds `{"addr", "pid"}` until a graceful exit removes it.
 
-use crate::bootstrap::build_state;
+use crate::bootstrap::{build_state_on, open_store};
 use anyhow::Context;
 use std::io::Write;
 use std::net::{IpAddr, SocketAddr};
@@ -14,6 +14,7 @@ use std::time::Duration;
 use troupe_core::run::RunLimits;
 use troupe_engine::RoleTable;
 use troupe_engine::models::SecretSource;
+use troupe_store::Durability;
 
 /// How long live runs get to reach a step boundary on shutdown.
 pub const DRAIN_GRACE: Duration = Duration::from_secs(10);
@@ -29,6 +30,8 @@ pub struct ServeOptions {
     pub limits: RunLimits,
     /// An explicit token; without one, a non-loopback bind gets a generated one.
     pub token: Option<String>,
+    /// How the store syncs its commits.
+    pub durability: Durability,
 }
 
 /// Whether clients must present a bearer token to a daemon bound to `addr`: anything that
@@ -106,7 +109,9 @@ pub async fn serve(opts: ServeOptions) -> anyhow::Result<()> {
         .with_context(|| format!("cannot listen on {}", opts.addr))?;
     let local = listener.local_addr()?;
     let token = decide_token(&opts.data_dir, &local, opts.token)?;
-    let boot = build_state(
+    let store = open_store(&opts.data_dir, opts.durability)?;
+    let boot = build_state_on(
+        store,
         &opts.data_dir,
         opts.roles,
         opts.secrets,
