@@ -8,6 +8,7 @@ pub mod feed;
 pub mod paths;
 pub mod pipeline;
 pub mod pipeline_args;
+pub mod pipeline_record;
 pub mod progress;
 pub mod serve;
 
