@@ -157,13 +157,16 @@ impl Scratch {
 
     /// A pre-commit hook that refuses every commit with a message.
     fn refuse_commits(&self) {
-        let hook = self.repo().join(".git/hooks/pre-commit");
+        self.hook(
+            "pre-commit",
+            "echo 'pre-commit: the tree is frozen for the release' >&2; exit 1",
+        );
+    }
+
+    fn hook(&self, name: &str, body: &str) {
+        let hook = self.repo().join(".git/hooks").join(name);
         std::fs::create_dir_all(hook.parent().unwrap()).unwrap();
-        std::fs::write(
-            &hook,
-            "#!/bin/sh\necho 'pre-commit: the tree is frozen for the release' >&2\nexit 1\n",
-        )
-        .unwrap();
+        std::fs::write(&hook, format!("#!/bin/sh\n{body}\n")).unwrap();
         use std::os::unix::fs::PermissionsExt;
         std::fs::set_permissions(&hook, std::fs::Permissions::from_mode(0o755)).unwrap();
     }
@@ -279,6 +282,36 @@ fn git_failure_blocks_session_with_reason() {
         "1",
         "nothing published"
     );
+}
+
+#[test]
+fn a_git_failure_making_the_session_checkout_blocks_the_session_with_reason() {
+    let s = Scratch::new(true);
+    // `git worktree add` runs post-checkout and fails with it.
+    s.hook(
+        "post-checkout",
+        "echo 'post-checkout: no new worktrees' >&2; exit 1",
+    );
+    let out = s.troupe(&s.run_args(&examples().join("scripts")));
+    let stdout = text(&out.stdout);
+    assert_eq!(
+        out.status.code(),
+        Some(3),
+        "{stdout}\n{}",
+        text(&out.stderr)
+    );
+    let id = session_id(&stdout);
+    let shown = text(
+        &s.troupe(&["status".into(), id, "--source".into(), path_str(&s.repo())])
+            .stdout,
+    );
+    for part in [
+        "status: blocked",
+        "stopped: GIT_FAILED (route user): git worktree add",
+        "post-checkout: no new worktrees",
+    ] {
+        assert!(shown.contains(part), "missing `{part}` in:\n{shown}");
+    }
 }
 
 #[test]
