@@ -3,7 +3,14 @@
 use clap::{Args, Parser, Subcommand};
 use std::path::PathBuf;
 
+use troupe_store::{Durability, UnknownDurability};
+
 use crate::config::EndpointFlags;
+
+/// `--durability`: the store's names, with its error for anything else.
+pub fn durability_arg(s: &str) -> Result<Durability, UnknownDurability> {
+    s.parse()
+}
 
 /// Troupe: a durable runtime for teams of LLM agents.
 ///
@@ -46,6 +53,12 @@ pub struct ServeArgs {
     /// ~/.config/troupe/config.toml; a missing default file is fine).
     #[arg(long, value_name = "FILE")]
     pub config: Option<PathBuf>,
+
+    /// How far each store commit goes before it is acknowledged: full (the default: synced
+    /// to disk, a power loss loses nothing acknowledged) or normal (a power loss or OS crash
+    /// may lose the last commits). Overrides the config file's `durability`.
+    #[arg(long, value_name = "MODE", value_parser = durability_arg)]
+    pub durability: Option<Durability>,
 
     /// The bearer token clients must send (default: none on loopback, a generated one
     /// otherwise).
@@ -99,6 +112,12 @@ pub struct ExecArgs {
     /// ~/.config/troupe/config.toml; a missing default file is fine).
     #[arg(long, value_name = "FILE")]
     pub config: Option<PathBuf>,
+
+    /// How far each store commit goes before it is acknowledged: full (the default: synced
+    /// to disk, a power loss loses nothing acknowledged) or normal (a power loss or OS crash
+    /// may lose the last commits). Overrides the config file's `durability`.
+    #[arg(long, value_name = "MODE", value_parser = durability_arg)]
+    pub durability: Option<Durability>,
 
     /// Base URL of an OpenAI-compatible (or, with --provider, Anthropic) API; needs --model.
     #[arg(long, value_name = "URL")]

@@ -11,7 +11,7 @@ use troupe_core::inbox::Delivery;
 use troupe_core::run::RunLimits;
 use troupe_core::thread::{AgentBinding, Interaction};
 use troupe_engine::{DriveOutcome, Engine, EngineConfig, RoleTable, StopMode};
-use troupe_store::{NewThread, Store};
+use troupe_store::{NewThread, OpenOptions, Store};
 
 use crate::args::ExecArgs;
 use crate::config::Config;
@@ -264,7 +264,7 @@ fn workspace_str(dir: &Path) -> anyhow::Result<String> {
 /// scripted provider can load it like any other script file.
 const DEMO_SCRIPT: &str = include_str!("demo.json");
 
-fn build_engine(args: &ExecArgs) -> anyhow::Result<Engine> {
+pub(crate) fn build_engine(args: &ExecArgs) -> anyhow::Result<Engine> {
     let data_dir = match &args.data_dir {
         Some(d) => d.clone(),
         None => paths::data_dir(&paths::process_env)?,
@@ -295,9 +295,12 @@ fn build_engine(args: &ExecArgs) -> anyhow::Result<Engine> {
     roles.timeout = Duration::from_secs(config.limits.request_timeout_secs);
     roles.retry.max_attempts = config.limits.max_attempts;
 
-    let store = Store::open(
+    let store = Store::open_with(
         data_dir.join("troupe.db"),
         Arc::new(troupe_core::SystemClock),
+        OpenOptions {
+            durability: config.durability(args.durability),
+        },
     )?;
     let engine_config = EngineConfig {
         limits: RunLimits {

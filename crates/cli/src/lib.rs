@@ -8,5 +8,9 @@ pub mod feed;
 pub mod paths;
 pub mod pipeline;
 pub mod pipeline_args;
+pub mod pipeline_record;
 pub mod progress;
 pub mod serve;
+
+#[cfg(test)]
+mod durability_tests;

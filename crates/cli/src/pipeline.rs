@@ -13,7 +13,7 @@ use troupe_engine::{Engine, EngineConfig, RoleTable};
 use troupe_pipeline::defs::Definitions;
 use troupe_pipeline::runner::{self, Outcome, RunOptions, Runner};
 use troupe_pipeline::session::{Budget, SESSIONS_DIR, Session, SessionState, SessionStatus};
-use troupe_store::Store;
+use troupe_store::{OpenOptions, Store};
 
 use crate::config::Config;
 use crate::exec::{EXIT_INTERRUPTED, UsageError};
@@ -22,6 +22,7 @@ use crate::pipeline_args::{
     PipelineArgs, PipelineCommand, ResumeArgs, RunArgs, RunnerFlags, StatusArgs, StopArgs,
     ValidateArgs,
 };
+use crate::pipeline_record::Recorded;
 
 /// Exit code for a session that blocked or was stopped (it stays on disk).
 pub const EXIT_BLOCKED: u8 = 3;
@@ -83,6 +84,9 @@ pub fn parse_sets(sets: &[String]) -> anyhow::Result<serde_json::Map<String, ser
 
 async fn run(args: RunArgs) -> anyhow::Result<u8> {
     let requirements = parse_sets(&args.set)?;
+    if args.common.defs.is_none() {
+        return Err(UsageError("run needs --defs DIR: the definitions folder".into()).into());
+    }
     let source = source_dir(args.common.source.as_deref())?;
     let mut options = RunOptions {
         budget: Budget {
@@ -90,6 +94,7 @@ async fn run(args: RunArgs) -> anyhow::Result<u8> {
             max_same_operator: args.max_same_operator,
         },
         project: args.project.clone(),
+        record: Some(Recorded::of(&args.common)?.to_json()),
         ..RunOptions::default()
     };
     let runner = build_runner(&args.common, &mut options)?;
@@ -100,8 +105,20 @@ async fn run(args: RunArgs) -> anyhow::Result<u8> {
 
 async fn resume(args: ResumeArgs) -> anyhow::Result<u8> {
     let source = source_dir(args.common.source.as_deref())?;
+    let recorded = Recorded::read(&Session::open(&source, &args.session)?)?;
+    let (flags, reused) = recorded.under(args.common)?;
+    if flags.defs.is_none() {
+        return Err(UsageError(format!(
+            "session {} recorded no definitions folder: give --defs DIR",
+            args.session
+        ))
+        .into());
+    }
+    if !reused.is_empty() {
+        eprintln!("as recorded at run: {}", reused.join(" "));
+    }
     let mut options = RunOptions::default();
-    let runner = build_runner(&args.common, &mut options)?;
+    let runner = build_runner(&flags, &mut options)?;
     // A crashed pipeline process may have left runs marked live and command groups running:
     // end them (no model is called) before picking the session up again.
     runner.engine().recover().await?;
@@ -129,7 +146,7 @@ fn finish(source: &Path, outcome: Option<Outcome>) -> anyhow::Result<u8> {
         return Ok(EXIT_INTERRUPTED);
     };
     let resume_hint = format!(
-        "troupe pipeline resume {} --source {} --defs DIR",
+        "troupe pipeline resume {} --source {}",
         out.session_id,
         source.display()
     );
@@ -178,10 +195,16 @@ fn unreachable_stop(id: &str) -> troupe_pipeline::session::StoppedAt {
 }
 
 /// The definitions, the engine (with the lease guard) and the models per operator.
-fn build_runner(flags: &RunnerFlags, options: &mut RunOptions) -> anyhow::Result<Runner> {
-    let defs =
-        Definitions::load(&flags.defs).map_err(|p| anyhow!("{}", p.to_string().trim_end()))?;
-    options.max_agents = flags.max_agents.max(1);
+pub(crate) fn build_runner(
+    flags: &RunnerFlags,
+    options: &mut RunOptions,
+) -> anyhow::Result<Runner> {
+    let defs_dir = flags
+        .defs
+        .as_deref()
+        .ok_or_else(|| UsageError("--defs DIR is needed".into()))?;
+    let defs = Definitions::load(defs_dir).map_err(|p| anyhow!("{}", p.to_string().trim_end()))?;
+    options.max_agents = flags.max_agents.unwrap_or(options.max_agents).max(1);
     options.keep_audit = flags.keep_audit.clone();
     if let Some(dir) = &flags.script_dir {
         options.endpoints = scripts_in(dir, &defs)?;
@@ -221,7 +244,13 @@ fn build_runner(flags: &RunnerFlags, options: &mut RunOptions) -> anyhow::Result
     roles.retry.max_attempts = config.limits.max_attempts;
     std::fs::create_dir_all(&data_dir)
         .with_context(|| format!("cannot create {}", data_dir.display()))?;
-    let store = Store::open(data_dir.join("troupe.db"), Arc::new(SystemClock))?;
+    let store = Store::open_with(
+        data_dir.join("troupe.db"),
+        Arc::new(SystemClock),
+        OpenOptions {
+            durability: config.durability(flags.durability),
+        },
+    )?;
     let engine_config = EngineConfig {
         limits: RunLimits {
             max_hops: config.limits.max_hops,

@@ -3,6 +3,8 @@
 use clap::{Args, Subcommand};
 use std::path::PathBuf;
 
+use troupe_store::Durability;
+
 use crate::config::EndpointFlags;
 
 /// Pipelines: chains of operator agents run as sessions on disk.
@@ -63,6 +65,10 @@ pub struct RunArgs {
 
 /// Continue a session: after a crash, from its manifest; when blocked, by re-entering the
 /// blocked branch in a new step with `resume` naming it.
+///
+/// The options `run` was given (definitions, models, data dir, durability, agents, audit
+/// folder) are recorded in the session folder and used again; a flag given here replaces its
+/// recorded value (any endpoint flag replaces the recorded endpoint flags together).
 #[derive(Debug, Args)]
 pub struct ResumeArgs {
     /// The session id (the folder name under SOURCE/.worktrees/sessions/).
@@ -110,17 +116,17 @@ pub struct ValidateArgs {
 /// Where things are and which models the operators call.
 #[derive(Debug, Args)]
 pub struct RunnerFlags {
-    /// The definitions folder.
+    /// The definitions folder (needed by `run`; `resume` uses the one recorded at run).
     #[arg(long, value_name = "DIR")]
-    pub defs: PathBuf,
+    pub defs: Option<PathBuf>,
 
     /// The git checkout the session works on (default: the current directory).
     #[arg(long, value_name = "DIR")]
     pub source: Option<PathBuf>,
 
-    /// At most this many agents at once.
-    #[arg(long, value_name = "N", default_value_t = 3)]
-    pub max_agents: usize,
+    /// At most this many agents at once (default 3).
+    #[arg(long, value_name = "N")]
+    pub max_agents: Option<usize>,
 
     /// Copy the session folder into DIR/<session>/ before a done session is removed.
     #[arg(long, value_name = "DIR")]
@@ -139,6 +145,11 @@ pub struct RunnerFlags {
     /// The config file (roles map each operator's profile to a model; see docs/CONFIG.md).
     #[arg(long, value_name = "FILE")]
     pub config: Option<PathBuf>,
+
+    /// How far each store commit goes before it is acknowledged: full (the default) or
+    /// normal (a power loss may lose the last commits). Overrides the config file.
+    #[arg(long, value_name = "MODE", value_parser = crate::args::durability_arg)]
+    pub durability: Option<Durability>,
 
     /// Base URL of an OpenAI-compatible (or, with --provider, Anthropic) API; needs --model.
     #[arg(long, value_name = "URL")]

@@ -56,5 +56,6 @@ pub fn options(args: ServeArgs) -> anyhow::Result<ServeOptions> {
         token: args.token,
         allowed_hosts,
         key_env: config.key_env_rule()?,
+        durability: config.durability(args.durability),
     })
 }

@@ -2,7 +2,8 @@
 //!
 //! ```text
 //! cargo bench -p troupe-engine --bench kernel -- [--threads N] [--steps M] [--idle K]
-//!     [--solo S] [--mode active|idle|latency|both|all]
+//!     [--solo S] [--mode active|idle|latency|both|all] [--durability full|normal|both]
+//!     [--repeat R]
 //! ```
 //!
 //! * `active`: N threads (default 1000) each run one task of M tool steps (default 10) against
@@ -15,6 +16,10 @@
 //!   own cost with no queueing behind other threads.
 //! * `both` (default) runs `active` then `idle`, `all` adds `latency`; each in its own process
 //!   so one mode's memory does not show in another's RSS.
+//! * `--durability` opens the store `full` (the default: `synchronous = FULL`) or `normal`;
+//!   `both` runs each mode in both, back to back. `--repeat R` runs the whole round R times,
+//!   so the durabilities interleave (full, normal, full, normal, …) under the same machine
+//!   load; with more than one run, the medians of every figure are printed at the end.
 //!
 //! Run without `--bench` (as `cargo test --benches` does) it does a small smoke run.
 
@@ -24,14 +29,18 @@ mod proc;
 mod provider;
 #[path = "kernel/setup.rs"]
 mod setup;
+#[path = "kernel/summary.rs"]
+mod summary;
 
 use proc::{cpu_time, load1, mb, micros, quantile, rss};
 use setup::Bench;
-use std::process::{Command, ExitCode};
+use std::io::BufRead;
+use std::process::{Command, ExitCode, Stdio};
 use std::time::{Duration, Instant};
 use troupe_core::ThreadId;
 use troupe_core::inbox::Delivery;
 use troupe_engine::{DriveOutcome, Engine};
+use troupe_store::Durability;
 
 #[derive(Clone, Debug)]
 struct Args {
@@ -40,6 +49,9 @@ struct Args {
     idle: usize,
     solo: usize,
     mode: String,
+    /// `full`, `normal` or `both`.
+    durability: String,
+    repeat: usize,
 }
 
 fn parse_args() -> Result<Args, String> {
@@ -53,6 +65,8 @@ fn parse_args() -> Result<Args, String> {
             idle: 10_000,
             solo: 100,
             mode: "both".into(),
+            durability: "full".into(),
+            repeat: 1,
         }
     } else {
         Args {
@@ -61,6 +75,8 @@ fn parse_args() -> Result<Args, String> {
             idle: 50,
             solo: 4,
             mode: "both".into(),
+            durability: "full".into(),
+            repeat: 1,
         }
     };
     let mut it = raw.iter();
@@ -89,6 +105,8 @@ fn parse_args() -> Result<Args, String> {
             "--idle" => args.idle = number(value()?)?,
             "--solo" => args.solo = number(value()?)?,
             "--mode" => args.mode = value()?,
+            "--durability" => args.durability = value()?,
+            "--repeat" => args.repeat = number(value()?)?.max(1),
             other => return Err(format!("unknown argument {other}")),
         }
     }
@@ -101,6 +119,11 @@ fn parse_args() -> Result<Args, String> {
             args.mode
         ));
     }
+    if args.durability != "both" {
+        args.durability
+            .parse::<Durability>()
+            .map_err(|e| format!("--durability: {e} (or \"both\")"))?;
+    }
     Ok(args)
 }
 
@@ -112,32 +135,63 @@ fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    let modes: &[&str] = match args.mode.as_str() {
-        "both" => &["active", "idle"],
-        "all" => &["active", "idle", "latency"],
-        _ => return run_in_process(&args),
+    let modes: Vec<&str> = match args.mode.as_str() {
+        "both" => vec!["active", "idle"],
+        "all" => vec!["active", "idle", "latency"],
+        m => vec![m],
     };
-    for mode in modes {
-        if let Err(e) = run_child(&args, mode) {
-            eprintln!("kernel bench: {mode}: {e}");
-            return ExitCode::FAILURE;
+    let durabilities: Vec<&str> = match args.durability.as_str() {
+        "both" => vec!["full", "normal"],
+        d => vec![d],
+    };
+    if modes.len() == 1 && durabilities.len() == 1 && args.repeat == 1 {
+        return run_in_process(&args);
+    }
+    let mut results = summary::Results::default();
+    for round in 1..=args.repeat {
+        if args.repeat > 1 {
+            println!("round {round} of {}", args.repeat);
+        }
+        for mode in &modes {
+            for durability in &durabilities {
+                if let Err(e) = run_child(&args, mode, durability, &mut results) {
+                    eprintln!("kernel bench: {mode} ({durability}): {e}");
+                    return ExitCode::FAILURE;
+                }
+            }
         }
     }
+    results.print();
     ExitCode::SUCCESS
 }
 
-/// Run one mode in a fresh process (the same binary) and pass its report through.
-fn run_child(args: &Args, mode: &str) -> Result<(), String> {
+/// Run one mode in a fresh process (the same binary), pass its report through and keep its
+/// `result` line.
+fn run_child(
+    args: &Args,
+    mode: &str,
+    durability: &str,
+    results: &mut summary::Results,
+) -> Result<(), String> {
     let exe = std::env::current_exe().map_err(|e| format!("cannot find this binary: {e}"))?;
-    let status = Command::new(exe)
+    let mut child = Command::new(exe)
         .arg("--bench")
         .args(["--mode", mode])
+        .args(["--durability", durability])
         .args(["--threads", &args.threads.to_string()])
         .args(["--steps", &args.steps.to_string()])
         .args(["--idle", &args.idle.to_string()])
         .args(["--solo", &args.solo.to_string()])
-        .status()
+        .stdout(Stdio::piped())
+        .spawn()
         .map_err(|e| format!("cannot start: {e}"))?;
+    let out = child.stdout.take().expect("piped stdout");
+    for line in std::io::BufReader::new(out).lines() {
+        let line = line.map_err(|e| format!("reading its report: {e}"))?;
+        println!("{line}");
+        results.take(&line);
+    }
+    let status = child.wait().map_err(|e| format!("waiting for it: {e}"))?;
     if status.success() {
         Ok(())
     } else {
@@ -151,13 +205,14 @@ fn run_in_process(args: &Args) -> ExitCode {
         .build()
         .expect("tokio runtime");
     let args = args.clone();
+    let d: Durability = args.durability.parse().expect("checked by parse_args");
     // The body runs as a task so it shares the runtime's workers like any other caller.
     let result = runtime.block_on(async move {
         tokio::spawn(async move {
             match args.mode.as_str() {
-                "active" => active(args.threads, args.steps).await,
-                "idle" => idle(args.idle).await,
-                _ => latency(args.solo, args.steps).await,
+                "active" => active(args.threads, args.steps, d).await,
+                "idle" => idle(args.idle, d).await,
+                _ => latency(args.solo, args.steps, d).await,
             }
         })
         .await
@@ -195,8 +250,8 @@ fn secs(d: Duration) -> f64 {
     d.as_secs_f64()
 }
 
-async fn active(n: usize, m: usize) -> Result<(), String> {
-    let bench = setup::build(m, n);
+async fn active(n: usize, m: usize, d: Durability) -> Result<(), String> {
+    let bench = setup::build(m, n, d);
     let engine = &bench.engine;
     let threads: Vec<ThreadId> = (0..n).map(|i| bench.create_thread(i)).collect();
 
@@ -249,7 +304,7 @@ async fn active(n: usize, m: usize) -> Result<(), String> {
     let (now_rss, peak_rss) = rss();
     let steps_per_s = calls as f64 / secs(wall);
     println!(
-        "troupe kernel bench: active  threads={n} steps={m}  total_steps={calls}  wall={:.2}s  steps/s={:.0}",
+        "troupe kernel bench: active  threads={n} steps={m}  durability={d}  total_steps={calls}  wall={:.2}s  steps/s={:.0}",
         secs(wall),
         steps_per_s
     );
@@ -282,7 +337,30 @@ async fn active(n: usize, m: usize) -> Result<(), String> {
         h.own_messages,
         h.id_span
     );
+    println!(
+        "{}",
+        summary::result_line(
+            "active",
+            d,
+            &[
+                ("steps_per_s", steps_per_s),
+                (
+                    "cpu_per_step_us",
+                    cpu.as_nanos() as f64 / calls.max(1) as f64 / 1e3
+                ),
+                ("gap_p50_us", quantile(&gaps, 0.50) as f64 / 1e3),
+                ("gap_p99_us", quantile(&gaps, 0.99) as f64 / 1e3),
+                ("cores_busy", secs(cpu) / secs(wall)),
+                ("peak_rss_mb", peak_rss as f64 / (1024.0 * 1024.0)),
+                ("load1", load1_number()),
+            ],
+        )
+    );
     Ok(())
+}
+
+fn load1_number() -> f64 {
+    load1().parse().unwrap_or(f64::NAN)
 }
 
 struct HistoryCost {
@@ -338,10 +416,10 @@ fn root_state_p50(engine: &Engine, threads: &[ThreadId]) -> Result<u64, String> 
     Ok(quantile(&times, 0.5))
 }
 
-async fn idle(k: usize) -> Result<(), String> {
+async fn idle(k: usize, d: Durability) -> Result<(), String> {
     // Steps 0: each task is answered on the first call, so a thread ends with a user message,
     // a final reply, one completed run and an idle drive state.
-    let bench = setup::build(0, 0);
+    let bench = setup::build(0, 0, d);
     let engine = &bench.engine;
     let (base_rss, _) = rss();
 
@@ -389,7 +467,7 @@ async fn idle(k: usize) -> Result<(), String> {
 
     let (now_rss, peak_rss) = rss();
     println!(
-        "troupe kernel bench: idle    threads={k}  create={:.2}s  RSS={} (peak {})",
+        "troupe kernel bench: idle    threads={k}  durability={d}  create={:.2}s  RSS={} (peak {})",
         secs(create),
         mb(now_rss),
         mb(peak_rss)
@@ -409,11 +487,31 @@ async fn idle(k: usize) -> Result<(), String> {
         micros(root_state_p50(engine, &threads[..n])?),
         micros(root_state_p50(engine, &threads[threads.len() - n..])?)
     );
+    println!(
+        "{}",
+        summary::result_line(
+            "idle",
+            d,
+            &[
+                ("create_s", secs(create)),
+                ("rss_mb", now_rss as f64 / (1024.0 * 1024.0)),
+                (
+                    "bytes_per_idle_thread",
+                    now_rss.saturating_sub(base_rss) as f64 / k.max(1) as f64,
+                ),
+                (
+                    "probe_us_per_thread",
+                    probe.as_nanos() as f64 / k.max(1) as f64 / 1e3
+                ),
+                ("load1", load1_number()),
+            ],
+        )
+    );
     Ok(())
 }
 
-async fn latency(s: usize, m: usize) -> Result<(), String> {
-    let bench = setup::build(m, s);
+async fn latency(s: usize, m: usize, d: Durability) -> Result<(), String> {
+    let bench = setup::build(m, s, d);
     let engine = &bench.engine;
     let threads: Vec<ThreadId> = (0..s).map(|i| bench.create_thread(i)).collect();
     let cpu0 = cpu_time();
@@ -432,7 +530,7 @@ async fn latency(s: usize, m: usize) -> Result<(), String> {
     let mut gaps = bench.provider.gaps_ns();
     gaps.sort_unstable();
     println!(
-        "troupe kernel bench: latency threads={s} (one at a time) steps={m}  total_steps={calls}  wall={:.2}s  steps/s={:.0}",
+        "troupe kernel bench: latency threads={s} (one at a time) steps={m}  durability={d}  total_steps={calls}  wall={:.2}s  steps/s={:.0}",
         secs(wall),
         calls as f64 / secs(wall)
     );
@@ -443,6 +541,23 @@ async fn latency(s: usize, m: usize) -> Result<(), String> {
         micros(gaps.last().copied().unwrap_or(0)),
         micros(cpu.as_nanos() as u64 / calls.max(1)),
         load1()
+    );
+    println!(
+        "{}",
+        summary::result_line(
+            "latency",
+            d,
+            &[
+                ("steps_per_s", calls as f64 / secs(wall)),
+                ("gap_p50_us", quantile(&gaps, 0.50) as f64 / 1e3),
+                ("gap_p99_us", quantile(&gaps, 0.99) as f64 / 1e3),
+                (
+                    "cpu_per_step_us",
+                    cpu.as_nanos() as f64 / calls.max(1) as f64 / 1e3
+                ),
+                ("load1", load1_number()),
+            ],
+        )
     );
     Ok(())
 }

@@ -16,6 +16,10 @@
 //!   most `maxSameOperator` nested exchanges per branch, else `BUDGET_EXHAUSTED`.
 //! - A re-entry that blocks with the same stop on the same input hash as the branch it
 //!   resumed is `NO_PROGRESS`.
+//! - A failure of the runner's own work for a branch (a git command, `GIT_FAILED`) blocks the
+//!   session at once with the failure as its reason; siblings still running are stopped.
+//!   Re-entering such a session retries that step in place: its branches are picked up from
+//!   their folders as after a restart (an answer on disk is kept), with no new step.
 
 mod lease;
 mod open;
@@ -53,7 +57,14 @@ pub enum Effect {
     Block { stopped: StoppedAt },
     /// The workflow finished.
     Finish,
+    /// Pick the branch up from its folder, as after a restart: a response on disk is gated
+    /// and routed; without one, its agent runs again from its request.
+    Retry { branch: BranchKey },
 }
+
+/// The session code of a failed git command the runner ran; a session blocked with it is
+/// retried in place when re-entered.
+pub const GIT_FAILED: &str = "GIT_FAILED";
 
 /// The next manifest and the effects that lead to it.
 #[derive(Debug, Clone, PartialEq)]
@@ -197,6 +208,19 @@ impl<'a> Router<'a> {
             t.state.budget = b;
         }
         t.state.requirements.extend(requirements);
+        let retried = stopped
+            .as_ref()
+            .filter(|s| s.stop.as_deref() == Some(GIT_FAILED))
+            .and_then(|s| s.branch);
+        if let Some(b) = retried
+            && t.state
+                .branches
+                .get(&b)
+                .is_some_and(|r| r.stop.as_deref() == Some(GIT_FAILED))
+        {
+            settle::retry_step(self, &mut t, b)?;
+            return Ok(t);
+        }
         match stopped.and_then(|s| s.branch) {
             Some(b)
                 if t.state
@@ -212,6 +236,40 @@ impl<'a> Router<'a> {
                 settle::settle_step(self, &mut t, last)?;
             }
         }
+        Ok(t)
+    }
+
+    /// The runner's own work for branch `key` (or for the session, before any branch) failed
+    /// with session code `code`: the branch blocks and the session stops for a person at once,
+    /// with `why` (what failed, in its own words) as the reason.
+    pub fn fail(
+        &self,
+        state: &SessionState,
+        key: Option<BranchKey>,
+        code: &str,
+        why: &str,
+    ) -> Result<Transition, RouteError> {
+        if state.status != SessionStatus::Running {
+            return Err(RouteError::NotRunning(state.status));
+        }
+        let mut t = Transition {
+            state: state.clone(),
+            effects: Vec::new(),
+        };
+        let mut operator = None;
+        if let Some(key) = key {
+            let rec = t
+                .state
+                .branches
+                .get_mut(&key)
+                .filter(|r| matches!(r.status, BranchStatus::Open | BranchStatus::Waiting))
+                .ok_or(RouteError::NotCurrent(key))?;
+            rec.status = BranchStatus::Blocked;
+            rec.stop = Some(code.to_string());
+            operator = Some(rec.operator.clone());
+        }
+        let stopped = settle::session_stop(self, code, key, operator.as_deref(), why.to_string());
+        settle::block(&mut t, stopped);
         Ok(t)
     }
 

@@ -81,6 +81,7 @@ fn the_deliver_example_runs_end_to_end() {
         worktree: Some(wt.path.to_string_lossy().into_owned()),
         head: head.clone(),
         commits: vec![],
+        identity: None,
     });
     s.save(state, &clock).unwrap();
     let router = Router::new(&defs, defs.workflow("deliver").unwrap());

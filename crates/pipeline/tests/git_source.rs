@@ -5,8 +5,8 @@ mod common;
 use std::path::Path;
 
 use troupe_pipeline::git::{
-    Git, PublishOutcome, changes_markdown, commit_write_set, create_worktree, freeze_source,
-    publish, remove_worktree,
+    Git, IdentityOrigin, PublishOutcome, changes_markdown, commit_write_set, create_worktree,
+    freeze_source, publish, remove_worktree,
 };
 
 /// A repository with identity set in its own config (CI has no global one) and one commit on
@@ -111,6 +111,13 @@ fn the_write_set_is_committed_once_on_the_session_branch_with_changes_md() {
     )
     .unwrap()
     .unwrap();
+    // The repository names the person: the commit is theirs, and says so.
+    assert_eq!(c.identity.origin, IdentityOrigin::Person);
+    assert_eq!(c.identity.name, "Test");
+    assert_eq!(
+        git.run(&["log", "-1", "--format=%an <%ae>"]).unwrap(),
+        "Test <test@example.invalid>"
+    );
     let md = changes_markdown(&c);
     assert!(md.contains(&c.commit));
     assert!(md.contains("`src/lib.rs`"));
@@ -250,6 +257,7 @@ fn publish_makes_a_merge_commit_when_the_target_moved_without_conflict() {
     let PublishOutcome::MergedOnSession {
         merge_commit,
         rerun_gates,
+        identity,
     } = out
     else {
         panic!("{out:?}")
@@ -257,6 +265,12 @@ fn publish_makes_a_merge_commit_when_the_target_moved_without_conflict() {
     assert!(
         rerun_gates,
         "the caller re-runs the gates on the merge result"
+    );
+    // The repository names the person, so the merge is theirs.
+    assert_eq!(identity.origin, IdentityOrigin::Person);
+    assert_eq!(
+        (identity.name.as_str(), identity.email.as_str()),
+        ("Test", "test@example.invalid")
     );
     // The merge sits on the session branch; the person's branch has not moved yet.
     assert_eq!(git.rev("main").unwrap(), moved);

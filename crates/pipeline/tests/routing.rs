@@ -279,6 +279,62 @@ fn a_person_reenters_a_blocked_session_in_the_next_step_with_resume() {
 }
 
 #[test]
+fn a_runner_failure_blocks_at_once_and_reentry_retries_the_step_in_place() {
+    use troupe_pipeline::route::GIT_FAILED;
+    let mut h = Harness::new(&fixture("scenario"), "fan");
+    h.start();
+    survey_done(&mut h, 1);
+    // Step 2 runs left and right; the runner's git step for left fails while right runs.
+    let defs = h.defs.clone();
+    let router = troupe_pipeline::route::Router::new(&defs, defs.workflow("fan").unwrap());
+    let why = "git commit --quiet -m m failed (1): pre-commit: no";
+    let t = router
+        .fail(h.session.state(), Some(k(2, 1)), GIT_FAILED, why)
+        .unwrap();
+    let effects = h.session.commit(t, &h.clock).unwrap();
+    let state = h.session.state().clone();
+    assert_eq!(state.status, SessionStatus::Blocked);
+    let stopped = state.stopped_at.clone().unwrap();
+    assert_eq!(stopped.why, why, "git's words are the reason");
+    assert_eq!(
+        (
+            stopped.branch,
+            stopped.stop.as_deref(),
+            stopped.route.as_str()
+        ),
+        (Some(k(2, 1)), Some(GIT_FAILED), "user")
+    );
+    assert!(state.leases.is_empty() && state.current.is_empty());
+    assert!(effects.iter().any(|e| matches!(e, Effect::Block { .. })));
+    assert_eq!(state.branches[&k(2, 1)].status, BranchStatus::Blocked);
+
+    // Re-entered: the same step again, both branches picked up from their folders.
+    let t = router
+        .reenter(h.session.state(), None, serde_json::Map::new())
+        .unwrap();
+    let effects = h.session.commit(t, &h.clock).unwrap();
+    assert_eq!(
+        effects,
+        vec![
+            Effect::Retry { branch: k(2, 1) },
+            Effect::Retry { branch: k(2, 2) }
+        ]
+    );
+    let state = h.session.state();
+    assert_eq!(state.status, SessionStatus::Running);
+    assert_eq!(state.chain.len(), 3, "no new step");
+    assert_eq!(state.current, vec![k(2, 1), k(2, 2)]);
+    assert!(state.leases.contains_key("step-2/parallel-1"));
+    assert!(state.leases.contains_key("step-2/parallel-2"));
+    assert_eq!(state.branches[&k(2, 1)].status, BranchStatus::Open);
+    assert_eq!(state.branches[&k(2, 1)].stop, None);
+    // And the answers route as usual.
+    left_done(&mut h, 2);
+    let effects = right_done(&mut h, 2, 2);
+    assert_eq!(request_for(&effects, k(3, 1)).operator_id, "merge");
+}
+
+#[test]
 fn a_fallback_code_never_blocks() {
     let mut h = Harness::new(&fixture("scenario"), "fan");
     h.start();

@@ -12,11 +12,22 @@ use troupe_core::continuation_guard::GuardLimits;
 use troupe_core::run::RunLimits;
 use troupe_engine::models::SecretSource;
 use troupe_engine::{Engine, EngineConfig, RecoveryReport, RoleTable};
-use troupe_store::Store;
+use troupe_store::{Durability, OpenOptions, Store};
 
 pub struct Bootstrap {
     pub state: AppState,
     pub recovery: RecoveryReport,
+}
+
+/// The daemon's store, `DATA_DIR/troupe.db`, opened with `durability`.
+pub fn open_store(data_dir: &Path, durability: Durability) -> anyhow::Result<Store> {
+    std::fs::create_dir_all(data_dir)
+        .with_context(|| format!("cannot create data dir {}", data_dir.display()))?;
+    Ok(Store::open_with(
+        data_dir.join("troupe.db"),
+        Arc::new(troupe_core::SystemClock),
+        OpenOptions { durability },
+    )?)
 }
 
 /// What the daemon's state is built from, besides its data directory.
@@ -30,6 +41,8 @@ pub struct BootOptions {
     pub token: Option<Arc<str>>,
     /// Which variables an endpoint set through the API may name as its key.
     pub key_env: KeyEnvRule,
+    /// How the store syncs its commits.
+    pub durability: Durability,
 }
 
 impl BootOptions {
@@ -42,6 +55,7 @@ impl BootOptions {
             loops: GuardLimits::default(),
             token: None,
             key_env: KeyEnvRule::default(),
+            durability: Durability::default(),
         }
     }
 }
@@ -54,13 +68,9 @@ pub async fn build_state(data_dir: &Path, opts: BootOptions) -> anyhow::Result<B
         loops,
         token,
         key_env,
+        durability,
     } = opts;
-    std::fs::create_dir_all(data_dir)
-        .with_context(|| format!("cannot create data dir {}", data_dir.display()))?;
-    let store = Store::open(
-        data_dir.join("troupe.db"),
-        Arc::new(troupe_core::SystemClock),
-    )?;
+    let store = open_store(data_dir, durability)?;
     let shared = Arc::new(SharedRoles::new(roles, secrets).with_key_env_rule(key_env));
     let builder = Engine::builder(store, shared.clone())
         .config(EngineConfig {

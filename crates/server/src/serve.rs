@@ -14,6 +14,7 @@ use std::time::Duration;
 use troupe_core::run::RunLimits;
 use troupe_engine::RoleTable;
 use troupe_engine::models::SecretSource;
+use troupe_store::Durability;
 
 /// How long live runs get to reach a step boundary on shutdown.
 pub const DRAIN_GRACE: Duration = Duration::from_secs(10);
@@ -35,6 +36,8 @@ pub struct ServeOptions {
     pub allowed_hosts: Vec<String>,
     /// Which variables an endpoint set through the API may name as its key.
     pub key_env: troupe_collab::KeyEnvRule,
+    /// How the store syncs its commits.
+    pub durability: Durability,
 }
 
 /// Whether clients must present a bearer token to a daemon bound to `addr`: anything that
@@ -123,6 +126,7 @@ pub async fn serve(opts: ServeOptions) -> anyhow::Result<()> {
             loops: opts.loops,
             token: token.map(Arc::from),
             key_env: opts.key_env,
+            durability: opts.durability,
         },
     )
     .await?;

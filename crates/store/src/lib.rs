@@ -4,6 +4,7 @@
 mod agenda;
 mod blueprint_loops;
 mod conversations;
+mod durability;
 mod effects;
 mod error;
 mod events;
@@ -23,6 +24,7 @@ mod writer;
 pub use agenda::{AgendaEdit, AgendaId, AgendaItem, AgendaStatus, NewAgendaItem};
 pub use blueprint_loops::{LoopBinding, NewBlueprintLoop};
 pub use conversations::{NewBot, NewLine};
+pub use durability::{Durability, OpenOptions, UnknownDurability};
 pub use effects::{EffectBegin, EffectRecord};
 pub use error::StoreError;
 pub use events::{Event, EventSink};
@@ -58,14 +60,25 @@ struct Inner {
     /// mode instead of queueing behind it.
     readers: Option<Mutex<Vec<Connection>>>,
     path: PathBuf,
+    durability: Durability,
     clock: Arc<dyn Clock>,
     sink: Arc<EventSink>,
 }
 
 impl Store {
-    /// Open (creating if needed) the database at `path` and bring its schema up to date.
-    /// A file that is not a Troupe database, or was written by a newer Troupe, is refused.
+    /// Open (creating if needed) the database at `path` and bring its schema up to date, with
+    /// [`Durability::Full`]. A file that is not a Troupe database, or was written by a newer
+    /// Troupe, is refused.
     pub fn open(path: impl AsRef<Path>, clock: Arc<dyn Clock>) -> Result<Store> {
+        Self::open_with(path, clock, OpenOptions::default())
+    }
+
+    /// [`Store::open`] with explicit options.
+    pub fn open_with(
+        path: impl AsRef<Path>,
+        clock: Arc<dyn Clock>,
+        options: OpenOptions,
+    ) -> Result<Store> {
         let path = path.as_ref().to_path_buf();
         if let Some(dir) = path.parent()
             && !dir.as_os_str().is_empty()
@@ -82,7 +95,7 @@ impl Store {
             path: path.clone(),
             detail: e.to_string(),
         })?;
-        let mut store = Self::from_connection(conn, path, clock)?;
+        let mut store = Self::from_connection(conn, path, clock, options.durability)?;
         if let Some(inner) = Arc::get_mut(&mut store.inner) {
             inner.readers = Some(Mutex::new(Vec::new()));
         }
@@ -95,13 +108,14 @@ impl Store {
             path: ":memory:".into(),
             detail: e.to_string(),
         })?;
-        Self::from_connection(conn, ":memory:".into(), clock)
+        Self::from_connection(conn, ":memory:".into(), clock, Durability::default())
     }
 
     fn from_connection(
         mut conn: Connection,
         path: PathBuf,
         clock: Arc<dyn Clock>,
+        durability: Durability,
     ) -> Result<Store> {
         let corrupt = |e: rusqlite::Error| StoreError::Open {
             path: path.clone(),
@@ -119,10 +133,12 @@ impl Store {
             .query_row("PRAGMA journal_mode = WAL", [], |r| r.get(0))
             .map_err(corrupt)?;
         conn.execute_batch(
-            "PRAGMA foreign_keys = ON; PRAGMA synchronous = NORMAL; PRAGMA temp_store = MEMORY; \
+            "PRAGMA foreign_keys = ON; PRAGMA temp_store = MEMORY; \
              PRAGMA wal_autocheckpoint = 8000;",
         )
         .map_err(corrupt)?;
+        // Only the writer's setting matters: readers never commit.
+        conn.execute_batch(durability.pragma()).map_err(corrupt)?;
         migrations::apply(&mut conn, &path)?;
         Ok(Store {
             inner: Arc::new(Inner {
@@ -130,6 +146,7 @@ impl Store {
                 writer: OnceLock::new(),
                 readers: None,
                 path,
+                durability,
                 clock,
                 sink: Arc::new(EventSink::new()),
             }),
@@ -138,6 +155,18 @@ impl Store {
 
     pub fn path(&self) -> &Path {
         &self.inner.path
+    }
+
+    /// The durability the store was opened with.
+    pub fn durability(&self) -> Durability {
+        self.inner.durability
+    }
+
+    /// `PRAGMA synchronous` as the writer connection reports it (2 = FULL, 1 = NORMAL): what
+    /// SQLite really does at each commit, whatever was asked.
+    pub fn synchronous(&self) -> Result<i64> {
+        let conn = self.lock();
+        Ok(conn.query_row("PRAGMA synchronous", [], |r| r.get(0))?)
     }
 
     pub fn now(&self) -> i64 {

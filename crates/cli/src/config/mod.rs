@@ -45,6 +45,9 @@
 //! continuation_spacing_ms = 1000
 //! ```
 //!
+//! and, at the top level, `durability = "full"` (the default) or `"normal"`: how far each
+//! commit of the store goes before it is acknowledged (`--durability` overrides it).
+//!
 //! Rules, all checked by [`Config::load`]:
 //! - unknown tables or fields are errors (typos are not silently ignored);
 //! - a key named `api_key` anywhere is refused: keys live in environment variables, and
@@ -54,6 +57,7 @@
 //! - limits must be greater than zero;
 //! - every `api_key_env` must match one of `keys.env_patterns` ([`KeyEnvRule`]);
 //! - `serve.allowed_hosts` are bare names or addresses, without scheme or port.
+//! - `durability` is `full` or `normal`.
 //!
 //! Roles without an endpoint fall back to the `default` role's endpoint (that fallback is
 //! applied by the engine, not here).
@@ -67,6 +71,7 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Deserializer};
 use troupe_collab::KeyEnvRule;
 use troupe_core::thread::EndpointSpec;
+use troupe_store::Durability;
 
 use crate::paths::{self, EnvLookup, PathError};
 
@@ -105,6 +110,9 @@ pub struct Config {
     pub serve: Serve,
     #[serde(default)]
     pub workflows: Workflows,
+    /// The store's durability; `None` when the file does not say (see [`Config::durability`]).
+    #[serde(default, deserialize_with = "durability_name")]
+    pub durability: Option<Durability>,
 }
 
 /// `[keys]`: which environment variables an endpoint may name as its key.
@@ -254,7 +262,18 @@ fn strict_endpoints<'de, D: Deserializer<'de>>(
         .collect())
 }
 
+fn durability_name<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Durability>, D::Error> {
+    let name = String::deserialize(d)?;
+    name.parse().map(Some).map_err(serde::de::Error::custom)
+}
+
 impl Config {
+    /// The durability to open the store with: `flag` (`--durability`) if given, else the
+    /// file's `durability`, else [`Durability::Full`].
+    pub fn durability(&self, flag: Option<Durability>) -> Durability {
+        flag.or(self.durability).unwrap_or_default()
+    }
+
     /// Load the file at `path`; a missing file is an error (use for `--config`).
     pub fn load(path: &Path) -> Result<Config, ConfigError> {
         match std::fs::read_to_string(path) {

@@ -605,3 +605,30 @@ fn workflows_section_sets_the_loop_guard_defaults() {
     let e = err("[workflows]\nmax_calls = 3\n");
     assert!(e.contains("max_calls"), "{e}");
 }
+
+#[test]
+fn durability_is_full_unless_the_file_or_the_flag_says_otherwise() {
+    use troupe_store::Durability::{Full, Normal};
+    let none = parse("").unwrap();
+    assert_eq!(none.durability, None);
+    assert_eq!(none.durability(None), Full);
+    assert_eq!(none.durability(Some(Normal)), Normal);
+    let normal = parse("durability = \"normal\"\n").unwrap();
+    assert_eq!(normal.durability(None), Normal);
+    // The flag wins over the file, both ways.
+    assert_eq!(normal.durability(Some(Full)), Full);
+    let full = parse("durability = \"full\"\n[limits]\nmax_hops = 7\n").unwrap();
+    assert_eq!(full.durability(Some(Normal)), Normal);
+    assert_eq!(full.durability(None), Full);
+}
+
+#[test]
+fn an_unknown_durability_is_refused_with_the_file_and_the_choices() {
+    let e = err("durability = \"fast\"\n");
+    assert!(e.contains("/etc/troupe/config.toml"), "{e}");
+    assert!(e.contains("line 1"), "{e}");
+    assert!(
+        e.contains("durability must be \"full\"") && e.contains("not \"fast\""),
+        "{e}"
+    );
+}

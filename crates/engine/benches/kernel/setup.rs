@@ -12,7 +12,7 @@ use troupe_engine::extension::{ToolCallContext, ToolHandler, ToolRegistration, T
 use troupe_engine::models::FixedModel;
 use troupe_engine::{Engine, EngineConfig};
 use troupe_llm::{RetryPolicy, ToolSpec};
-use troupe_store::{NewThread, Store};
+use troupe_store::{Durability, NewThread, OpenOptions, Store};
 
 struct Noop;
 
@@ -30,11 +30,16 @@ pub struct Bench {
     pub workspace: PathBuf,
 }
 
-pub fn build(steps: usize, timed_threads: usize) -> Bench {
+pub fn build(steps: usize, timed_threads: usize, durability: Durability) -> Bench {
     let dir = tempfile::tempdir().expect("temp dir");
     let workspace = dir.path().join("ws");
     std::fs::create_dir_all(&workspace).expect("workspace dir");
-    let store = Store::open(dir.path().join("troupe.db"), Arc::new(SystemClock)).expect("store");
+    let store = Store::open_with(
+        dir.path().join("troupe.db"),
+        Arc::new(SystemClock),
+        OpenOptions { durability },
+    )
+    .expect("store");
     let provider = Arc::new(BenchProvider::new(steps, timed_threads));
     let models = Arc::new(FixedModel {
         provider: provider.clone(),

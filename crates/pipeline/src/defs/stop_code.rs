@@ -148,11 +148,13 @@ mod tests {
             "SOURCE_DRIFT",
             "NON_FAST_FORWARD",
             "SESSION_MISSING",
+            "GIT_FAILED",
         ] {
             assert!(r.shared(code).is_some(), "{code}");
             assert!(is_code_name(code));
         }
         assert_eq!(r.shared("NO_PROGRESS").unwrap().scope, Scope::Session);
+        assert_eq!(r.shared("GIT_FAILED").unwrap().scope, Scope::Session);
         assert!(!is_code_name("lower_case"));
     }
 }

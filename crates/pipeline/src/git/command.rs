@@ -16,15 +16,25 @@ pub enum GitError {
     },
 }
 
-/// `git -C <dir>`.
+/// `git -C <dir>`, with `-c key=value` settings for this command only.
 #[derive(Debug, Clone)]
 pub struct Git {
     dir: PathBuf,
+    config: Vec<String>,
 }
 
 impl Git {
     pub fn new(dir: impl Into<PathBuf>) -> Self {
-        Self { dir: dir.into() }
+        Self {
+            dir: dir.into(),
+            config: Vec::new(),
+        }
+    }
+
+    /// Every command this runs gets `-c key=value` (nothing is written to a config file).
+    pub fn with_config(mut self, key: &str, value: &str) -> Self {
+        self.config.push(format!("{key}={value}"));
+        self
     }
 
     pub fn dir(&self) -> &Path {
@@ -33,7 +43,11 @@ impl Git {
 
     fn command(&self, args: &[&str]) -> Command {
         let mut c = Command::new("git");
-        c.arg("-C").arg(&self.dir).args(args);
+        c.arg("-C").arg(&self.dir);
+        for setting in &self.config {
+            c.arg("-c").arg(setting);
+        }
+        c.args(args);
         for var in [
             "GIT_DIR",
             "GIT_WORK_TREE",
@@ -60,12 +74,21 @@ impl Git {
         let out = self.output(args)?;
         if !out.status.success() {
             return Err(GitError::Failed {
-                args: args.join(" "),
+                args: self.shown(args),
                 code: out.status.code().unwrap_or(-1),
                 stderr: String::from_utf8_lossy(&out.stderr).trim().to_string(),
             });
         }
         Ok(String::from_utf8_lossy(&out.stdout).trim_end().to_string())
+    }
+
+    /// The command as a person would type it (without `-C`), for error messages.
+    fn shown(&self, args: &[&str]) -> String {
+        let settings = self.config.iter().flat_map(|s| ["-c", s.as_str()]);
+        settings
+            .chain(args.iter().copied())
+            .collect::<Vec<_>>()
+            .join(" ")
     }
 
     /// Whether git exits 0.

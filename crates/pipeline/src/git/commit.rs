@@ -3,7 +3,7 @@
 
 use std::path::Path;
 
-use super::{Git, SourceError};
+use super::{Git, Identity, SourceError};
 use crate::defs::{Operator, is_plain_relative, within_root};
 use crate::hash::sha256_bytes;
 
@@ -22,6 +22,8 @@ pub struct WriteCommit {
     pub commit: String,
     pub parent: String,
     pub paths: Vec<ChangedPath>,
+    /// Its author: the person's git identity, or Troupe's when git has none.
+    pub identity: Identity,
 }
 
 /// Commits the write set `writes` (paths relative to the checkout) that `op` declared, in the
@@ -31,7 +33,8 @@ pub struct WriteCommit {
 /// - a declared or changed path lies outside the operator's write roots: `WRITE_OUTSIDE_ROOTS`;
 /// - a change the response did not declare: `UNDECLARED_WRITE`.
 ///
-/// Returns `None` when nothing changed. Commit hooks run; nothing is forced.
+/// Returns `None` when nothing changed. Commit hooks run; nothing is forced. The commit is by
+/// the person's git identity, or Troupe's when git has none (see [`Git::committing`]).
 pub fn commit_write_set(
     worktree: &Path,
     op: &Operator,
@@ -104,12 +107,15 @@ pub fn commit_write_set(
     let mut add = vec!["add", "--all", "--"];
     add.extend(changed.iter().map(String::as_str));
     git.run(&add)?;
-    git.run(&["commit", "--quiet", "-m", message])?;
+    let (committer, origin) = git.committing()?;
+    committer.run(&["commit", "--quiet", "-m", message])?;
     let commit = git.rev("HEAD")?;
+    let identity = git.author_of(&commit, origin)?;
     Ok(Some(WriteCommit {
         commit,
         parent: head,
         paths,
+        identity,
     }))
 }
 

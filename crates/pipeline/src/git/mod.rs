@@ -6,15 +6,18 @@
 //! target, or makes a merge commit on the session branch when the target moved without a
 //! conflict (the caller re-runs the gates on it, then publishes again). Nothing here rebases,
 //! resets, forces, stashes or passes `--no-verify`; a refusal is a [`SourceStop`] carrying the
-//! stop code the branch blocks with.
+//! stop code the branch blocks with. Commits carry the person's git identity, or Troupe's when
+//! git has none ([`Identity`]).
 
 mod command;
 mod commit;
+mod identity;
 mod publish;
 mod worktree;
 
 pub use command::{Git, GitError};
 pub use commit::{ChangedPath, WriteCommit, changes_markdown, commit_write_set};
+pub use identity::{Identity, IdentityOrigin, TROUPE_EMAIL, TROUPE_NAME};
 pub use publish::{PublishOutcome, publish};
 pub use worktree::{
     CHECKOUTS_DIR, SessionWorktree, create_worktree, create_worktree_at, freeze_source, is_dirty,

@@ -2,7 +2,7 @@
 
 use std::path::Path;
 
-use super::{Git, SourceError, is_dirty};
+use super::{Git, Identity, SourceError, is_dirty};
 
 /// What a publish did.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -17,6 +17,8 @@ pub enum PublishOutcome {
     MergedOnSession {
         merge_commit: String,
         rerun_gates: bool,
+        /// The merge commit's author: the person's git identity, or Troupe's.
+        identity: Identity,
     },
 }
 
@@ -98,7 +100,8 @@ pub fn publish(
         .unwrap_or_default()
         .trim()
         .to_string();
-    let merge_commit = git.run(&[
+    let (committer, origin) = git.committing()?;
+    let merge_commit = committer.run(&[
         "commit-tree",
         &tree,
         "-p",
@@ -124,9 +127,11 @@ pub fn publish(
             git.run(&["update-ref", &session_ref, &merge_commit, &session_tip])?;
         }
     }
+    let identity = git.author_of(&merge_commit, origin)?;
     Ok(PublishOutcome::MergedOnSession {
         merge_commit,
         rerun_gates: true,
+        identity,
     })
 }
 

@@ -284,6 +284,45 @@ pub(crate) fn session_stop(
     }
 }
 
+/// Re-enters the step of `failed` (blocked by the runner's own failure) in place: `failed`
+/// and every branch of its step not yet settled are open and current again, with their
+/// leases, each picked up from its folder ([`Effect::Retry`]).
+pub(crate) fn retry_step(
+    router: &Router<'_>,
+    t: &mut Transition,
+    failed: BranchKey,
+) -> Result<(), RouteError> {
+    for key in t.state.step_branches(failed.step) {
+        let rec = t
+            .state
+            .branches
+            .get_mut(&key)
+            .expect("chain keys have records");
+        let unsettled = matches!(rec.status, BranchStatus::Open | BranchStatus::Waiting);
+        if key != failed && !unsettled {
+            continue;
+        }
+        // A waiting branch's routed `waiting` answer is routed again, which reruns its exchange.
+        rec.status = BranchStatus::Open;
+        rec.stop = None;
+        let op = router
+            .defs
+            .operator(&rec.operator)
+            .ok_or_else(|| RouteError::UnknownOperator(rec.operator.clone()))?;
+        let agent = key.to_string();
+        t.state.leases.insert(
+            agent.clone(),
+            Lease {
+                agent: rec.operator.clone(),
+                holds: lease::lease_holds(op, &agent),
+            },
+        );
+        t.state.current.push(key);
+        t.effects.push(Effect::Retry { branch: key });
+    }
+    Ok(())
+}
+
 /// Blocks the session: every lease released, nothing in flight, the stop recorded.
 pub(crate) fn block(t: &mut Transition, stopped: StoppedAt) {
     release_where(t, |_| true);

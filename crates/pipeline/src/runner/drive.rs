@@ -11,7 +11,7 @@ use troupe_core::ThreadId;
 use troupe_engine::StopMode;
 
 use super::agent::{self, AgentContext, AgentJob, Finished};
-use super::{Outcome, Runner, RunnerError, blocked_markdown, source};
+use super::{GIT_FAILED, Outcome, Runner, RunnerError, blocked_markdown, source};
 use crate::gate::{check_request, check_response};
 use crate::route::{Effect, Router};
 use crate::session::{
@@ -155,6 +155,7 @@ impl<'r> Drive<'r> {
                 self.cancel_all().await;
                 Ok(Vec::new())
             }
+            Effect::Retry { branch } => super::restart::pending_branch(self, branch),
             Effect::Finish => {
                 self.r.emit(None, "done: the workflow finished");
                 let notes = source::clean_up(
@@ -182,13 +183,16 @@ impl<'r> Drive<'r> {
         let mut extra = None;
         if op.def.publishes {
             let clock = self.r.clock.clone();
-            match source::publish_session(
+            let published = source::publish_session(
                 &self.source,
                 &self.r.defs,
                 &mut self.session,
                 clock.as_ref(),
-            )? {
-                Ok(p) => {
+            );
+            match published {
+                Err(RunnerError::Git(why)) => return self.fail(key, &why),
+                Err(e) => return Err(e),
+                Ok(Ok(p)) => {
                     self.emit(
                         key,
                         format!("published `{}` ({}) at {}", p.target, p.mode, p.commit),
@@ -198,7 +202,7 @@ impl<'r> Drive<'r> {
                         p.target, p.commit, p.mode
                     ));
                 }
-                Err(stop) => return self.block(key, stop.code, &stop.detail),
+                Ok(Err(stop)) => return self.block(key, stop.code, &stop.detail),
             }
         }
         let task = agent::open_task(&op, &request, extra.as_deref());
@@ -336,7 +340,12 @@ impl<'r> Drive<'r> {
             Ok(response) => {
                 let op = self.operator(&response.operator_id)?;
                 let clock = self.r.clock.clone();
-                let response = source::glue(&mut self.session, &op, key, response, clock.as_ref())?;
+                let glued = source::glue(&mut self.session, &op, key, response, clock.as_ref());
+                let response = match glued {
+                    Ok(r) => r,
+                    Err(RunnerError::Git(why)) => return self.fail(key, &why),
+                    Err(e) => return Err(e),
+                };
                 if let Some(c) = response.commits.first() {
                     self.emit(key, format!("committed the write set as {c}"));
                 }
@@ -422,14 +431,32 @@ impl<'r> Drive<'r> {
         self.route(key, r)
     }
 
-    fn route(&mut self, key: BranchKey, response: Response) -> Result<Vec<Effect>, RunnerError> {
-        let wf_name = self.session.state().workflow.clone();
+    /// A git command the runner ran for `key` failed: the branch blocks with `GIT_FAILED`
+    /// and the session stops for a person at once, the command and git's words as its reason
+    /// (instead of the run ending with the session still `running`). The agent's answer stays
+    /// on disk: once the cause is dealt with, `resume` retries the step from it.
+    pub(crate) fn fail(&mut self, key: BranchKey, why: &str) -> Result<Vec<Effect>, RunnerError> {
+        let t = self
+            .router()?
+            .fail(self.session.state(), Some(key), GIT_FAILED, why)?;
+        let clock = self.r.clock.clone();
+        let effects = self.session.commit(t, clock.as_ref())?;
+        self.emit(key, format!("blocked with {GIT_FAILED}"));
+        Ok(effects)
+    }
+
+    fn router(&self) -> Result<Router<'r>, RunnerError> {
+        let wf_name = &self.session.state().workflow;
         let wf = self
             .r
             .defs
-            .workflow(&wf_name)
-            .ok_or(RunnerError::UnknownWorkflow(wf_name))?;
-        let t = Router::new(&self.r.defs, wf).route(self.session.state(), key, &response)?;
+            .workflow(wf_name)
+            .ok_or_else(|| RunnerError::UnknownWorkflow(wf_name.clone()))?;
+        Ok(Router::new(&self.r.defs, wf))
+    }
+
+    fn route(&mut self, key: BranchKey, response: Response) -> Result<Vec<Effect>, RunnerError> {
+        let t = self.router()?.route(self.session.state(), key, &response)?;
         let clock = self.r.clock.clone();
         let effects = self.session.commit(t, clock.as_ref())?;
         let rec = &self.session.state().branches[&key];

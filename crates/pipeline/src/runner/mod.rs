@@ -31,6 +31,7 @@ pub use source::Published;
 
 use crate::defs::Definitions;
 use crate::git::{SourceError, SourceStop, freeze_source};
+pub use crate::route::GIT_FAILED;
 use crate::route::{RouteError, Router, stop_transition};
 use crate::session::{
     BranchKey, Budget, NewSession, Response, Session, SessionError, SessionStatus, StoppedAt,
@@ -84,6 +85,9 @@ pub struct RunOptions {
     pub endpoints: BTreeMap<String, EndpointSpec>,
     /// Copy the session folder here (as `<dir>/<sessionId>/`) before it is removed.
     pub keep_audit: Option<PathBuf>,
+    /// Written to the new session's `run-options.json` by [`Runner::start`]: how the front end
+    /// ran it, for its own `resume` (the runner never reads it).
+    pub record: Option<serde_json::Value>,
 }
 
 impl Default for RunOptions {
@@ -94,6 +98,7 @@ impl Default for RunOptions {
             project: None,
             endpoints: BTreeMap::new(),
             keep_audit: None,
+            record: None,
         }
     }
 }
@@ -205,13 +210,7 @@ impl Runner {
             .workflow(workflow)
             .ok_or_else(|| RunnerError::UnknownWorkflow(workflow.to_string()))?;
         let first = wf.first_operator().unwrap_or("session").to_string();
-        let needs_source = wf
-            .steps
-            .iter()
-            .flat_map(|s| &s.branches)
-            .filter_map(|b| self.defs.operator(&b.operator))
-            .any(|op| op.def.writes_source || op.def.publishes);
-        let frozen = if needs_source {
+        let frozen = if self.needs_source(wf) {
             Some(freeze_source(source)?)
         } else {
             None
@@ -234,16 +233,35 @@ impl Runner {
             },
             self.clock.as_ref(),
         )?;
+        if let Some(record) = &self.options.record {
+            session.write_run_options(record)?;
+        }
         self.emit(
             None,
             format!("{} started in {}", session.id(), session.root().display()),
         );
-        if let Some((target, head)) = frozen {
-            source::open_checkout(source, &mut session, target, head, self.clock.as_ref())?;
-        }
         let router = Router::new(&self.defs, wf);
+        if let Some((target, head)) = frozen {
+            let opened =
+                source::open_checkout(source, &mut session, target, head, self.clock.as_ref());
+            if let Some((code, why)) = failure(opened)? {
+                // The session is on disk: it blocks, saying why, rather than staying `running`.
+                let t = router.fail(session.state(), None, &code, &why)?;
+                let effects = session.commit(t, self.clock.as_ref())?;
+                return drive::Drive::new(self, source, session).run(effects).await;
+            }
+        }
         let effects = session.commit(router.start(session.state())?, self.clock.as_ref())?;
         drive::Drive::new(self, source, session).run(effects).await
+    }
+
+    /// Whether an operator of `wf` writes source or publishes (the session needs a checkout).
+    fn needs_source(&self, wf: &crate::defs::Workflow) -> bool {
+        wf.steps
+            .iter()
+            .flat_map(|s| &s.branches)
+            .filter_map(|b| self.defs.operator(&b.operator))
+            .any(|op| op.def.writes_source || op.def.publishes)
     }
 
     /// Continues session `id`: a running one (after a crash) from its manifest; a blocked one
@@ -266,6 +284,12 @@ impl Runner {
         let router = Router::new(&self.defs, wf);
         match session.state().status {
             SessionStatus::Blocked => {
+                if self.needs_source(wf) && session.state().source.is_none() {
+                    // Blocked before its checkout was made: make it now, from today's head
+                    // (nothing has run on the old one).
+                    let (target, head) = freeze_source(source)?;
+                    source::open_checkout(source, &mut session, target, head, self.clock.as_ref())?;
+                }
                 self.emit(None, format!("{id} re-entered"));
                 let t = router.reenter(session.state(), None, serde_json::Map::new())?;
                 let effects = session.commit(t, self.clock.as_ref())?;
@@ -306,6 +330,17 @@ pub fn stop_session(
         .stopped_at
         .clone()
         .ok_or_else(|| RunnerError::Other("the stop was not recorded".into()))
+}
+
+/// A failed source step as the session code and reason it blocks with, or the error that is not
+/// one (I/O, the manifest).
+fn failure(result: Result<(), RunnerError>) -> Result<Option<(String, String)>, RunnerError> {
+    match result {
+        Ok(()) => Ok(None),
+        Err(RunnerError::Git(why)) => Ok(Some((GIT_FAILED.into(), why))),
+        Err(RunnerError::Source(stop)) => Ok(Some((stop.code.into(), stop.detail))),
+        Err(e) => Err(e),
+    }
 }
 
 /// `response.md` for a response the runner wrote itself.

@@ -34,6 +34,7 @@ pub(crate) fn open_checkout(
         worktree: Some(wt.path.to_string_lossy().into_owned()),
         head,
         commits: Vec::new(),
+        identity: None,
     });
     session.save(state, clock)?;
     Ok(())
@@ -114,6 +115,7 @@ pub(crate) fn glue(
             let s = state.source.as_mut().expect("checked above");
             s.head = c.commit.clone();
             s.commits.push(c.commit);
+            s.identity = Some(c.identity);
             session.save(state, clock)?;
             Ok(response)
         }
@@ -183,11 +185,16 @@ pub(crate) fn publish_session(
                     mode: mode.unwrap_or("fast-forward"),
                 }));
             }
-            Ok(PublishOutcome::MergedOnSession { merge_commit, .. }) => {
+            Ok(PublishOutcome::MergedOnSession {
+                merge_commit,
+                identity,
+                ..
+            }) => {
                 let mut state = session.state().clone();
                 let s = state.source.as_mut().expect("checked above");
                 s.head = merge_commit.clone();
                 s.commits.push(merge_commit);
+                s.identity = Some(identity);
                 session.save(state, clock)?;
                 if let Err(refusals) = rerun_gates(defs, session) {
                     return Ok(Err(SourceStop {

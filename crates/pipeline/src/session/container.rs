@@ -20,6 +20,8 @@ use crate::stamp::{iso_utc, session_stamp};
 pub const WORKTREES_DIR: &str = ".worktrees";
 /// Sessions live here, under the source checkout.
 pub const SESSIONS_DIR: &str = ".worktrees/sessions";
+/// The run options a front end recorded, in the session folder.
+pub const RUN_OPTIONS_FILE: &str = "run-options.json";
 
 #[derive(Debug, thiserror::Error)]
 pub enum SessionError {
@@ -187,6 +189,34 @@ impl Session {
         write_json_atomic(&self.state_path(), &state)?;
         self.state = state;
         Ok(())
+    }
+
+    /// `run-options.json`: how the session was started, as the front end that started it
+    /// records it (the runner never reads it), so a later `resume` can run it the same way.
+    pub fn run_options_path(&self) -> PathBuf {
+        self.root.join(RUN_OPTIONS_FILE)
+    }
+
+    pub fn write_run_options(&self, options: &serde_json::Value) -> std::io::Result<()> {
+        write_json_atomic(&self.run_options_path(), options)
+    }
+
+    /// The recorded run options; `None` when the session has none (started without them).
+    pub fn run_options(&self) -> std::io::Result<Option<serde_json::Value>> {
+        match read_json_value(&self.run_options_path()) {
+            Ok(v) => Ok(Some(v)),
+            Err(JsonReadError::Missing(_)) => Ok(None),
+            Err(JsonReadError::Io(p, e)) => Err(std::io::Error::other(format!(
+                "{} cannot be read: {e}",
+                p.display()
+            ))),
+            Err(JsonReadError::Syntax {
+                path, line, column, ..
+            }) => Err(std::io::Error::other(format!(
+                "{} is not JSON (line {line}, column {column})",
+                path.display()
+            ))),
+        }
     }
 
     /// `step-N/parallel-M/`.

@@ -6,6 +6,7 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 
 use super::branch::BranchKey;
+use crate::git::Identity;
 
 /// The manifest format this crate writes.
 pub const STATE_SCHEMA_VERSION: u32 = 1;
@@ -144,6 +145,10 @@ pub struct SourceRecord {
     pub head: String,
     #[serde(default)]
     pub commits: Vec<String>,
+    /// Who the last of `commits` is by: the person's git identity, or Troupe's when git had
+    /// none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub identity: Option<Identity>,
 }
 
 /// `state.json`.
