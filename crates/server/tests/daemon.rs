@@ -12,8 +12,6 @@ mod sse;
 
 use daemon_support::*;
 
-use axum::Json;
-use axum::response::IntoResponse;
 use serde_json::{Value, json};
 use std::path::Path;
 use std::time::{Duration, Instant};
@@ -53,18 +51,6 @@ fn answer(req: &Value) -> String {
         }
     };
     body + "data: [DONE]\n\n"
-}
-
-async fn completions(Json(req): Json<Value>) -> impl IntoResponse {
-    ([("content-type", "text/event-stream")], answer(&req))
-}
-
-async fn fake_model() -> String {
-    let app = axum::Router::new().route("/v1/chat/completions", axum::routing::post(completions));
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr = listener.local_addr().unwrap();
-    tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
-    format!("http://{addr}/v1")
 }
 
 /// A live process whose working directory is `dir` and whose command line is `sleep 1000`.
@@ -107,15 +93,9 @@ async fn daemon_runs_a_bot_survives_sigkill_and_stops_on_sigterm() {
     let tmp = tempfile::tempdir().unwrap();
     let data = tmp.path().join("data");
     let log = tmp.path().join("daemon.log");
-    let model = fake_model().await;
+    let model = serve_fake_model(answer).await;
     let config = tmp.path().join("config.toml");
-    std::fs::write(
-        &config,
-        format!(
-            "[endpoints.fake]\nkind = \"openai\"\nbase_url = \"{model}\"\nmodel = \"fake\"\n\n[roles]\ndefault = \"fake\"\n"
-        ),
-    )
-    .unwrap();
+    write_fake_config(&config, &model, &["default"]);
     let client = reqwest::Client::new();
 
     let mut daemon = Daemon::start(&bin, &data, &config, &log);

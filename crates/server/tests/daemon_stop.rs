@@ -6,8 +6,6 @@
 
 mod daemon_support;
 
-use axum::Json;
-use axum::response::IntoResponse;
 use daemon_support::*;
 use serde_json::{Value, json};
 
@@ -48,32 +46,14 @@ fn answer(req: &Value) -> String {
     body + "data: [DONE]\n\n"
 }
 
-async fn completions(Json(req): Json<Value>) -> impl IntoResponse {
-    ([("content-type", "text/event-stream")], answer(&req))
-}
-
-async fn fake_model() -> String {
-    let app = axum::Router::new().route("/v1/chat/completions", axum::routing::post(completions));
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr = listener.local_addr().unwrap();
-    tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
-    format!("http://{addr}/v1")
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn person_line_after_stop_starts_a_turn() {
     let bin = troupe_binary();
     let tmp = tempfile::tempdir().unwrap();
     let data = tmp.path().join("data");
-    let model = fake_model().await;
+    let model = serve_fake_model(answer).await;
     let config = tmp.path().join("config.toml");
-    std::fs::write(
-        &config,
-        format!(
-            "[endpoints.fake]\nkind = \"openai\"\nbase_url = \"{model}\"\nmodel = \"fake\"\n\n[roles]\ndefault = \"fake\"\n"
-        ),
-    )
-    .unwrap();
+    write_fake_config(&config, &model, &["default"]);
     let client = reqwest::Client::new();
     let daemon = Daemon::start(&bin, &data, &config, &tmp.path().join("daemon.log"));
 

@@ -159,13 +159,7 @@ async fn light_loop_reviewer_rejects_once_then_approves_through_the_daemon() {
     let log = tmp.path().join("daemon.log");
     let (model, requests) = fake_model().await;
     let config = tmp.path().join("config.toml");
-    std::fs::write(
-        &config,
-        format!(
-            "[endpoints.fake]\nkind = \"openai\"\nbase_url = \"{model}\"\nmodel = \"fake\"\n\n[roles]\ndefault = \"fake\"\nreview = \"fake\"\n"
-        ),
-    )
-    .unwrap();
+    write_fake_config(&config, &model, &["default", "review"]);
     let client = reqwest::Client::new();
     let daemon_log = || std::fs::read_to_string(&log).unwrap_or_default();
 

@@ -55,8 +55,34 @@ pub fn text(t: &str) -> String {
     s
 }
 
-/// The answer follows from the request alone: a fresh "slow" line starts a command that
-/// hangs; otherwise the number of assistant messages so far picks the step.
+/// A fake OpenAI-compatible server on loopback whose streamed answer `answer` picks from each
+/// request body alone; returns its base URL.
+pub async fn serve_fake_model(answer: fn(&Value) -> String) -> String {
+    let app = axum::Router::new().route(
+        "/v1/chat/completions",
+        axum::routing::post(move |axum::Json(req): axum::Json<Value>| async move {
+            ([("content-type", "text/event-stream")], answer(&req))
+        }),
+    );
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
+    format!("http://{addr}/v1")
+}
+
+/// A config file whose one endpoint, `fake`, is the OpenAI-compatible server at `model`, used by
+/// each of `roles`.
+pub fn write_fake_config(path: &Path, model: &str, roles: &[&str]) {
+    let roles: String = roles.iter().map(|r| format!("{r} = \"fake\"\n")).collect();
+    std::fs::write(
+        path,
+        format!(
+            "[endpoints.fake]\nkind = \"openai\"\nbase_url = \"{model}\"\nmodel = \"fake\"\n\n[roles]\n{roles}"
+        ),
+    )
+    .unwrap();
+}
+
 pub struct Daemon {
     pub child: Child,
     pub addr: String,
