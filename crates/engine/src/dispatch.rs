@@ -1,18 +1,20 @@
-//! Running one tool call: find the tool, parse its arguments, pass the guards, record the
-//! effect's start in the ledger, run it, and settle the outcome. Every failure becomes a tool
-//! result the model reads; the run goes on.
+//! Running one tool call, in three parts so the loop can choose its commits: [`check`] finds the
+//! tool, parses its arguments and passes the guards (writing nothing); [`EffectStart::begin`]
+//! records an effect's start in the ledger inside whichever commit precedes the call; [`run`]
+//! runs it. The caller settles the outcome with the result. Every failure becomes a tool result
+//! the model reads; the run goes on.
 
 use crate::Engine;
-use crate::extension::{GuardContext, ToolCallContext};
+use crate::extension::{GuardContext, ToolCallContext, ToolRegistration};
 use crate::live::{LiveRun, StreamNotice};
-use crate::run_loop::{LoopExit, owned_write};
+use crate::run_loop::LoopExit;
 use std::sync::Arc;
 use troupe_core::effect::{EffectOutcome, effect_key, repeated_effect_notice};
 use troupe_core::thread::Thread;
-use troupe_core::{EffectId, MessageId};
+use troupe_core::{EffectId, MessageId, RunId, ThreadId};
 use troupe_llm::ToolCall;
-use troupe_store::EffectBegin;
-use troupe_tools::{ShellEnv, ShellRecord, ToolContext, Workspace};
+use troupe_store::{EffectBegin, StoreError, Tx};
+use troupe_tools::{BuiltinCall, ShellEnv, ShellRecord, ToolContext, Workspace};
 
 pub(crate) struct Dispatched {
     pub content: String,
@@ -61,110 +63,215 @@ impl Dispatched {
         }
     }
 }
-
-enum Gatekeeping {
-    Go(Option<EffectId>),
-    Stop(Dispatched),
+/// A call checked and ready to run: nothing it does has happened yet.
+pub(crate) struct Prepared {
+    target: Target,
+    /// For a call with a side effect: what its ledger start records (it passed the guards).
+    effect: Option<EffectStart>,
 }
 
-pub(crate) async fn dispatch(
-    engine: &Engine,
-    live: &Arc<LiveRun>,
-    thread: &Thread,
-    message_id: MessageId,
-    call: &ToolCall,
-) -> Result<Dispatched, LoopExit> {
+enum Target {
+    Builtin(Box<BuiltinCall>, Workspace),
+    Registered(ToolRegistration),
+}
+
+/// The ledger start an effectful call needs before it acts; written in whichever commit comes
+/// right before the call (its reply's, or the previous call's result).
+#[derive(Clone)]
+pub(crate) struct EffectStart {
+    tool: String,
+    call_id: String,
+    summary: String,
+}
+
+impl EffectStart {
+    /// Record the start; answers whether the call may run (`Repeated` never runs it again).
+    pub fn begin(
+        &self,
+        tx: &mut Tx<'_>,
+        thread: ThreadId,
+        run: RunId,
+        message_id: MessageId,
+    ) -> Result<EffectBegin, StoreError> {
+        let key = effect_key(message_id, &self.call_id);
+        tx.begin_effect(thread, run, &key, &self.tool, &self.summary)
+    }
+}
+
+/// What looking at a call before it runs found.
+pub(crate) enum Checked {
+    /// Refused or malformed: this is its result, and nothing ran.
+    Done(Dispatched),
+    Ready(Prepared),
+}
+
+impl Checked {
+    /// The ledger start this call needs, if it is ready and has a side effect.
+    pub fn effect(&self) -> Option<&EffectStart> {
+        match self {
+            Checked::Ready(p) => p.effect.as_ref(),
+            Checked::Done(_) => None,
+        }
+    }
+
+    /// A call that may run before the reply asking for it is committed, and share its commit:
+    /// one that is refused anyway, or whose tool neither acts outside the store nor writes it.
+    pub fn runs_before_reply(&self) -> bool {
+        match self {
+            Checked::Done(_) => true,
+            Checked::Ready(p) => {
+                p.effect.is_none()
+                    && match &p.target {
+                        Target::Builtin(..) => true,
+                        Target::Registered(reg) => reg.read_only,
+                    }
+            }
+        }
+    }
+}
+
+/// Look a call up, parse its arguments and, for a call with a side effect, pass the guards.
+/// Writes nothing.
+pub(crate) fn check(engine: &Engine, live: &LiveRun, thread: &Thread, call: &ToolCall) -> Checked {
     if let Some(n) = engine.narrowed(thread)
         && !n.only.contains(&call.name)
     {
-        return Ok(Dispatched::error(format!(
+        return Checked::Done(Dispatched::error(format!(
             "{} is refused: {} (only {} may be called now)",
             call.name,
             n.reason,
             n.only.join(", ")
         )));
     }
-    if troupe_tools::is_builtin(&call.name) {
-        return dispatch_builtin(engine, live, thread, message_id, call).await;
-    }
-    let Some(reg) = engine.inner.ext.tool(&call.name) else {
-        let names: Vec<String> = engine
-            .tool_specs(thread)
-            .iter()
-            .map(|s| s.name.clone())
-            .collect();
-        return Ok(Dispatched::error(format!(
-            "unknown tool '{}'; available tools: {}",
-            call.name,
-            names.join(", ")
-        )));
-    };
-    if !(reg.available)(thread) {
-        return Ok(Dispatched::error(format!(
-            "tool '{}' is not available to this thread",
-            call.name
-        )));
-    }
-    if let Err(e) = serde_json::from_str::<serde_json::Value>(non_empty(&call.arguments)) {
-        return Ok(Dispatched::error(format!(
-            "{}: arguments are not valid JSON: {e}",
-            call.name
-        )));
-    }
-    let effect = if reg.effectful {
-        let summary = format!("{} {}", call.name, clip(&call.arguments, 200));
-        match gatekeep(engine, live, thread, message_id, call, &summary)? {
-            Gatekeeping::Go(e) => e,
-            Gatekeeping::Stop(d) => return Ok(d),
-        }
+    let (target, summary) = if troupe_tools::is_builtin(&call.name) {
+        let parsed = match troupe_tools::parse_call(&call.name, &call.arguments) {
+            Ok(p) => p,
+            Err(e) => return Checked::Done(Dispatched::error(e.to_string())),
+        };
+        let workspace = match Workspace::open(&thread.workspace) {
+            Ok(w) => w,
+            Err(e) => {
+                return Checked::Done(Dispatched::error(format!(
+                    "the thread's workspace cannot be used: {e}"
+                )));
+            }
+        };
+        let summary = parsed.effectful().then(|| parsed.summary());
+        (Target::Builtin(Box::new(parsed), workspace), summary)
     } else {
-        None
+        let Some(reg) = engine.inner.ext.tool(&call.name) else {
+            let names: Vec<String> = engine
+                .tool_specs(thread)
+                .iter()
+                .map(|s| s.name.clone())
+                .collect();
+            return Checked::Done(Dispatched::error(format!(
+                "unknown tool '{}'; available tools: {}",
+                call.name,
+                names.join(", ")
+            )));
+        };
+        if !(reg.available)(thread) {
+            return Checked::Done(Dispatched::error(format!(
+                "tool '{}' is not available to this thread",
+                call.name
+            )));
+        }
+        if let Err(e) = serde_json::from_str::<serde_json::Value>(non_empty(&call.arguments)) {
+            return Checked::Done(Dispatched::error(format!(
+                "{}: arguments are not valid JSON: {e}",
+                call.name
+            )));
+        }
+        let summary = reg
+            .effectful
+            .then(|| format!("{} {}", call.name, clip(&call.arguments, 200)));
+        (Target::Registered(reg.clone()), summary)
     };
-    let ctx = ToolCallContext {
-        thread: thread.clone(),
-        run_id: live.run_id,
-        message_id,
-        call_id: call.id.clone(),
-        store: engine.inner.store.clone(),
-        cancel: live.cancel.child_token(),
+    let effect = match summary {
+        None => None,
+        Some(summary) => {
+            if let Some(refusal) = guard(engine, live, thread, call, &summary) {
+                return Checked::Done(refusal);
+            }
+            Some(EffectStart {
+                tool: call.name.clone(),
+                call_id: call.id.clone(),
+                summary,
+            })
+        }
     };
-    let reply = reg.handler.call(&ctx, non_empty(&call.arguments)).await;
+    Checked::Ready(Prepared { target, effect })
+}
+
+/// Run a checked call. `begun` is how its ledger start went (for a call with a side effect);
+/// `message_id` is its reply's once that is committed (a call run before its reply has none).
+pub(crate) async fn run(
+    engine: &Engine,
+    live: &Arc<LiveRun>,
+    thread: &Thread,
+    message_id: Option<MessageId>,
+    call: &ToolCall,
+    checked: Checked,
+    begun: Option<EffectBegin>,
+) -> Result<Dispatched, LoopExit> {
+    let prepared = match checked {
+        Checked::Done(d) => return Ok(d),
+        Checked::Ready(p) => p,
+    };
+    let effect = match begun {
+        Some(EffectBegin::Repeated(previous)) => {
+            return Ok(Dispatched {
+                content: repeated_effect_notice(previous),
+                is_error: true,
+                status: "repeated",
+                ends_turn: false,
+                shell: None,
+                effect: None,
+            });
+        }
+        Some(EffectBegin::Started(id)) => Some(id),
+        None => None,
+    };
+    if prepared.effect.is_some() && effect.is_none() {
+        return Ok(Dispatched::error(
+            "internal: the call's effect start was not recorded, so it was not run",
+        ));
+    }
+    let mut d = match prepared.target {
+        Target::Registered(reg) => {
+            let ctx = ToolCallContext {
+                thread: thread.clone(),
+                run_id: live.run_id,
+                message_id,
+                call_id: call.id.clone(),
+                store: engine.inner.store.clone(),
+                cancel: live.cancel.child_token(),
+            };
+            let reply = reg.handler.call(&ctx, non_empty(&call.arguments)).await;
+            let mut d = Dispatched::done(reply.content, reply.is_error);
+            d.ends_turn = reply.ends_turn;
+            d
+        }
+        Target::Builtin(parsed, workspace) => {
+            run_builtin(engine, live, *parsed, workspace, effect).await
+        }
+    };
     if live.cancel.is_cancelled() {
+        // The stop already recorded any effect as unknown and ended the run.
         return Err(LoopExit::Stale);
     }
-    let mut d = Dispatched::done(reply.content, reply.is_error);
-    d.ends_turn = reply.ends_turn;
     d.effect = effect;
     Ok(d)
 }
 
-async fn dispatch_builtin(
+async fn run_builtin(
     engine: &Engine,
     live: &Arc<LiveRun>,
-    thread: &Thread,
-    message_id: MessageId,
-    call: &ToolCall,
-) -> Result<Dispatched, LoopExit> {
-    let parsed = match troupe_tools::parse_call(&call.name, &call.arguments) {
-        Ok(p) => p,
-        Err(e) => return Ok(Dispatched::error(e.to_string())),
-    };
-    let workspace = match Workspace::open(&thread.workspace) {
-        Ok(w) => w,
-        Err(e) => {
-            return Ok(Dispatched::error(format!(
-                "the thread's workspace cannot be used: {e}"
-            )));
-        }
-    };
-    let effect = if parsed.effectful() {
-        match gatekeep(engine, live, thread, message_id, call, &parsed.summary())? {
-            Gatekeeping::Go(e) => e,
-            Gatekeeping::Stop(d) => return Ok(d),
-        }
-    } else {
-        None
-    };
+    parsed: BuiltinCall,
+    workspace: Workspace,
+    effect: Option<EffectId>,
+) -> Dispatched {
     let on_spawn = {
         let live = live.clone();
         let store = engine.inner.store.clone();
@@ -195,60 +302,36 @@ async fn dispatch_builtin(
     if let Some(shell) = &out.shell {
         live.remove_pgid(shell.pgid);
     }
-    if live.cancel.is_cancelled() {
-        // The stop already recorded this effect as unknown and ended the run.
-        return Err(LoopExit::Stale);
-    }
     let mut d = Dispatched::done(out.content, out.is_error);
     d.shell = out.shell;
-    d.effect = effect;
-    Ok(d)
+    d
 }
 
-/// Guards first, then the ledger's start record. A refusal or a repeat never runs the call.
-fn gatekeep(
+/// The guards, in order; the first refusal is the call's result and it never runs.
+fn guard(
     engine: &Engine,
     live: &LiveRun,
     thread: &Thread,
-    message_id: MessageId,
     call: &ToolCall,
     summary: &str,
-) -> Result<Gatekeeping, LoopExit> {
-    let store = &engine.inner.store;
+) -> Option<Dispatched> {
     let ctx = GuardContext {
         thread,
         run_id: live.run_id,
         tool: &call.name,
         summary,
         arguments: &call.arguments,
-        store,
+        store: &engine.inner.store,
     };
-    for guard in &engine.inner.ext.guards {
-        if let Err(reason) = guard.check(&ctx) {
-            return Ok(Gatekeeping::Stop(Dispatched {
-                content: format!("refused by {}: {reason}", guard.name()),
-                is_error: true,
-                status: "refused",
-                ends_turn: false,
-                shell: None,
-                effect: None,
-            }));
-        }
-    }
-    let key = effect_key(message_id, &call.id);
-    let begin = owned_write(engine, live, |tx| {
-        tx.begin_effect(thread.id, live.run_id, &key, &call.name, summary)
-    })?;
-    Ok(match begin {
-        EffectBegin::Started(id) => Gatekeeping::Go(Some(id)),
-        EffectBegin::Repeated(previous) => Gatekeeping::Stop(Dispatched {
-            content: repeated_effect_notice(previous),
+    engine.inner.ext.guards.iter().find_map(|guard| {
+        guard.check(&ctx).err().map(|reason| Dispatched {
+            content: format!("refused by {}: {reason}", guard.name()),
             is_error: true,
-            status: "repeated",
+            status: "refused",
             ends_turn: false,
             shell: None,
             effect: None,
-        }),
+        })
     })
 }
 

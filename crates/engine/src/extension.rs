@@ -106,10 +106,20 @@ impl ToolReply {
     }
 }
 
+/// What a tool that needs its reply's id answers when it has none (a kernel bug: only
+/// `read_only` tools run before their reply is committed).
+pub fn no_reply_id(tool: &str) -> ToolReply {
+    ToolReply::error(format!(
+        "internal: {tool} ran before the reply asking for it was recorded; nothing was changed"
+    ))
+}
+
 pub struct ToolCallContext {
     pub thread: Thread,
     pub run_id: RunId,
-    pub message_id: MessageId,
+    /// The reply that asked for the call. `None` only for a `read_only` tool, which may run
+    /// before its reply is committed (the step then commits once).
+    pub message_id: Option<MessageId>,
     pub call_id: String,
     pub store: Store,
     pub cancel: CancellationToken,
@@ -130,6 +140,9 @@ pub struct ToolRegistration {
     pub spec: ToolSpec,
     /// Effectful tools pass the guards and the effect ledger like the built-in ones.
     pub effectful: bool,
+    /// The handler has no side effect and writes nothing (it may read): the kernel may run it
+    /// before the reply asking for it is committed, so the step shares one commit.
+    pub read_only: bool,
     pub available: Availability,
     pub handler: Arc<dyn ToolHandler>,
 }

@@ -14,6 +14,7 @@ pub mod models;
 mod recovery;
 mod run_loop;
 mod shutdown;
+mod step;
 
 pub use abort::StopMode;
 pub use drive::DriveOutcome;

@@ -3,7 +3,6 @@
 //! generation first, so a stopped loop can never write after its stop.
 
 use crate::Engine;
-use crate::dispatch::{clip, dispatch};
 use crate::extension::EndingContext;
 use crate::live::{LiveRun, StreamNotice};
 use std::collections::HashSet;
@@ -11,13 +10,13 @@ use std::sync::Arc;
 use std::time::Instant;
 use troupe_core::drive::plan_inbox_take;
 use troupe_core::effect::unknown_effect_note;
-use troupe_core::message::{Finish, Message, Origin, Part, PartBody, Role};
+use troupe_core::message::{Finish, Message, Origin, Part, Role};
 use troupe_core::pause::PauseReason;
 use troupe_core::run::{EndReason, FailureStreaks};
 use troupe_core::thread::Thread;
 use troupe_core::{MessageId, ThreadId};
-use troupe_llm::{FinishReason, LlmError, StreamEvent, complete_with_retry};
-use troupe_store::{CommandRecord, ModelCallRecord, NewMessage, StoreError, ToolCallRecord, Tx};
+use troupe_llm::{LlmError, StreamEvent, complete_with_retry};
+use troupe_store::{ModelCallRecord, NewMessage, StoreError, Tx};
 
 /// The drive reason Continue uses.
 pub(crate) const CONTINUE: &str = "continue";
@@ -311,131 +310,20 @@ async fn drive_loop(engine: &Engine, live: &Arc<LiveRun>) -> Result<EndReason, L
         };
         live.take_partial();
 
-        let finish = if !response.tool_calls.is_empty() {
-            Finish::ToolCalls
-        } else if response.finish == FinishReason::Length {
-            Finish::Length
-        } else {
-            Finish::Stop
-        };
-        let mut parts = Vec::new();
-        if !response.text.is_empty() {
-            parts.push(Part::text(&response.text));
-        }
-        for c in &response.tool_calls {
-            parts.push(Part {
-                body: PartBody::ToolCall {
-                    call_id: c.id.clone(),
-                    name: c.name.clone(),
-                    arguments: c.arguments.clone(),
-                },
-                visible: true,
-                in_context: true,
-            });
-        }
-        // The call's record and the reply it produced commit together.
-        let message = NewMessage {
-            thread_id,
-            role: Role::Assistant,
-            origin: Origin::Agent,
-            is_root: false,
-            root_id: step.root,
-            run_id: Some(live.run_id),
-            parts,
-            finish: Some(finish),
-            error: None,
-            delivery_key: None,
-            metadata: None,
-        };
-        let run_id = live.run_id;
-        let observer = engine.clone();
-        let reply = owned_write_async(engine, live, move |tx| {
-            tx.record_model_call(thread_id, &record)?;
-            tx.bump_run_hops(run_id)?;
-            let m = tx.insert_message(&message)?;
-            observer.inner.ext.observe(tx, &m)?;
-            Ok(m)
-        })
+        let committed = crate::step::commit(
+            engine,
+            live,
+            &thread,
+            step.root,
+            record,
+            &response,
+            &mut streaks,
+            limits.failure_streak_report,
+        )
         .await?;
-        let reply_id = reply.id;
-        history.push(reply);
-
-        if !response.tool_calls.is_empty() {
-            let mut ends_turn = false;
-            for call in &response.tool_calls {
-                if live.cancel.is_cancelled() {
-                    return Err(LoopExit::Stale);
-                }
-                let started = Instant::now();
-                let d = dispatch(engine, live, &thread, reply_id, call).await?;
-                ends_turn |= d.ends_turn;
-                let streak_note =
-                    streaks.observe(&call.name, d.is_error, limits.failure_streak_report);
-                let result_part = Part {
-                    body: PartBody::ToolResult {
-                        call_id: call.id.clone(),
-                        name: call.name.clone(),
-                        content: d.content.clone(),
-                        is_error: d.is_error,
-                    },
-                    visible: true,
-                    in_context: true,
-                };
-                let record = ToolCallRecord {
-                    run_id: live.run_id,
-                    message_id: reply_id,
-                    call_id: call.id.clone(),
-                    name: call.name.clone(),
-                    arguments: clip(&call.arguments, 2000),
-                    status: d.status.to_string(),
-                    result: clip(&d.content, 2000),
-                    duration_ms: started.elapsed().as_millis() as u64,
-                };
-                let settlement = d.settlement();
-                let part = result_part.clone();
-                let call_id = call.id.clone();
-                let shell = d.shell;
-                owned_write_async(engine, live, move |tx| {
-                    if let Some((effect, outcome, detail)) = &settlement {
-                        tx.settle_effect(*effect, *outcome, Some(detail))?;
-                    }
-                    tx.append_part(reply_id, &part)?;
-                    tx.record_tool_call(thread_id, &record)?;
-                    if let Some(shell) = shell {
-                        tx.record_command(
-                            thread_id,
-                            &CommandRecord {
-                                run_id,
-                                call_id,
-                                command: shell.command,
-                                exit_code: shell.exit_code,
-                                signal: shell.signal,
-                                timed_out: shell.timed_out,
-                                cancelled: shell.cancelled,
-                                duration_ms: shell.duration_ms,
-                                output_tail: shell.output_tail,
-                            },
-                        )?;
-                    }
-                    if let Some(note) = &streak_note {
-                        tx.add_failure_note(run_id, note)?;
-                    }
-                    Ok(())
-                })
-                .await?;
-                if let Some(last) = history.last_mut() {
-                    last.parts.push(result_part);
-                }
-            }
-            if !ends_turn {
-                continue;
-            }
-            owned_write(engine, live, |tx| {
-                tx.set_finish(reply_id, Finish::Stop, None)
-            })?;
-            if let Some(last) = history.last_mut() {
-                last.finish = Some(Finish::Stop);
-            }
+        history.push(committed.reply);
+        if !response.tool_calls.is_empty() && !committed.ends_turn {
+            continue;
         }
 
         // The model ended its turn: each ending hook may send it back once per run.

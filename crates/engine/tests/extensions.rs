@@ -262,6 +262,7 @@ fn reviewer_tool(counter: Arc<AtomicUsize>) -> ToolRegistration {
             parameters: json!({"type": "object"}),
         },
         effectful: false,
+        read_only: false,
         // Only unattended threads (the reviewer children) may call it.
         available: Arc::new(|t: &Thread| t.interaction == Interaction::Unattended),
         handler: Arc::new(Echo(counter)),

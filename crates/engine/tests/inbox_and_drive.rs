@@ -483,6 +483,7 @@ async fn a_steer_sent_during_a_tool_call_joins_the_same_task_before_its_next_mod
             parameters: serde_json::json!({"type":"object"}),
         },
         effectful: false,
+        read_only: false,
         available: Arc::new(|_| true),
         handler: Arc::new(Blocker {
             entered: entered.clone(),

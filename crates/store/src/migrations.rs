@@ -33,8 +33,18 @@ pub fn apply(conn: &mut Connection, path: &Path) -> Result<()> {
             known: KNOWN_VERSION,
         });
     }
+    // Another process may open the same file at the same time: each step takes the write lock
+    // first (IMMEDIATE) and reads the version again under it, so a migration runs once.
     for (i, sql) in MIGRATIONS.iter().enumerate().skip(found as usize) {
-        let txn = conn.transaction().map_err(open_err)?;
+        let txn = conn
+            .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)
+            .map_err(open_err)?;
+        let now: i64 = txn
+            .query_row("PRAGMA user_version", [], |r| r.get(0))
+            .map_err(open_err)?;
+        if now > i as i64 {
+            continue;
+        }
         txn.execute_batch(sql).map_err(|e| StoreError::Open {
             path: path.to_path_buf(),
             detail: format!("migration {} failed: {e}", i + 1),

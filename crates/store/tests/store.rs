@@ -222,3 +222,24 @@ fn a_run_keeps_only_its_first_80_tool_call_records() {
     assert_eq!(s.read(|tx| tx.tool_calls(r.id)).unwrap().len(), 80);
     assert_eq!(s.read(|tx| tx.run(r.id)).unwrap().tool_calls, 85);
 }
+
+#[test]
+fn stores_opening_a_new_file_at_once_migrate_it_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("troupe.db");
+    let barrier = Arc::new(std::sync::Barrier::new(4));
+    let openers: Vec<_> = (0..4)
+        .map(|_| {
+            let (path, barrier) = (path.clone(), barrier.clone());
+            std::thread::spawn(move || {
+                barrier.wait();
+                Store::open(&path, Arc::new(ManualClock::new(0))).map(|_| ())
+            })
+        })
+        .collect();
+    for o in openers {
+        o.join().unwrap().expect("every opener gets a usable store");
+    }
+    let s = Store::open(&path, Arc::new(ManualClock::new(0))).unwrap();
+    thread(&s);
+}

@@ -86,7 +86,7 @@ async fn call(w: &World, t: ThreadId, name: &str, args: Value) -> (bool, Value) 
     let ctx = ToolCallContext {
         thread: thread(w, t),
         run_id: troupe_core::RunId(1),
-        message_id: MessageId(1),
+        message_id: Some(MessageId(1)),
         call_id: "c".into(),
         store: w.wf.store().clone(),
         cancel: Default::default(),

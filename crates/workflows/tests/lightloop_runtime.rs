@@ -371,7 +371,7 @@ async fn approve_and_reject_are_refused_from_a_non_reviewer() {
         let ctx = ToolCallContext {
             thread: impostor.clone(),
             run_id: troupe_core::RunId(1),
-            message_id: MessageId(1),
+            message_id: Some(MessageId(1)),
             call_id: "x".into(),
             store: w.wf.store().clone(),
             cancel: Default::default(),

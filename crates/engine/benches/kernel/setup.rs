@@ -53,6 +53,7 @@ pub fn build(steps: usize, timed_threads: usize, durability: Durability) -> Benc
             parameters: serde_json::json!({"type": "object", "properties": {}}),
         },
         effectful: false,
+        read_only: true,
         available: Arc::new(|_| true),
         handler: Arc::new(Noop),
     };

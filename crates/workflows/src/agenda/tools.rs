@@ -220,6 +220,7 @@ pub fn registrations(host: &Arc<LoopHost>) -> Vec<ToolRegistration> {
             parameters,
         },
         effectful: false,
+        read_only: false,
         available: Arc::new(|_: &Thread| true),
         handler: Arc::new(AgendaTool {
             op,

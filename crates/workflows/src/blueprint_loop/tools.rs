@@ -95,6 +95,9 @@ impl ToolHandler for Stop {
             Err(r) => return r,
         };
         let caller = ctx.thread.id;
+        let Some(requester) = ctx.message_id else {
+            return troupe_engine::extension::no_reply_id("blueprint_loop_stop");
+        };
         let at = ctx.store.now();
         let res = ctx.store.write(|tx| {
             let l = match bound_loop(tx, caller)? {
@@ -112,7 +115,7 @@ impl ToolHandler for Stop {
                     evidence: a.evidence.clone(),
                     remaining: a.remaining.clone(),
                 },
-                requester: ctx.message_id,
+                requester,
                 at,
                 // Checked in the transaction that would write the intent (AG-1).
                 waits: crate::agenda::service::blocker_commands(tx, caller)?,
@@ -262,6 +265,7 @@ pub fn registrations(host: &Arc<LoopHost>) -> Vec<ToolRegistration> {
             }),
         },
         effectful: false,
+        read_only: false,
         available: Arc::new(move |t: &Thread| role_of(&h, t).as_deref() == Some("execution")),
         handler: Arc::new(Stop),
     };
@@ -304,6 +308,7 @@ pub fn registrations(host: &Arc<LoopHost>) -> Vec<ToolRegistration> {
                 parameters,
             },
             effectful: false,
+            read_only: false,
             available: Arc::new(move |t: &Thread| role_of(&a, t).as_deref() == Some("audit")),
             handler: Arc::new(Verdict { approve, host: h }),
         }

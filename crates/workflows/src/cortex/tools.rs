@@ -16,7 +16,9 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 use std::sync::Arc;
 use troupe_core::thread::{AgentBinding, Thread};
-use troupe_engine::extension::{ToolCallContext, ToolHandler, ToolRegistration, ToolReply};
+use troupe_engine::extension::{
+    ToolCallContext, ToolHandler, ToolRegistration, ToolReply, no_reply_id,
+};
 use troupe_llm::ToolSpec;
 use troupe_store::{Store, StoreError, TaskId, TaskRecord, TaskRole};
 
@@ -209,9 +211,10 @@ impl TaskTool {
         let output = OutputContract::parse(a.output.as_ref())
             .map_err(|e| invalid(format!("{e}; the output contract is {CONTRACT_DOC}")))?;
         let binding = resolve_agent(store, &agent)?;
+        let message_id = ctx.message_id.ok_or_else(|| no_reply_id(TASK))?;
         let req = ChildRequest {
             parent: ctx.thread.id,
-            parent_message: Some(ctx.message_id),
+            parent_message: Some(message_id),
             agent: binding,
             prompt,
             description,
@@ -219,7 +222,7 @@ impl TaskTool {
             role: TaskRole::Task,
             notify_parent: true,
             // A retried call (same message, same call id) finds the task it created.
-            key: format!("tool:{}:{}", ctx.message_id.0, ctx.call_id),
+            key: format!("tool:{}:{}", message_id.0, ctx.call_id),
         };
         let prepared = store
             .write(|tx| prepare_child(tx, &req))
@@ -294,6 +297,7 @@ pub fn registrations(host: &Arc<LoopHost>) -> Vec<ToolRegistration> {
                 }),
             },
             effectful: false,
+            read_only: false,
             available: Arc::new(top_level),
             handler: Arc::new(TaskTool { host: host.clone() }),
         },
@@ -310,6 +314,8 @@ pub fn registrations(host: &Arc<LoopHost>) -> Vec<ToolRegistration> {
                 }),
             },
             effectful: false,
+            // It only reads the task's record.
+            read_only: true,
             available: Arc::new(top_level),
             handler: Arc::new(TaskOutputTool),
         },

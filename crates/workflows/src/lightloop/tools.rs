@@ -83,6 +83,9 @@ impl ToolHandler for LoopStop {
             Err(r) => return r,
         };
         let executor = ctx.thread.id;
+        let Some(requester) = ctx.message_id else {
+            return troupe_engine::extension::no_reply_id("loop_stop");
+        };
         let at = ctx.store.now();
         let res = ctx.store.write(|tx| {
             let Some(ll) = light_loop(tx, executor)? else {
@@ -95,7 +98,7 @@ impl ToolHandler for LoopStop {
                     evidence: a.evidence.clone(),
                     limitations: a.limitations.clone(),
                 },
-                requester: ctx.message_id,
+                requester,
                 at,
                 // Checked in the transaction that would write the intent (AG-1).
                 waits: crate::agenda::service::blocker_commands(tx, executor)?,
@@ -237,6 +240,7 @@ pub fn registrations(host: &Arc<LoopHost>) -> Vec<ToolRegistration> {
             }),
         },
         effectful: false,
+        read_only: false,
         available: Arc::new(executor_available),
         handler: Arc::new(LoopStop),
     };
@@ -278,6 +282,7 @@ pub fn registrations(host: &Arc<LoopHost>) -> Vec<ToolRegistration> {
                 parameters,
             },
             effectful: false,
+            read_only: false,
             available: Arc::new(move |t: &Thread| reviewer_available(&h, t)),
             handler: Arc::new(Verdict {
                 approve,

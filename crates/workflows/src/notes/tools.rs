@@ -244,6 +244,7 @@ pub fn registrations() -> Vec<ToolRegistration> {
             owner: OWNER.into(),
             spec: spec(op),
             effectful: matches!(op, Op::Create | Op::Update),
+            read_only: matches!(op, Op::Read | Op::Search),
             available: Arc::new(|_| true),
             handler: Arc::new(NoteTool(op)),
         })

@@ -364,7 +364,7 @@ pub fn tool_ctx(w: &W, thread: ThreadId, call_id: &str) -> ToolCallContext {
     ToolCallContext {
         thread: w.wf.store().read(|tx| tx.thread(thread)).unwrap(),
         run_id: RunId(1),
-        message_id: MessageId(77),
+        message_id: Some(MessageId(77)),
         call_id: call_id.into(),
         store: w.wf.store().clone(),
         cancel: CancellationToken::new(),

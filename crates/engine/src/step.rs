@@ -1,0 +1,320 @@
+//! Committing one model step: its call record, the reply, the tool calls it asked for and their
+//! results, in as few commits as the rules allow. The ledger's start of an effect must be
+//! durable before the effect acts, and its outcome after; nothing else forces a commit. So a
+//! step whose calls are all read-only runs them first and commits once; otherwise the reply
+//! commits with the first effect's start, and each result commits with the next effect's start
+//! (one commit per effectful call after the reply's).
+
+use crate::Engine;
+use crate::dispatch::{self, Checked, Dispatched, clip};
+use crate::live::LiveRun;
+use crate::run_loop::{LoopExit, owned_write_async};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+use troupe_core::message::{Finish, Message, Origin, Part, PartBody, Role};
+use troupe_core::run::FailureStreaks;
+use troupe_core::thread::Thread;
+use troupe_core::{MessageId, RunId, ThreadId};
+use troupe_llm::{FinishReason, ModelResponse, ToolCall};
+use troupe_store::{
+    CommandRecord, EffectBegin, ModelCallRecord, NewMessage, StoreError, ToolCallRecord, Tx,
+};
+
+/// What the step left: the reply as stored (with its results), and whether a tool ended the turn.
+pub(crate) struct Committed {
+    pub reply: Message,
+    pub ends_turn: bool,
+}
+
+/// A call that ran, with what its records need.
+struct Ran {
+    call: ToolCall,
+    d: Dispatched,
+    took: Duration,
+    streak_note: Option<String>,
+}
+
+impl Ran {
+    fn result_part(&self) -> Part {
+        Part {
+            body: PartBody::ToolResult {
+                call_id: self.call.id.clone(),
+                name: self.call.name.clone(),
+                content: self.d.content.clone(),
+                is_error: self.d.is_error,
+            },
+            visible: true,
+            in_context: true,
+        }
+    }
+
+    /// The call's records, its effect's outcome and its result, in `tx`.
+    fn write(
+        &self,
+        tx: &mut Tx<'_>,
+        thread: ThreadId,
+        run: RunId,
+        reply: MessageId,
+    ) -> Result<(), StoreError> {
+        if let Some((effect, outcome, detail)) = self.d.settlement() {
+            tx.settle_effect(effect, outcome, Some(&detail))?;
+        }
+        tx.record_tool_call(
+            thread,
+            &ToolCallRecord {
+                run_id: run,
+                message_id: reply,
+                call_id: self.call.id.clone(),
+                name: self.call.name.clone(),
+                arguments: clip(&self.call.arguments, 2000),
+                status: self.d.status.to_string(),
+                result: clip(&self.d.content, 2000),
+                duration_ms: self.took.as_millis() as u64,
+            },
+        )?;
+        if let Some(shell) = &self.d.shell {
+            tx.record_command(
+                thread,
+                &CommandRecord {
+                    run_id: run,
+                    call_id: self.call.id.clone(),
+                    command: shell.command.clone(),
+                    exit_code: shell.exit_code,
+                    signal: shell.signal,
+                    timed_out: shell.timed_out,
+                    cancelled: shell.cancelled,
+                    duration_ms: shell.duration_ms,
+                    output_tail: shell.output_tail.clone(),
+                },
+            )?;
+        }
+        if let Some(note) = &self.streak_note {
+            tx.add_failure_note(run, note)?;
+        }
+        Ok(())
+    }
+}
+
+/// The reply as the model gave it: its text and its tool calls.
+fn reply_parts(response: &ModelResponse) -> Vec<Part> {
+    let mut parts = Vec::new();
+    if !response.text.is_empty() {
+        parts.push(Part::text(&response.text));
+    }
+    for c in &response.tool_calls {
+        parts.push(Part {
+            body: PartBody::ToolCall {
+                call_id: c.id.clone(),
+                name: c.name.clone(),
+                arguments: c.arguments.clone(),
+            },
+            visible: true,
+            in_context: true,
+        });
+    }
+    parts
+}
+
+fn finish_of(response: &ModelResponse) -> Finish {
+    if !response.tool_calls.is_empty() {
+        Finish::ToolCalls
+    } else if response.finish == FinishReason::Length {
+        Finish::Length
+    } else {
+        Finish::Stop
+    }
+}
+
+/// Write the step: the model call's record and the reply, the tool calls run and settled.
+#[allow(clippy::too_many_arguments)]
+pub(crate) async fn commit(
+    engine: &Engine,
+    live: &Arc<LiveRun>,
+    thread: &Thread,
+    root: Option<MessageId>,
+    record: ModelCallRecord,
+    response: &ModelResponse,
+    streaks: &mut FailureStreaks,
+    streak_report: u32,
+) -> Result<Committed, LoopExit> {
+    let calls = &response.tool_calls;
+    let checked: Vec<Checked> = calls
+        .iter()
+        .map(|c| dispatch::check(engine, live, thread, c))
+        .collect();
+    let message = NewMessage {
+        thread_id: live.thread_id,
+        role: Role::Assistant,
+        origin: Origin::Agent,
+        is_root: false,
+        root_id: root,
+        run_id: Some(live.run_id),
+        parts: reply_parts(response),
+        finish: Some(finish_of(response)),
+        error: None,
+        delivery_key: None,
+        metadata: None,
+    };
+    if checked.iter().all(Checked::runs_before_reply) {
+        return commit_once(
+            engine,
+            live,
+            thread,
+            record,
+            message,
+            calls,
+            checked,
+            streaks,
+            streak_report,
+        )
+        .await;
+    }
+    commit_per_effect(
+        engine,
+        live,
+        thread,
+        record,
+        message,
+        calls,
+        checked,
+        streaks,
+        streak_report,
+    )
+    .await
+}
+
+/// Every call is read-only (or refused): run them, then write the whole step in one commit.
+#[allow(clippy::too_many_arguments)]
+async fn commit_once(
+    engine: &Engine,
+    live: &Arc<LiveRun>,
+    thread: &Thread,
+    record: ModelCallRecord,
+    mut message: NewMessage,
+    calls: &[ToolCall],
+    checked: Vec<Checked>,
+    streaks: &mut FailureStreaks,
+    streak_report: u32,
+) -> Result<Committed, LoopExit> {
+    let mut ran = Vec::with_capacity(calls.len());
+    for (call, c) in calls.iter().zip(checked) {
+        if live.cancel.is_cancelled() {
+            return Err(LoopExit::Stale);
+        }
+        let started = Instant::now();
+        let d = dispatch::run(engine, live, thread, None, call, c, None).await?;
+        let streak_note = streaks.observe(&call.name, d.is_error, streak_report);
+        ran.push(Ran {
+            call: call.clone(),
+            d,
+            took: started.elapsed(),
+            streak_note,
+        });
+    }
+    let ends_turn = ran.iter().any(|r| r.d.ends_turn);
+    message.parts.extend(ran.iter().map(Ran::result_part));
+    if ends_turn {
+        message.finish = Some(Finish::Stop);
+    }
+    let (thread_id, run_id) = (live.thread_id, live.run_id);
+    let observer = engine.clone();
+    let reply = owned_write_async(engine, live, move |tx| {
+        tx.record_model_call(thread_id, &record)?;
+        tx.bump_run_hops(run_id)?;
+        let m = tx.insert_message(&message)?;
+        observer.inner.ext.observe(tx, &m)?;
+        for r in &ran {
+            r.write(tx, thread_id, run_id, m.id)?;
+        }
+        Ok(m)
+    })
+    .await?;
+    Ok(Committed { reply, ends_turn })
+}
+
+/// Some call has an effect or writes the store: the reply commits first (with the first
+/// effect's start), then each result with the start of the effect after it.
+#[allow(clippy::too_many_arguments)]
+async fn commit_per_effect(
+    engine: &Engine,
+    live: &Arc<LiveRun>,
+    thread: &Thread,
+    record: ModelCallRecord,
+    message: NewMessage,
+    calls: &[ToolCall],
+    checked: Vec<Checked>,
+    streaks: &mut FailureStreaks,
+    streak_report: u32,
+) -> Result<Committed, LoopExit> {
+    let (thread_id, run_id) = (live.thread_id, live.run_id);
+    // Only the first call's check stands: each later one is checked again once the calls before
+    // it have run, so its guards see what they did.
+    let mut next = checked.into_iter().next();
+    let start = next.as_ref().and_then(Checked::effect).cloned();
+    let observer = engine.clone();
+    let (mut reply, mut begun) = owned_write_async(engine, live, move |tx| {
+        tx.record_model_call(thread_id, &record)?;
+        tx.bump_run_hops(run_id)?;
+        let m = tx.insert_message(&message)?;
+        observer.inner.ext.observe(tx, &m)?;
+        let begun = match &start {
+            Some(s) => Some(s.begin(tx, thread_id, run_id, m.id)?),
+            None => None,
+        };
+        Ok((m, begun))
+    })
+    .await?;
+    let mut ends_turn = false;
+    for (i, call) in calls.iter().enumerate() {
+        if live.cancel.is_cancelled() {
+            return Err(LoopExit::Stale);
+        }
+        let this = match next.take() {
+            Some(c) => c,
+            None => dispatch::check(engine, live, thread, call),
+        };
+        let started = Instant::now();
+        let d = dispatch::run(
+            engine,
+            live,
+            thread,
+            Some(reply.id),
+            call,
+            this,
+            begun.take(),
+        )
+        .await?;
+        let streak_note = streaks.observe(&call.name, d.is_error, streak_report);
+        let ran = Ran {
+            call: call.clone(),
+            d,
+            took: started.elapsed(),
+            streak_note,
+        };
+        ends_turn |= ran.d.ends_turn;
+        let part = ran.result_part();
+        reply.parts.push(part.clone());
+        let last = i + 1 == calls.len();
+        if !last {
+            next = Some(dispatch::check(engine, live, thread, &calls[i + 1]));
+        }
+        let start = next.as_ref().and_then(Checked::effect).cloned();
+        let (reply_id, finish_turn) = (reply.id, last && ends_turn);
+        begun = owned_write_async(engine, live, move |tx| {
+            ran.write(tx, thread_id, run_id, reply_id)?;
+            tx.append_part(reply_id, &part)?;
+            if finish_turn {
+                tx.set_finish(reply_id, Finish::Stop, None)?;
+            }
+            match &start {
+                Some(s) => Ok(Some(s.begin(tx, thread_id, run_id, reply_id)?)),
+                None => Ok(None::<EffectBegin>),
+            }
+        })
+        .await?;
+    }
+    if ends_turn {
+        reply.finish = Some(Finish::Stop);
+    }
+    Ok(Committed { reply, ends_turn })
+}
