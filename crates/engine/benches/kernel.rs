@@ -3,26 +3,35 @@
 //! ```text
 //! cargo bench -p troupe-engine --bench kernel -- [--threads N] [--steps M] [--idle K]
 //!     [--solo S] [--mode active|idle|latency|both|all] [--durability full|normal|both]
-//!     [--repeat R]
+//!     [--tool readonly|effectful|both] [--repeat R]
 //! ```
 //!
 //! * `active`: N threads (default 1000) each run one task of M tool steps (default 10) against
 //!   a zero-latency model, all at once, on a real SQLite file. Reports model calls per second,
 //!   the per-step engine overhead (gap between a thread's model calls, model time excluded),
-//!   CPU per step and RSS.
+//!   CPU per step, the store's commits and WAL syncs per step (`Store::stats` over the measured
+//!   window) and RSS.
 //! * `idle`: K threads (default 10,000) each with one completed task; reports the time to
 //!   create them and the process RSS once all are idle and driveable.
 //! * `latency`: S threads (default 100) run one after another, so the step gap is the engine's
-//!   own cost with no queueing behind other threads.
+//!   own cost with no queueing behind other threads; the same figures as `active`.
 //! * `both` (default) runs `active` then `idle`, `all` adds `latency`; each in its own process
 //!   so one mode's memory does not show in another's RSS.
 //! * `--durability` opens the store `full` (the default: `synchronous = FULL`) or `normal`;
 //!   `both` runs each mode in both, back to back. `--repeat R` runs the whole round R times,
 //!   so the durabilities interleave (full, normal, full, normal, …) under the same machine
 //!   load; with more than one run, the medians of every figure are printed at the end.
+//! * `--tool` registers the no-op tool `readonly` (the default: its calls skip the guards and
+//!   the effect ledger) or `effectful` (every call passes the guards and records its start
+//!   before and its outcome after, like a built-in that changes something); `both` runs the
+//!   active and latency modes with each, interleaved like `--durability both`. Idle threads call
+//!   no tool, so idle runs once per durability.
 //!
-//! Run without `--bench` (as `cargo test --benches` does) it does a small smoke run.
+//! Run without `--bench` (as `cargo test --benches` does) it does a small smoke run of
+//! `--mode both --tool both`.
 
+#[path = "kernel/args.rs"]
+mod args;
 #[path = "kernel/proc.rs"]
 mod proc;
 #[path = "kernel/provider.rs"]
@@ -32,100 +41,17 @@ mod setup;
 #[path = "kernel/summary.rs"]
 mod summary;
 
+use args::{Args, parse_args};
 use proc::{cpu_time, load1, mb, micros, quantile, rss};
-use setup::Bench;
+use setup::{Bench, Tool};
 use std::io::BufRead;
 use std::process::{Command, ExitCode, Stdio};
 use std::time::{Duration, Instant};
 use troupe_core::ThreadId;
+use troupe_core::effect::EffectOutcome;
 use troupe_core::inbox::Delivery;
 use troupe_engine::{DriveOutcome, Engine};
-use troupe_store::Durability;
-
-#[derive(Clone, Debug)]
-struct Args {
-    threads: usize,
-    steps: usize,
-    idle: usize,
-    solo: usize,
-    mode: String,
-    /// `full`, `normal` or `both`.
-    durability: String,
-    repeat: usize,
-}
-
-fn parse_args() -> Result<Args, String> {
-    let raw: Vec<String> = std::env::args().skip(1).collect();
-    let as_bench = raw.iter().any(|a| a == "--bench");
-    // `cargo test --benches` runs this without `--bench`: keep that quick.
-    let mut args = if as_bench {
-        Args {
-            threads: 1000,
-            steps: 10,
-            idle: 10_000,
-            solo: 100,
-            mode: "both".into(),
-            durability: "full".into(),
-            repeat: 1,
-        }
-    } else {
-        Args {
-            threads: 8,
-            steps: 2,
-            idle: 50,
-            solo: 4,
-            mode: "both".into(),
-            durability: "full".into(),
-            repeat: 1,
-        }
-    };
-    let mut it = raw.iter();
-    while let Some(a) = it.next() {
-        let (flag, inline) = match a.split_once('=') {
-            Some((f, v)) => (f, Some(v.to_string())),
-            None => (a.as_str(), None),
-        };
-        if flag == "--bench" {
-            continue;
-        }
-        let mut value = || {
-            inline
-                .clone()
-                .or_else(|| it.next().cloned())
-                .ok_or_else(|| format!("{flag} needs a value"))
-        };
-        let number = |v: String| {
-            v.replace('_', "")
-                .parse::<usize>()
-                .map_err(|e| format!("{flag} {v}: {e}"))
-        };
-        match flag {
-            "--threads" => args.threads = number(value()?)?,
-            "--steps" => args.steps = number(value()?)?,
-            "--idle" => args.idle = number(value()?)?,
-            "--solo" => args.solo = number(value()?)?,
-            "--mode" => args.mode = value()?,
-            "--durability" => args.durability = value()?,
-            "--repeat" => args.repeat = number(value()?)?.max(1),
-            other => return Err(format!("unknown argument {other}")),
-        }
-    }
-    if !matches!(
-        args.mode.as_str(),
-        "active" | "idle" | "latency" | "both" | "all"
-    ) {
-        return Err(format!(
-            "--mode {} (expected active, idle, latency, both or all)",
-            args.mode
-        ));
-    }
-    if args.durability != "both" {
-        args.durability
-            .parse::<Durability>()
-            .map_err(|e| format!("--durability: {e} (or \"both\")"))?;
-    }
-    Ok(args)
-}
+use troupe_store::{Durability, StoreStats};
 
 fn main() -> ExitCode {
     let args = match parse_args() {
@@ -135,16 +61,8 @@ fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    let modes: Vec<&str> = match args.mode.as_str() {
-        "both" => vec!["active", "idle"],
-        "all" => vec!["active", "idle", "latency"],
-        m => vec![m],
-    };
-    let durabilities: Vec<&str> = match args.durability.as_str() {
-        "both" => vec!["full", "normal"],
-        d => vec![d],
-    };
-    if modes.len() == 1 && durabilities.len() == 1 && args.repeat == 1 {
+    let (modes, durabilities, tools) = (args.modes(), args.durabilities(), args.tools());
+    if modes.len() == 1 && durabilities.len() == 1 && tools.len() == 1 && args.repeat == 1 {
         return run_in_process(&args);
     }
     let mut results = summary::Results::default();
@@ -153,10 +71,18 @@ fn main() -> ExitCode {
             println!("round {round} of {}", args.repeat);
         }
         for mode in &modes {
+            // Idle threads call no tool: one run per durability, whatever the tools.
+            let tools = if *mode == "idle" {
+                &tools[..1]
+            } else {
+                &tools[..]
+            };
             for durability in &durabilities {
-                if let Err(e) = run_child(&args, mode, durability, &mut results) {
-                    eprintln!("kernel bench: {mode} ({durability}): {e}");
-                    return ExitCode::FAILURE;
+                for tool in tools {
+                    if let Err(e) = run_child(&args, mode, durability, tool, &mut results) {
+                        eprintln!("kernel bench: {mode} ({durability}, {tool}): {e}");
+                        return ExitCode::FAILURE;
+                    }
                 }
             }
         }
@@ -171,6 +97,7 @@ fn run_child(
     args: &Args,
     mode: &str,
     durability: &str,
+    tool: &str,
     results: &mut summary::Results,
 ) -> Result<(), String> {
     let exe = std::env::current_exe().map_err(|e| format!("cannot find this binary: {e}"))?;
@@ -178,6 +105,7 @@ fn run_child(
         .arg("--bench")
         .args(["--mode", mode])
         .args(["--durability", durability])
+        .args(["--tool", tool])
         .args(["--threads", &args.threads.to_string()])
         .args(["--steps", &args.steps.to_string()])
         .args(["--idle", &args.idle.to_string()])
@@ -206,13 +134,14 @@ fn run_in_process(args: &Args) -> ExitCode {
         .expect("tokio runtime");
     let args = args.clone();
     let d: Durability = args.durability.parse().expect("checked by parse_args");
+    let tool: Tool = args.tool.parse().expect("checked by parse_args");
     // The body runs as a task so it shares the runtime's workers like any other caller.
     let result = runtime.block_on(async move {
         tokio::spawn(async move {
             match args.mode.as_str() {
-                "active" => active(args.threads, args.steps, d).await,
-                "idle" => idle(args.idle, d).await,
-                _ => latency(args.solo, args.steps, d).await,
+                "active" => active(args.threads, args.steps, d, tool).await,
+                "idle" => idle(args.idle, d, tool).await,
+                _ => latency(args.solo, args.steps, d, tool).await,
             }
         })
         .await
@@ -246,12 +175,75 @@ fn check_all_done(engine: &Engine, threads: &[ThreadId]) -> Result<(), String> {
         .map_err(|e| e.to_string())?
 }
 
+/// The effect ledger holds one settled record per tool step of an effectful tool, none for a
+/// read-only one.
+fn check_effects(
+    engine: &Engine,
+    threads: &[ThreadId],
+    tool: Tool,
+    m: usize,
+) -> Result<(), String> {
+    let expected = if tool == Tool::Effectful { m } else { 0 };
+    engine
+        .store()
+        .read(|tx| {
+            for t in threads {
+                let effects = tx.effects_for_thread(*t)?;
+                let settled = effects
+                    .iter()
+                    .filter(|e| e.outcome == EffectOutcome::Succeeded)
+                    .count();
+                if effects.len() != expected || settled != expected {
+                    return Ok(Err(format!(
+                        "thread {t}: {} effects ({settled} succeeded), expected {expected}",
+                        effects.len()
+                    )));
+                }
+            }
+            Ok(Ok(()))
+        })
+        .map_err(|e| e.to_string())?
+}
+
+/// What the store committed per model call over a measured window.
+struct PerStep {
+    commits: f64,
+    writes: f64,
+    syncs: f64,
+}
+
+impl PerStep {
+    fn of(window: StoreStats, calls: u64) -> PerStep {
+        let per = |x: u64| x as f64 / calls.max(1) as f64;
+        PerStep {
+            commits: per(window.commits),
+            writes: per(window.writes),
+            syncs: per(window.syncs),
+        }
+    }
+
+    fn shown(&self) -> String {
+        format!(
+            "commits/step={:.3}  syncs/step={:.3}  (writes/step={:.2})",
+            self.commits, self.syncs, self.writes
+        )
+    }
+
+    fn figures(&self) -> [(&'static str, f64); 3] {
+        [
+            ("commits_per_step", self.commits),
+            ("syncs_per_step", self.syncs),
+            ("writes_per_step", self.writes),
+        ]
+    }
+}
+
 fn secs(d: Duration) -> f64 {
     d.as_secs_f64()
 }
 
-async fn active(n: usize, m: usize, d: Durability) -> Result<(), String> {
-    let bench = setup::build(m, n, d);
+async fn active(n: usize, m: usize, d: Durability, tool: Tool) -> Result<(), String> {
+    let bench = setup::build(m, n, d, tool);
     let engine = &bench.engine;
     let threads: Vec<ThreadId> = (0..n).map(|i| bench.create_thread(i)).collect();
 
@@ -267,6 +259,7 @@ async fn active(n: usize, m: usize, d: Durability) -> Result<(), String> {
             Ok(())
         })
         .map_err(|e| format!("deliver: {e}"))?;
+    let store0 = engine.store().stats();
     let cpu0 = cpu_time();
     let start = Instant::now();
     let wakes: Vec<_> = threads
@@ -289,6 +282,7 @@ async fn active(n: usize, m: usize, d: Durability) -> Result<(), String> {
     }
     let wall = start.elapsed();
     let cpu = cpu_time() - cpu0;
+    let window = engine.store().stats().since(store0);
 
     let calls = bench.provider.calls();
     let expected = (n * (m + 1)) as u64;
@@ -296,6 +290,8 @@ async fn active(n: usize, m: usize, d: Durability) -> Result<(), String> {
         return Err(format!("expected {expected} model calls, saw {calls}"));
     }
     check_all_done(engine, &threads)?;
+    check_effects(engine, &threads, tool, m)?;
+    let per_step = PerStep::of(window, calls);
     let mut gaps = bench.provider.gaps_ns();
     if gaps.len() != n * m {
         return Err(format!("expected {} step gaps, saw {}", n * m, gaps.len()));
@@ -304,9 +300,10 @@ async fn active(n: usize, m: usize, d: Durability) -> Result<(), String> {
     let (now_rss, peak_rss) = rss();
     let steps_per_s = calls as f64 / secs(wall);
     println!(
-        "troupe kernel bench: active  threads={n} steps={m}  durability={d}  total_steps={calls}  wall={:.2}s  steps/s={:.0}",
+        "troupe kernel bench: active  threads={n} steps={m}  durability={d}  tool={tool}  total_steps={calls}  wall={:.2}s  steps/s={:.0}  {}",
         secs(wall),
-        steps_per_s
+        steps_per_s,
+        per_step.shown()
     );
     println!(
         "  all {n} woken in {:.2}s; running right after: {live}",
@@ -337,24 +334,22 @@ async fn active(n: usize, m: usize, d: Durability) -> Result<(), String> {
         h.own_messages,
         h.id_span
     );
+    let mut figures = vec![("steps_per_s", steps_per_s)];
+    figures.extend(per_step.figures());
+    figures.extend([
+        (
+            "cpu_per_step_us",
+            cpu.as_nanos() as f64 / calls.max(1) as f64 / 1e3,
+        ),
+        ("gap_p50_us", quantile(&gaps, 0.50) as f64 / 1e3),
+        ("gap_p99_us", quantile(&gaps, 0.99) as f64 / 1e3),
+        ("cores_busy", secs(cpu) / secs(wall)),
+        ("peak_rss_mb", peak_rss as f64 / (1024.0 * 1024.0)),
+        ("load1", load1_number()),
+    ]);
     println!(
         "{}",
-        summary::result_line(
-            "active",
-            d,
-            &[
-                ("steps_per_s", steps_per_s),
-                (
-                    "cpu_per_step_us",
-                    cpu.as_nanos() as f64 / calls.max(1) as f64 / 1e3
-                ),
-                ("gap_p50_us", quantile(&gaps, 0.50) as f64 / 1e3),
-                ("gap_p99_us", quantile(&gaps, 0.99) as f64 / 1e3),
-                ("cores_busy", secs(cpu) / secs(wall)),
-                ("peak_rss_mb", peak_rss as f64 / (1024.0 * 1024.0)),
-                ("load1", load1_number()),
-            ],
-        )
+        summary::result_line("active", d, Some(tool), &figures)
     );
     Ok(())
 }
@@ -416,10 +411,10 @@ fn root_state_p50(engine: &Engine, threads: &[ThreadId]) -> Result<u64, String> 
     Ok(quantile(&times, 0.5))
 }
 
-async fn idle(k: usize, d: Durability) -> Result<(), String> {
+async fn idle(k: usize, d: Durability, tool: Tool) -> Result<(), String> {
     // Steps 0: each task is answered on the first call, so a thread ends with a user message,
-    // a final reply, one completed run and an idle drive state.
-    let bench = setup::build(0, 0, d);
+    // a final reply, one completed run and an idle drive state (and the tool is never called).
+    let bench = setup::build(0, 0, d, tool);
     let engine = &bench.engine;
     let (base_rss, _) = rss();
 
@@ -492,6 +487,7 @@ async fn idle(k: usize, d: Durability) -> Result<(), String> {
         summary::result_line(
             "idle",
             d,
+            None,
             &[
                 ("create_s", secs(create)),
                 ("rss_mb", now_rss as f64 / (1024.0 * 1024.0)),
@@ -510,10 +506,11 @@ async fn idle(k: usize, d: Durability) -> Result<(), String> {
     Ok(())
 }
 
-async fn latency(s: usize, m: usize, d: Durability) -> Result<(), String> {
-    let bench = setup::build(m, s, d);
+async fn latency(s: usize, m: usize, d: Durability, tool: Tool) -> Result<(), String> {
+    let bench = setup::build(m, s, d, tool);
     let engine = &bench.engine;
     let threads: Vec<ThreadId> = (0..s).map(|i| bench.create_thread(i)).collect();
+    let store0 = engine.store().stats();
     let cpu0 = cpu_time();
     let start = Instant::now();
     for (i, t) in threads.iter().enumerate() {
@@ -525,14 +522,18 @@ async fn latency(s: usize, m: usize, d: Durability) -> Result<(), String> {
     }
     let wall = start.elapsed();
     let cpu = cpu_time() - cpu0;
+    let window = engine.store().stats().since(store0);
     check_all_done(engine, &threads)?;
+    check_effects(engine, &threads, tool, m)?;
     let calls = bench.provider.calls();
+    let per_step = PerStep::of(window, calls);
     let mut gaps = bench.provider.gaps_ns();
     gaps.sort_unstable();
     println!(
-        "troupe kernel bench: latency threads={s} (one at a time) steps={m}  durability={d}  total_steps={calls}  wall={:.2}s  steps/s={:.0}",
+        "troupe kernel bench: latency threads={s} (one at a time) steps={m}  durability={d}  tool={tool}  total_steps={calls}  wall={:.2}s  steps/s={:.0}  {}",
         secs(wall),
-        calls as f64 / secs(wall)
+        calls as f64 / secs(wall),
+        per_step.shown()
     );
     println!(
         "  engine overhead per step: p50={} p99={} max={}   cpu per step={}  load1={}",
@@ -542,22 +543,20 @@ async fn latency(s: usize, m: usize, d: Durability) -> Result<(), String> {
         micros(cpu.as_nanos() as u64 / calls.max(1)),
         load1()
     );
+    let mut figures = vec![("steps_per_s", calls as f64 / secs(wall))];
+    figures.extend(per_step.figures());
+    figures.extend([
+        ("gap_p50_us", quantile(&gaps, 0.50) as f64 / 1e3),
+        ("gap_p99_us", quantile(&gaps, 0.99) as f64 / 1e3),
+        (
+            "cpu_per_step_us",
+            cpu.as_nanos() as f64 / calls.max(1) as f64 / 1e3,
+        ),
+        ("load1", load1_number()),
+    ]);
     println!(
         "{}",
-        summary::result_line(
-            "latency",
-            d,
-            &[
-                ("steps_per_s", calls as f64 / secs(wall)),
-                ("gap_p50_us", quantile(&gaps, 0.50) as f64 / 1e3),
-                ("gap_p99_us", quantile(&gaps, 0.99) as f64 / 1e3),
-                (
-                    "cpu_per_step_us",
-                    cpu.as_nanos() as f64 / calls.max(1) as f64 / 1e3
-                ),
-                ("load1", load1_number()),
-            ],
-        )
+        summary::result_line("latency", d, Some(tool), &figures)
     );
     Ok(())
 }

@@ -16,6 +16,7 @@ mod notes;
 mod records;
 mod rows;
 mod runs;
+mod stats;
 mod tasks;
 mod threads;
 mod workflow_terminals;
@@ -34,6 +35,7 @@ pub use messages::{NewMessage, RootTail};
 pub use notes::{NewNote, Note, NoteEdit, NoteEditOutcome, NoteId, NoteKind};
 pub use records::{CommandRecord, ModelCallRecord, RefusalRecord, ToolCallRecord};
 pub use runs::{NewRun, RunRecord};
+pub use stats::StoreStats;
 pub use tasks::{NewTask, TaskEdit, TaskId, TaskRecord, TaskRole, TaskStatus};
 pub use threads::NewThread;
 pub use workflow_terminals::{NewWorkflowTerminal, WorkflowTerminal};
@@ -63,6 +65,8 @@ struct Inner {
     durability: Durability,
     clock: Arc<dyn Clock>,
     sink: Arc<EventSink>,
+    /// What the commits cost; shared with the writer thread.
+    counters: Arc<stats::Counters>,
 }
 
 impl Store {
@@ -129,7 +133,7 @@ impl Store {
         conn.execute_batch("PRAGMA page_size = 1024;")
             .map_err(corrupt)?;
         // journal_mode answers with a row, so it is read rather than executed.
-        let _mode: String = conn
+        let mode: String = conn
             .query_row("PRAGMA journal_mode = WAL", [], |r| r.get(0))
             .map_err(corrupt)?;
         conn.execute_batch(
@@ -139,6 +143,12 @@ impl Store {
         .map_err(corrupt)?;
         // Only the writer's setting matters: readers never commit.
         conn.execute_batch(durability.pragma()).map_err(corrupt)?;
+        // In WAL mode FULL (or EXTRA) syncs the WAL once per commit that wrote frames; an
+        // in-memory database answers "memory" and never syncs.
+        let level: i64 = conn
+            .query_row("PRAGMA synchronous", [], |r| r.get(0))
+            .map_err(corrupt)?;
+        let syncs_at_commit = mode.eq_ignore_ascii_case("wal") && level >= 2;
         migrations::apply(&mut conn, &path)?;
         Ok(Store {
             inner: Arc::new(Inner {
@@ -149,6 +159,7 @@ impl Store {
                 durability,
                 clock,
                 sink: Arc::new(EventSink::new()),
+                counters: Arc::new(stats::Counters::new(syncs_at_commit)),
             }),
         })
     }
@@ -167,6 +178,13 @@ impl Store {
     pub fn synchronous(&self) -> Result<i64> {
         let conn = self.lock();
         Ok(conn.query_row("PRAGMA synchronous", [], |r| r.get(0))?)
+    }
+
+    /// What the write transactions committed since the store was opened cost: commits, the
+    /// writes they carried and the WAL syncs they made (see [`StoreStats`] for what is not
+    /// counted).
+    pub fn stats(&self) -> StoreStats {
+        self.inner.counters.read()
     }
 
     pub fn now(&self) -> i64 {
@@ -199,6 +217,7 @@ impl Store {
         mut conn: MutexGuard<'_, Connection>,
         f: impl FnOnce(&mut Tx<'_>) -> Result<T>,
     ) -> Result<T> {
+        let changes = conn.total_changes();
         let txn = conn
             .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)
             .map_err(StoreError::from)?;
@@ -209,7 +228,9 @@ impl Store {
         };
         let out = f(&mut tx)?;
         let events = std::mem::take(&mut tx.events);
+        let changed = txn.total_changes() != changes;
         txn.commit().map_err(StoreError::from)?;
+        self.inner.counters.committed(1, changed);
         // Published while the writer lock is still held, so subscribers see ids in order.
         self.inner.sink.publish(events);
         drop(conn);
@@ -240,6 +261,7 @@ impl Store {
             conn: self.inner.conn.clone(),
             clock: self.inner.clock.clone(),
             sink: self.inner.sink.clone(),
+            counters: self.inner.counters.clone(),
         })
         .map_err(|e| StoreError::Conflict(format!("cannot start the store's writer: {e}")))?;
         // Two first callers may race: the loser's writer is dropped unused.

@@ -7,6 +7,7 @@
 //! and the lock free, a write commits on the caller's thread, as `Store::write` would.
 
 use crate::events::{Event, EventSink};
+use crate::stats::Counters;
 use crate::{Result, Store, StoreError, Tx};
 use rusqlite::Connection;
 use std::any::Any;
@@ -48,6 +49,7 @@ pub(crate) struct Shared {
     pub conn: Arc<Mutex<Connection>>,
     pub clock: Arc<dyn Clock>,
     pub sink: Arc<EventSink>,
+    pub counters: Arc<Counters>,
 }
 
 impl Writer {
@@ -64,6 +66,14 @@ impl Writer {
             thread_id: thread.thread().id(),
             thread: Some(thread),
         })
+    }
+}
+
+#[cfg(test)]
+impl Writer {
+    /// Jobs submitted whose batch has not yet taken the writer lock.
+    pub(crate) fn queued(&self) -> usize {
+        self.queued.load(Ordering::Acquire)
     }
 }
 
@@ -172,19 +182,22 @@ fn commit_batch(shared: &Shared, batch: Vec<Job>, queued: &AtomicUsize) {
     let step = |sql: &str| conn.prepare_cached(sql).and_then(|mut s| s.execute([]));
     let mut replies = Vec::with_capacity(batch.len());
     let mut events = Vec::new();
+    let mut kept = 0;
+    let changes = conn.total_changes();
     // Set once the transaction cannot be trusted: later jobs are refused, nothing commits.
     let mut failed = step("BEGIN IMMEDIATE").err().map(StoreError::from);
     for job in batch {
         let reply = match &failed {
             Some(e) => job(Err(copy_error(e))).1,
             None => {
-                let (reply, broken) = run_job(&conn, shared, job, &mut events);
+                let (reply, broken) = run_job(&conn, shared, job, &mut events, &mut kept);
                 failed = broken;
                 reply
             }
         };
         replies.push(reply);
     }
+    let changed = conn.total_changes() != changes;
     let outcome = match failed {
         Some(e) => Err(e),
         None => step("COMMIT").map(|_| ()).map_err(StoreError::from),
@@ -193,6 +206,7 @@ fn commit_batch(shared: &Shared, batch: Vec<Job>, queued: &AtomicUsize) {
         let _ = conn.execute_batch("ROLLBACK");
     }
     if outcome.is_ok() {
+        shared.counters.committed(kept, changed);
         // Published while the writer lock is still held, so subscribers see ids in order.
         shared.sink.publish(events);
     }
@@ -202,13 +216,15 @@ fn commit_batch(shared: &Shared, batch: Vec<Job>, queued: &AtomicUsize) {
     }
 }
 
-/// Run one job in its own savepoint, keeping its events only if its changes stand. The error
-/// is set when the savepoint could not be opened or closed, which fails the whole batch.
+/// Run one job in its own savepoint, keeping its events (and counting it in `kept_jobs`) only if
+/// its changes stand. The error is set when the savepoint could not be opened or closed, which
+/// fails the whole batch.
 fn run_job(
     conn: &Connection,
     shared: &Shared,
     job: Job,
     events: &mut Vec<Event>,
+    kept_jobs: &mut usize,
 ) -> (Reply, Option<StoreError>) {
     let step = |sql: &str| conn.prepare_cached(sql).and_then(|mut s| s.execute([]));
     if let Err(e) = step("SAVEPOINT job") {
@@ -230,6 +246,7 @@ fn run_job(
         Ok(_) => {
             if kept {
                 events.append(&mut tx.events);
+                *kept_jobs += 1;
             }
             (reply, None)
         }
@@ -250,6 +267,7 @@ fn copy_error(e: &StoreError) -> StoreError {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::StoreStats;
     use serde_json::json;
     use troupe_core::{EventId, ManualClock};
 
@@ -262,6 +280,7 @@ mod tests {
             conn: s.inner.conn.clone(),
             clock: s.inner.clock.clone(),
             sink: s.inner.sink.clone(),
+            counters: s.inner.counters.clone(),
         }
     }
 
@@ -311,6 +330,26 @@ mod tests {
     }
 
     #[test]
+    fn a_batch_is_one_commit_and_counts_only_the_writes_that_stood() {
+        let dir = tempfile::tempdir().unwrap();
+        let s = Store::open(dir.path().join("t.db"), Arc::new(ManualClock::new(1))).unwrap();
+        let (a, ra) = job(|tx| tx.event("a", None, None, json!({})));
+        let (b, rb) = job(|tx| {
+            tx.event("b", None, None, json!({}))?;
+            Err::<(), _>(StoreError::Invalid("no".into()))
+        });
+        let (c, rc) = job(|tx| tx.event("c", None, None, json!({})));
+        commit_batch(&shared(&s), vec![a, b, c], &AtomicUsize::new(3));
+        assert!(done(ra).is_ok() && done(rb).is_err() && done(rc).is_ok());
+        let one_sync = StoreStats {
+            commits: 1,
+            writes: 2,
+            syncs: 1,
+        };
+        assert_eq!(s.stats(), one_sync);
+    }
+
+    #[test]
     fn a_failed_commit_fails_every_caller_and_keeps_nothing() {
         let s = store();
         let mut heard = s.subscribe();
@@ -329,6 +368,7 @@ mod tests {
         assert!(matches!(done(ra), Err(StoreError::Sql(_))));
         assert!(matches!(done(rb), Err(StoreError::Sql(_))));
         assert!(kinds(&s).is_empty());
+        assert_eq!(s.stats(), StoreStats::default(), "nothing committed");
         assert!(heard.try_recv().is_err());
         // The connection is out of the failed transaction and takes the next write.
         s.write(|tx| tx.event("after", None, None, json!({})))

@@ -1,9 +1,11 @@
 //! Building the engine under test: a real SQLite file in a temp dir, the zero-latency model
-//! and the no-op tool registered through the engine's extension point.
+//! and the no-op tool registered through the engine's extension point, read-only or effectful.
 
 use crate::provider::{BenchProvider, NOOP_TOOL, TASK_PREFIX};
 use async_trait::async_trait;
+use std::fmt;
 use std::path::{Path, PathBuf};
+use std::str::FromStr;
 use std::sync::Arc;
 use tempfile::TempDir;
 use troupe_core::thread::{AgentBinding, Interaction};
@@ -23,6 +25,61 @@ impl ToolHandler for Noop {
     }
 }
 
+/// How the no-op tool is registered, which decides what the kernel does around each call.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Tool {
+    /// No side effect: the call skips the guards and the effect ledger.
+    ReadOnly,
+    /// Every call passes the guards and the effect ledger (a start record before the call,
+    /// its outcome after), like a built-in tool that changes something.
+    Effectful,
+}
+
+impl Tool {
+    pub const NAMES: [&'static str; 2] = ["readonly", "effectful"];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Tool::ReadOnly => "readonly",
+            Tool::Effectful => "effectful",
+        }
+    }
+}
+
+impl fmt::Display for Tool {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl FromStr for Tool {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        match s {
+            "readonly" => Ok(Tool::ReadOnly),
+            "effectful" => Ok(Tool::Effectful),
+            other => Err(format!("expected readonly or effectful, not {other:?}")),
+        }
+    }
+}
+
+/// The no-op tool's registration: the one place that says what `tool` means to the kernel.
+fn noop_registration(tool: Tool) -> ToolRegistration {
+    ToolRegistration {
+        owner: "bench".into(),
+        spec: ToolSpec {
+            name: NOOP_TOOL.into(),
+            description: "Does nothing and answers ok.".into(),
+            parameters: serde_json::json!({"type": "object", "properties": {}}),
+        },
+        effectful: tool == Tool::Effectful,
+        read_only: tool == Tool::ReadOnly,
+        available: Arc::new(|_| true),
+        handler: Arc::new(Noop),
+    }
+}
+
 pub struct Bench {
     pub engine: Engine,
     pub provider: Arc<BenchProvider>,
@@ -30,7 +87,7 @@ pub struct Bench {
     pub workspace: PathBuf,
 }
 
-pub fn build(steps: usize, timed_threads: usize, durability: Durability) -> Bench {
+pub fn build(steps: usize, timed_threads: usize, durability: Durability, tool: Tool) -> Bench {
     let dir = tempfile::tempdir().expect("temp dir");
     let workspace = dir.path().join("ws");
     std::fs::create_dir_all(&workspace).expect("workspace dir");
@@ -45,25 +102,13 @@ pub fn build(steps: usize, timed_threads: usize, durability: Durability) -> Benc
         provider: provider.clone(),
         retry: RetryPolicy::none(),
     });
-    let noop = ToolRegistration {
-        owner: "bench".into(),
-        spec: ToolSpec {
-            name: NOOP_TOOL.into(),
-            description: "Does nothing and answers ok.".into(),
-            parameters: serde_json::json!({"type": "object", "properties": {}}),
-        },
-        effectful: false,
-        read_only: true,
-        available: Arc::new(|_| true),
-        handler: Arc::new(Noop),
-    };
     let config = EngineConfig {
         boot_id: format!("bench-{}", std::process::id()),
         ..EngineConfig::default()
     };
     let engine = Engine::builder(store, models)
         .config(config)
-        .tool(noop)
+        .tool(noop_registration(tool))
         .expect("register the no-op tool")
         .build();
     Bench {

@@ -1,12 +1,22 @@
 //! Several runs back to back: each run's process prints one `result` line, the parent collects
-//! them and prints the median of every figure per mode and durability.
+//! them and prints the median of every figure per mode, durability and tool.
 
+use crate::setup::Tool;
 use std::collections::BTreeMap;
 use troupe_store::Durability;
 
-/// The line a mode's process prints for the parent: `result mode=M durability=D key=value …`.
-pub fn result_line(mode: &str, durability: Durability, figures: &[(&str, f64)]) -> String {
+/// The line a mode's process prints for the parent: `result mode=M durability=D [tool=T]
+/// key=value …`; a mode that calls no tool (idle) has no `tool`.
+pub fn result_line(
+    mode: &str,
+    durability: Durability,
+    tool: Option<Tool>,
+    figures: &[(&str, f64)],
+) -> String {
     let mut line = format!("result mode={mode} durability={durability}");
+    if let Some(tool) = tool {
+        line.push_str(&format!(" tool={tool}"));
+    }
     for (k, v) in figures {
         line.push_str(&format!(" {k}={v:.3}"));
     }
@@ -16,10 +26,10 @@ pub fn result_line(mode: &str, durability: Durability, figures: &[(&str, f64)]) 
 /// One run's figures, in the order it printed them.
 type Figures = Vec<(String, f64)>;
 
-/// Every run's figures, by (mode, durability), in the order they ran.
+/// Every run's figures, by (mode, durability, tool), in the order they ran.
 #[derive(Default)]
 pub struct Results {
-    runs: BTreeMap<(String, String), Vec<Figures>>,
+    runs: BTreeMap<(String, String, String), Vec<Figures>>,
 }
 
 impl Results {
@@ -30,6 +40,7 @@ impl Results {
         };
         let mut mode = String::new();
         let mut durability = String::new();
+        let mut tool = String::new();
         let mut figures = Vec::new();
         for pair in rest.split_whitespace() {
             let Some((k, v)) = pair.split_once('=') else {
@@ -38,6 +49,7 @@ impl Results {
             match k {
                 "mode" => mode = v.to_string(),
                 "durability" => durability = v.to_string(),
+                "tool" => tool = v.to_string(),
                 _ => {
                     if let Ok(x) = v.parse::<f64>() {
                         figures.push((k.to_string(), x));
@@ -46,7 +58,7 @@ impl Results {
             }
         }
         self.runs
-            .entry((mode, durability))
+            .entry((mode, durability, tool))
             .or_default()
             .push(figures);
     }
@@ -57,8 +69,16 @@ impl Results {
             return;
         }
         println!("summary: median of the runs (every run's value in the order they ran)");
-        for ((mode, durability), runs) in &self.runs {
-            println!("  {mode} durability={durability} ({} runs)", runs.len());
+        for ((mode, durability, tool), runs) in &self.runs {
+            let tool = if tool.is_empty() {
+                String::new()
+            } else {
+                format!(" tool={tool}")
+            };
+            println!(
+                "  {mode} durability={durability}{tool} ({} runs)",
+                runs.len()
+            );
             let keys: Vec<&String> = runs.first().into_iter().flatten().map(|(k, _)| k).collect();
             for key in keys {
                 let values: Vec<f64> = runs
@@ -76,12 +96,15 @@ impl Results {
     }
 }
 
-/// Whole numbers for large figures, two decimals for small ones (load, seconds).
+/// Whole numbers for large figures, two decimals for small ones (load, seconds), three below
+/// one (commits per step under group commit are a few hundredths).
 fn num(v: f64) -> String {
     if v.abs() >= 100.0 {
         format!("{v:.0}")
-    } else {
+    } else if v.abs() >= 1.0 {
         format!("{v:.2}")
+    } else {
+        format!("{v:.3}")
     }
 }
 
