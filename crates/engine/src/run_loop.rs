@@ -111,7 +111,7 @@ pub(crate) async fn run(engine: Engine, live: Arc<LiveRun>) {
     }
 }
 
-struct InboxStep {
+pub(crate) struct InboxStep {
     thread: Thread,
     call_model: bool,
     root: Option<MessageId>,
@@ -146,44 +146,51 @@ async fn take_inbox(
         }
     }
     let (owner, run) = (engine.clone(), live.clone());
-    owned_write_async(engine, live, move |tx| {
-        let (engine, live) = (&owner, &run);
-        let thread = tx.thread(live.thread_id)?;
-        let items = tx.inbox(live.thread_id)?;
-        let mut root = tx.root_state(live.thread_id)?;
-        // A root left open by an earlier run is a breakpoint a person's new task takes over
-        // from; Continue instead resumes it first, and queued tasks follow once it is done.
-        if first && live.trigger != CONTINUE {
-            root = root.at_run_start();
-        }
-        let take = plan_inbox_take(root, &items);
-        let mut current = root.root();
-        let mut materialized = Vec::new();
-        if let Some(task) = take.task {
-            let m = tx.materialize(task, None, Some(live.run_id), engine.root_stamps(&thread))?;
-            engine.inner.ext.observe(tx, &m)?;
-            current = Some(m.id);
-            tx.set_run_root(live.run_id, m.id)?;
-            materialized.push(m);
-        } else if first && let Some(r) = current {
-            tx.set_run_root(live.run_id, r)?;
-        }
-        for id in take.steers.iter().chain(take.contexts.iter()) {
-            let m = tx.materialize(*id, current, Some(live.run_id), None)?;
-            engine.inner.ext.observe(tx, &m)?;
-            materialized.push(m);
-        }
-        if first && take.call_model {
-            materialized.extend(name_unknown_effects(engine, tx, live, current)?);
-        }
-        Ok(InboxStep {
-            thread,
-            call_model: take.call_model,
-            root: current,
-            materialized,
-        })
+    owned_write_async(engine, live, move |tx| take_in(tx, &owner, &run, first)).await
+}
+
+/// The loop's inbox step inside a write: what the thread takes next, materialized. A step's
+/// last commit calls it too, so the next call needs no read of its own.
+pub(crate) fn take_in(
+    tx: &mut Tx<'_>,
+    engine: &Engine,
+    live: &LiveRun,
+    first: bool,
+) -> Result<InboxStep, StoreError> {
+    let thread = tx.thread(live.thread_id)?;
+    let items = tx.inbox(live.thread_id)?;
+    let mut root = tx.root_state(live.thread_id)?;
+    // A root left open by an earlier run is a breakpoint a person's new task takes over
+    // from; Continue instead resumes it first, and queued tasks follow once it is done.
+    if first && live.trigger != CONTINUE {
+        root = root.at_run_start();
+    }
+    let take = plan_inbox_take(root, &items);
+    let mut current = root.root();
+    let mut materialized = Vec::new();
+    if let Some(task) = take.task {
+        let m = tx.materialize(task, None, Some(live.run_id), engine.root_stamps(&thread))?;
+        engine.inner.ext.observe(tx, &m)?;
+        current = Some(m.id);
+        tx.set_run_root(live.run_id, m.id)?;
+        materialized.push(m);
+    } else if first && let Some(r) = current {
+        tx.set_run_root(live.run_id, r)?;
+    }
+    for id in take.steers.iter().chain(take.contexts.iter()) {
+        let m = tx.materialize(*id, current, Some(live.run_id), None)?;
+        engine.inner.ext.observe(tx, &m)?;
+        materialized.push(m);
+    }
+    if first && take.call_model {
+        materialized.extend(name_unknown_effects(engine, tx, live, current)?);
+    }
+    Ok(InboxStep {
+        thread,
+        call_model: take.call_model,
+        root: current,
+        materialized,
     })
-    .await
 }
 
 async fn drive_loop(engine: &Engine, live: &Arc<LiveRun>) -> Result<EndReason, LoopExit> {
@@ -193,6 +200,7 @@ async fn drive_loop(engine: &Engine, live: &Arc<LiveRun>) -> Result<EndReason, L
     let mut streaks = FailureStreaks::default();
     let mut bounced: HashSet<String> = HashSet::new();
     let mut first = true;
+    let mut pending: Option<InboxStep> = None;
     // The loop owns the thread while it runs, so it keeps the history in memory and appends what
     // it writes, instead of reloading it for every model call.
     let mut history = engine
@@ -207,7 +215,11 @@ async fn drive_loop(engine: &Engine, live: &Arc<LiveRun>) -> Result<EndReason, L
         if engine.is_draining() {
             return Ok(EndReason::Interrupted);
         }
-        let mut step = take_inbox(engine, live, first).await?;
+        // A step's last commit already took the inbox for the call after it.
+        let mut step = match pending.take() {
+            Some(next) => next,
+            None => take_inbox(engine, live, first).await?,
+        };
         history.append(&mut step.materialized);
         first = false;
         if !step.call_model {
@@ -322,6 +334,7 @@ async fn drive_loop(engine: &Engine, live: &Arc<LiveRun>) -> Result<EndReason, L
         )
         .await?;
         history.push(committed.reply);
+        pending = Some(committed.next);
         if !response.tool_calls.is_empty() && !committed.ends_turn {
             continue;
         }
@@ -349,6 +362,8 @@ async fn drive_loop(engine: &Engine, live: &Arc<LiveRun>) -> Result<EndReason, L
             })?;
             history.push(bounce);
             bounced.insert(hook);
+            // The bounce reopened the task: take the inbox afresh.
+            pending = None;
         }
     }
 }

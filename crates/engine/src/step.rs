@@ -3,12 +3,13 @@
 //! durable before the effect acts, and its outcome after; nothing else forces a commit. So a
 //! step whose calls are all read-only runs them first and commits once; otherwise the reply
 //! commits with the first effect's start, and each result commits with the next effect's start
-//! (one commit per effectful call after the reply's).
+//! (one commit per effectful call after the reply's). The step's last commit also takes the
+//! inbox for the next call, on the writer's connection, so the next call needs no read first.
 
 use crate::Engine;
 use crate::dispatch::{self, Checked, Dispatched, clip};
 use crate::live::LiveRun;
-use crate::run_loop::{LoopExit, owned_write_async};
+use crate::run_loop::{InboxStep, LoopExit, owned_write_async, take_in};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 use troupe_core::message::{Finish, Message, Origin, Part, PartBody, Role};
@@ -24,6 +25,8 @@ use troupe_store::{
 pub(crate) struct Committed {
     pub reply: Message,
     pub ends_turn: bool,
+    /// The inbox step for the next call, taken in the step's last commit.
+    pub next: InboxStep,
 }
 
 /// A call that ran, with what its records need.
@@ -217,8 +220,8 @@ async fn commit_once(
         message.finish = Some(Finish::Stop);
     }
     let (thread_id, run_id) = (live.thread_id, live.run_id);
-    let observer = engine.clone();
-    let reply = owned_write_async(engine, live, move |tx| {
+    let (observer, run) = (engine.clone(), live.clone());
+    let (reply, next) = owned_write_async(engine, live, move |tx| {
         tx.record_model_call(thread_id, &record)?;
         tx.bump_run_hops(run_id)?;
         let m = tx.insert_message(&message)?;
@@ -226,10 +229,15 @@ async fn commit_once(
         for r in &ran {
             r.write(tx, thread_id, run_id, m.id)?;
         }
-        Ok(m)
+        let next = take_in(tx, &observer, &run, false)?;
+        Ok((m, next))
     })
     .await?;
-    Ok(Committed { reply, ends_turn })
+    Ok(Committed {
+        reply,
+        ends_turn,
+        next,
+    })
 }
 
 /// Some call has an effect or writes the store: the reply commits first (with the first
@@ -265,6 +273,7 @@ async fn commit_per_effect(
     })
     .await?;
     let mut ends_turn = false;
+    let mut taken_next = None;
     for (i, call) in calls.iter().enumerate() {
         if live.cancel.is_cancelled() {
             return Err(LoopExit::Stale);
@@ -300,21 +309,40 @@ async fn commit_per_effect(
         }
         let start = next.as_ref().and_then(Checked::effect).cloned();
         let (reply_id, finish_turn) = (reply.id, last && ends_turn);
-        begun = owned_write_async(engine, live, move |tx| {
+        let (owner, run) = (engine.clone(), live.clone());
+        let (b, taken) = owned_write_async(engine, live, move |tx| {
             ran.write(tx, thread_id, run_id, reply_id)?;
             tx.append_part(reply_id, &part)?;
             if finish_turn {
                 tx.set_finish(reply_id, Finish::Stop, None)?;
             }
-            match &start {
-                Some(s) => Ok(Some(s.begin(tx, thread_id, run_id, reply_id)?)),
-                None => Ok(None::<EffectBegin>),
-            }
+            let begun = match &start {
+                Some(s) => Some(s.begin(tx, thread_id, run_id, reply_id)?),
+                None => None::<EffectBegin>,
+            };
+            // The step's last commit takes the inbox for the next call.
+            let taken = if last {
+                Some(take_in(tx, &owner, &run, false)?)
+            } else {
+                None
+            };
+            Ok((begun, taken))
         })
         .await?;
+        begun = b;
+        taken_next = taken;
     }
     if ends_turn {
         reply.finish = Some(Finish::Stop);
     }
-    Ok(Committed { reply, ends_turn })
+    let next = taken_next.ok_or_else(|| {
+        LoopExit::Store(StoreError::Invalid(
+            "a step with tool calls ended without its last commit".into(),
+        ))
+    })?;
+    Ok(Committed {
+        reply,
+        ends_turn,
+        next,
+    })
 }
