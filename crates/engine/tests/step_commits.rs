@@ -48,7 +48,12 @@ fn steps(name: &str, n: usize) -> Vec<Reply> {
 
 /// Commits one task of `n` tool steps costs, on a fresh thread.
 async fn commits_for(h: &Harness, name: &str, n: usize) -> u64 {
-    for r in steps(name, n) {
+    commits_of_task(h, steps(name, n)).await
+}
+
+/// Commits one task answered by `replies` costs, on a fresh thread.
+async fn commits_of_task(h: &Harness, replies: Vec<Reply>) -> u64 {
+    for r in replies {
         h.provider.push(r);
     }
     let t = h.thread(Interaction::Interactive);
@@ -90,21 +95,16 @@ async fn a_read_only_step_commits_once() {
 }
 
 async fn commits_for_builtin(h: &Harness, n: usize) -> u64 {
-    for i in 0..n {
-        h.provider.push(Reply::Tools(
-            String::new(),
-            vec![call(&format!("r{i}"), "read_file", r#"{"path":"a.txt"}"#)],
-        ));
-    }
-    h.provider.push(Reply::Text("done".into()));
-    let t = h.thread(Interaction::Interactive);
-    let before = h.engine.store().stats();
-    h.engine
-        .deliver(t, Delivery::user_task("go"))
-        .await
-        .unwrap();
-    h.engine.wait_idle(t).await;
-    h.engine.store().stats().since(before).commits
+    let mut replies: Vec<Reply> = (0..n)
+        .map(|i| {
+            Reply::Tools(
+                String::new(),
+                vec![call(&format!("r{i}"), "read_file", r#"{"path":"a.txt"}"#)],
+            )
+        })
+        .collect();
+    replies.push(Reply::Text("done".into()));
+    commits_of_task(h, replies).await
 }
 
 #[tokio::test]
