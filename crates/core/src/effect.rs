@@ -86,9 +86,12 @@ pub struct UnknownCall {
 
 impl UnknownCall {
     fn line(&self) -> String {
+        // Summaries start with the tool's name (`shell: …` for built-ins, `name {…}` for
+        // registered tools); the line names the tool already.
         let what = self
             .summary
-            .strip_prefix(&format!("{} ", self.tool))
+            .strip_prefix(self.tool.as_str())
+            .and_then(|rest| rest.strip_prefix(": ").or_else(|| rest.strip_prefix(' ')))
             .unwrap_or(&self.summary);
         format!(
             "- `{}`: {} (started {})",
@@ -140,6 +143,14 @@ mod tests {
             started_at: 0,
             cut_at: 0,
         };
+        let builtin = UnknownCall {
+            effect_id: crate::EffectId(5),
+            tool: "shell".into(),
+            summary: "shell: sleep 300".into(),
+            started_at: 0,
+            cut_at: 0,
+        };
+        assert!(unknown_effect_note(&[builtin]).contains("- `shell`: sleep 300 (started"));
         let note = unknown_effect_note(&[two.clone(), two]);
         assert!(note.contains("these earlier tool calls"), "{note}");
         assert!(note.contains("- `write_file`: {\"path\":\"a\"}"), "{note}");
