@@ -128,27 +128,7 @@ impl Store {
         conn.set_prepared_statement_cache_capacity(256);
         conn.busy_timeout(std::time::Duration::from_secs(5))
             .map_err(corrupt)?;
-        // Small pages: each commit appends every page it touched to the WAL, and the kernel's
-        // transactions touch many pages with a few rows each. Only takes effect on a new file.
-        conn.execute_batch("PRAGMA page_size = 1024;")
-            .map_err(corrupt)?;
-        // journal_mode answers with a row, so it is read rather than executed.
-        let mode: String = conn
-            .query_row("PRAGMA journal_mode = WAL", [], |r| r.get(0))
-            .map_err(corrupt)?;
-        conn.execute_batch(
-            "PRAGMA foreign_keys = ON; PRAGMA temp_store = MEMORY; \
-             PRAGMA wal_autocheckpoint = 8000;",
-        )
-        .map_err(corrupt)?;
-        // Only the writer's setting matters: readers never commit.
-        conn.execute_batch(durability.pragma()).map_err(corrupt)?;
-        // In WAL mode FULL (or EXTRA) syncs the WAL once per commit that wrote frames; an
-        // in-memory database answers "memory" and never syncs.
-        let level: i64 = conn
-            .query_row("PRAGMA synchronous", [], |r| r.get(0))
-            .map_err(corrupt)?;
-        let syncs_at_commit = mode.eq_ignore_ascii_case("wal") && level >= 2;
+        let syncs_at_commit = retry_busy(|| configure(&conn, durability)).map_err(corrupt)?;
         migrations::apply(&mut conn, &path)?;
         Ok(Store {
             inner: Arc::new(Inner {
@@ -327,5 +307,47 @@ impl Tx<'_> {
         f: impl FnOnce(&rusqlite::Row<'_>) -> rusqlite::Result<T>,
     ) -> rusqlite::Result<T> {
         self.conn.prepare_cached(sql)?.query_row(params, f)
+    }
+}
+
+/// Set the connection up; answers whether each commit that writes frames syncs the WAL.
+fn configure(conn: &Connection, durability: Durability) -> rusqlite::Result<bool> {
+    // Small pages: each commit appends every page it touched to the WAL, and the kernel's
+    // transactions touch many pages with a few rows each. Only takes effect on a new file.
+    conn.execute_batch("PRAGMA page_size = 1024;")?;
+    // journal_mode answers with a row, so it is read rather than executed.
+    let mode: String = conn.query_row("PRAGMA journal_mode = WAL", [], |r| r.get(0))?;
+    conn.execute_batch(
+        "PRAGMA foreign_keys = ON; PRAGMA temp_store = MEMORY; \
+         PRAGMA wal_autocheckpoint = 8000;",
+    )?;
+    // Only the writer's setting matters: readers never commit.
+    conn.execute_batch(durability.pragma())?;
+    // In WAL mode FULL (or EXTRA) syncs the WAL once per commit that wrote frames; an
+    // in-memory database answers "memory" and never syncs.
+    let level: i64 = conn.query_row("PRAGMA synchronous", [], |r| r.get(0))?;
+    Ok(mode.eq_ignore_ascii_case("wal") && level >= 2)
+}
+
+/// Run `f` again while SQLite answers "busy" or "locked", for up to five seconds. Switching a
+/// brand-new file to WAL takes an exclusive lock that SQLite does not wait for with the busy
+/// handler, so two processes opening the same new file at once can see SQLITE_BUSY at once.
+fn retry_busy<T>(mut f: impl FnMut() -> rusqlite::Result<T>) -> rusqlite::Result<T> {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
+    let mut pause = std::time::Duration::from_millis(1);
+    loop {
+        match f() {
+            Err(rusqlite::Error::SqliteFailure(e, _))
+                if matches!(
+                    e.code,
+                    rusqlite::ErrorCode::DatabaseBusy | rusqlite::ErrorCode::DatabaseLocked
+                ) && std::time::Instant::now() < deadline =>
+            {
+                // A backoff, not a synchronization: the other opener holds a file lock.
+                std::thread::sleep(pause);
+                pause = (pause * 2).min(std::time::Duration::from_millis(50));
+            }
+            other => return other,
+        }
     }
 }

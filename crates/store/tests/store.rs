@@ -223,11 +223,9 @@ fn a_run_keeps_only_its_first_80_tool_call_records() {
     assert_eq!(s.read(|tx| tx.run(r.id)).unwrap().tool_calls, 85);
 }
 
-// The migrations take the write lock, but switching a brand-new file to WAL can still answer
-// SQLITE_BUSY at once to a second opener (CI saw "database is locked"): opening must retry that
-// step before this test can run every time.
+// Opening retries SQLITE_BUSY while a brand-new file switches to WAL, and each migration takes
+// the write lock and reads the version again, so every opener gets the same schema.
 #[test]
-#[ignore = "concurrent first opens can still hit SQLITE_BUSY while the file switches to WAL"]
 fn stores_opening_a_new_file_at_once_migrate_it_once() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("troupe.db");
