@@ -8,6 +8,9 @@ use crate::live::LiveRun;
 use crate::run_loop;
 use serde::Serialize;
 use std::collections::HashMap;
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use troupe_core::drive::{
     DriveRefusal, DriveSnapshot, DriveStep, GateInput, RootState, arbitrate, continuation_key,
@@ -83,6 +86,22 @@ impl DriveLocks {
     }
 }
 
+/// A run admitted whose start has not committed yet; counted among the live runs until then.
+struct Starting<'a>(&'a AtomicUsize);
+
+impl<'a> Starting<'a> {
+    fn new(count: &'a AtomicUsize) -> Self {
+        count.fetch_add(1, Ordering::AcqRel);
+        Starting(count)
+    }
+}
+
+impl Drop for Starting<'_> {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::AcqRel);
+    }
+}
+
 struct Snapshot {
     thread: Thread,
     drive: DriveSnapshot,
@@ -106,10 +125,20 @@ impl Engine {
         let lock = self.inner.drive_locks.lock_for(thread);
         let outcome = {
             let _serialized = lock.lock().await;
-            self.arbitrate_locked(thread, reason, force)
+            self.arbitrate_locked(thread, reason, force).await
         };
         self.inner.drive_locks.release(thread, lock);
         outcome
+    }
+
+    /// [`Engine::request_drive`] behind a boxed future, for the run loop's own drives: a run
+    /// starts runs, so the loop's future and the drive's would otherwise be defined by each other.
+    pub(crate) fn request_drive_boxed<'a>(
+        &'a self,
+        thread: ThreadId,
+        reason: &'a str,
+    ) -> Pin<Box<dyn Future<Output = Result<DriveOutcome, EngineError>> + Send + 'a>> {
+        Box::pin(self.request_drive(thread, reason, false))
     }
 
     fn snapshot(&self, thread: ThreadId) -> Result<Snapshot, StoreError> {
@@ -140,7 +169,7 @@ impl Engine {
         })
     }
 
-    fn arbitrate_locked(
+    async fn arbitrate_locked(
         &self,
         thread: ThreadId,
         reason: &str,
@@ -178,12 +207,16 @@ impl Engine {
             DriveStep::Wake if !snap.has_work => Ok(DriveOutcome::NotHandled {
                 refusal: DriveRefusal::NoWork,
             }),
-            DriveStep::Wake => self.admit_and_start(&snap.thread, reason),
-            DriveStep::AskPolicies => self.ask_policies(&snap.thread, reason),
+            DriveStep::Wake => self.admit_and_start(&snap.thread, reason).await,
+            DriveStep::AskPolicies => self.ask_policies(&snap.thread, reason).await,
         }
     }
 
-    fn ask_policies(&self, thread: &Thread, reason: &str) -> Result<DriveOutcome, EngineError> {
+    async fn ask_policies(
+        &self,
+        thread: &Thread,
+        reason: &str,
+    ) -> Result<DriveOutcome, EngineError> {
         let no_work = Ok(DriveOutcome::NotHandled {
             refusal: DriveRefusal::NoWork,
         });
@@ -259,7 +292,7 @@ impl Engine {
                     self.remember(dedupe);
                     let snap = self.snapshot(thread.id)?;
                     return if snap.drive.has_runnable_inbox {
-                        self.admit_and_start(&snap.thread, reason)
+                        self.admit_and_start(&snap.thread, reason).await
                     } else {
                         no_work
                     };
@@ -277,32 +310,16 @@ impl Engine {
             .insert(key);
     }
 
-    fn admit_and_start(&self, thread: &Thread, reason: &str) -> Result<DriveOutcome, EngineError> {
-        let store = &self.inner.store;
-        let ctx = AdmissionContext {
-            thread,
-            store,
-            live_runs: self.inner.live.len(),
-            reason,
-        };
-        for check in &self.inner.ext.admission {
-            match check.check(&ctx) {
-                Admission::Admit => {}
-                Admission::Refuse(cause) => {
-                    store.write(|tx| tx.record_refusal(thread.id, check.name(), &cause, false))?;
-                    return Ok(DriveOutcome::Refused {
-                        check: check.name().to_string(),
-                        cause,
-                    });
-                }
-                Admission::Queue(cause) => {
-                    store.write(|tx| tx.record_refusal(thread.id, check.name(), &cause, true))?;
-                    return Ok(DriveOutcome::Queued {
-                        check: check.name().to_string(),
-                        cause,
-                    });
-                }
-            }
+    async fn admit_and_start(
+        &self,
+        thread: &Thread,
+        reason: &str,
+    ) -> Result<DriveOutcome, EngineError> {
+        // Counted as live from the admission on, so checks that cap the running runs see the
+        // starts still waiting for their commit.
+        let starting = Starting::new(&self.inner.starting);
+        if let Some(refused) = self.admit(thread, reason)? {
+            return Ok(refused);
         }
         let new_run = NewRun {
             thread_id: thread.id,
@@ -310,7 +327,13 @@ impl Engine {
             owner_pid: std::process::id(),
             owner_boot: self.inner.config.boot_id.clone(),
         };
-        let run = match store.write(|tx| tx.start_run(&new_run)) {
+        // Queued to the writer, so the starts of many threads woken at once share a commit.
+        let started = self
+            .inner
+            .store
+            .write_async(move |tx| tx.start_run(&new_run))
+            .await;
+        let run = match started {
             Ok(run) => run,
             Err(StoreError::Busy(..)) => {
                 return Ok(DriveOutcome::NotHandled {
@@ -321,9 +344,42 @@ impl Engine {
         };
         let live = Arc::new(LiveRun::new(run.id, thread.id, run.generation, reason));
         self.inner.live.insert(live.clone());
+        drop(starting);
         let engine = self.clone();
         self.inner.tasks.spawn(run_loop::run(engine, live));
         Ok(DriveOutcome::Started { run_id: run.id })
+    }
+
+    /// The admission checks, in order; the first that does not admit answers.
+    fn admit(&self, thread: &Thread, reason: &str) -> Result<Option<DriveOutcome>, EngineError> {
+        let store = &self.inner.store;
+        let ctx = AdmissionContext {
+            thread,
+            store,
+            // Not counting this start itself.
+            live_runs: self.live_runs().saturating_sub(1),
+            reason,
+        };
+        for check in &self.inner.ext.admission {
+            match check.check(&ctx) {
+                Admission::Admit => {}
+                Admission::Refuse(cause) => {
+                    store.write(|tx| tx.record_refusal(thread.id, check.name(), &cause, false))?;
+                    return Ok(Some(DriveOutcome::Refused {
+                        check: check.name().to_string(),
+                        cause,
+                    }));
+                }
+                Admission::Queue(cause) => {
+                    store.write(|tx| tx.record_refusal(thread.id, check.name(), &cause, true))?;
+                    return Ok(Some(DriveOutcome::Queued {
+                        check: check.name().to_string(),
+                        cause,
+                    }));
+                }
+            }
+        }
+        Ok(None)
     }
 
     /// Retry the wakes admission checks queued (called when a run ends and capacity frees up).
@@ -337,7 +393,7 @@ impl Engine {
             return;
         };
         for t in queued {
-            if let Err(e) = self.request_drive(t, "queued", false).await {
+            if let Err(e) = self.request_drive_boxed(t, "queued").await {
                 tracing::warn!(thread = %t, error = %e, "queued wake failed");
             }
         }

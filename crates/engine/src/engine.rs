@@ -60,6 +60,8 @@ pub(crate) struct Inner {
     pub ext: Extensions,
     pub config: EngineConfig,
     pub live: LiveSet,
+    /// Runs admitted whose start is still being committed.
+    pub starting: std::sync::atomic::AtomicUsize,
     pub drive_locks: DriveLocks,
     /// Continuation dedupe keys already persisted; receipts make this safe to lose.
     pub dedupe: Mutex<HashSet<(ThreadId, String)>>,
@@ -125,6 +127,7 @@ impl EngineBuilder {
                 ext: self.ext,
                 config: self.config,
                 live: LiveSet::default(),
+                starting: Default::default(),
                 drive_locks: DriveLocks::default(),
                 dedupe: Mutex::new(HashSet::new()),
                 stream: broadcast::channel(4096).0,
@@ -198,8 +201,13 @@ impl Engine {
         self.inner.live.get(thread).is_some()
     }
 
+    /// Runs running, and runs admitted whose start is being committed.
     pub fn live_runs(&self) -> usize {
         self.inner.live.len()
+            + self
+                .inner
+                .starting
+                .load(std::sync::atomic::Ordering::Acquire)
     }
 
     /// Wait until the thread has no live loop (a run that starts another on release is followed).

@@ -100,7 +100,7 @@ pub(crate) async fn run(engine: Engine, live: Arc<LiveRun>) {
     // release drive has decided whether another run follows.
     live.mark_ended();
     if !engine.is_draining()
-        && let Err(e) = engine.request_drive(live.thread_id, "release", false).await
+        && let Err(e) = engine.request_drive_boxed(live.thread_id, "release").await
     {
         tracing::warn!(thread = %live.thread_id, error = %e, "release drive failed");
     }

@@ -566,3 +566,109 @@ async fn a_message_observer_sees_every_message_in_its_transaction() {
         );
     }
 }
+
+/// Hold the store's write lock on another thread until the returned sender is dropped or sent
+/// to; answers once the lock is held.
+fn hold_writes(store: &Store) -> (std::sync::mpsc::Sender<()>, std::thread::JoinHandle<()>) {
+    let (held, is_held) = std::sync::mpsc::channel();
+    let (release, released) = std::sync::mpsc::channel::<()>();
+    let store = store.clone();
+    let holder = std::thread::spawn(move || {
+        store
+            .write(|_| {
+                held.send(()).unwrap();
+                let _ = released.recv();
+                Ok(())
+            })
+            .unwrap();
+    });
+    is_held.recv().unwrap();
+    (release, holder)
+}
+
+/// `n` threads with a task each in their inbox, not yet woken; each run hangs in its model call.
+fn threads_with_tasks(h: &support::Harness, n: usize) -> Vec<troupe_core::ThreadId> {
+    (0..n)
+        .map(|i| {
+            h.provider.push(Reply::Hang {
+                partial: String::new(),
+                started: Arc::new(Notify::new()),
+            });
+            let t = h.thread(Interaction::Interactive);
+            h.engine
+                .store()
+                .write(|tx| tx.deliver(t, &Delivery::user_task(format!("task {i}"))))
+                .unwrap();
+            t
+        })
+        .collect()
+}
+
+/// Wake every thread at once, answering once each start is queued behind the held writer.
+async fn wake_all_queued(
+    h: &support::Harness,
+    threads: &[troupe_core::ThreadId],
+    queued: usize,
+) -> Vec<tokio::task::JoinHandle<DriveOutcome>> {
+    let drives: Vec<_> = threads
+        .iter()
+        .map(|&t| {
+            let engine = h.engine.clone();
+            tokio::spawn(async move { engine.request_drive(t, "test", false).await.unwrap() })
+        })
+        .collect();
+    // A start written with a plain write would block its worker on the lock instead, and the
+    // count would never be reached.
+    // (The deadline is read by hand: blocked workers would not drive tokio's timer.)
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    while h.engine.store().pending_writes() < queued {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the starts wait for the group commit"
+        );
+        tokio::task::yield_now().await;
+    }
+    drives
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn threads_woken_at_once_queue_their_starts_for_one_commit() {
+    let h = build(vec![], |b| b);
+    let threads = threads_with_tasks(&h, 5);
+    let (release, holder) = hold_writes(h.engine.store());
+    // All five starts wait in the writer's queue at once, so its next batch takes them all.
+    let drives = wake_all_queued(&h, &threads, 5).await;
+    assert_eq!(h.engine.live_runs(), 5, "admitted starts count as live");
+    release.send(()).unwrap();
+    holder.join().unwrap();
+    for d in drives {
+        assert!(d.await.unwrap().started().is_some());
+    }
+    assert_eq!(h.engine.live_runs(), 5);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_cap_on_live_runs_counts_the_starts_still_committing() {
+    let h = build(vec![], |b| b.admission(Arc::new(Cap(2))));
+    let threads = threads_with_tasks(&h, 5);
+    let (release, holder) = hold_writes(h.engine.store());
+    // Two starts queue behind the held write; the other three are refused a slot meanwhile
+    // (their refusals are plain writes that wait for the lock too).
+    let drives = wake_all_queued(&h, &threads, 2).await;
+    release.send(()).unwrap();
+    holder.join().unwrap();
+    let mut started = 0;
+    let mut queued = 0;
+    for d in drives {
+        match d.await.unwrap() {
+            DriveOutcome::Started { .. } => started += 1,
+            DriveOutcome::Queued { check, .. } => {
+                assert_eq!(check, "work_slots");
+                queued += 1;
+            }
+            other => panic!("unexpected outcome {other:?}"),
+        }
+    }
+    assert_eq!((started, queued), (2, 3));
+    assert_eq!(h.engine.live_runs(), 2);
+}

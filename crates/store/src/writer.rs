@@ -69,7 +69,6 @@ impl Writer {
     }
 }
 
-#[cfg(test)]
 impl Writer {
     /// Jobs submitted whose batch has not yet taken the writer lock.
     pub(crate) fn queued(&self) -> usize {
@@ -90,6 +89,12 @@ impl Drop for Writer {
 }
 
 impl Store {
+    /// Writes queued with [`Store::write_async`] that wait for the writer (a batch not yet
+    /// begun): what a caller can wait on to know its writes will share a commit.
+    pub fn pending_writes(&self) -> usize {
+        self.inner.writer.get().map_or(0, Writer::queued)
+    }
+
     /// Run `f` in a write transaction shared with other queued writes, committed by the store's
     /// writer thread; resolves only once that transaction has committed (an `Err` from `f`
     /// undoes only `f`'s changes). Events `f` appends are published after commit, in id order.
