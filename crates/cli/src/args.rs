@@ -29,6 +29,7 @@ pub enum Command {
     Exec(ExecArgs),
     Serve(ServeArgs),
     Pipeline(crate::pipeline_args::PipelineArgs),
+    Bench(crate::golden::args::BenchArgs),
 }
 
 /// Run the daemon: the HTTP API under /v1, live events over SSE, and the web page at /.

@@ -5,6 +5,7 @@ pub mod config;
 pub mod ending;
 pub mod exec;
 pub mod feed;
+pub mod golden;
 pub mod paths;
 pub mod pipeline;
 pub mod pipeline_args;

@@ -19,6 +19,7 @@ mod runs;
 mod stats;
 mod tasks;
 mod threads;
+mod usage;
 mod workflow_terminals;
 mod writer;
 
@@ -38,6 +39,7 @@ pub use runs::{NewRun, RunRecord};
 pub use stats::StoreStats;
 pub use tasks::{NewTask, TaskEdit, TaskId, TaskRecord, TaskRole, TaskStatus};
 pub use threads::NewThread;
+pub use usage::UsageTotals;
 pub use workflow_terminals::{NewWorkflowTerminal, WorkflowTerminal};
 
 use rusqlite::{Connection, OpenFlags};
