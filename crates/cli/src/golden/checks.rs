@@ -118,7 +118,7 @@ async fn command(ws: &Path, run: &str, want: i32, limit: Duration) -> Result<(),
         .map_err(|e| format!("cannot run `{run}`: {e}"))?;
     let out = match tokio::time::timeout(limit, child.wait_with_output()).await {
         Ok(out) => out.map_err(|e| format!("`{run}`: {e}"))?,
-        Err(_) => return Err(format!("`{run}` did not finish in {}s", limit.as_secs())),
+        Err(_) => return Err(format!("did not finish in {}s", limit.as_secs())),
     };
     let code = out.status.code();
     if code == Some(want) {
@@ -134,7 +134,7 @@ async fn command(ws: &Path, run: &str, want: i32, limit: Duration) -> Result<(),
         .collect::<Vec<_>>()
         .join(" | ");
     Err(format!(
-        "`{run}` exited {} (wanted {want}): {tail}",
+        "exited {}: {tail}",
         code.map_or("by a signal".into(), |c| c.to_string())
     ))
 }

@@ -262,20 +262,12 @@ fn quiet(seen: &Seen, started: Instant, sent_ms: u64) -> bool {
     started.elapsed().as_millis() as u64 > last + 1500
 }
 
+/// The Bot is working, or a Light Loop is still on (between its turns, or while its reviewer
+/// runs) and not paused.
 async fn running(daemon: &Daemon, session: i64) -> Result<bool> {
     let s = daemon.get(&format!("/v1/sessions/{session}")).await?;
-    let workflow_busy = s["workflow"]["kind"].as_str() == Some("lightloop")
-        && s["paused"].is_null()
-        && !matches!(
-            daemon
-                .get(&format!("/v1/sessions/{session}/workflow"))
-                .await
-                .ok()
-                .and_then(|w| w["phase"].as_str().map(str::to_string))
-                .as_deref(),
-            Some("approved") | Some("failed") | Some("cancelled") | None
-        );
-    Ok(s["running"].as_bool().unwrap_or(false) || workflow_busy)
+    let loop_on = s["workflow"]["kind"].as_str() == Some("lightloop") && s["paused"].is_null();
+    Ok(s["running"].as_bool().unwrap_or(false) || loop_on)
 }
 
 async fn stop_turn(daemon: &Daemon, session: i64) -> Result<()> {
