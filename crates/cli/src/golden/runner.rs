@@ -262,12 +262,22 @@ fn quiet(seen: &Seen, started: Instant, sent_ms: u64) -> bool {
     started.elapsed().as_millis() as u64 > last + 1500
 }
 
-/// The Bot is working, or a Light Loop is still on (between its turns, or while its reviewer
-/// runs) and not paused.
+/// The Bot is working, a child task it started is queued or running (its result will wake the
+/// Bot), or a Light Loop is still on (between its turns, or while its reviewer runs) and not
+/// paused.
 async fn running(daemon: &Daemon, session: i64) -> Result<bool> {
     let s = daemon.get(&format!("/v1/sessions/{session}")).await?;
     let loop_on = s["workflow"]["kind"].as_str() == Some("lightloop") && s["paused"].is_null();
-    Ok(s["running"].as_bool().unwrap_or(false) || loop_on)
+    if s["running"].as_bool().unwrap_or(false) || loop_on {
+        return Ok(true);
+    }
+    let tasks = daemon
+        .get(&format!("/v1/tasks?parent_session={session}"))
+        .await?;
+    Ok(tasks.as_array().is_some_and(|ts| {
+        ts.iter()
+            .any(|t| matches!(t["status"].as_str(), Some("queued" | "running")))
+    }))
 }
 
 async fn stop_turn(daemon: &Daemon, session: i64) -> Result<()> {
