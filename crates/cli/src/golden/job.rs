@@ -17,7 +17,10 @@ pub struct JobFile {
     #[serde(default)]
     pub workflow: Option<Workflow>,
     #[serde(default)]
+    pub blueprint: Option<Blueprint>,
+    #[serde(default)]
     pub limits: Limits,
+    #[serde(default)]
     pub lines: Vec<Line>,
     pub checks: Vec<Check>,
 }
@@ -28,6 +31,16 @@ pub struct Workflow {
     pub kind: String,
     #[serde(default)]
     pub instructions: Option<String>,
+    #[serde(default)]
+    pub max_iterations: Option<u32>,
+}
+
+/// A Blueprint the person writes under Plan and hands to a BlueprintLoop before any line.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Blueprint {
+    pub title: String,
+    pub body: String,
     #[serde(default)]
     pub max_iterations: Option<u32>,
 }
@@ -201,8 +214,18 @@ fn validate(f: &JobFile) -> Result<()> {
     if f.title.trim().is_empty() || f.title.contains('\n') {
         bail!("title must be one non-empty line");
     }
-    if f.lines.is_empty() {
-        bail!("a job needs at least one [[lines]] entry");
+    if f.lines.is_empty() && f.blueprint.is_none() {
+        bail!("a job needs at least one [[lines]] entry (or a [blueprint])");
+    }
+    if let Some(b) = &f.blueprint {
+        if b.title.trim().is_empty() || b.body.trim().is_empty() {
+            bail!("a blueprint needs a title and a body");
+        }
+        if f.workflow.is_some() {
+            bail!(
+                "a job with a [blueprint] runs a BlueprintLoop; it cannot also name a [workflow]"
+            );
+        }
     }
     if f.lines.iter().any(|l| l.body.trim().is_empty()) {
         bail!("a line's body must not be empty");

@@ -177,6 +177,7 @@ async fn drive(
             .await?;
     }
     let seen = Arc::new(Seen::default());
+    let blueprint = job.file.blueprint.as_ref();
     let reader = {
         let (seen, events) = (seen.clone(), daemon.events(session).await?);
         let live = live.clone();
@@ -205,7 +206,15 @@ async fn drive(
     let limits = job.file.limits;
     let wall = Duration::from_secs(limits.wall_secs);
     let mut limit_hit = None;
+    if let Some(b) = blueprint {
+        start_blueprint_loop(daemon, session, b).await?;
+        let sent_ms = started.elapsed().as_millis() as u64;
+        limit_hit = wait_idle(daemon, session, &seen, started, sent_ms, limits).await?;
+    }
     for line in &job.file.lines {
+        if limit_hit.is_some() {
+            break;
+        }
         let effects_before = seen.effects_started.load(Ordering::Acquire);
         daemon
             .post(
@@ -214,46 +223,116 @@ async fn drive(
             )
             .await?;
         let sent_ms = started.elapsed().as_millis() as u64;
-        loop {
-            tokio::time::sleep(Duration::from_millis(250)).await;
-            if started.elapsed() > wall {
-                limit_hit = Some(format!("wall-clock limit of {}s reached", limits.wall_secs));
-            } else if seen.model_calls.load(Ordering::Acquire) >= limits.model_calls
-                && running(daemon, session).await?
-            {
-                limit_hit = Some(format!(
-                    "model-call limit of {} reached",
-                    limits.model_calls
-                ));
-            }
+        if line.after == After::EffectStarted {
+            limit_hit = wait_effect(
+                daemon,
+                session,
+                &seen,
+                effects_before,
+                started,
+                sent_ms,
+                wall,
+            )
+            .await?;
             if limit_hit.is_some() {
-                stop_turn(daemon, session).await?;
                 break;
             }
-            match line.after {
-                After::EffectStarted => {
-                    if seen.effects_started.load(Ordering::Acquire) > effects_before {
-                        stop_turn(daemon, session).await?;
-                        wait_not_running(daemon, session, started, wall).await?;
-                        break;
-                    }
-                    if !running(daemon, session).await? && quiet(&seen, started, sent_ms) {
-                        bail!("the Bot's turn ended before any tool call with an effect started");
-                    }
-                }
-                After::Idle => {
-                    if !running(daemon, session).await? && quiet(&seen, started, sent_ms) {
-                        break;
-                    }
-                }
-            }
         }
-        if limit_hit.is_some() {
-            break;
-        }
+        limit_hit = wait_idle(daemon, session, &seen, started, sent_ms, limits).await?;
     }
     reader.abort();
     Ok((ws, limit_hit))
+}
+
+/// Wait until a tool call with an effect starts after the line, then press Stop; answers why the
+/// job cannot go on when none does.
+async fn wait_effect(
+    daemon: &Daemon,
+    session: i64,
+    seen: &Seen,
+    before: u64,
+    started: Instant,
+    sent_ms: u64,
+    wall: Duration,
+) -> Result<Option<String>> {
+    while seen.effects_started.load(Ordering::Acquire) <= before {
+        if started.elapsed() > wall {
+            return Ok(Some(
+                "wall-clock limit reached before a tool call with an effect started".into(),
+            ));
+        }
+        if !running(daemon, session).await? && quiet(seen, started, sent_ms) {
+            return Ok(Some(
+                "the Bot ended its turn before any tool call with an effect started, so there \
+                 was nothing to stop"
+                    .into(),
+            ));
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    stop_turn(daemon, session).await?;
+    wait_not_running(daemon, session, started, wall).await?;
+    Ok(None)
+}
+
+/// Plan on, the Blueprint written in the conversation, then a BlueprintLoop on it, as a person
+/// would from the page.
+async fn start_blueprint_loop(
+    daemon: &Daemon,
+    session: i64,
+    b: &super::job::Blueprint,
+) -> Result<()> {
+    daemon
+        .post(
+            &format!("/v1/sessions/{session}/workflow"),
+            json!({"kind": "plan"}),
+        )
+        .await?;
+    let note = daemon
+        .post(
+            "/v1/notes",
+            json!({"kind": "blueprint", "title": b.title, "body": b.body, "session_id": session}),
+        )
+        .await?;
+    let mut body = json!({"session_id": session, "note_id": note["id"]});
+    if let Some(m) = b.max_iterations {
+        body["max_iterations"] = json!(m);
+    }
+    daemon.post("/v1/blueprint-loops", body).await?;
+    Ok(())
+}
+
+/// Wait until the Bot is idle, or a limit is reached (the turn is then stopped).
+async fn wait_idle(
+    daemon: &Daemon,
+    session: i64,
+    seen: &Seen,
+    started: Instant,
+    sent_ms: u64,
+    limits: super::job::Limits,
+) -> Result<Option<String>> {
+    loop {
+        tokio::time::sleep(Duration::from_millis(250)).await;
+        let hit = if started.elapsed() > Duration::from_secs(limits.wall_secs) {
+            Some(format!("wall-clock limit of {}s reached", limits.wall_secs))
+        } else if seen.model_calls.load(Ordering::Acquire) >= limits.model_calls
+            && running(daemon, session).await?
+        {
+            Some(format!(
+                "model-call limit of {} reached",
+                limits.model_calls
+            ))
+        } else {
+            None
+        };
+        if hit.is_some() {
+            stop_turn(daemon, session).await?;
+            return Ok(hit);
+        }
+        if !running(daemon, session).await? && quiet(seen, started, sent_ms) {
+            return Ok(None);
+        }
+    }
 }
 
 /// No event for a moment: a workflow's next turn, if any, would have started by now.
@@ -270,6 +349,15 @@ async fn running(daemon: &Daemon, session: i64) -> Result<bool> {
     let loop_on = s["workflow"]["kind"].as_str() == Some("lightloop") && s["paused"].is_null();
     if s["running"].as_bool().unwrap_or(false) || loop_on {
         return Ok(true);
+    }
+    if s["paused"].is_null() {
+        let loops = daemon.get("/v1/blueprint-loops?active=true").await?;
+        if loops
+            .as_array()
+            .is_some_and(|ls| ls.iter().any(|l| l["session_id"].as_i64() == Some(session)))
+        {
+            return Ok(true);
+        }
     }
     let tasks = daemon
         .get(&format!("/v1/tasks?parent_session={session}"))
