@@ -19,6 +19,8 @@ pub struct JobFile {
     #[serde(default)]
     pub blueprint: Option<Blueprint>,
     #[serde(default)]
+    pub pipeline: Option<Pipeline>,
+    #[serde(default)]
     pub limits: Limits,
     #[serde(default)]
     pub lines: Vec<Line>,
@@ -43,6 +45,20 @@ pub struct Blueprint {
     pub body: String,
     #[serde(default)]
     pub max_iterations: Option<u32>,
+}
+
+/// A pipeline run (`troupe pipeline run`, a person's way to run one) on the fixture made a git
+/// checkout, instead of a conversation.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Pipeline {
+    /// The workflow's name in the definitions.
+    pub workflow: String,
+    /// The definitions folder, relative to the job directory.
+    pub defs: String,
+    /// Values laid over every branch's requirements (`--set KEY=VALUE`).
+    #[serde(default)]
+    pub set: std::collections::BTreeMap<String, toml::Value>,
 }
 
 #[derive(Debug, Clone, Copy, Deserialize)]
@@ -196,6 +212,11 @@ pub fn load(dir: &Path) -> Result<Job> {
     if !dir.join("fixture").is_dir() {
         bail!("job {id}: {} has no fixture/ directory", dir.display());
     }
+    if let Some(p) = &file.pipeline
+        && !dir.join(&p.defs).is_dir()
+    {
+        bail!("job {id}: the pipeline definitions {} are missing", p.defs);
+    }
     for c in &file.checks {
         if let Check::JsonSchema { schema, .. } = c
             && !dir.join(schema).is_file()
@@ -214,8 +235,11 @@ fn validate(f: &JobFile) -> Result<()> {
     if f.title.trim().is_empty() || f.title.contains('\n') {
         bail!("title must be one non-empty line");
     }
-    if f.lines.is_empty() && f.blueprint.is_none() {
-        bail!("a job needs at least one [[lines]] entry (or a [blueprint])");
+    if f.lines.is_empty() && f.blueprint.is_none() && f.pipeline.is_none() {
+        bail!("a job needs at least one [[lines]] entry (or a [blueprint] or a [pipeline])");
+    }
+    if f.pipeline.is_some() && (!f.lines.is_empty() || f.workflow.is_some() || f.blueprint.is_some()) {
+        bail!("a [pipeline] job has no lines, workflow or blueprint: the pipeline is the whole job");
     }
     if let Some(b) = &f.blueprint {
         if b.title.trim().is_empty() || b.body.trim().is_empty() {
