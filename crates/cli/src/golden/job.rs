@@ -238,8 +238,12 @@ fn validate(f: &JobFile) -> Result<()> {
     if f.lines.is_empty() && f.blueprint.is_none() && f.pipeline.is_none() {
         bail!("a job needs at least one [[lines]] entry (or a [blueprint] or a [pipeline])");
     }
-    if f.pipeline.is_some() && (!f.lines.is_empty() || f.workflow.is_some() || f.blueprint.is_some()) {
-        bail!("a [pipeline] job has no lines, workflow or blueprint: the pipeline is the whole job");
+    if f.pipeline.is_some()
+        && (!f.lines.is_empty() || f.workflow.is_some() || f.blueprint.is_some())
+    {
+        bail!(
+            "a [pipeline] job has no lines, workflow or blueprint: the pipeline is the whole job"
+        );
     }
     if let Some(b) = &f.blueprint {
         if b.title.trim().is_empty() || b.body.trim().is_empty() {

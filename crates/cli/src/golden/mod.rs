@@ -5,6 +5,7 @@ pub mod args;
 pub mod checks;
 pub mod daemon;
 pub mod job;
+pub mod pipeline_job;
 pub mod progress;
 pub mod proxy;
 pub mod report;

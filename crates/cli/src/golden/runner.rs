@@ -90,6 +90,8 @@ pub fn write_config(job: &Job, model: &Model, proxy_url: Option<&str>, path: &Pa
             }
             t
         }
+        // A pipeline's scripted operators are named on its command line.
+        Model::Scripts(_) if job.file.pipeline.is_some() => String::new(),
         Model::Scripts(set) => {
             let mut t = String::new();
             let mut roles = String::from("\n[roles]\n");
@@ -141,6 +143,16 @@ pub async fn run_job(
     let (data, config) = (dir.join("data"), dir.join("config.toml"));
     write_config(job, model, proxy_url, &config)?;
     let started = Instant::now();
+    if let Some(p) = &job.file.pipeline {
+        let ws = dir.join("source");
+        let limit_hit =
+            super::pipeline_job::run(job, p, model, proxy_url, dir, &ws, &data, &config, live)
+                .await?;
+        let wall_ms = started.elapsed().as_millis() as u64;
+        let verdicts = checks::run_all(job, &ws).await;
+        let usage = usage_of(&data)?;
+        return Ok((verdicts, limit_hit, wall_ms, usage));
+    }
     let daemon = Daemon::start(&data, &config, &dir.join("daemon.log")).await?;
     let outcome = drive(job, &daemon, started, live).await;
     // Stopped before the checks, so nothing the Bot runs can change the workspace meanwhile.
@@ -148,10 +160,17 @@ pub async fn run_job(
     let wall_ms = started.elapsed().as_millis() as u64;
     let (ws, limit_hit) = outcome?;
     let verdicts = checks::run_all(job, &ws).await;
-    let store =
-        troupe_store::Store::open(data.join("troupe.db"), Arc::new(troupe_core::SystemClock))?;
-    let usage = store.read(|tx| tx.usage_totals())?;
-    Ok((verdicts, limit_hit, wall_ms, usage))
+    Ok((verdicts, limit_hit, wall_ms, usage_of(&data)?))
+}
+
+/// What the job's model calls and tools cost, from the data dir's store.
+fn usage_of(data: &Path) -> Result<UsageTotals> {
+    let db = data.join("troupe.db");
+    if !db.exists() {
+        return Ok(UsageTotals::default());
+    }
+    let store = troupe_store::Store::open(db, Arc::new(troupe_core::SystemClock))?;
+    Ok(store.read(|tx| tx.usage_totals())?)
 }
 
 /// Open the conversation, lay the fixture in, send the lines; answers the workspace and which
@@ -244,8 +263,8 @@ async fn drive(
     Ok((ws, limit_hit))
 }
 
-/// Wait until a tool call with an effect starts after the line, then press Stop; answers why the
-/// job cannot go on when none does.
+/// Wait until a tool call with an effect starts after the line, then press Stop; if the turn ends
+/// first there is nothing to stop. Answers a limit reached meanwhile.
 async fn wait_effect(
     daemon: &Daemon,
     session: i64,
@@ -261,12 +280,9 @@ async fn wait_effect(
                 "wall-clock limit reached before a tool call with an effect started".into(),
             ));
         }
+        // Nothing to stop: the next line goes as it would after the Bot's answer.
         if !running(daemon, session).await? && quiet(seen, started, sent_ms) {
-            return Ok(Some(
-                "the Bot ended its turn before any tool call with an effect started, so there \
-                 was nothing to stop"
-                    .into(),
-            ));
+            return Ok(None);
         }
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
