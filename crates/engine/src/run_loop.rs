@@ -300,6 +300,7 @@ async fn drive_loop(engine: &Engine, live: &Arc<LiveRun>) -> Result<EndReason, L
             endpoint: model.provider.endpoint().to_string(),
             model: model.provider.model().to_string(),
             input_tokens: usage.input_tokens,
+            cached_input_tokens: usage.cached_input_tokens,
             output_tokens: usage.output_tokens,
             latency_ms,
             attempts: outcome.attempts,

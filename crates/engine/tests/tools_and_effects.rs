@@ -210,6 +210,10 @@ async fn a_failed_model_call_fails_the_run_says_why_and_leaves_the_thread_usable
             .unwrap()
             .contains("connection refused")
     );
+    assert_eq!(
+        calls[0].cached_input_tokens, 0,
+        "a failed call used no tokens"
+    );
     // The next line works and the failure text is not fed back to the model.
     h.engine
         .deliver(t, Delivery::user_task("try again"))
@@ -252,6 +256,15 @@ async fn a_failed_attempt_is_recorded_even_when_the_retry_succeeds() {
     assert_eq!(calls[0].error, None);
     assert_eq!(calls[0].attempt_errors.len(), 1);
     assert!(calls[0].attempt_errors[0].contains("stream dropped"));
+    // The usage of the attempt that answered, cached part included.
+    assert_eq!(
+        (
+            calls[0].input_tokens,
+            calls[0].cached_input_tokens,
+            calls[0].output_tokens
+        ),
+        (10, 4, 5)
+    );
 }
 
 #[tokio::test]

@@ -164,8 +164,9 @@ fn stop_reason(s: &str) -> FinishReason {
     }
 }
 
+/// Anthropic's `input_tokens` leaves out the prompt tokens read from or written to its cache;
+/// they are added here so `Usage::input_tokens` is always the whole prompt.
 fn input_tokens(u: &Value) -> u64 {
-    // Cached prompt tokens are still input; count them.
     [
         "input_tokens",
         "cache_creation_input_tokens",
@@ -174,6 +175,11 @@ fn input_tokens(u: &Value) -> u64 {
     .iter()
     .filter_map(|k| u.get(*k).and_then(Value::as_u64))
     .sum()
+}
+
+/// The part of `input_tokens` served from the cache: Anthropic's cache reads.
+fn cached_input_tokens(u: &Value) -> Option<u64> {
+    u.get("cache_read_input_tokens").and_then(Value::as_u64)
 }
 
 /// Map an `error` event / body (`{"type":"error","error":{"type":..,"message":..}}`).
@@ -257,6 +263,7 @@ fn parse_full(
         tool_calls,
         usage: Usage {
             input_tokens: input_tokens(&usage),
+            cached_input_tokens: cached_input_tokens(&usage).unwrap_or(0),
             output_tokens: usage
                 .get("output_tokens")
                 .and_then(Value::as_u64)
@@ -322,6 +329,7 @@ impl StreamHandler for Assembler<'_> {
             "message_start" => {
                 if let Some(u) = v.get("message").and_then(|m| m.get("usage")) {
                     self.usage.input_tokens = input_tokens(u);
+                    self.usage.cached_input_tokens = cached_input_tokens(u).unwrap_or(0);
                     if let Some(o) = u.get("output_tokens").and_then(Value::as_u64) {
                         self.usage.output_tokens = o;
                     }
@@ -406,6 +414,9 @@ impl StreamHandler for Assembler<'_> {
                     let i = input_tokens(u);
                     if i > 0 {
                         self.usage.input_tokens = i;
+                    }
+                    if let Some(c) = cached_input_tokens(u) {
+                        self.usage.cached_input_tokens = c;
                     }
                 }
             }

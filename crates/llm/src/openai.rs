@@ -146,6 +146,11 @@ fn usage_of(v: &Value) -> Option<Usage> {
     let n = |k: &str| u.get(k).and_then(Value::as_u64).unwrap_or(0);
     Some(Usage {
         input_tokens: n("prompt_tokens"),
+        cached_input_tokens: u
+            .get("prompt_tokens_details")
+            .and_then(|d| d.get("cached_tokens"))
+            .and_then(Value::as_u64)
+            .unwrap_or(0),
         output_tokens: n("completion_tokens"),
     })
 }

@@ -248,6 +248,7 @@ impl Provider for ScriptedProvider {
             tool_calls,
             usage: Usage {
                 input_tokens: tokens(request_chars(req)),
+                cached_input_tokens: 0,
                 output_tokens: tokens(out_chars),
             },
         })

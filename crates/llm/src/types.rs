@@ -191,13 +191,18 @@ pub struct ToolSpec {
 
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Usage {
+    /// The whole prompt, including any part served from the provider's prompt cache.
     pub input_tokens: u64,
+    /// The part of `input_tokens` the provider served from its prompt cache.
+    #[serde(default)]
+    pub cached_input_tokens: u64,
     pub output_tokens: u64,
 }
 
 impl std::ops::AddAssign for Usage {
     fn add_assign(&mut self, rhs: Usage) {
         self.input_tokens += rhs.input_tokens;
+        self.cached_input_tokens += rhs.cached_input_tokens;
         self.output_tokens += rhs.output_tokens;
     }
 }

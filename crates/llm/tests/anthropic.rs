@@ -53,6 +53,10 @@ async fn streams_text_usage_and_sends_headers() {
     assert_eq!(r.text, "Hi there");
     assert_eq!(r.finish, FinishReason::Stop);
     assert_eq!((r.usage.input_tokens, r.usage.output_tokens), (25, 9));
+    assert_eq!(
+        r.usage.cached_input_tokens, 0,
+        "no cache fields: nothing cached"
+    );
     assert_eq!(text_of(&events), "Hi there");
 
     let rq = &srv.requests()[0];
@@ -69,6 +73,39 @@ async fn streams_text_usage_and_sends_headers() {
         json!([{"role":"user","content":[{"type":"text","text":"hi"}]}])
     );
     assert!(rq.body.get("tools").is_none());
+}
+
+#[tokio::test]
+async fn cache_reads_and_writes_count_as_input_and_reads_as_cached() {
+    let mut evs = text_stream(&["ok"]);
+    evs[0] = json!({"type":"message_start","message":{"id":"m1","type":"message","role":"assistant",
+        "content":[],"model":"claude-x","stop_reason":null,
+        "usage":{"input_tokens":5,"cache_creation_input_tokens":20,"cache_read_input_tokens":100,"output_tokens":1}}});
+    let srv = FakeServer::start(vec![Reply::Sse(anthropic_sse(&evs), End::Close)]).await;
+    let p = build_provider(config(ProviderKind::Anthropic, &srv.base, "claude-x")).unwrap();
+    let r = once(p.as_ref(), &req()).await.0.unwrap();
+    assert_eq!(r.usage.input_tokens, 125);
+    assert_eq!(r.usage.cached_input_tokens, 100);
+    assert_eq!(r.usage.output_tokens, 9);
+}
+
+#[tokio::test]
+async fn cumulative_usage_in_message_delta_wins() {
+    let mut evs = text_stream(&["ok"]);
+    let n = evs.len();
+    evs[n - 2] = json!({"type":"message_delta","delta":{"stop_reason":"end_turn"},
+        "usage":{"input_tokens":3,"cache_creation_input_tokens":0,"cache_read_input_tokens":40,"output_tokens":7}});
+    let srv = FakeServer::start(vec![Reply::Sse(anthropic_sse(&evs), End::Close)]).await;
+    let p = build_provider(config(ProviderKind::Anthropic, &srv.base, "claude-x")).unwrap();
+    let r = once(p.as_ref(), &req()).await.0.unwrap();
+    assert_eq!(
+        (
+            r.usage.input_tokens,
+            r.usage.cached_input_tokens,
+            r.usage.output_tokens
+        ),
+        (43, 40, 7)
+    );
 }
 
 #[tokio::test]
@@ -225,7 +262,8 @@ async fn non_streamed_json_response() {
         "id":"m","type":"message","role":"assistant","model":"claude-x",
         "content":[{"type":"text","text":"Let me run it."},
                    {"type":"tool_use","id":"toolu_9","name":"shell","input":{"command":"pwd"}}],
-        "stop_reason":"tool_use","usage":{"input_tokens":11,"output_tokens":6}
+        "stop_reason":"tool_use",
+        "usage":{"input_tokens":11,"cache_read_input_tokens":30,"output_tokens":6}
     });
     let srv = FakeServer::start(vec![Reply::Json(body)]).await;
     let p = build_provider(config(
@@ -240,7 +278,8 @@ async fn non_streamed_json_response() {
     assert_eq!(r.tool_calls[0].id, "toolu_9");
     assert_eq!(r.tool_calls[0].arguments, r#"{"command":"pwd"}"#);
     assert_eq!(r.finish, FinishReason::ToolCalls);
-    assert_eq!((r.usage.input_tokens, r.usage.output_tokens), (11, 6));
+    assert_eq!((r.usage.input_tokens, r.usage.output_tokens), (41, 6));
+    assert_eq!(r.usage.cached_input_tokens, 30);
     assert_eq!(text_of(&events), "Let me run it.");
 }
 

@@ -60,6 +60,10 @@ async fn streams_text_and_usage() {
     assert_eq!(r.finish, FinishReason::Stop);
     assert_eq!((r.usage.input_tokens, r.usage.output_tokens), (12, 3));
     assert_eq!(
+        r.usage.cached_input_tokens, 0,
+        "no prompt_tokens_details: nothing cached"
+    );
+    assert_eq!(
         events,
         vec![
             StreamEvent::TextDelta("Hel".into()),
@@ -79,6 +83,30 @@ async fn streams_text_and_usage() {
     assert_eq!(b["messages"][1], json!({"role":"user","content":"hi"}));
     assert!(b.get("tools").is_none(), "empty tools must be omitted");
     assert!(b.get("max_tokens").is_none());
+}
+
+#[tokio::test]
+async fn streamed_usage_reports_cached_prompt_tokens() {
+    let srv = FakeServer::start(vec![Reply::Sse(
+        openai_sse(&[
+            text_chunk("ok"),
+            finish_chunk("stop"),
+            json!({"choices":[],"usage":{"prompt_tokens":900,"completion_tokens":2,"total_tokens":902,
+                "prompt_tokens_details":{"cached_tokens":768}}}),
+        ]),
+        End::Close,
+    )])
+    .await;
+    let p = build_provider(config(ProviderKind::OpenAi, &srv.base, "gpt-x")).unwrap();
+    let r = once(p.as_ref(), &simple_request()).await.0.unwrap();
+    assert_eq!(
+        (
+            r.usage.input_tokens,
+            r.usage.cached_input_tokens,
+            r.usage.output_tokens
+        ),
+        (900, 768, 2)
+    );
 }
 
 #[tokio::test]
@@ -180,7 +208,7 @@ async fn plain_json_completion_fallback() {
         "choices":[{"index":0,"message":{"role":"assistant","content":"Sure.",
             "tool_calls":[{"id":"c9","type":"function","function":{"name":"shell","arguments":"{\"command\":\"pwd\"}"}}]},
             "finish_reason":"tool_calls"}],
-        "usage":{"prompt_tokens":7,"completion_tokens":4}
+        "usage":{"prompt_tokens":7,"completion_tokens":4,"prompt_tokens_details":{"cached_tokens":5}}
     });
     let srv = FakeServer::start(vec![Reply::Json(body)]).await;
     let p = build_provider(config(ProviderKind::OpenAi, &srv.base, "gpt-x")).unwrap();
@@ -191,6 +219,7 @@ async fn plain_json_completion_fallback() {
     assert_eq!(r.tool_calls[0].arguments, r#"{"command":"pwd"}"#);
     assert_eq!(r.finish, FinishReason::ToolCalls);
     assert_eq!((r.usage.input_tokens, r.usage.output_tokens), (7, 4));
+    assert_eq!(r.usage.cached_input_tokens, 5);
     assert_eq!(text_of(&events), "Sure.");
 }
 

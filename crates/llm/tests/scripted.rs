@@ -70,6 +70,7 @@ async fn step_selected_by_assistant_count() {
         }]
     );
     assert!(r.usage.input_tokens > 0 && r.usage.output_tokens > 0);
+    assert_eq!(r.usage.cached_input_tokens, 0);
     assert_eq!(events[0], StreamEvent::TextDelta("Let me look.".into()));
     assert_eq!(
         events[1],

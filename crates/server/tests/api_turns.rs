@@ -50,6 +50,10 @@ async fn a_line_gets_a_reply_and_the_turn_shows_its_model_calls() {
     assert_eq!(calls[0]["model"], "s");
     assert!(calls[0]["error"].is_null());
     assert!(calls[0]["output_tokens"].as_u64().unwrap() > 0);
+    assert_eq!(
+        calls[0]["cached_input_tokens"], 0,
+        "the scripted provider has no prompt cache"
+    );
 
     let id = turn["id"].as_i64().unwrap();
     assert_eq!(&app.get(&format!("/v1/turns/{id}")).await.expect(200), turn);

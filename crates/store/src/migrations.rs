@@ -14,6 +14,7 @@ const MIGRATIONS: &[&str] = &[
     include_str!("../migrations/0006_blueprint_loops.sql"),
     include_str!("../migrations/0007_unknown_effect_notes.sql"),
     include_str!("../migrations/0008_loop_guards.sql"),
+    include_str!("../migrations/0009_cached_tokens.sql"),
 ];
 
 pub const KNOWN_VERSION: i64 = MIGRATIONS.len() as i64;

@@ -15,6 +15,8 @@ pub struct ModelCallRecord {
     pub endpoint: String,
     pub model: String,
     pub input_tokens: u64,
+    /// The part of `input_tokens` the provider served from its prompt cache.
+    pub cached_input_tokens: u64,
     pub output_tokens: u64,
     pub latency_ms: u64,
     pub attempts: u32,
@@ -66,9 +68,9 @@ pub const KEPT_CALLS_PER_RUN: i64 = 80;
 impl Tx<'_> {
     pub fn record_model_call(&mut self, thread: ThreadId, c: &ModelCallRecord) -> Result<()> {
         self.exec(
-            "INSERT INTO model_calls (run_id, role, endpoint, model, input_tokens, output_tokens, latency_ms, attempts, error, attempt_errors, started_at)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
-            params![c.run_id.0, c.role, c.endpoint, c.model, c.input_tokens, c.output_tokens, c.latency_ms, c.attempts, c.error, serde_json::to_string(&c.attempt_errors).unwrap_or_else(|_| "[]".into()), c.started_at],
+            "INSERT INTO model_calls (run_id, role, endpoint, model, input_tokens, cached_input_tokens, output_tokens, latency_ms, attempts, error, attempt_errors, started_at)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)",
+            params![c.run_id.0, c.role, c.endpoint, c.model, c.input_tokens, c.cached_input_tokens, c.output_tokens, c.latency_ms, c.attempts, c.error, serde_json::to_string(&c.attempt_errors).unwrap_or_else(|_| "[]".into()), c.started_at],
         )?;
         self.event(
             "model_call",
@@ -81,7 +83,7 @@ impl Tx<'_> {
 
     pub fn model_calls(&self, run: RunId) -> Result<Vec<ModelCallRecord>> {
         let mut stmt = self.conn().prepare_cached(
-            "SELECT run_id, role, endpoint, model, input_tokens, output_tokens, latency_ms, attempts, error, attempt_errors, started_at
+            "SELECT run_id, role, endpoint, model, input_tokens, cached_input_tokens, output_tokens, latency_ms, attempts, error, attempt_errors, started_at
              FROM model_calls WHERE run_id = ?1 ORDER BY id",
         )?;
         let rows = stmt.query_map(params![run.0], |r| {
@@ -91,12 +93,13 @@ impl Tx<'_> {
                 endpoint: r.get(2)?,
                 model: r.get(3)?,
                 input_tokens: r.get(4)?,
-                output_tokens: r.get(5)?,
-                latency_ms: r.get(6)?,
-                attempts: r.get(7)?,
-                error: r.get(8)?,
-                attempt_errors: serde_json::from_str(&r.get::<_, String>(9)?).unwrap_or_default(),
-                started_at: r.get(10)?,
+                cached_input_tokens: r.get(5)?,
+                output_tokens: r.get(6)?,
+                latency_ms: r.get(7)?,
+                attempts: r.get(8)?,
+                error: r.get(9)?,
+                attempt_errors: serde_json::from_str(&r.get::<_, String>(10)?).unwrap_or_default(),
+                started_at: r.get(11)?,
             })
         })?;
         Ok(rows.collect::<Result<_, _>>()?)

@@ -245,3 +245,55 @@ fn stores_opening_a_new_file_at_once_migrate_it_once() {
     let s = Store::open(&path, Arc::new(ManualClock::new(0))).unwrap();
     thread(&s);
 }
+
+fn model_call(run: troupe_core::RunId, cached: u64) -> troupe_store::ModelCallRecord {
+    troupe_store::ModelCallRecord {
+        run_id: run,
+        role: "main".into(),
+        endpoint: "http://127.0.0.1:1/v1".into(),
+        model: "m".into(),
+        input_tokens: 900,
+        cached_input_tokens: cached,
+        output_tokens: 12,
+        latency_ms: 40,
+        attempts: 1,
+        error: None,
+        attempt_errors: Vec::new(),
+        started_at: 1_000,
+    }
+}
+
+#[test]
+fn a_model_call_keeps_its_cached_input_tokens() {
+    let s = store();
+    let t = thread(&s);
+    let r = s.write(|tx| tx.start_run(&new_run(t))).unwrap();
+    let call = model_call(r.id, 768);
+    s.write(|tx| tx.record_model_call(t, &call)).unwrap();
+    assert_eq!(s.read(|tx| tx.model_calls(r.id)).unwrap(), vec![call]);
+}
+
+// Model calls recorded before migration 9 read back with nothing cached.
+#[test]
+fn model_calls_from_before_cached_tokens_read_as_none_cached() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("troupe.db");
+    let run = {
+        let s = Store::open(&path, Arc::new(ManualClock::new(0))).unwrap();
+        let t = thread(&s);
+        let r = s.write(|tx| tx.start_run(&new_run(t))).unwrap();
+        s.write(|tx| tx.record_model_call(t, &model_call(r.id, 5)))
+            .unwrap();
+        r.id
+    };
+    {
+        // Put the file back where migration 8 left it.
+        let c = rusqlite::Connection::open(&path).unwrap();
+        c.execute_batch("ALTER TABLE model_calls DROP COLUMN cached_input_tokens")
+            .unwrap();
+        c.pragma_update(None, "user_version", 8).unwrap();
+    }
+    let s = Store::open(&path, Arc::new(ManualClock::new(0))).unwrap();
+    let calls = s.read(|tx| tx.model_calls(run)).unwrap();
+    assert_eq!(calls, vec![model_call(run, 0)]);
+}

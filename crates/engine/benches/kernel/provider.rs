@@ -84,6 +84,7 @@ impl BenchProvider {
                 }],
                 usage: Usage {
                     input_tokens: 100,
+                    cached_input_tokens: 0,
                     output_tokens: 10,
                 },
                 finish: FinishReason::ToolCalls,
@@ -94,6 +95,7 @@ impl BenchProvider {
                 tool_calls: Vec::new(),
                 usage: Usage {
                     input_tokens: 100,
+                    cached_input_tokens: 0,
                     output_tokens: 1,
                 },
                 finish: FinishReason::Stop,

@@ -73,6 +73,7 @@ fn response(text: String, tool_calls: Vec<ToolCall>) -> ModelResponse {
         tool_calls,
         usage: Usage {
             input_tokens: 10,
+            cached_input_tokens: 4,
             output_tokens: 5,
         },
         finish,

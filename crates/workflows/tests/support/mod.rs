@@ -66,6 +66,7 @@ fn response(text: String, tool_calls: Vec<ToolCall>) -> ModelResponse {
         tool_calls,
         usage: Usage {
             input_tokens: 1,
+            cached_input_tokens: 0,
             output_tokens: 1,
         },
         finish,
