@@ -190,6 +190,7 @@ async fn an_endpoint_is_measured_through_the_proxy_calls_tokens_cost_and_prompt_
     assert_eq!(r["passed"], true, "{r}");
     assert_eq!(r["model_calls"], 2);
     assert_eq!(r["input_tokens"], 200);
+    assert_eq!(r["cached_input_tokens"], 80);
     assert_eq!(r["output_tokens"], 20);
     assert_eq!(r["tool_calls"], 1);
     // 200 input tokens at 2 per million, 20 output tokens at 10 per million.

@@ -10,6 +10,8 @@ pub struct UsageTotals {
     /// Model calls that ended in an error (after their retries).
     pub failed_model_calls: u64,
     pub input_tokens: u64,
+    /// The part of `input_tokens` the providers served from their prompt caches.
+    pub cached_input_tokens: u64,
     pub output_tokens: u64,
     /// Time spent waiting for the model, summed over calls.
     pub model_ms: u64,
@@ -20,9 +22,10 @@ pub struct UsageTotals {
 
 impl Tx<'_> {
     pub fn usage_totals(&self) -> Result<UsageTotals> {
-        let (model_calls, failed, input, output, model_ms) = self.query_one(
+        let (model_calls, failed, input, cached, output, model_ms) = self.query_one(
             "SELECT COUNT(*), COUNT(error), COALESCE(SUM(input_tokens), 0),
-                    COALESCE(SUM(output_tokens), 0), COALESCE(SUM(latency_ms), 0)
+                    COALESCE(SUM(cached_input_tokens), 0), COALESCE(SUM(output_tokens), 0),
+                    COALESCE(SUM(latency_ms), 0)
              FROM model_calls",
             [],
             |r| {
@@ -32,6 +35,7 @@ impl Tx<'_> {
                     r.get::<_, i64>(2)?,
                     r.get::<_, i64>(3)?,
                     r.get::<_, i64>(4)?,
+                    r.get::<_, i64>(5)?,
                 ))
             },
         )?;
@@ -46,6 +50,7 @@ impl Tx<'_> {
             model_calls: n(model_calls),
             failed_model_calls: n(failed),
             input_tokens: n(input),
+            cached_input_tokens: n(cached),
             output_tokens: n(output),
             model_ms: n(model_ms),
             tool_calls: n(tool_calls),

@@ -72,6 +72,10 @@ pub struct GoldenArgs {
     #[arg(long, value_name = "PRICE", requires = "price_in")]
     pub price_out: Option<f64>,
 
+    /// Cap every job's wall-clock limit at this many seconds (for slow local models).
+    #[arg(long, value_name = "SECS", value_parser = clap::value_parser!(u64).range(1..))]
+    pub max_wall_secs: Option<u64>,
+
     /// Plain progress lines even in a terminal.
     #[arg(long)]
     pub plain: bool,

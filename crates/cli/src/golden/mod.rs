@@ -47,6 +47,11 @@ pub async fn golden(a: GoldenArgs) -> Result<u8> {
         }
         jobs.retain(|j| a.jobs.contains(&j.id));
     }
+    if let Some(cap) = a.max_wall_secs {
+        for j in &mut jobs {
+            j.file.limits.wall_secs = j.file.limits.wall_secs.min(cap);
+        }
+    }
     let proxy = match &model {
         Model::Endpoint { base_url, .. } => Some(proxy::Proxy::start(base_url).await?),
         _ => None,

@@ -33,9 +33,9 @@ pub fn markdown(header: &str, results: &[RunResult]) -> String {
     let _ = writeln!(t, "{header}\n");
     let _ = writeln!(
         t,
-        "| job | run | result | model calls | input tokens | output tokens | prompt reuse | wall s | model s | tool calls | commands | cost |"
+        "| job | run | result | model calls | input tokens | cached | output tokens | prompt reuse | wall s | model s | tool calls | commands | cost |"
     );
-    let _ = writeln!(t, "|---|---|---|---|---|---|---|---|---|---|---|---|");
+    let _ = writeln!(t, "|---|---|---|---|---|---|---|---|---|---|---|---|---|");
     for r in results {
         let verdict = match &r.failure {
             None => "pass".to_string(),
@@ -43,12 +43,13 @@ pub fn markdown(header: &str, results: &[RunResult]) -> String {
         };
         let _ = writeln!(
             t,
-            "| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |",
+            "| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |",
             r.job,
             r.run,
             verdict,
             r.usage.model_calls,
             tokens(r.usage.input_tokens),
+            tokens(r.usage.cached_input_tokens),
             tokens(r.usage.output_tokens),
             r.prompt_reuse
                 .as_ref()
@@ -71,10 +72,11 @@ pub fn markdown(header: &str, results: &[RunResult]) -> String {
         });
     let _ = writeln!(
         t,
-        "| **total** | | **{passed}/{} passed** | {} | {} | {} | {} | {} | {} | {} | {} | {} |",
+        "| **total** | | **{passed}/{} passed** | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |",
         results.len(),
         sum(|r| r.usage.model_calls),
         tokens(sum(|r| r.usage.input_tokens)),
+        tokens(sum(|r| r.usage.cached_input_tokens)),
         tokens(sum(|r| r.usage.output_tokens)),
         if bytes > 0 {
             format!("{:.0}%", repeated as f64 * 100.0 / bytes as f64)
