@@ -35,7 +35,8 @@ pub struct Proxy {
 pub struct PromptReuse {
     pub requests: usize,
     pub request_bytes: u64,
-    /// Bytes of each request equal, from its first byte, to some earlier request of the job.
+    /// Bytes of each request (as the model reads it: system prompt, tools, messages) equal, from
+    /// its first byte, to some earlier request of the job.
     pub repeated_prefix_bytes: u64,
     /// The endpoint could not be reached (the first such error).
     pub unreachable: Option<String>,
@@ -91,8 +92,44 @@ impl Drop for Proxy {
     }
 }
 
-/// For each body, the longest prefix it shares with any body before it.
+/// A request as the model reads it, in the order providers render a prompt: the system prompt,
+/// the tool list, then the messages. A JSON body's keys are not in that order (`tools` comes
+/// after `messages`), so comparing raw bodies would count an unchanged tool list as new on every
+/// call. A body that is not such JSON is taken as it is.
+pub fn prompt_text(body: &[u8]) -> Vec<u8> {
+    let Ok(serde_json::Value::Object(req)) = serde_json::from_slice(body) else {
+        return body.to_vec();
+    };
+    let Some(serde_json::Value::Array(messages)) = req.get("messages") else {
+        return body.to_vec();
+    };
+    let mut out = Vec::with_capacity(body.len());
+    let mut push = |v: &serde_json::Value| {
+        out.extend_from_slice(v.to_string().as_bytes());
+        out.push(b'\n');
+    };
+    // Anthropic carries the system prompt beside the messages; OpenAI as the first message.
+    let (system, rest) = match (req.get("system"), messages.split_first()) {
+        (Some(sys), _) => (Some(sys), &messages[..]),
+        (None, Some((first, rest))) if first["role"] == "system" => (Some(first), rest),
+        _ => (None, &messages[..]),
+    };
+    if let Some(sys) = system {
+        push(sys);
+    }
+    if let Some(tools) = req.get("tools") {
+        push(tools);
+    }
+    for m in rest {
+        push(m);
+    }
+    out
+}
+
+/// For each request (as the model reads it), the longest prefix it shares with any request
+/// before it.
 pub fn prompt_reuse(bodies: &[Vec<u8>]) -> PromptReuse {
+    let bodies: Vec<Vec<u8>> = bodies.iter().map(|b| prompt_text(b)).collect();
     let mut out = PromptReuse {
         requests: bodies.len(),
         ..Default::default()
@@ -156,6 +193,24 @@ async fn forward(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_request_is_compared_as_the_model_reads_it_system_tools_then_messages() {
+        let first = br#"{"messages":[{"role":"system","content":"S"},{"role":"user","content":"u"}],"model":"m","tools":[{"name":"t"}]}"#;
+        let second = br#"{"messages":[{"role":"system","content":"S"},{"role":"user","content":"u"},{"role":"assistant","content":"a"}],"model":"m","tools":[{"name":"t"}]}"#;
+        let (a, b) = (prompt_text(first), prompt_text(second));
+        // The whole first prompt (system, tools, the user line) is the second one's prefix.
+        assert!(
+            b.starts_with(&a),
+            "{:?} / {:?}",
+            String::from_utf8_lossy(&a),
+            String::from_utf8_lossy(&b)
+        );
+        let r = prompt_reuse(&[first.to_vec(), second.to_vec()]);
+        assert_eq!(r.repeated_prefix_bytes, a.len() as u64);
+        // Not JSON: compared as bytes.
+        assert_eq!(prompt_text(b"plain"), b"plain");
+    }
 
     #[test]
     fn reuse_counts_each_requests_longest_prefix_shared_with_an_earlier_one() {
