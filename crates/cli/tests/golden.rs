@@ -266,3 +266,59 @@ fn progress_redraws_its_line_in_a_terminal_and_prints_plain_lines_otherwise() {
     assert!(lines[0].contains("running"), "{lines:?}");
     assert!(lines.iter().any(|l| l.contains("pass")), "{lines:?}");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_role_of_the_users_config_file_is_measured_through_the_proxy() {
+    let root = tempfile::tempdir().unwrap();
+    let jobs = hello_job(root.path());
+    let url = fake_model().await;
+    let config = root.path().join("config.toml");
+    std::fs::write(
+        &config,
+        format!(
+            "[endpoints.mine]\nkind = \"openai\"\nbase_url = \"{url}\"\nmodel = \"fake\"\n\n[roles]\ndefault = \"mine\"\n"
+        ),
+    )
+    .unwrap();
+    let out = root.path().join("out");
+    let args: Vec<String> = [
+        "--jobs-dir",
+        jobs.to_str().unwrap(),
+        "--config",
+        config.to_str().unwrap(),
+        "--role",
+        "default",
+        "--out",
+        out.to_str().unwrap(),
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect();
+    let o = tokio::task::spawn_blocking(move || {
+        let a: Vec<&str> = args.iter().map(String::as_str).collect();
+        bench(&a)
+    })
+    .await
+    .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let r = &results(&out)[0];
+    assert_eq!(r["passed"], true, "{r}");
+    // Measured through the proxy: the two requests were seen.
+    assert_eq!(r["prompt_reuse"]["requests"], 2, "{r}");
+
+    // A role the file gives no endpoint to, with no default either, is named.
+    std::fs::write(&config, "[endpoints.mine]\nkind = \"openai\"\nbase_url = \"http://127.0.0.1:9/v1\"\nmodel = \"m\"\n").unwrap();
+    let o = bench(&[
+        "--jobs-dir",
+        jobs.to_str().unwrap(),
+        "--config",
+        config.to_str().unwrap(),
+        "--role",
+        "review",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert!(!o.status.success());
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("no endpoint to role \"review\""), "{err}");
+}

@@ -39,9 +39,14 @@ pub struct GoldenArgs {
     #[arg(long, value_name = "VAR", requires = "base_url")]
     pub api_key_env: Option<String>,
 
-    /// Use this config file's endpoints and roles as they are (no prompt-reuse figures).
+    /// Use this config file's endpoints and roles as they are (no prompt-reuse figures), or,
+    /// with --role, the endpoint of one of its roles for every role.
     #[arg(long, value_name = "FILE", conflicts_with = "script_set")]
     pub config: Option<PathBuf>,
+
+    /// With --config: measure this role's endpoint (e.g. default), through the bench's proxy.
+    #[arg(long, value_name = "ROLE", requires = "config")]
+    pub role: Option<String>,
 
     /// Scripted answers instead of a model: each job's scripts/<SET>.json (the CI test uses
     /// `work` and `noop`).

@@ -25,7 +25,10 @@ pub async fn golden(a: GoldenArgs) -> Result<u8> {
             api_key_env: a.api_key_env.clone(),
             kind: a.kind.clone(),
         },
-        (None, Some(c), None) => Model::Config(c.clone()),
+        (None, Some(c), None) => match &a.role {
+            None => Model::Config(c.clone()),
+            Some(role) => endpoint_of_role(c, role)?,
+        },
         (None, None, Some(s)) => Model::Scripts(s.clone()),
         _ => {
             return Err(UsageError(
@@ -159,6 +162,40 @@ async fn run_one(
         }
     }
     result
+}
+
+/// The endpoint a config file gives `role` (or `default`, for a role it leaves out), as if it
+/// had been named with --base-url and --model.
+fn endpoint_of_role(path: &std::path::Path, role: &str) -> Result<Model> {
+    let config = crate::config::Config::load(path)?;
+    config.validate()?;
+    let endpoints = config.role_endpoints();
+    let Some(e) = endpoints.get(role).or_else(|| endpoints.get("default")) else {
+        bail!(
+            "{} gives no endpoint to role {role:?} (nor to default)",
+            path.display()
+        );
+    };
+    let base_url = match (e.kind.as_str(), &e.base_url) {
+        (_, Some(url)) => url.clone(),
+        ("openai", None) => "https://api.openai.com/v1".to_string(),
+        ("anthropic", None) => "https://api.anthropic.com".to_string(),
+        (kind, None) => bail!(
+            "role {role:?} uses a {kind} endpoint, which the bench cannot measure through its proxy; use --script-set for scripted answers"
+        ),
+    };
+    if !matches!(e.kind.as_str(), "openai" | "anthropic") {
+        bail!(
+            "role {role:?} uses a {} endpoint; the bench measures openai or anthropic ones",
+            e.kind
+        );
+    }
+    Ok(Model::Endpoint {
+        base_url,
+        model: e.model.clone(),
+        api_key_env: e.api_key_env.clone(),
+        kind: e.kind.clone(),
+    })
 }
 
 fn on_path(cmd: &str) -> bool {
