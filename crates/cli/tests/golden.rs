@@ -21,6 +21,16 @@ fn bench(args: &[&str]) -> Output {
         .expect("run troupe bench golden")
 }
 
+/// `bench` on a blocking thread, so the test's runtime keeps serving the fake model meanwhile.
+async fn bench_off_runtime(args: Vec<String>) -> Output {
+    tokio::task::spawn_blocking(move || {
+        let a: Vec<&str> = args.iter().map(String::as_str).collect();
+        bench(&a)
+    })
+    .await
+    .unwrap()
+}
+
 fn results(out: &Path) -> Vec<Value> {
     let text = std::fs::read_to_string(out.join("results.json")).expect("results.json written");
     serde_json::from_str(&text).expect("results.json is JSON")
@@ -179,12 +189,7 @@ async fn an_endpoint_is_measured_through_the_proxy_calls_tokens_cost_and_prompt_
     .iter()
     .map(|s| s.to_string())
     .collect();
-    let o = tokio::task::spawn_blocking(move || {
-        let a: Vec<&str> = args.iter().map(String::as_str).collect();
-        bench(&a)
-    })
-    .await
-    .unwrap();
+    let o = bench_off_runtime(args).await;
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let r = &results(&out)[0];
     assert_eq!(r["passed"], true, "{r}");
@@ -294,12 +299,7 @@ async fn a_role_of_the_users_config_file_is_measured_through_the_proxy() {
     .iter()
     .map(|s| s.to_string())
     .collect();
-    let o = tokio::task::spawn_blocking(move || {
-        let a: Vec<&str> = args.iter().map(String::as_str).collect();
-        bench(&a)
-    })
-    .await
-    .unwrap();
+    let o = bench_off_runtime(args).await;
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let r = &results(&out)[0];
     assert_eq!(r["passed"], true, "{r}");
