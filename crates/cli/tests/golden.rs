@@ -322,3 +322,30 @@ async fn a_role_of_the_users_config_file_is_measured_through_the_proxy() {
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(err.contains("no endpoint to role \"review\""), "{err}");
 }
+
+#[test]
+fn a_job_that_uses_more_model_calls_than_its_limit_fails_naming_the_limit() {
+    let root = tempfile::tempdir().unwrap();
+    let jobs = hello_job(root.path());
+    // The hello job's work takes two model calls; allow one.
+    let toml = jobs.join("hello/job.toml");
+    let text = std::fs::read_to_string(&toml).unwrap();
+    std::fs::write(
+        &toml,
+        text.replace("wall_secs = 120", "wall_secs = 120\nmodel_calls = 1"),
+    )
+    .unwrap();
+    let out = root.path().join("out");
+    let o = bench(&[
+        "--jobs-dir",
+        jobs.to_str().unwrap(),
+        "--script-set",
+        "work",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(1));
+    let r = &results(&out)[0];
+    assert_eq!(r["passed"], false, "{r}");
+    assert_eq!(r["failure"], "model-call limit of 1 reached", "{r}");
+}

@@ -10,14 +10,19 @@ use std::process::Stdio;
 use std::time::Duration;
 use tokio::process::Command;
 
-/// Git with a fixed identity, so the checkout's commits need no user configuration.
+/// A fixed git identity, so the checkout's commits (the fixture's, the publish) need no user
+/// configuration.
+const IDENTITY: [(&str, &str); 4] = [
+    ("GIT_AUTHOR_NAME", "troupe bench"),
+    ("GIT_AUTHOR_EMAIL", "bench@localhost"),
+    ("GIT_COMMITTER_NAME", "troupe bench"),
+    ("GIT_COMMITTER_EMAIL", "bench@localhost"),
+];
+
 fn git(ws: &Path) -> Command {
     let mut c = Command::new("git");
     c.current_dir(ws)
-        .env("GIT_AUTHOR_NAME", "troupe bench")
-        .env("GIT_AUTHOR_EMAIL", "bench@localhost")
-        .env("GIT_COMMITTER_NAME", "troupe bench")
-        .env("GIT_COMMITTER_EMAIL", "bench@localhost")
+        .envs(IDENTITY)
         .stdin(Stdio::null())
         .stdout(Stdio::null())
         .stderr(Stdio::piped());
@@ -68,10 +73,7 @@ pub async fn run(
         .arg(ws)
         .arg("--data-dir")
         .arg(data)
-        .env("GIT_AUTHOR_NAME", "troupe bench")
-        .env("GIT_AUTHOR_EMAIL", "bench@localhost")
-        .env("GIT_COMMITTER_NAME", "troupe bench")
-        .env("GIT_COMMITTER_EMAIL", "bench@localhost")
+        .envs(IDENTITY)
         .stdin(Stdio::null())
         .stdout(log.try_clone()?)
         .stderr(log)

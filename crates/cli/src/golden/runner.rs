@@ -329,11 +329,13 @@ async fn wait_idle(
 ) -> Result<Option<String>> {
     loop {
         tokio::time::sleep(Duration::from_millis(250)).await;
+        // One look at the daemon per tick, for both the limits and idleness.
+        let busy = running(daemon, session).await?;
+        let calls = seen.model_calls.load(Ordering::Acquire);
         let hit = if started.elapsed() > Duration::from_secs(limits.wall_secs) {
             Some(format!("wall-clock limit of {}s reached", limits.wall_secs))
-        } else if seen.model_calls.load(Ordering::Acquire) >= limits.model_calls
-            && running(daemon, session).await?
-        {
+        } else if calls > limits.model_calls || (busy && calls == limits.model_calls) {
+            // Over the limit counts even when the turn ended between two ticks.
             Some(format!(
                 "model-call limit of {} reached",
                 limits.model_calls
@@ -345,7 +347,7 @@ async fn wait_idle(
             stop_turn(daemon, session).await?;
             return Ok(hit);
         }
-        if !running(daemon, session).await? && quiet(seen, started, sent_ms) {
+        if !busy && quiet(seen, started, sent_ms) {
             return Ok(None);
         }
     }
