@@ -61,6 +61,17 @@ pub struct ServeArgs {
     #[arg(long, value_name = "MODE", value_parser = durability_arg)]
     pub durability: Option<Durability>,
 
+    /// The database: postgres://USER[:PASSWORD]@HOST[:PORT]/DB for PostgreSQL (several nodes
+    /// may share one), or sqlite:///PATH or a plain path (default: DATA_DIR/troupe.db).
+    /// Overrides the config file's `database_url`.
+    #[arg(
+        long,
+        value_name = "URL",
+        env = "TROUPE_DATABASE_URL",
+        hide_env_values = true
+    )]
+    pub database: Option<String>,
+
     /// The bearer token clients must send (default: none on loopback, a generated one
     /// otherwise).
     #[arg(

@@ -153,7 +153,12 @@ fn serve_passes_the_flag_over_the_file_to_the_daemon() {
         let opts = crate::serve::options(serve).unwrap();
         assert_eq!(opts.durability.synchronous_level(), level);
         // What the daemon opens with those options.
-        let store = troupe_server::bootstrap::open_store(&opts.data_dir, opts.durability).unwrap();
+        let store = troupe_server::bootstrap::open_store(
+            &opts.data_dir,
+            opts.database.as_deref(),
+            opts.durability,
+        )
+        .unwrap();
         assert_eq!(
             store.synchronous().unwrap(),
             level,

@@ -57,5 +57,6 @@ pub fn options(args: ServeArgs) -> anyhow::Result<ServeOptions> {
         allowed_hosts,
         key_env: config.key_env_rule()?,
         durability: config.durability(args.durability),
+        database: config.database_url(args.database),
     })
 }

@@ -17,11 +17,7 @@ struct World {
 
 fn world() -> World {
     let dir = tempfile::tempdir().unwrap();
-    let store = Store::open(
-        dir.path().join("troupe.db"),
-        Arc::new(troupe_core::SystemClock),
-    )
-    .unwrap();
+    let store = troupe_store::testing::open_in(dir.path(), Arc::new(troupe_core::SystemClock));
     let secrets: troupe_engine::models::SecretSource = Arc::new(|_| None);
     let roles = Arc::new(SharedRoles::new(RoleTable::new(secrets.clone()), secrets));
     let engine = Engine::builder(store, roles.clone())

@@ -19,15 +19,21 @@ pub struct Bootstrap {
     pub recovery: RecoveryReport,
 }
 
-/// The daemon's store, `DATA_DIR/troupe.db`, opened with `durability`.
-pub fn open_store(data_dir: &Path, durability: Durability) -> anyhow::Result<Store> {
+/// The daemon's store: the database `database` names, else `DATA_DIR/troupe.db`, opened with
+/// `durability`.
+pub fn open_store(
+    data_dir: &Path,
+    database: Option<&str>,
+    durability: Durability,
+) -> anyhow::Result<Store> {
     std::fs::create_dir_all(data_dir)
         .with_context(|| format!("cannot create data dir {}", data_dir.display()))?;
-    Ok(Store::open_with(
-        data_dir.join("troupe.db"),
-        Arc::new(troupe_core::SystemClock),
-        OpenOptions { durability },
-    )?)
+    let clock = Arc::new(troupe_core::SystemClock);
+    let options = OpenOptions { durability };
+    Ok(match database {
+        Some(url) => Store::open_url(url, clock, options)?,
+        None => Store::open_with(data_dir.join("troupe.db"), clock, options)?,
+    })
 }
 
 /// What the daemon's state is built from, besides its data directory.
@@ -43,6 +49,8 @@ pub struct BootOptions {
     pub key_env: KeyEnvRule,
     /// How the store syncs its commits.
     pub durability: Durability,
+    /// The database's URL; `None`: `DATA_DIR/troupe.db`.
+    pub database: Option<String>,
 }
 
 impl BootOptions {
@@ -56,6 +64,7 @@ impl BootOptions {
             token: None,
             key_env: KeyEnvRule::default(),
             durability: Durability::default(),
+            database: None,
         }
     }
 }
@@ -69,8 +78,9 @@ pub async fn build_state(data_dir: &Path, opts: BootOptions) -> anyhow::Result<B
         token,
         key_env,
         durability,
+        database,
     } = opts;
-    let store = open_store(data_dir, durability)?;
+    let store = open_store(data_dir, database.as_deref(), durability)?;
     let shared = Arc::new(SharedRoles::new(roles, secrets).with_key_env_rule(key_env));
     let builder = Engine::builder(store, shared.clone())
         .config(EngineConfig {

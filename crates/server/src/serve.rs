@@ -38,6 +38,8 @@ pub struct ServeOptions {
     pub key_env: troupe_collab::KeyEnvRule,
     /// How the store syncs its commits.
     pub durability: Durability,
+    /// The database's URL; `None`: `DATA_DIR/troupe.db`.
+    pub database: Option<String>,
 }
 
 /// Whether clients must present a bearer token to a daemon bound to `addr`: anything that
@@ -127,6 +129,7 @@ pub async fn serve(opts: ServeOptions) -> anyhow::Result<()> {
             token: token.map(Arc::from),
             key_env: opts.key_env,
             durability: opts.durability,
+            database: opts.database,
         },
     )
     .await?;

@@ -30,7 +30,10 @@ async fn daemon() -> Daemon {
     let secrets: SecretSource = Arc::new(|_| None);
     let boot = build_state(
         dir.path(),
-        troupe_server::bootstrap::BootOptions::new(RoleTable::new(secrets.clone()), secrets),
+        troupe_server::bootstrap::BootOptions {
+            database: Some(troupe_store::testing::database_url_in(dir.path())),
+            ..troupe_server::bootstrap::BootOptions::new(RoleTable::new(secrets.clone()), secrets)
+        },
     )
     .await
     .unwrap();

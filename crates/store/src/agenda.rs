@@ -2,8 +2,8 @@
 //! rows and the deadline (`next_run_at`); what a trigger means and when it is next due is the
 //! workflow layer's rule, not the store's.
 
+use crate::args;
 use crate::{Result, StoreError, Tx};
-use rusqlite::{OptionalExtension, params};
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 use std::fmt;
@@ -138,7 +138,7 @@ pub struct AgendaEdit {
 const COLUMNS: &str = "id, thread_id, session_id, title, trigger_kind, trigger_spec, next_run_at, \
      last_run_at, run_count, status, auto_done, wake, silent, payload, created_at, updated_at";
 
-fn item_from_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<Result<AgendaItem>> {
+fn item_from_row(r: &crate::Row) -> Result<AgendaItem> {
     let spec: String = r.get(5)?;
     let status: String = r.get(9)?;
     let parsed = (|| -> Result<(Value, AgendaStatus)> {
@@ -151,12 +151,12 @@ fn item_from_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<Result<AgendaItem>> 
     })();
     let (trigger, status) = match parsed {
         Ok(p) => p,
-        Err(e) => return Ok(Err(e)),
+        Err(e) => return Err(e),
     };
-    Ok(Ok(AgendaItem {
+    Ok(AgendaItem {
         id: AgendaId(r.get(0)?),
         thread_id: ThreadId(r.get(1)?),
-        session_id: r.get::<_, Option<i64>>(2)?.map(SessionId),
+        session_id: r.get::<Option<i64>>(2)?.map(SessionId),
         title: r.get(3)?,
         trigger_kind: r.get(4)?,
         trigger,
@@ -170,17 +170,17 @@ fn item_from_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<Result<AgendaItem>> 
         payload: r.get(13)?,
         created_at: r.get(14)?,
         updated_at: r.get(15)?,
-    }))
+    })
 }
 
 impl Tx<'_> {
     pub fn create_agenda_item(&mut self, n: &NewAgendaItem) -> Result<AgendaItem> {
         self.thread(n.thread_id)?;
-        self.exec(
+        let id = AgendaId(self.insert(
             "INSERT INTO agenda_items (thread_id, session_id, title, trigger_kind, trigger_spec,
                  next_run_at, status, auto_done, wake, silent, payload, created_at, updated_at)
              VALUES (?1, ?2, ?3, ?4, ?5, ?6, 'active', ?7, ?8, ?9, ?10, ?11, ?11)",
-            params![
+            args![
                 n.thread_id.0,
                 n.session_id.map(|s| s.0),
                 n.title,
@@ -193,8 +193,7 @@ impl Tx<'_> {
                 n.payload,
                 self.now
             ],
-        )?;
-        let id = AgendaId(self.conn().last_insert_rowid());
+        )?);
         self.event(
             "agenda_created",
             Some(n.thread_id),
@@ -211,10 +210,7 @@ impl Tx<'_> {
 
     pub fn find_agenda_item(&self, id: AgendaId) -> Result<Option<AgendaItem>> {
         let sql = format!("SELECT {COLUMNS} FROM agenda_items WHERE id = ?1");
-        let mut stmt = self.conn().prepare_cached(&sql)?;
-        stmt.query_row(params![id.0], item_from_row)
-            .optional()?
-            .transpose()
+        self.query_opt(&sql, args![id.0], item_from_row)
     }
 
     /// Items, oldest first; filtered by origin thread and status when given.
@@ -226,15 +222,14 @@ impl Tx<'_> {
     ) -> Result<Vec<AgendaItem>> {
         let sql = format!(
             "SELECT {COLUMNS} FROM agenda_items
-             WHERE (?1 IS NULL OR thread_id = ?1) AND (?2 IS NULL OR status = ?2)
+             WHERE (CAST(?1 AS BIGINT) IS NULL OR thread_id = ?1) AND (CAST(?2 AS TEXT) IS NULL OR status = ?2)
              ORDER BY id LIMIT ?3"
         );
-        let mut stmt = self.conn().prepare_cached(&sql)?;
-        let rows = stmt.query_map(
-            params![thread.map(|t| t.0), status.map(AgendaStatus::as_str), limit],
+        self.query_all(
+            &sql,
+            args![thread.map(|t| t.0), status.map(AgendaStatus::as_str), limit],
             item_from_row,
-        )?;
-        rows.map(|r| r?).collect()
+        )
     }
 
     /// Active items whose deadline is at or before `now`, earliest first.
@@ -244,9 +239,7 @@ impl Tx<'_> {
              WHERE status = 'active' AND next_run_at IS NOT NULL AND next_run_at <= ?1
              ORDER BY next_run_at, id LIMIT ?2"
         );
-        let mut stmt = self.conn().prepare_cached(&sql)?;
-        let rows = stmt.query_map(params![now, limit], item_from_row)?;
-        rows.map(|r| r?).collect()
+        self.query_all(&sql, args![now, limit], item_from_row)
     }
 
     /// The thread's one-shot watches that hold back continuation: auto-done, active, waking
@@ -257,20 +250,17 @@ impl Tx<'_> {
              WHERE thread_id = ?1 AND auto_done = 1 AND status = 'active' AND wake = 1 AND silent = 0
              ORDER BY id"
         );
-        let mut stmt = self.conn().prepare_cached(&sql)?;
-        let rows = stmt.query_map(params![thread.0], item_from_row)?;
-        rows.map(|r| r?).collect()
+        self.query_all(&sql, args![thread.0], item_from_row)
     }
 
     /// The session a thread belongs to, if any.
     pub fn session_of_thread(&self, thread: ThreadId) -> Result<Option<SessionId>> {
         Ok(self
-            .query_one(
+            .query_opt(
                 "SELECT session_id FROM session_threads WHERE thread_id = ?1 ORDER BY session_id LIMIT 1",
-                params![thread.0],
-                |r| r.get::<_, i64>(0),
-            )
-            .optional()?
+                args![thread.0],
+                |r| r.get::<i64>(0),
+            )?
             .map(SessionId))
     }
 
@@ -304,7 +294,7 @@ impl Tx<'_> {
                  trigger_kind = ?7, trigger_spec = ?8, next_run_at = ?9, last_run_at = ?10,
                  run_count = ?11, updated_at = ?12
              WHERE id = ?1",
-            params![
+            args![
                 id.0,
                 e.title.as_ref().unwrap_or(&cur.title),
                 e.payload.as_ref().unwrap_or(&cur.payload),

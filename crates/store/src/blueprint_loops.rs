@@ -3,8 +3,8 @@
 //! record, the bindings its status projects (execution and audit roles, phase) and the note's
 //! active-loop link in one step, so a phase can never disagree with the loop it mirrors.
 
+use crate::args;
 use crate::{Result, StoreError, Tx};
-use rusqlite::{OptionalExtension, params};
 use serde::Serialize;
 use serde_json::json;
 use troupe_core::ThreadId;
@@ -44,7 +44,7 @@ fn corrupt(e: impl std::fmt::Display) -> StoreError {
     StoreError::Corrupt(format!("blueprint loop record: {e}"))
 }
 
-fn binding_from_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<LoopBinding> {
+fn binding_from_row(r: &crate::Row) -> Result<LoopBinding> {
     Ok(LoopBinding {
         thread_id: ThreadId(r.get(0)?),
         loop_id: BlueprintLoopId(r.get(1)?),
@@ -61,12 +61,11 @@ impl Tx<'_> {
     /// Insert an `armed` loop and count a run on its note. A second active loop on the same note
     /// or session is refused by the database's unique indexes; callers check first to say why.
     pub fn create_blueprint_loop(&mut self, n: &NewBlueprintLoop) -> Result<BlueprintLoop> {
-        self.exec(
+        let id = BlueprintLoopId(self.insert(
             "INSERT INTO blueprint_loops (note_id, thread_id, status, record, created_at, updated_at)
              VALUES (?1, ?2, 'armed', '{}', ?3, ?3)",
-            params![n.note_id, n.thread_id.0, self.now],
-        )?;
-        let id = BlueprintLoopId(self.conn().last_insert_rowid());
+            args![n.note_id, n.thread_id.0, self.now],
+        )?);
         let l = BlueprintLoop {
             id,
             note_id: n.note_id,
@@ -93,7 +92,7 @@ impl Tx<'_> {
         self.write_record(&l)?;
         self.exec(
             "UPDATE notes SET run_count = run_count + 1, last_run_at = ?2, active_loop_id = ?3 WHERE id = ?1",
-            params![n.note_id, self.now, id.0],
+            args![n.note_id, self.now, id.0],
         )?;
         self.event(
             "blueprint_loop_created",
@@ -115,13 +114,14 @@ impl Tx<'_> {
 
     /// Loops, newest first; only active ones when asked.
     pub fn blueprint_loops(&self, active_only: bool, limit: u32) -> Result<Vec<BlueprintLoop>> {
-        let mut stmt = self.conn().prepare_cached(
+        let rows = self.query_all(
             "SELECT record FROM blueprint_loops
              WHERE (?1 = 0 OR status IN ('armed', 'running', 'auditing'))
              ORDER BY id DESC LIMIT ?2",
+            args![active_only, limit],
+            |r| r.get::<String>(0),
         )?;
-        let rows = stmt.query_map(params![active_only, limit], |r| r.get::<_, String>(0))?;
-        rows.map(|r| parse(r?)).collect()
+        rows.into_iter().map(parse).collect()
     }
 
     /// The active loop executing on `thread`, if any.
@@ -144,29 +144,27 @@ impl Tx<'_> {
 
     /// The binding a session's thread carries, if any.
     pub fn loop_binding(&self, thread: ThreadId) -> Result<Option<LoopBinding>> {
-        Ok(self
-            .query_one(
-                "SELECT thread_id, loop_id, role, phase FROM blueprint_bindings WHERE thread_id = ?1",
-                params![thread.0],
-                binding_from_row,
-            )
-            .optional()?)
+        Ok(self.query_opt(
+            "SELECT thread_id, loop_id, role, phase FROM blueprint_bindings WHERE thread_id = ?1",
+            args![thread.0],
+            binding_from_row,
+        )?)
     }
 
     /// Every binding, for recovery's sweep.
     pub fn loop_bindings(&self) -> Result<Vec<LoopBinding>> {
-        let mut stmt = self.conn().prepare_cached(
+        self.query_all(
             "SELECT thread_id, loop_id, role, phase FROM blueprint_bindings ORDER BY thread_id",
-        )?;
-        let rows = stmt.query_map([], binding_from_row)?;
-        Ok(rows.collect::<rusqlite::Result<_>>()?)
+            args![],
+            binding_from_row,
+        )
     }
 
     /// Remove one binding (recovery's sweep of bindings pointing at nothing live).
     pub fn remove_loop_binding(&mut self, thread: ThreadId) -> Result<bool> {
         let n = self.exec(
             "DELETE FROM blueprint_bindings WHERE thread_id = ?1",
-            params![thread.0],
+            args![thread.0],
         )?;
         Ok(n > 0)
     }
@@ -177,18 +175,18 @@ impl Tx<'_> {
             "UPDATE notes SET active_loop_id = NULL WHERE id = ?1 AND active_loop_id IS NOT NULL
                AND NOT EXISTS (SELECT 1 FROM blueprint_loops b WHERE b.id = notes.active_loop_id
                                AND b.status IN ('armed', 'running', 'auditing'))",
-            params![note_id],
+            args![note_id],
         )?;
         Ok(n > 0)
     }
 
     /// Note ids whose active-loop link is set (for recovery's sweep).
     pub fn notes_with_active_loop(&self) -> Result<Vec<i64>> {
-        let mut stmt = self
-            .conn()
-            .prepare_cached("SELECT id FROM notes WHERE active_loop_id IS NOT NULL ORDER BY id")?;
-        let rows = stmt.query_map([], |r| r.get::<_, i64>(0))?;
-        Ok(rows.collect::<rusqlite::Result<_>>()?)
+        self.query_all(
+            "SELECT id FROM notes WHERE active_loop_id IS NOT NULL ORDER BY id",
+            args![],
+            |r| r.get::<i64>(0),
+        )
     }
 
     /// The single transition point: write `next` (the loop after a change), checking its status
@@ -241,8 +239,7 @@ impl Tx<'_> {
 
     /// The loop a one-parameter query finds, if any.
     fn one_loop(&self, sql: &str, id: i64) -> Result<Option<BlueprintLoop>> {
-        self.query_one(sql, params![id], |r| r.get::<_, String>(0))
-            .optional()?
+        self.query_opt(sql, args![id], |r| r.get::<String>(0))?
             .map(parse)
             .transpose()
     }
@@ -252,7 +249,7 @@ impl Tx<'_> {
         self.exec(
             "UPDATE blueprint_loops SET status = ?2, audit_thread_id = ?3, record = ?4, updated_at = ?5
              WHERE id = ?1",
-            params![
+            args![
                 l.id.0,
                 l.status.as_str(),
                 l.audit_thread_id.map(|t| t.0),
@@ -271,9 +268,9 @@ impl Tx<'_> {
         // Bindings of this loop on threads it no longer binds go first.
         self.exec(
             "DELETE FROM blueprint_bindings WHERE loop_id = ?1
-               AND NOT (?2 IS NOT NULL AND thread_id = ?3)
-               AND NOT (?4 IS NOT NULL AND thread_id = ?4)",
-            params![l.id.0, l.status.phase(), l.thread_id.0, audit.map(|t| t.0)],
+               AND NOT (CAST(?2 AS TEXT) IS NOT NULL AND thread_id = ?3)
+               AND NOT (CAST(?4 AS BIGINT) IS NOT NULL AND thread_id = ?4)",
+            args![l.id.0, l.status.phase(), l.thread_id.0, audit.map(|t| t.0)],
         )?;
         if let Some(phase) = l.status.phase() {
             self.upsert_binding(l.thread_id, l.id, "execution", phase)?;
@@ -284,12 +281,12 @@ impl Tx<'_> {
         if !l.status.is_active() {
             self.exec(
                 "UPDATE notes SET active_loop_id = NULL WHERE id = ?1 AND active_loop_id = ?2",
-                params![l.note_id, l.id.0],
+                args![l.note_id, l.id.0],
             )?;
         } else {
             self.exec(
                 "UPDATE notes SET active_loop_id = ?2 WHERE id = ?1",
-                params![l.note_id, l.id.0],
+                args![l.note_id, l.id.0],
             )?;
         }
         Ok(())
@@ -306,7 +303,7 @@ impl Tx<'_> {
             "INSERT INTO blueprint_bindings (thread_id, loop_id, role, phase) VALUES (?1, ?2, ?3, ?4)
              ON CONFLICT(thread_id) DO UPDATE SET loop_id = excluded.loop_id, role = excluded.role,
                  phase = excluded.phase",
-            params![thread.0, id.0, role, phase],
+            args![thread.0, id.0, role, phase],
         )?;
         Ok(())
     }

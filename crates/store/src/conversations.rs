@@ -1,7 +1,7 @@
 //! Bots, model roles, conversations and their lines.
 
+use crate::args;
 use crate::{Result, StoreError, Tx};
-use rusqlite::{OptionalExtension, params};
 use serde_json::json;
 use troupe_core::conversation::{Author, Bot, LineStatus, Session, SessionKind, SessionMessage};
 use troupe_core::thread::EndpointSpec;
@@ -33,17 +33,17 @@ fn bad(what: &str, e: impl std::fmt::Display) -> StoreError {
 
 const BOT_COLUMNS: &str = "id, name, persona, endpoint, scripted, archived_at, created_at";
 
-fn bot_from_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<Result<Bot>> {
+fn bot_from_row(r: &crate::Row) -> Result<Bot> {
     let endpoint: Option<String> = r.get(3)?;
     let archived: Option<i64> = r.get(5)?;
     let (id, name, persona, scripted, created_at) = (
         BotId(r.get(0)?),
-        r.get::<_, String>(1)?,
-        r.get::<_, String>(2)?,
-        r.get::<_, bool>(4)?,
+        r.get::<String>(1)?,
+        r.get::<String>(2)?,
+        r.get::<bool>(4)?,
         r.get(6)?,
     );
-    Ok((|| {
+    (|| {
         Ok(Bot {
             id,
             name,
@@ -56,23 +56,23 @@ fn bot_from_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<Result<Bot>> {
             archived: archived.is_some(),
             created_at,
         })
-    })())
+    })()
 }
 
 const LINE_COLUMNS: &str =
     "id, session_id, author, bot_id, parent_id, body, turn_id, status, created_at";
 
-fn line_from_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<Result<SessionMessage>> {
+fn line_from_row(r: &crate::Row) -> Result<SessionMessage> {
     let author: String = r.get(2)?;
     let status: String = r.get(7)?;
     let id = SessionMessageId(r.get(0)?);
     let session_id = SessionId(r.get(1)?);
-    let bot_id = r.get::<_, Option<i64>>(3)?.map(BotId);
-    let parent_id = r.get::<_, Option<i64>>(4)?.map(SessionMessageId);
+    let bot_id = r.get::<Option<i64>>(3)?.map(BotId);
+    let parent_id = r.get::<Option<i64>>(4)?.map(SessionMessageId);
     let body: String = r.get(5)?;
-    let turn_id = r.get::<_, Option<i64>>(6)?.map(RunId);
+    let turn_id = r.get::<Option<i64>>(6)?.map(RunId);
     let created_at: i64 = r.get(8)?;
-    Ok((|| {
+    (|| {
         Ok(SessionMessage {
             id,
             session_id,
@@ -84,7 +84,7 @@ fn line_from_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<Result<SessionMessag
             status: LineStatus::parse(&status).map_err(|e| bad("line status", e))?,
             created_at,
         })
-    })())
+    })()
 }
 
 impl Tx<'_> {
@@ -109,19 +109,17 @@ impl Tx<'_> {
     ) -> Result<Vec<crate::Event>> {
         self.events_where(
             "id > ?1 AND (session_id = ?2 OR thread_id IN (SELECT thread_id FROM session_threads WHERE session_id = ?2))",
-            params![after.0, session.0],
+            args![after.0, session.0],
             limit,
         )
     }
 
     pub fn create_bot(&mut self, b: &NewBot) -> Result<Bot> {
-        let taken: Option<i64> = self
-            .query_one(
-                "SELECT id FROM bots WHERE lower(name) = lower(?1) AND archived_at IS NULL",
-                params![b.name],
-                |r| r.get(0),
-            )
-            .optional()?;
+        let taken: Option<i64> = self.query_opt(
+            "SELECT id FROM bots WHERE lower(name) = lower(?1) AND archived_at IS NULL",
+            args![b.name],
+            |r| r.get(0),
+        )?;
         if taken.is_some() {
             return Err(StoreError::Conflict(format!(
                 "a Bot named '{}' already exists",
@@ -132,41 +130,34 @@ impl Tx<'_> {
             .endpoint
             .as_ref()
             .map(|e| serde_json::to_string(e).unwrap_or_default());
-        self.exec(
+        let id = self.insert(
             "INSERT INTO bots (name, persona, endpoint, scripted, created_at, updated_at) VALUES (?1, ?2, ?3, ?4, ?5, ?5)",
-            params![b.name, b.persona, endpoint, b.scripted, self.now],
+            args![b.name, b.persona, endpoint, b.scripted, self.now],
         )?;
-        let bot = self.bot(BotId(self.conn().last_insert_rowid()))?;
+        let bot = self.bot(BotId(id))?;
         self.event("bot_created", None, None, json!({"bot": bot}))?;
         Ok(bot)
     }
 
     pub fn bot(&self, id: BotId) -> Result<Bot> {
         let sql = format!("SELECT {BOT_COLUMNS} FROM bots WHERE id = ?1");
-        self.conn()
-            .prepare_cached(&sql)?
-            .query_row(params![id.0], bot_from_row)
-            .optional()?
-            .transpose()?
+        self.query_opt(&sql, args![id.0], bot_from_row)?
             .ok_or_else(|| StoreError::not_found("bot", id))
     }
 
     pub fn bots(&self, include_archived: bool) -> Result<Vec<Bot>> {
         let sql =
             format!("SELECT {BOT_COLUMNS} FROM bots WHERE ?1 OR archived_at IS NULL ORDER BY id");
-        let mut stmt = self.conn().prepare_cached(&sql)?;
-        let rows = stmt.query_map(params![include_archived], bot_from_row)?;
-        rows.map(|r| r?).collect()
+        self.query_all(&sql, args![include_archived], bot_from_row)
     }
 
     /// Replace a Bot's editable fields (the caller merges a patch first).
     pub fn update_bot(&mut self, bot: &Bot) -> Result<Bot> {
-        let taken: Option<i64> = self.query_one(
+        let taken: Option<i64> = self.query_opt(
                 "SELECT id FROM bots WHERE lower(name) = lower(?1) AND archived_at IS NULL AND id <> ?2",
-                params![bot.name, bot.id.0],
+                args![bot.name, bot.id.0],
                 |r| r.get(0),
-            )
-            .optional()?;
+            )?;
         if taken.is_some() {
             return Err(StoreError::Conflict(format!(
                 "a Bot named '{}' already exists",
@@ -179,7 +170,7 @@ impl Tx<'_> {
             .map(|e| serde_json::to_string(e).unwrap_or_default());
         let n = self.exec(
             "UPDATE bots SET name = ?2, persona = ?3, endpoint = ?4, updated_at = ?5 WHERE id = ?1",
-            params![bot.id.0, bot.name, bot.persona, endpoint, self.now],
+            args![bot.id.0, bot.name, bot.persona, endpoint, self.now],
         )?;
         if n == 0 {
             return Err(StoreError::not_found("bot", bot.id));
@@ -198,7 +189,7 @@ impl Tx<'_> {
         }
         self.exec(
             "UPDATE bots SET archived_at = COALESCE(archived_at, ?2), updated_at = ?2 WHERE id = ?1",
-            params![id.0, self.now],
+            args![id.0, self.now],
         )?;
         let bot = self.bot(id)?;
         self.event("bot_archived", None, None, json!({"bot": bot}))?;
@@ -211,20 +202,21 @@ impl Tx<'_> {
         self.exec(
             "INSERT INTO model_roles (role, endpoint, updated_at) VALUES (?1, ?2, ?3)
              ON CONFLICT (role) DO UPDATE SET endpoint = excluded.endpoint, updated_at = excluded.updated_at",
-            params![role, text, self.now],
+            args![role, text, self.now],
         )?;
         self.event("role_set", None, None, json!({"role": role}))?;
         Ok(())
     }
 
     pub fn model_roles(&self) -> Result<Vec<(String, EndpointSpec)>> {
-        let mut stmt = self
-            .conn()
-            .prepare_cached("SELECT role, endpoint FROM model_roles ORDER BY role")?;
-        let rows = stmt.query_map([], |r| Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?)))?;
+        let rows = self.query_all(
+            "SELECT role, endpoint FROM model_roles ORDER BY role",
+            args![],
+            |r| Ok((r.get::<String>(0)?, r.get::<String>(1)?)),
+        )?;
         let mut out = Vec::new();
         for row in rows {
-            let (role, text) = row?;
+            let (role, text) = row;
             out.push((
                 role,
                 serde_json::from_str(&text).map_err(|e| bad("role endpoint", e))?,
@@ -239,15 +231,14 @@ impl Tx<'_> {
         title: &str,
         bots: &[BotId],
     ) -> Result<Session> {
-        self.exec(
+        let id = SessionId(self.insert(
             "INSERT INTO sessions (kind, title, created_at, updated_at) VALUES (?1, ?2, ?3, ?3)",
-            params![kind.as_str(), title, self.now],
-        )?;
-        let id = SessionId(self.conn().last_insert_rowid());
+            args![kind.as_str(), title, self.now],
+        )?);
         for b in bots {
             self.exec(
                 "INSERT INTO session_members (session_id, bot_id) VALUES (?1, ?2)",
-                params![id.0, b.0],
+                args![id.0, b.0],
             )?;
         }
         let session = self.session(id)?;
@@ -256,22 +247,22 @@ impl Tx<'_> {
     }
 
     pub fn session(&self, id: SessionId) -> Result<Session> {
-        let row: Option<(String, String, Option<i64>, i64)> = self
-            .query_one(
-                "SELECT kind, title, archived_at, created_at FROM sessions WHERE id = ?1",
-                params![id.0],
-                |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)),
-            )
-            .optional()?;
+        let row: Option<(String, String, Option<i64>, i64)> = self.query_opt(
+            "SELECT kind, title, archived_at, created_at FROM sessions WHERE id = ?1",
+            args![id.0],
+            |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)),
+        )?;
         let (kind, title, archived, created_at) =
             row.ok_or_else(|| StoreError::not_found("session", id))?;
-        let mut stmt = self.conn().prepare_cached(
-            "SELECT bot_id FROM session_members WHERE session_id = ?1 ORDER BY bot_id",
-        )?;
-        let bot_ids = stmt
-            .query_map(params![id.0], |r| r.get::<_, i64>(0))?
-            .map(|r| r.map(BotId))
-            .collect::<Result<Vec<_>, _>>()?;
+        let bot_ids: Vec<_> = self
+            .query_all(
+                "SELECT bot_id FROM session_members WHERE session_id = ?1 ORDER BY bot_id",
+                args![id.0],
+                |r| r.get::<i64>(0),
+            )?
+            .into_iter()
+            .map(BotId)
+            .collect();
         Ok(Session {
             id,
             kind: SessionKind::parse(&kind).map_err(|e| bad("session kind", e))?,
@@ -283,12 +274,11 @@ impl Tx<'_> {
     }
 
     pub fn sessions(&self, limit: u32) -> Result<Vec<Session>> {
-        let mut stmt = self.conn().prepare_cached(
+        let ids: Vec<_> = self.query_all(
             "SELECT id FROM sessions WHERE archived_at IS NULL ORDER BY id DESC LIMIT ?1",
+            args![limit],
+            |r| r.get::<i64>(0),
         )?;
-        let ids = stmt
-            .query_map(params![limit], |r| r.get::<_, i64>(0))?
-            .collect::<Result<Vec<_>, _>>()?;
         ids.into_iter()
             .map(|id| self.session(SessionId(id)))
             .collect()
@@ -303,7 +293,7 @@ impl Tx<'_> {
     ) -> Result<()> {
         self.exec(
             "INSERT INTO session_threads (thread_id, session_id, bot_id, purpose) VALUES (?1, ?2, ?3, ?4)",
-            params![thread.0, session.0, bot.0, purpose],
+            args![thread.0, session.0, bot.0, purpose],
         )?;
         Ok(())
     }
@@ -315,54 +305,55 @@ impl Tx<'_> {
         bot: BotId,
         purpose: &str,
     ) -> Result<Option<ThreadId>> {
-        Ok(self.query_one(
+        Ok(self.query_opt(
                 "SELECT thread_id FROM session_threads WHERE session_id = ?1 AND bot_id = ?2 AND purpose = ?3 ORDER BY thread_id LIMIT 1",
-                params![session.0, bot.0, purpose],
-                |r| r.get::<_, i64>(0),
-            )
-            .optional()?
+                args![session.0, bot.0, purpose],
+                |r| r.get::<i64>(0),
+            )?
             .map(ThreadId))
     }
 
     pub fn session_threads(&self, session: SessionId) -> Result<Vec<ThreadId>> {
-        let mut stmt = self.conn().prepare_cached(
-            "SELECT thread_id FROM session_threads WHERE session_id = ?1 ORDER BY thread_id",
-        )?;
-        let ids = stmt
-            .query_map(params![session.0], |r| r.get::<_, i64>(0))?
-            .map(|r| r.map(ThreadId))
-            .collect::<Result<_, _>>()?;
+        let ids: Vec<_> = self
+            .query_all(
+                "SELECT thread_id FROM session_threads WHERE session_id = ?1 ORDER BY thread_id",
+                args![session.0],
+                |r| r.get::<i64>(0),
+            )?
+            .into_iter()
+            .map(ThreadId)
+            .collect();
         Ok(ids)
     }
 
     /// Every thread a Bot works in, across conversations.
     pub fn bot_threads(&self, bot: BotId) -> Result<Vec<ThreadId>> {
-        let mut stmt = self.conn().prepare_cached(
-            "SELECT thread_id FROM session_threads WHERE bot_id = ?1 ORDER BY thread_id",
-        )?;
-        let ids = stmt
-            .query_map(params![bot.0], |r| r.get::<_, i64>(0))?
-            .map(|r| r.map(ThreadId))
-            .collect::<Result<_, _>>()?;
+        let ids: Vec<_> = self
+            .query_all(
+                "SELECT thread_id FROM session_threads WHERE bot_id = ?1 ORDER BY thread_id",
+                args![bot.0],
+                |r| r.get::<i64>(0),
+            )?
+            .into_iter()
+            .map(ThreadId)
+            .collect();
         Ok(ids)
     }
 
     /// The conversation and Bot a thread works for, if any.
     pub fn thread_session(&self, thread: ThreadId) -> Result<Option<(SessionId, BotId)>> {
-        Ok(self
-            .query_one(
-                "SELECT session_id, bot_id FROM session_threads WHERE thread_id = ?1",
-                params![thread.0],
-                |r| Ok((SessionId(r.get(0)?), BotId(r.get(1)?))),
-            )
-            .optional()?)
+        Ok(self.query_opt(
+            "SELECT session_id, bot_id FROM session_threads WHERE thread_id = ?1",
+            args![thread.0],
+            |r| Ok((SessionId(r.get(0)?), BotId(r.get(1)?))),
+        )?)
     }
 
     pub fn insert_line(&mut self, l: &NewLine) -> Result<SessionMessage> {
-        self.exec(
+        let id = self.insert(
             "INSERT INTO session_messages (session_id, author, bot_id, parent_id, body, thread_message_id, turn_id, status, created_at)
              VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
-            params![
+            args![
                 l.session_id.0,
                 l.author.as_str(),
                 l.bot_id.map(|b| b.0),
@@ -374,10 +365,10 @@ impl Tx<'_> {
                 self.now
             ],
         )?;
-        let line = self.line(SessionMessageId(self.conn().last_insert_rowid()))?;
+        let line = self.line(SessionMessageId(id))?;
         self.exec(
             "UPDATE sessions SET updated_at = ?2 WHERE id = ?1",
-            params![l.session_id.0, self.now],
+            args![l.session_id.0, self.now],
         )?;
         self.session_event(
             "session_message",
@@ -390,23 +381,18 @@ impl Tx<'_> {
 
     pub fn line(&self, id: SessionMessageId) -> Result<SessionMessage> {
         let sql = format!("SELECT {LINE_COLUMNS} FROM session_messages WHERE id = ?1");
-        self.conn()
-            .prepare_cached(&sql)?
-            .query_row(params![id.0], line_from_row)
-            .optional()?
-            .transpose()?
+        self.query_opt(&sql, args![id.0], line_from_row)?
             .ok_or_else(|| StoreError::not_found("message", id))
     }
 
     /// Whether a kernel message was already projected into a conversation.
     pub fn line_for_thread_message(&self, m: MessageId) -> Result<Option<SessionMessageId>> {
         Ok(self
-            .query_one(
+            .query_opt(
                 "SELECT id FROM session_messages WHERE thread_message_id = ?1",
-                params![m.0],
-                |r| r.get::<_, i64>(0),
-            )
-            .optional()?
+                args![m.0],
+                |r| r.get::<i64>(0),
+            )?
             .map(SessionMessageId))
     }
 
@@ -419,11 +405,10 @@ impl Tx<'_> {
         let sql = format!(
             "SELECT {LINE_COLUMNS} FROM session_messages WHERE session_id = ?1 AND id > ?2 ORDER BY id LIMIT ?3"
         );
-        let mut stmt = self.conn().prepare_cached(&sql)?;
-        let rows = stmt.query_map(
-            params![session.0, after.map(|a| a.0).unwrap_or(0), limit],
+        self.query_all(
+            &sql,
+            args![session.0, after.map(|a| a.0).unwrap_or(0), limit],
             line_from_row,
-        )?;
-        rows.map(|r| r?).collect()
+        )
     }
 }

@@ -1,7 +1,7 @@
 //! The effect ledger: a side effect's start is recorded before it acts, its outcome after.
 
+use crate::args;
 use crate::{Result, StoreError, Tx};
-use rusqlite::{OptionalExtension, params};
 use serde::Serialize;
 use serde_json::json;
 use troupe_core::effect::{EffectOutcome, UnknownCall};
@@ -51,24 +51,21 @@ impl Tx<'_> {
         tool: &str,
         summary: &str,
     ) -> Result<EffectBegin> {
-        let existing: Option<String> = self
-            .query_one(
-                "SELECT outcome FROM effects WHERE thread_id = ?1 AND effect_key = ?2",
-                params![thread.0, key],
-                |r| r.get(0),
-            )
-            .optional()?;
+        let existing: Option<String> = self.query_opt(
+            "SELECT outcome FROM effects WHERE thread_id = ?1 AND effect_key = ?2",
+            args![thread.0, key],
+            |r| r.get(0),
+        )?;
         if let Some(outcome) = existing {
             return Ok(EffectBegin::Repeated(
                 outcome.parse().map_err(StoreError::Corrupt)?,
             ));
         }
-        self.exec(
+        let id = EffectId(self.insert(
             "INSERT INTO effects (thread_id, run_id, effect_key, tool, summary, outcome, started_at)
              VALUES (?1, ?2, ?3, ?4, ?5, 'started', ?6)",
-            params![thread.0, run.0, key, tool, summary, self.now],
-        )?;
-        let id = EffectId(self.conn().last_insert_rowid());
+            args![thread.0, run.0, key, tool, summary, self.now],
+        )?);
         self.event(
             "effect_started",
             Some(thread),
@@ -82,7 +79,7 @@ impl Tx<'_> {
     pub fn set_effect_pgid(&mut self, id: EffectId, pgid: i32) -> Result<()> {
         self.exec(
             "UPDATE effects SET pgid = ?2 WHERE id = ?1",
-            params![id.0, pgid],
+            args![id.0, pgid],
         )?;
         Ok(())
     }
@@ -102,12 +99,12 @@ impl Tx<'_> {
         }
         let n = self.exec(
             "UPDATE effects SET outcome = ?2, detail = ?3, settled_at = ?4 WHERE id = ?1 AND outcome = 'started'",
-            params![id.0, outcome.as_str(), detail, self.now],
+            args![id.0, outcome.as_str(), detail, self.now],
         )?;
         if n > 0 {
             let (thread, run): (i64, i64) = self.query_one(
                 "SELECT thread_id, run_id FROM effects WHERE id = ?1",
-                params![id.0],
+                args![id.0],
                 |r| Ok((r.get(0)?, r.get(1)?)),
             )?;
             self.event(
@@ -122,7 +119,7 @@ impl Tx<'_> {
 
     /// Every effect of the run still marked started becomes unknown (abort, crash).
     pub fn mark_run_effects_unknown(&mut self, run: RunId, why: &str) -> Result<Vec<EffectRecord>> {
-        let cut = self.effects_where("run_id = ?1 AND outcome = 'started'", params![run.0])?;
+        let cut = self.effects_where("run_id = ?1 AND outcome = 'started'", args![run.0])?;
         for e in &cut {
             self.settle_effect(e.id, EffectOutcome::Unknown, Some(why))?;
         }
@@ -131,13 +128,11 @@ impl Tx<'_> {
 
     /// The thread's most recent effect: its outcome and the run it belongs to.
     pub fn latest_effect(&self, thread: ThreadId) -> Result<Option<(EffectOutcome, RunId)>> {
-        let o: Option<(String, i64)> = self
-            .query_one(
-                "SELECT outcome, run_id FROM effects WHERE thread_id = ?1 ORDER BY id DESC LIMIT 1",
-                params![thread.0],
-                |r| Ok((r.get(0)?, r.get(1)?)),
-            )
-            .optional()?;
+        let o: Option<(String, i64)> = self.query_opt(
+            "SELECT outcome, run_id FROM effects WHERE thread_id = ?1 ORDER BY id DESC LIMIT 1",
+            args![thread.0],
+            |r| Ok((r.get(0)?, r.get(1)?)),
+        )?;
         o.map(|(s, run)| Ok((s.parse().map_err(StoreError::Corrupt)?, RunId(run))))
             .transpose()
     }
@@ -147,7 +142,7 @@ impl Tx<'_> {
     pub fn blocking_unknown_effect(&self, thread: ThreadId) -> Result<Option<UnknownCall>> {
         let latest = self.effects_where(
             "id = (SELECT MAX(id) FROM effects WHERE thread_id = ?1)",
-            params![thread.0],
+            args![thread.0],
         )?;
         let Some(e) = latest.into_iter().next() else {
             return Ok(None);
@@ -157,7 +152,7 @@ impl Tx<'_> {
         }
         let later_run: bool = self.query_one(
             "SELECT EXISTS (SELECT 1 FROM runs WHERE thread_id = ?1 AND id > ?2)",
-            params![thread.0, e.run_id.0],
+            args![thread.0, e.run_id.0],
             |r| r.get(0),
         )?;
         Ok((!later_run).then(|| e.unknown_call()))
@@ -168,7 +163,7 @@ impl Tx<'_> {
         Ok(self
             .effects_where(
                 "thread_id = ?1 AND outcome = 'unknown' AND named_at IS NULL",
-                params![thread.0],
+                args![thread.0],
             )?
             .iter()
             .map(EffectRecord::unknown_call)
@@ -180,42 +175,37 @@ impl Tx<'_> {
         for e in effects {
             self.exec(
                 "UPDATE effects SET named_at = ?2 WHERE id = ?1 AND named_at IS NULL",
-                params![e.0, self.now],
+                args![e.0, self.now],
             )?;
         }
         Ok(())
     }
 
     pub fn effects_for_run(&self, run: RunId) -> Result<Vec<EffectRecord>> {
-        self.effects_where("run_id = ?1", params![run.0])
+        self.effects_where("run_id = ?1", args![run.0])
     }
 
     pub fn effects_for_thread(&self, thread: ThreadId) -> Result<Vec<EffectRecord>> {
-        self.effects_where("thread_id = ?1", params![thread.0])
+        self.effects_where("thread_id = ?1", args![thread.0])
     }
 
-    fn effects_where(
-        &self,
-        clause: &str,
-        args: impl rusqlite::Params,
-    ) -> Result<Vec<EffectRecord>> {
+    fn effects_where(&self, clause: &str, args: &[crate::Value]) -> Result<Vec<EffectRecord>> {
         let sql = format!(
             "SELECT id, thread_id, run_id, effect_key, tool, summary, outcome, pgid, detail, started_at, settled_at FROM effects WHERE {clause} ORDER BY id"
         );
-        let mut stmt = self.conn().prepare_cached(&sql)?;
-        let rows = stmt.query_map(args, |r| {
+        let rows = self.query_all(&sql, args, |r| {
             Ok((
-                r.get::<_, i64>(0)?,
-                r.get::<_, i64>(1)?,
-                r.get::<_, i64>(2)?,
-                r.get::<_, String>(3)?,
-                r.get::<_, String>(4)?,
-                r.get::<_, String>(5)?,
-                r.get::<_, String>(6)?,
-                r.get::<_, Option<i32>>(7)?,
-                r.get::<_, Option<String>>(8)?,
-                r.get::<_, i64>(9)?,
-                r.get::<_, Option<i64>>(10)?,
+                r.get::<i64>(0)?,
+                r.get::<i64>(1)?,
+                r.get::<i64>(2)?,
+                r.get::<String>(3)?,
+                r.get::<String>(4)?,
+                r.get::<String>(5)?,
+                r.get::<String>(6)?,
+                r.get::<Option<i32>>(7)?,
+                r.get::<Option<String>>(8)?,
+                r.get::<i64>(9)?,
+                r.get::<Option<i64>>(10)?,
             ))
         })?;
         let mut out = Vec::new();
@@ -232,7 +222,7 @@ impl Tx<'_> {
                 detail,
                 started_at,
                 settled_at,
-            ) = row?;
+            ) = row;
             out.push(EffectRecord {
                 id: EffectId(id),
                 thread_id: ThreadId(thread),

@@ -27,7 +27,7 @@ pub enum StoreError {
     #[error("stored data is inconsistent: {0}")]
     Corrupt(String),
     #[error("database error: {0}")]
-    Sql(#[from] rusqlite::Error),
+    Sql(crate::SqlError),
 }
 
 impl StoreError {

@@ -1,8 +1,8 @@
 //! The event log: every state change appends a row with a monotonic id in the same
 //! transaction; subscribers hear about it after commit.
 
+use crate::args;
 use crate::{Result, Tx};
-use rusqlite::params;
 use serde::{Deserialize, Serialize};
 use tokio::sync::broadcast;
 use troupe_core::{EventId, RunId, ThreadId};
@@ -61,11 +61,10 @@ impl Tx<'_> {
         payload: serde_json::Value,
     ) -> Result<EventId> {
         let text = payload.to_string();
-        self.exec(
+        let id = EventId(self.insert(
             "INSERT INTO events (at, thread_id, run_id, session_id, kind, payload) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
-            params![self.now, thread.map(|t| t.0), run.map(|r| r.0), session.map(|s| s.0), kind, text],
-        )?;
-        let id = EventId(self.conn().last_insert_rowid());
+            args![self.now, thread.map(|t| t.0), run.map(|r| r.0), session.map(|s| s.0), kind, text],
+        )?);
         self.events.push(Event {
             id,
             at: self.now,
@@ -86,8 +85,8 @@ impl Tx<'_> {
         limit: u32,
     ) -> Result<Vec<Event>> {
         self.events_where(
-            "id > ?1 AND (?2 IS NULL OR thread_id = ?2)",
-            params![after.0, thread.map(|t| t.0)],
+            "id > ?1 AND (CAST(?2 AS BIGINT) IS NULL OR thread_id = ?2)",
+            args![after.0, thread.map(|t| t.0)],
             limit,
         )
     }
@@ -95,30 +94,29 @@ impl Tx<'_> {
     pub(crate) fn events_where(
         &self,
         clause: &str,
-        args: impl rusqlite::Params,
+        args: &[crate::Value],
         limit: u32,
     ) -> Result<Vec<Event>> {
         let sql = format!(
             "SELECT id, at, thread_id, run_id, session_id, kind, payload FROM events WHERE {clause} ORDER BY id LIMIT {limit}"
         );
-        let mut stmt = self.conn().prepare_cached(&sql)?;
-        let rows = stmt.query_map(args, |r| {
+        self.query_all(&sql, args, |r| {
             let payload: String = r.get(6)?;
             Ok(Event {
                 id: EventId(r.get(0)?),
                 at: r.get(1)?,
-                thread_id: r.get::<_, Option<i64>>(2)?.map(ThreadId),
-                run_id: r.get::<_, Option<i64>>(3)?.map(RunId),
-                session_id: r.get::<_, Option<i64>>(4)?.map(troupe_core::SessionId),
+                thread_id: r.get::<Option<i64>>(2)?.map(ThreadId),
+                run_id: r.get::<Option<i64>>(3)?.map(RunId),
+                session_id: r.get::<Option<i64>>(4)?.map(troupe_core::SessionId),
                 kind: r.get(5)?,
                 payload: serde_json::from_str(&payload).unwrap_or(serde_json::Value::Null),
             })
-        })?;
-        Ok(rows.collect::<Result<Vec<_>, _>>()?)
+        })
     }
 
     pub fn last_event_id(&self) -> Result<EventId> {
-        let id: Option<i64> = self.query_one("SELECT MAX(id) FROM events", [], |r| r.get(0))?;
+        let id: Option<i64> =
+            self.query_one("SELECT MAX(id) FROM events", args![], |r| r.get(0))?;
         Ok(EventId(id.unwrap_or(0)))
     }
 }

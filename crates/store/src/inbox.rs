@@ -1,10 +1,10 @@
 //! The durable inbox: idempotent delivery, and materialization of an item into the message
 //! it becomes — written, receipted and removed in one transaction.
 
+use crate::args;
 use crate::messages::NewMessage;
 use crate::rows::{INBOX_COLUMNS, inbox_from_row};
 use crate::{Result, StoreError, Tx};
-use rusqlite::{OptionalExtension, params};
 use serde::Serialize;
 use serde_json::json;
 use troupe_core::inbox::{Delivery, InboxItem, InboxMode};
@@ -27,12 +27,11 @@ impl Tx<'_> {
         d.validate().map_err(StoreError::Invalid)?;
         self.thread(thread)?;
         if let Some(key) = &d.delivery_key {
-            let receipt: Option<(i64, i64)> = self.query_one(
+            let receipt: Option<(i64, i64)> = self.query_opt(
                     "SELECT item_id, message_id FROM inbox_receipts WHERE thread_id = ?1 AND delivery_key = ?2",
-                    params![thread.0, key],
+                    args![thread.0, key],
                     |r| Ok((r.get(0)?, r.get(1)?)),
-                )
-                .optional()?;
+                )?;
             if let Some((item, message)) = receipt {
                 return Ok(Delivered {
                     item_id: InboxItemId(item),
@@ -40,13 +39,11 @@ impl Tx<'_> {
                     message_id: Some(MessageId(message)),
                 });
             }
-            let existing: Option<i64> = self
-                .query_one(
-                    "SELECT id FROM inbox_items WHERE thread_id = ?1 AND delivery_key = ?2",
-                    params![thread.0, key],
-                    |r| r.get(0),
-                )
-                .optional()?;
+            let existing: Option<i64> = self.query_opt(
+                "SELECT id FROM inbox_items WHERE thread_id = ?1 AND delivery_key = ?2",
+                args![thread.0, key],
+                |r| r.get(0),
+            )?;
             if let Some(item) = existing {
                 return Ok(Delivered {
                     item_id: InboxItemId(item),
@@ -56,10 +53,10 @@ impl Tx<'_> {
             }
         }
         let order_key = d.order_key.unwrap_or(self.now);
-        self.exec(
+        let id = InboxItemId(self.insert(
             "INSERT INTO inbox_items (thread_id, mode, priority, order_key, delivery_key, origin, origin_detail, body, visible, created_at)
              VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
-            params![
+            args![
                 thread.0,
                 d.mode.as_str(),
                 d.priority.get(),
@@ -71,8 +68,7 @@ impl Tx<'_> {
                 d.visible,
                 self.now
             ],
-        )?;
-        let id = InboxItemId(self.conn().last_insert_rowid());
+        )?);
         self.event(
             "inbox_delivered",
             Some(thread),
@@ -91,17 +87,12 @@ impl Tx<'_> {
         let sql = format!(
             "SELECT {INBOX_COLUMNS} FROM inbox_items WHERE thread_id = ?1 ORDER BY priority, order_key, id"
         );
-        let mut stmt = self.conn().prepare_cached(&sql)?;
-        let rows = stmt.query_map(params![thread.0], inbox_from_row)?;
-        rows.map(|r| r?).collect()
+        self.query_all(&sql, args![thread.0], inbox_from_row)
     }
 
     pub fn inbox_item(&self, id: InboxItemId) -> Result<Option<InboxItem>> {
         let sql = format!("SELECT {INBOX_COLUMNS} FROM inbox_items WHERE id = ?1");
-        let mut stmt = self.conn().prepare_cached(&sql)?;
-        stmt.query_row(params![id.0], inbox_from_row)
-            .optional()?
-            .transpose()
+        self.query_opt(&sql, args![id.0], inbox_from_row)
     }
 
     /// Turn an item into its message: a task becomes a new root; steer and context join `root`.
@@ -145,11 +136,10 @@ impl Tx<'_> {
             self.exec(
                 "INSERT INTO inbox_receipts (thread_id, delivery_key, item_id, message_id, completed_at)
                  VALUES (?1, ?2, ?3, ?4, ?5)",
-                params![item.thread_id.0, key, id.0, message.id.0, self.now],
+                args![item.thread_id.0, key, id.0, message.id.0, self.now],
             )?;
         }
-        self.conn()
-            .execute("DELETE FROM inbox_items WHERE id = ?1", params![id.0])?;
+        self.exec("DELETE FROM inbox_items WHERE id = ?1", args![id.0])?;
         self.event(
             "inbox_consumed",
             Some(item.thread_id),
@@ -165,7 +155,7 @@ impl Tx<'_> {
         for id in ids {
             n += self.exec(
                 "DELETE FROM inbox_items WHERE id = ?1 AND thread_id = ?2",
-                params![id.0, thread.0],
+                args![id.0, thread.0],
             )?;
         }
         if n > 0 {
@@ -186,7 +176,7 @@ impl Tx<'_> {
             .ok_or_else(|| StoreError::not_found("inbox item", id))?;
         self.exec(
             "UPDATE inbox_items SET failed_reason = ?2 WHERE id = ?1",
-            params![id.0, reason],
+            args![id.0, reason],
         )?;
         self.event(
             "inbox_parked",
@@ -199,11 +189,8 @@ impl Tx<'_> {
 
     /// Non-archived threads holding a runnable (non-parked) task item: boot discovery.
     pub fn threads_with_runnable_tasks(&self) -> Result<Vec<ThreadId>> {
-        let mut stmt = self.conn().prepare_cached(
-            "SELECT DISTINCT i.thread_id FROM inbox_items i JOIN threads t ON t.id = i.thread_id
-             WHERE i.mode = 'task' AND i.failed_reason IS NULL AND t.archived_at IS NULL ORDER BY i.thread_id",
-        )?;
-        let rows = stmt.query_map([], |r| r.get::<_, i64>(0))?;
-        Ok(rows.map(|r| r.map(ThreadId)).collect::<Result<_, _>>()?)
+        let rows = self.query_all("SELECT DISTINCT i.thread_id FROM inbox_items i JOIN threads t ON t.id = i.thread_id
+             WHERE i.mode = 'task' AND i.failed_reason IS NULL AND t.archived_at IS NULL ORDER BY i.thread_id", args![], |r| r.get::<i64>(0))?;
+        Ok(rows.into_iter().map(ThreadId).collect())
     }
 }

@@ -1,9 +1,11 @@
-//! The durable store: SQLite (WAL, one writer), migrations applied at open, and every state
-//! change in one transaction that also appends its events.
+//! The durable store: SQLite (WAL, one writer) by default or PostgreSQL, migrations applied at
+//! open, and every state change in one transaction that also appends its events.
 
 mod agenda;
 mod blueprint_loops;
 mod conversations;
+mod copy;
+mod db;
 mod durability;
 mod effects;
 mod error;
@@ -16,8 +18,10 @@ mod notes;
 mod records;
 mod rows;
 mod runs;
+mod schema;
 mod stats;
 mod tasks;
+pub mod testing;
 mod threads;
 mod usage;
 mod workflow_terminals;
@@ -26,6 +30,7 @@ mod writer;
 pub use agenda::{AgendaEdit, AgendaId, AgendaItem, AgendaStatus, NewAgendaItem};
 pub use blueprint_loops::{LoopBinding, NewBlueprintLoop};
 pub use conversations::{NewBot, NewLine};
+pub use copy::TableSummary;
 pub use durability::{Durability, OpenOptions, UnknownDurability};
 pub use effects::{EffectBegin, EffectRecord};
 pub use error::StoreError;
@@ -33,36 +38,54 @@ pub use events::{Event, EventSink};
 pub use inbox::Delivered;
 pub use loop_guards::LoopGuard;
 pub use messages::{NewMessage, RootTail};
+pub use migrations::{KNOWN_VERSION, SchemaStatus};
 pub use notes::{NewNote, Note, NoteEdit, NoteEditOutcome, NoteId, NoteKind};
 pub use records::{CommandRecord, ModelCallRecord, RefusalRecord, ToolCallRecord};
 pub use runs::{NewRun, RunRecord};
+pub use schema::SchemaOutline;
 pub use stats::StoreStats;
 pub use tasks::{NewTask, TaskEdit, TaskId, TaskRecord, TaskRole, TaskStatus};
 pub use threads::NewThread;
 pub use usage::UsageTotals;
 pub use workflow_terminals::{NewWorkflowTerminal, WorkflowTerminal};
 
+use db::{Conn, PgConn, PgTarget};
 use rusqlite::{Connection, OpenFlags};
+use std::panic::{AssertUnwindSafe, catch_unwind, resume_unwind};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
 use troupe_core::Clock;
 
+pub use db::{Dialect, FromValue, Row, SqlError, SqlErrorKind, ToValue, Value};
+
 pub type Result<T, E = StoreError> = std::result::Result<T, E>;
 
-/// A handle on one database file. Cheap to clone; one connection behind a mutex is the single writer.
+/// A handle on one database. Cheap to clone; one connection behind a mutex is the single writer.
 #[derive(Clone)]
 pub struct Store {
     inner: Arc<Inner>,
 }
 
+/// Where the database lives.
+#[derive(Clone, Debug)]
+enum Location {
+    /// A SQLite file; readers open their own connections to it.
+    File,
+    /// A private SQLite database in memory: every read goes through the writer's connection.
+    Memory,
+    Postgres(PgTarget),
+}
+
 struct Inner {
     /// Shared with the writer thread, which takes it for each batch of queued writes.
-    conn: Arc<Mutex<Connection>>,
+    conn: Arc<Mutex<Conn>>,
     /// Started by the first `write_async`.
     writer: OnceLock<writer::Writer>,
-    /// Idle read-only connections (file databases only): reads run beside the writer in WAL
-    /// mode instead of queueing behind it.
-    readers: Option<Mutex<Vec<Connection>>>,
+    /// Idle read-only connections: reads run beside the writer (SQLite in WAL mode, or
+    /// PostgreSQL) instead of queueing behind it.
+    readers: Option<Mutex<Vec<Conn>>>,
+    location: Location,
+    /// The file, or for PostgreSQL the URL without its password.
     path: PathBuf,
     durability: Durability,
     clock: Arc<dyn Clock>,
@@ -77,6 +100,15 @@ impl Store {
     /// Troupe, is refused.
     pub fn open(path: impl AsRef<Path>, clock: Arc<dyn Clock>) -> Result<Store> {
         Self::open_with(path, clock, OpenOptions::default())
+    }
+
+    /// Open the database a URL names: `postgres://…` (or `postgresql://…`), `sqlite:///path`,
+    /// or a plain path to a SQLite file.
+    pub fn open_url(url: &str, clock: Arc<dyn Clock>, options: OpenOptions) -> Result<Store> {
+        match DatabaseUrl::parse(url)? {
+            DatabaseUrl::Sqlite(path) => Self::open_with(path, clock, options),
+            DatabaseUrl::Postgres(target) => Self::open_postgres(target, clock, options),
+        }
     }
 
     /// [`Store::open`] with explicit options.
@@ -101,11 +133,7 @@ impl Store {
             path: path.clone(),
             detail: e.to_string(),
         })?;
-        let mut store = Self::from_connection(conn, path, clock, options.durability)?;
-        if let Some(inner) = Arc::get_mut(&mut store.inner) {
-            inner.readers = Some(Mutex::new(Vec::new()));
-        }
-        Ok(store)
+        Self::from_sqlite(conn, path, Location::File, clock, options.durability)
     }
 
     /// A private in-memory database, for tests.
@@ -114,12 +142,19 @@ impl Store {
             path: ":memory:".into(),
             detail: e.to_string(),
         })?;
-        Self::from_connection(conn, ":memory:".into(), clock, Durability::default())
+        Self::from_sqlite(
+            conn,
+            ":memory:".into(),
+            Location::Memory,
+            clock,
+            Durability::default(),
+        )
     }
 
-    fn from_connection(
-        mut conn: Connection,
+    fn from_sqlite(
+        conn: Connection,
         path: PathBuf,
+        location: Location,
         clock: Arc<dyn Clock>,
         durability: Durability,
     ) -> Result<Store> {
@@ -131,23 +166,104 @@ impl Store {
         conn.busy_timeout(std::time::Duration::from_secs(5))
             .map_err(corrupt)?;
         let syncs_at_commit = retry_busy(|| configure(&conn, durability)).map_err(corrupt)?;
-        migrations::apply(&mut conn, &path)?;
-        Ok(Store {
+        let conn = Conn::Sqlite(conn);
+        migrations::apply(&conn, &path)?;
+        let readers = matches!(location, Location::File).then(|| Mutex::new(Vec::new()));
+        Ok(Self::assemble(
+            conn,
+            readers,
+            location,
+            path,
+            durability,
+            clock,
+            syncs_at_commit,
+        ))
+    }
+
+    fn open_postgres(
+        target: PgTarget,
+        clock: Arc<dyn Clock>,
+        options: OpenOptions,
+    ) -> Result<Store> {
+        let path = PathBuf::from(target.describe());
+        let conn = Conn::Pg(PgConn::connect(&target)?);
+        // PostgreSQL makes every commit durable (synchronous_commit on); Normal is taken as
+        // "may lose the last commits", which is what synchronous_commit off means there.
+        if options.durability == Durability::Normal {
+            conn.batch("SET synchronous_commit = off")?;
+        }
+        migrations::apply(&conn, &path)?;
+        let syncs = options.durability == Durability::Full;
+        Ok(Self::assemble(
+            conn,
+            Some(Mutex::new(Vec::new())),
+            Location::Postgres(target),
+            path,
+            options.durability,
+            clock,
+            syncs,
+        ))
+    }
+
+    fn assemble(
+        conn: Conn,
+        readers: Option<Mutex<Vec<Conn>>>,
+        location: Location,
+        path: PathBuf,
+        durability: Durability,
+        clock: Arc<dyn Clock>,
+        syncs_at_commit: bool,
+    ) -> Store {
+        Store {
             inner: Arc::new(Inner {
                 conn: Arc::new(Mutex::new(conn)),
                 writer: OnceLock::new(),
-                readers: None,
+                readers,
+                location,
                 path,
                 durability,
                 clock,
                 sink: Arc::new(EventSink::new()),
                 counters: Arc::new(stats::Counters::new(syncs_at_commit)),
             }),
+        }
+    }
+
+    /// Where the database a URL names stands, without changing it: its schema version and
+    /// the migrations this Troupe would apply. A SQLite file that does not exist is an error.
+    pub fn schema_status_of(url: &str) -> Result<SchemaStatus> {
+        let (conn, path) = match DatabaseUrl::parse(url)? {
+            DatabaseUrl::Sqlite(path) => {
+                let flags = OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX;
+                let conn =
+                    Connection::open_with_flags(&path, flags).map_err(|e| StoreError::Open {
+                        path: path.clone(),
+                        detail: format!("no database can be read there ({e})"),
+                    })?;
+                (Conn::Sqlite(conn), path)
+            }
+            DatabaseUrl::Postgres(target) => {
+                let path = PathBuf::from(target.describe());
+                (Conn::Pg(PgConn::connect(&target)?), path)
+            }
+        };
+        migrations::status(&conn).map_err(|e| StoreError::Open {
+            path,
+            detail: format!("not a usable Troupe database ({e})"),
         })
     }
 
+    /// The SQLite file, or for PostgreSQL the database's URL without its password.
     pub fn path(&self) -> &Path {
         &self.inner.path
+    }
+
+    /// Which database this store is on.
+    pub fn dialect(&self) -> Dialect {
+        match self.inner.location {
+            Location::Postgres(_) => Dialect::Postgres,
+            _ => Dialect::Sqlite,
+        }
     }
 
     /// The durability the store was opened with.
@@ -156,10 +272,22 @@ impl Store {
     }
 
     /// `PRAGMA synchronous` as the writer connection reports it (2 = FULL, 1 = NORMAL): what
-    /// SQLite really does at each commit, whatever was asked.
+    /// SQLite really does at each commit, whatever was asked. On PostgreSQL, 2 while
+    /// `synchronous_commit` is on and 1 while it is off.
     pub fn synchronous(&self) -> Result<i64> {
         let conn = self.lock();
-        Ok(conn.query_row("PRAGMA synchronous", [], |r| r.get(0))?)
+        match &*conn {
+            Conn::Sqlite(c) => Ok(c.query_row("PRAGMA synchronous", [], |r| r.get(0))?),
+            Conn::Pg(_) => {
+                let rows = conn.query("SELECT current_setting('synchronous_commit')", &[])?;
+                let on: String = rows
+                    .first()
+                    .map(|r| r.get(0))
+                    .transpose()?
+                    .unwrap_or_default();
+                Ok(if on == "off" { 1 } else { 2 })
+            }
+        }
     }
 
     /// What the write transactions committed since the store was opened cost: commits, the
@@ -182,9 +310,9 @@ impl Store {
         self.inner.sink.subscribe()
     }
 
-    fn lock(&self) -> MutexGuard<'_, Connection> {
-        // A panic while holding the lock leaves SQLite consistent (the transaction rolls back
-        // on drop), so a poisoned lock is safe to take over.
+    fn lock(&self) -> MutexGuard<'_, Conn> {
+        // A panic while holding the lock leaves the database consistent (the transaction is
+        // rolled back before the next use), so a poisoned lock is safe to take over.
         self.inner.conn.lock().unwrap_or_else(|p| p.into_inner())
     }
 
@@ -196,22 +324,35 @@ impl Store {
     /// `write` once the writer lock is held; the lock is released when it returns.
     fn write_locked<T>(
         &self,
-        mut conn: MutexGuard<'_, Connection>,
+        conn: MutexGuard<'_, Conn>,
         f: impl FnOnce(&mut Tx<'_>) -> Result<T>,
     ) -> Result<T> {
-        let changes = conn.total_changes();
-        let txn = conn
-            .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)
-            .map_err(StoreError::from)?;
+        let changes = conn.changes();
+        conn.begin_write()?;
         let mut tx = Tx {
-            conn: &txn,
+            conn: &conn,
             now: self.inner.clock.now_ms(),
             events: Vec::new(),
         };
-        let out = f(&mut tx)?;
+        let out = match catch_unwind(AssertUnwindSafe(|| f(&mut tx))) {
+            Ok(Ok(v)) => v,
+            Ok(Err(e)) => {
+                let _ = conn.step("ROLLBACK");
+                return Err(e);
+            }
+            Err(panic) => {
+                let _ = conn.step("ROLLBACK");
+                resume_unwind(panic)
+            }
+        };
         let events = std::mem::take(&mut tx.events);
-        let changed = txn.total_changes() != changes;
-        txn.commit().map_err(StoreError::from)?;
+        let changed = conn.changes() != changes;
+        if let Err(e) = conn.step("COMMIT") {
+            if conn.in_transaction() {
+                let _ = conn.step("ROLLBACK");
+            }
+            return Err(e);
+        }
         self.inner.counters.committed(1, changed);
         // Published while the writer lock is still held, so subscribers see ids in order.
         self.inner.sink.publish(events);
@@ -222,15 +363,15 @@ impl Store {
     /// Run `f` against a consistent read snapshot of what is committed.
     pub fn read<T>(&self, f: impl FnOnce(&mut Tx<'_>) -> Result<T>) -> Result<T> {
         let Some(pool) = &self.inner.readers else {
-            let mut conn = self.lock();
-            return Self::read_on(&mut conn, self.inner.clock.now_ms(), f);
+            let conn = self.lock();
+            return Self::read_on(&conn, self.inner.clock.now_ms(), f);
         };
         let idle = pool.lock().unwrap_or_else(|p| p.into_inner()).pop();
-        let mut conn = match idle {
+        let conn = match idle {
             Some(c) => c,
             None => self.open_reader()?,
         };
-        let out = Self::read_on(&mut conn, self.inner.clock.now_ms(), f);
+        let out = Self::read_on(&conn, self.inner.clock.now_ms(), f);
         pool.lock().unwrap_or_else(|p| p.into_inner()).push(conn);
         out
     }
@@ -250,8 +391,11 @@ impl Store {
         Ok(self.inner.writer.get_or_init(|| started))
     }
 
-    fn open_reader(&self) -> Result<Connection> {
+    fn open_reader(&self) -> Result<Conn> {
         let path = &self.inner.path;
+        if let Location::Postgres(target) = &self.inner.location {
+            return Ok(Conn::Pg(PgConn::connect(target)?));
+        }
         let flags = OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX;
         let err = |e: rusqlite::Error| StoreError::Open {
             path: path.clone(),
@@ -261,23 +405,60 @@ impl Store {
         conn.set_prepared_statement_cache_capacity(256);
         conn.busy_timeout(std::time::Duration::from_secs(5))
             .map_err(err)?;
-        Ok(conn)
+        Ok(Conn::Sqlite(conn))
     }
 
-    fn read_on<T>(
-        conn: &mut Connection,
-        now: i64,
-        f: impl FnOnce(&mut Tx<'_>) -> Result<T>,
-    ) -> Result<T> {
-        let txn = conn.transaction().map_err(StoreError::from)?;
+    fn read_on<T>(conn: &Conn, now: i64, f: impl FnOnce(&mut Tx<'_>) -> Result<T>) -> Result<T> {
+        conn.begin_read()?;
         let mut tx = Tx {
-            conn: &txn,
+            conn,
             now,
             events: Vec::new(),
         };
-        let out = f(&mut tx)?;
+        let out = catch_unwind(AssertUnwindSafe(|| f(&mut tx)));
         debug_assert!(tx.events.is_empty(), "a read appended events");
-        Ok(out)
+        // A read never keeps anything; ending it this way also works after an error.
+        let _ = conn.step("ROLLBACK");
+        match out {
+            Ok(v) => v,
+            Err(panic) => resume_unwind(panic),
+        }
+    }
+}
+
+/// A database named by a URL or a path.
+#[derive(Clone, Debug)]
+pub(crate) enum DatabaseUrl {
+    Sqlite(PathBuf),
+    Postgres(PgTarget),
+}
+
+impl DatabaseUrl {
+    pub(crate) fn parse(url: &str) -> Result<DatabaseUrl> {
+        let bad = |detail: String| StoreError::Open {
+            path: url.split('@').next_back().unwrap_or(url).into(),
+            detail,
+        };
+        if let Some(rest) = url.strip_prefix("sqlite://") {
+            if rest.is_empty() {
+                return Err(bad(
+                    "a sqlite:// URL needs a path, as in sqlite:///var/lib/troupe.db".into(),
+                ));
+            }
+            return Ok(DatabaseUrl::Sqlite(PathBuf::from(rest)));
+        }
+        if url.starts_with("postgres://") || url.starts_with("postgresql://") {
+            return PgTarget::parse(url).map(DatabaseUrl::Postgres).map_err(bad);
+        }
+        if let Some((scheme, _)) = url.split_once("://") {
+            return Err(bad(format!(
+                "unknown database kind {scheme:?}: use postgres://…, sqlite:///path or a file path"
+            )));
+        }
+        if url.trim().is_empty() {
+            return Err(bad("the database URL is empty".into()));
+        }
+        Ok(DatabaseUrl::Sqlite(PathBuf::from(url)))
     }
 }
 
@@ -285,7 +466,7 @@ impl Store {
 /// several state changes atomically.
 pub struct Tx<'a> {
     /// Inside a transaction (or a savepoint of one) for the Tx's whole life.
-    conn: &'a rusqlite::Connection,
+    conn: &'a Conn,
     now: i64,
     events: Vec<Event>,
 }
@@ -295,20 +476,61 @@ impl Tx<'_> {
     pub fn now(&self) -> i64 {
         self.now
     }
-    pub(crate) fn conn(&self) -> &rusqlite::Connection {
-        self.conn
+
+    /// Which SQL this transaction's database speaks.
+    pub fn dialect(&self) -> Dialect {
+        self.conn.dialect()
     }
-    /// Execute through the statement cache: hot statements are parsed once per connection.
-    pub(crate) fn exec(&self, sql: &str, params: impl rusqlite::Params) -> rusqlite::Result<usize> {
-        self.conn.prepare_cached(sql)?.execute(params)
+
+    /// One statement of raw SQL, past every check the store's methods make (but never past the
+    /// database's own rules). For tests that attack those rules, and for operators' repairs.
+    pub fn raw_execute(&self, sql: &str) -> Result<usize> {
+        self.conn.execute(sql, &[])
     }
+
+    /// Execute one statement (through the statement cache); answers the rows it changed.
+    pub(crate) fn exec(&self, sql: &str, args: &[Value]) -> Result<usize> {
+        self.conn.execute(sql, args)
+    }
+
+    /// Insert one row and answer its new `id`.
+    pub(crate) fn insert(&self, sql: &str, args: &[Value]) -> Result<i64> {
+        let sql = format!("{sql} RETURNING id");
+        self.query_one(&sql, args, |r| r.get(0))
+    }
+
+    /// The first row of a query, which must return one.
     pub(crate) fn query_one<T>(
         &self,
         sql: &str,
-        params: impl rusqlite::Params,
-        f: impl FnOnce(&rusqlite::Row<'_>) -> rusqlite::Result<T>,
-    ) -> rusqlite::Result<T> {
-        self.conn.prepare_cached(sql)?.query_row(params, f)
+        args: &[Value],
+        f: impl FnOnce(&Row) -> Result<T>,
+    ) -> Result<T> {
+        self.query_opt(sql, args, f)?.ok_or_else(|| {
+            StoreError::Corrupt(format!(
+                "a query that always returns a row returned none: {sql}"
+            ))
+        })
+    }
+
+    /// The first row of a query, if it returned any.
+    pub(crate) fn query_opt<T>(
+        &self,
+        sql: &str,
+        args: &[Value],
+        f: impl FnOnce(&Row) -> Result<T>,
+    ) -> Result<Option<T>> {
+        self.conn.query(sql, args)?.first().map(f).transpose()
+    }
+
+    /// Every row of a query, each mapped by `f`.
+    pub(crate) fn query_all<T>(
+        &self,
+        sql: &str,
+        args: &[Value],
+        f: impl FnMut(&Row) -> Result<T>,
+    ) -> Result<Vec<T>> {
+        self.conn.query(sql, args)?.iter().map(f).collect()
     }
 }
 

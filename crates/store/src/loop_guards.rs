@@ -2,8 +2,8 @@
 //! state of `troupe_core::continuation_guard`; and the facts it decides on (the model calls the
 //! thread made since the loop started, what its latest turn did).
 
+use crate::args;
 use crate::{Result, StoreError, Tx};
-use rusqlite::{OptionalExtension, params};
 use serde::Serialize;
 use serde_json::json;
 use troupe_core::continuation_guard::{GuardLimits, GuardPause, GuardState, TurnFacts};
@@ -22,7 +22,7 @@ pub struct LoopGuard {
 const COLUMNS: &str = "id, thread_id, loop_ref, max_model_calls, no_progress_limit, spacing_ms, \
      counted_since, no_progress_streak, last_seen_run, last_continuation_at, due_at, paused";
 
-fn from_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<(LoopGuard, Option<String>)> {
+fn from_row(r: &crate::Row) -> Result<(LoopGuard, Option<String>)> {
     let guard = LoopGuard {
         id: r.get(0)?,
         thread_id: ThreadId(r.get(1)?),
@@ -35,7 +35,7 @@ fn from_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<(LoopGuard, Option<String
             },
             counted_since: r.get(6)?,
             no_progress_streak: r.get(7)?,
-            last_seen_run: r.get::<_, Option<i64>>(8)?.map(RunId),
+            last_seen_run: r.get::<Option<i64>>(8)?.map(RunId),
             last_continuation_at: r.get(9)?,
             due_at: r.get(10)?,
             paused: None,
@@ -63,11 +63,11 @@ impl Tx<'_> {
     ) -> Result<LoopGuard> {
         self.end_loop_guards(thread)?;
         let state = GuardState::new(limits, self.now);
-        self.exec(
+        let id = self.insert(
             "INSERT INTO loop_guards (thread_id, loop_ref, max_model_calls, no_progress_limit,
                  spacing_ms, counted_since, created_at)
              VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?6)",
-            params![
+            args![
                 thread.0,
                 loop_ref,
                 limits.max_model_calls,
@@ -76,7 +76,6 @@ impl Tx<'_> {
                 self.now
             ],
         )?;
-        let id = self.conn().last_insert_rowid();
         Ok(LoopGuard {
             id,
             thread_id: thread,
@@ -89,8 +88,7 @@ impl Tx<'_> {
     pub fn active_loop_guard(&self, thread: ThreadId) -> Result<Option<LoopGuard>> {
         let sql =
             format!("SELECT {COLUMNS} FROM loop_guards WHERE thread_id = ?1 AND ended_at IS NULL");
-        self.query_one(&sql, params![thread.0], from_row)
-            .optional()?
+        self.query_opt(&sql, args![thread.0], from_row)?
             .map(finish)
             .transpose()
     }
@@ -101,7 +99,7 @@ impl Tx<'_> {
             "UPDATE loop_guards SET max_model_calls = ?2, no_progress_streak = ?3,
                  last_seen_run = ?4, last_continuation_at = ?5, due_at = ?6, paused = ?7
              WHERE id = ?1 AND ended_at IS NULL",
-            params![
+            args![
                 id,
                 state.limits.max_model_calls,
                 state.no_progress_streak,
@@ -118,7 +116,7 @@ impl Tx<'_> {
         }
         let thread: i64 = self.query_one(
             "SELECT thread_id FROM loop_guards WHERE id = ?1",
-            params![id],
+            args![id],
             |r| r.get(0),
         )?;
         self.event(
@@ -135,7 +133,7 @@ impl Tx<'_> {
     pub fn end_loop_guards(&mut self, thread: ThreadId) -> Result<()> {
         self.exec(
             "UPDATE loop_guards SET ended_at = ?2, due_at = NULL WHERE thread_id = ?1 AND ended_at IS NULL",
-            params![thread.0, self.now],
+            args![thread.0, self.now],
         )?;
         Ok(())
     }
@@ -145,7 +143,7 @@ impl Tx<'_> {
         self.exec(
             "UPDATE loop_guards SET ended_at = ?3, due_at = NULL
              WHERE thread_id = ?1 AND loop_ref = ?2 AND ended_at IS NULL",
-            params![thread.0, loop_ref, self.now],
+            args![thread.0, loop_ref, self.now],
         )?;
         Ok(())
     }
@@ -155,9 +153,8 @@ impl Tx<'_> {
         let sql = format!(
             "SELECT {COLUMNS} FROM loop_guards WHERE ended_at IS NULL AND due_at IS NOT NULL AND due_at <= ?1 ORDER BY due_at, id"
         );
-        let mut stmt = self.conn().prepare_cached(&sql)?;
-        let rows = stmt.query_map(params![now], from_row)?;
-        rows.map(|r| finish(r?)).collect()
+        let rows = self.query_all(&sql, args![now], from_row)?;
+        rows.into_iter().map(finish).collect()
     }
 
     /// Model calls the thread's runs made from `since` on (its own: a child's runs are on its
@@ -166,7 +163,7 @@ impl Tx<'_> {
         Ok(self.query_one(
             "SELECT COUNT(*) FROM model_calls m JOIN runs r ON r.id = m.run_id
              WHERE r.thread_id = ?1 AND m.started_at >= ?2",
-            params![thread.0, since],
+            args![thread.0, since],
             |r| r.get(0),
         )?)
     }
@@ -175,17 +172,16 @@ impl Tx<'_> {
     /// tool calls it made.
     pub fn latest_turn_facts(&self, thread: ThreadId) -> Result<Option<TurnFacts>> {
         let run: Option<i64> = self
-            .query_one(
+            .query_opt(
                 "SELECT id FROM runs WHERE thread_id = ?1 AND status != 'running' ORDER BY id DESC LIMIT 1",
-                params![thread.0],
+                args![thread.0],
                 |r| r.get(0),
-            )
-            .optional()?;
+            )?;
         let Some(run) = run else { return Ok(None) };
         let (continuation, tool_calls): (bool, u32) = self.query_one(
             "SELECT EXISTS (SELECT 1 FROM messages WHERE run_id = ?1 AND origin = 'continuation'),
                     (SELECT COUNT(*) FROM tool_calls WHERE run_id = ?1)",
-            params![run],
+            args![run],
             |r| Ok((r.get(0)?, r.get(1)?)),
         )?;
         Ok(Some(TurnFacts {

@@ -1,7 +1,8 @@
 //! Messages and their parts.
 
+use crate::args;
+use crate::db::Dialect;
 use crate::{Result, StoreError, Tx};
-use rusqlite::{OptionalExtension, params};
 use serde_json::json;
 use std::collections::HashMap;
 use troupe_core::drive::RootState;
@@ -41,10 +42,10 @@ impl Tx<'_> {
                 "only a user message can be a root".into(),
             ));
         }
-        self.exec(
+        let id = MessageId(self.insert(
             "INSERT INTO messages (thread_id, role, origin, origin_detail, is_root, root_id, run_id, finish, error, delivery_key, metadata, created_at)
              VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)",
-            params![
+            args![
                 m.thread_id.0,
                 m.role.as_str(),
                 m.origin.kind(),
@@ -58,12 +59,11 @@ impl Tx<'_> {
                 m.metadata.as_ref().map(|v| v.to_string()),
                 self.now
             ],
-        )?;
-        let id = MessageId(self.conn().last_insert_rowid());
+        )?);
         if m.is_root {
             self.exec(
                 "UPDATE messages SET root_id = id WHERE id = ?1",
-                params![id.0],
+                args![id.0],
             )?;
         }
         for (seq, part) in m.parts.iter().enumerate() {
@@ -122,7 +122,7 @@ impl Tx<'_> {
         self.exec(
             "INSERT INTO message_parts (message_id, seq, kind, text, call_id, tool_name, is_error, visible, in_context)
              VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
-            params![id.0, seq, part.kind(), text, call_id, name, is_error, part.visible, part.in_context],
+            args![id.0, seq, part.kind(), text, call_id, name, is_error, part.visible, part.in_context],
         )?;
         Ok(())
     }
@@ -130,14 +130,13 @@ impl Tx<'_> {
     /// Add a part at the end of a message (tool results join the assistant message that asked).
     pub fn append_part(&mut self, id: MessageId, part: &Part) -> Result<()> {
         let (thread, run, seq): (i64, Option<i64>, i64) = self
-            .query_one(
+            .query_opt(
                 "SELECT thread_id, run_id,
                         (SELECT COALESCE(MAX(seq) + 1, 0) FROM message_parts WHERE message_id = ?1)
                  FROM messages WHERE id = ?1",
-                params![id.0],
+                args![id.0],
                 |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
-            )
-            .optional()?
+            )?
             .ok_or_else(|| StoreError::not_found("message", id))?;
         self.insert_part(id, seq, part)?;
         self.event(
@@ -152,13 +151,13 @@ impl Tx<'_> {
     pub fn set_finish(&mut self, id: MessageId, finish: Finish, error: Option<&str>) -> Result<()> {
         self.exec(
             "UPDATE messages SET finish = ?2, error = ?3 WHERE id = ?1",
-            params![id.0, finish.as_str(), error],
+            args![id.0, finish.as_str(), error],
         )?;
         Ok(())
     }
 
     pub fn message(&self, id: MessageId) -> Result<Message> {
-        let mut found = self.load_messages("WHERE m.id = ?1", params![id.0])?;
+        let mut found = self.load_messages("WHERE m.id = ?1", args![id.0])?;
         found
             .pop()
             .ok_or_else(|| StoreError::not_found("message", id))
@@ -173,7 +172,7 @@ impl Tx<'_> {
     ) -> Result<Vec<Message>> {
         self.load_messages(
             "WHERE m.thread_id = ?1 AND m.id > ?2 ORDER BY m.id LIMIT ?3",
-            params![thread.0, after.map(|a| a.0).unwrap_or(0), limit],
+            args![thread.0, after.map(|a| a.0).unwrap_or(0), limit],
         )
     }
 
@@ -181,33 +180,32 @@ impl Tx<'_> {
     pub fn messages_tail(&self, thread: ThreadId, n: u32) -> Result<Vec<Message>> {
         let mut out = self.load_messages(
             "WHERE m.thread_id = ?1 ORDER BY m.id DESC LIMIT ?2",
-            params![thread.0, n],
+            args![thread.0, n],
         )?;
         out.reverse();
         Ok(out)
     }
 
-    fn load_messages(&self, clause: &str, args: impl rusqlite::Params) -> Result<Vec<Message>> {
+    fn load_messages(&self, clause: &str, args: &[crate::Value]) -> Result<Vec<Message>> {
         let sql = format!(
             "SELECT m.id, m.thread_id, m.role, m.origin, m.origin_detail, m.is_root, m.root_id, m.run_id,
                     m.finish, m.error, m.delivery_key, m.created_at, m.metadata FROM messages m {clause}"
         );
-        let mut stmt = self.conn().prepare_cached(&sql)?;
-        let rows = stmt.query_map(args, |r| {
+        let rows = self.query_all(&sql, args, |r| {
             Ok((
-                r.get::<_, i64>(0)?,
-                r.get::<_, i64>(1)?,
-                r.get::<_, String>(2)?,
-                r.get::<_, String>(3)?,
-                r.get::<_, Option<String>>(4)?,
-                r.get::<_, bool>(5)?,
-                r.get::<_, Option<i64>>(6)?,
-                r.get::<_, Option<i64>>(7)?,
-                r.get::<_, Option<String>>(8)?,
-                r.get::<_, Option<String>>(9)?,
-                r.get::<_, Option<String>>(10)?,
-                r.get::<_, i64>(11)?,
-                r.get::<_, Option<String>>(12)?,
+                r.get::<i64>(0)?,
+                r.get::<i64>(1)?,
+                r.get::<String>(2)?,
+                r.get::<String>(3)?,
+                r.get::<Option<String>>(4)?,
+                r.get::<bool>(5)?,
+                r.get::<Option<i64>>(6)?,
+                r.get::<Option<i64>>(7)?,
+                r.get::<Option<String>>(8)?,
+                r.get::<Option<String>>(9)?,
+                r.get::<Option<String>>(10)?,
+                r.get::<i64>(11)?,
+                r.get::<Option<String>>(12)?,
             ))
         })?;
         let mut out = Vec::new();
@@ -226,7 +224,7 @@ impl Tx<'_> {
                 key,
                 created,
                 metadata,
-            ) = row?;
+            ) = row;
             let bad =
                 |what: &str, e: String| StoreError::Corrupt(format!("message {id} {what}: {e}"));
             out.push(Message {
@@ -267,24 +265,35 @@ impl Tx<'_> {
         // Exactly these messages' parts (a range would drag in other threads' messages).
         let ids = serde_json::to_string(&messages.iter().map(|m| m.id.0).collect::<Vec<_>>())
             .map_err(|e| StoreError::Invalid(e.to_string()))?;
-        let mut stmt = self.conn().prepare_cached(
-            "SELECT message_id, kind, text, call_id, tool_name, is_error, visible, in_context
-             FROM message_parts WHERE message_id IN (SELECT value FROM json_each(?1)) ORDER BY message_id, seq",
-        )?;
-        let rows = stmt.query_map(params![ids], |r| {
+        // The id list travels as one JSON array parameter, unpacked by each dialect's own
+        // JSON function, so the statement's text (and its cached plan) is the same for any count.
+        let sql = match self.dialect() {
+            Dialect::Sqlite => {
+                "SELECT message_id, kind, text, call_id, tool_name, is_error, visible, in_context
+                 FROM message_parts WHERE message_id IN (SELECT value FROM json_each(?1))
+                 ORDER BY message_id, seq"
+            }
+            Dialect::Postgres => {
+                "SELECT message_id, kind, text, call_id, tool_name, is_error, visible, in_context
+                 FROM message_parts WHERE message_id IN
+                     (SELECT CAST(value AS BIGINT) FROM json_array_elements_text(CAST(?1 AS json)))
+                 ORDER BY message_id, seq"
+            }
+        };
+        let rows = self.query_all(sql, args![ids], |r| {
             Ok((
-                r.get::<_, i64>(0)?,
-                r.get::<_, String>(1)?,
-                r.get::<_, String>(2)?,
-                r.get::<_, Option<String>>(3)?,
-                r.get::<_, Option<String>>(4)?,
-                r.get::<_, bool>(5)?,
-                r.get::<_, bool>(6)?,
-                r.get::<_, bool>(7)?,
+                r.get::<i64>(0)?,
+                r.get::<String>(1)?,
+                r.get::<String>(2)?,
+                r.get::<Option<String>>(3)?,
+                r.get::<Option<String>>(4)?,
+                r.get::<bool>(5)?,
+                r.get::<bool>(6)?,
+                r.get::<bool>(7)?,
             ))
         })?;
         for row in rows {
-            let (mid, kind, text, call_id, name, is_error, visible, in_context) = row?;
+            let (mid, kind, text, call_id, name, is_error, visible, in_context) = row;
             let Some(&i) = index.get(&mid) else { continue };
             let body = match kind.as_str() {
                 "text" => PartBody::Text { text },
@@ -318,7 +327,7 @@ impl Tx<'_> {
     pub fn root_state(&self, thread: ThreadId) -> Result<RootState> {
         let root: Option<i64> = self.query_one(
             "SELECT MAX(id) FROM messages WHERE thread_id = ?1 AND is_root = 1",
-            params![thread.0],
+            args![thread.0],
             |r| r.get(0),
         )?;
         let Some(root) = root else {
@@ -337,19 +346,18 @@ impl Tx<'_> {
 
     /// The latest message under a root.
     pub fn latest_in_root(&self, root: MessageId) -> Result<Option<RootTail>> {
-        let row = self.query_one(
+        let row = self.query_opt(
                 "SELECT id, role, finish, error IS NOT NULL FROM messages WHERE root_id = ?1 ORDER BY id DESC LIMIT 1",
-                params![root.0],
+                args![root.0],
                 |r| {
                     Ok((
-                        r.get::<_, i64>(0)?,
-                        r.get::<_, String>(1)?,
-                        r.get::<_, Option<String>>(2)?,
-                        r.get::<_, bool>(3)?,
+                        r.get::<i64>(0)?,
+                        r.get::<String>(1)?,
+                        r.get::<Option<String>>(2)?,
+                        r.get::<bool>(3)?,
                     ))
                 },
-            )
-            .optional()?;
+            )?;
         row.map(|(id, role, finish, has_error)| {
             Ok(RootTail {
                 id: MessageId(id),
@@ -366,12 +374,11 @@ impl Tx<'_> {
 
     /// The latest assistant reply under a root: (id, terminal, has error).
     pub fn latest_reply(&self, root: MessageId) -> Result<Option<(MessageId, bool, bool)>> {
-        let row = self.query_one(
+        let row = self.query_opt(
                 "SELECT id, finish, error IS NOT NULL FROM messages WHERE root_id = ?1 AND role = 'assistant' ORDER BY id DESC LIMIT 1",
-                params![root.0],
-                |r| Ok((r.get::<_, i64>(0)?, r.get::<_, Option<String>>(1)?, r.get::<_, bool>(2)?)),
-            )
-            .optional()?;
+                args![root.0],
+                |r| Ok((r.get::<i64>(0)?, r.get::<Option<String>>(1)?, r.get::<bool>(2)?)),
+            )?;
         Ok(row.map(|(id, finish, err)| {
             let terminal = finish
                 .and_then(|f| f.parse::<Finish>().ok())

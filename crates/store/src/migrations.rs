@@ -1,32 +1,99 @@
-//! Schema migrations, kept in the repo and applied in order at open. `user_version` is the
-//! applied count, so a database from a newer Troupe is recognised and refused.
+//! Schema migrations, kept in the repo per backend (`migrations/sqlite/`, `migrations/postgres/`)
+//! under the same version numbers, and applied in order at open. The applied count is the
+//! schema version (SQLite's `user_version`; on PostgreSQL the row of `troupe_schema`), so a
+//! database from a newer Troupe is recognised and refused.
 
+use crate::db::{Conn, Dialect};
 use crate::{Result, StoreError};
-use rusqlite::Connection;
 use std::path::Path;
 
-const MIGRATIONS: &[&str] = &[
-    include_str!("../migrations/0001_kernel.sql"),
-    include_str!("../migrations/0002_conversations.sql"),
-    include_str!("../migrations/0003_workflows.sql"),
-    include_str!("../migrations/0004_agenda.sql"),
-    include_str!("../migrations/0005_tasks.sql"),
-    include_str!("../migrations/0006_blueprint_loops.sql"),
-    include_str!("../migrations/0007_unknown_effect_notes.sql"),
-    include_str!("../migrations/0008_loop_guards.sql"),
-    include_str!("../migrations/0009_cached_tokens.sql"),
-];
+macro_rules! migrations {
+    ($dir:literal: $($name:literal),* $(,)?) => {
+        &[$(($name, include_str!(concat!("../migrations/", $dir, "/", $name, ".sql")))),*]
+    };
+}
 
-pub const KNOWN_VERSION: i64 = MIGRATIONS.len() as i64;
+type Migration = (&'static str, &'static str);
 
-pub fn apply(conn: &mut Connection, path: &Path) -> Result<()> {
-    let open_err = |e: rusqlite::Error| StoreError::Open {
+const SQLITE: &[Migration] = migrations!("sqlite":
+    "0001_kernel", "0002_conversations", "0003_workflows", "0004_agenda", "0005_tasks",
+    "0006_blueprint_loops", "0007_unknown_effect_notes", "0008_loop_guards", "0009_cached_tokens",
+);
+
+const POSTGRES: &[Migration] = migrations!("postgres":
+    "0001_kernel", "0002_conversations", "0003_workflows", "0004_agenda", "0005_tasks",
+    "0006_blueprint_loops", "0007_unknown_effect_notes", "0008_loop_guards", "0009_cached_tokens",
+);
+
+const _: () = assert!(
+    SQLITE.len() == POSTGRES.len(),
+    "both backends have every migration"
+);
+
+pub const KNOWN_VERSION: i64 = SQLITE.len() as i64;
+
+/// Any number works as long as every Troupe uses the same: it names "the schema" to
+/// `pg_advisory_lock`, so nodes starting together migrate one at a time.
+const PG_MIGRATION_LOCK: i64 = 0x7472_6f75_7065;
+
+fn list(dialect: Dialect) -> &'static [Migration] {
+    match dialect {
+        Dialect::Sqlite => SQLITE,
+        Dialect::Postgres => POSTGRES,
+    }
+}
+
+/// The schema version a database is at (0 for an empty one).
+pub fn version(conn: &Conn) -> Result<i64> {
+    match conn.dialect() {
+        Dialect::Sqlite => {
+            let rows = conn.query("PRAGMA user_version", &[])?;
+            rows.first().map_or(Ok(0), |r| r.get(0))
+        }
+        Dialect::Postgres => {
+            let exists = conn.query("SELECT to_regclass('troupe_schema') IS NOT NULL", &[])?;
+            if !exists
+                .first()
+                .map(|r| r.get::<bool>(0))
+                .transpose()?
+                .unwrap_or(false)
+            {
+                return Ok(0);
+            }
+            let rows = conn.query("SELECT version FROM troupe_schema", &[])?;
+            rows.first().map_or(Ok(0), |r| r.get(0))
+        }
+    }
+}
+
+/// Where a database stands: its version and the names of the migrations it lacks.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SchemaStatus {
+    pub version: i64,
+    pub known: i64,
+    pub pending: Vec<&'static str>,
+}
+
+pub fn status(conn: &Conn) -> Result<SchemaStatus> {
+    let version = version(conn)?;
+    let pending = list(conn.dialect())
+        .iter()
+        .skip(version.max(0) as usize)
+        .map(|(name, _)| *name)
+        .collect();
+    Ok(SchemaStatus {
+        version,
+        known: KNOWN_VERSION,
+        pending,
+    })
+}
+
+pub fn apply(conn: &Conn, path: &Path) -> Result<()> {
+    let open_err = |e: StoreError| StoreError::Open {
         path: path.to_path_buf(),
         detail: format!("not a usable Troupe database ({e})"),
     };
-    let found: i64 = conn
-        .query_row("PRAGMA user_version", [], |r| r.get(0))
-        .map_err(open_err)?;
+    let found = version(conn).map_err(open_err)?;
     if found > KNOWN_VERSION {
         return Err(StoreError::TooNew {
             path: path.to_path_buf(),
@@ -34,25 +101,65 @@ pub fn apply(conn: &mut Connection, path: &Path) -> Result<()> {
             known: KNOWN_VERSION,
         });
     }
-    // Another process may open the same file at the same time: each step takes the write lock
-    // first (IMMEDIATE) and reads the version again under it, so a migration runs once.
-    for (i, sql) in MIGRATIONS.iter().enumerate().skip(found as usize) {
-        let txn = conn
-            .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)
+    if found == KNOWN_VERSION {
+        return Ok(());
+    }
+    let pg = conn.dialect() == Dialect::Postgres;
+    if pg {
+        conn.batch(&format!("SELECT pg_advisory_lock({PG_MIGRATION_LOCK})"))
             .map_err(open_err)?;
-        let now: i64 = txn
-            .query_row("PRAGMA user_version", [], |r| r.get(0))
-            .map_err(open_err)?;
+    }
+    let applied = apply_pending(conn, path);
+    if pg {
+        let _ = conn.batch(&format!("SELECT pg_advisory_unlock({PG_MIGRATION_LOCK})"));
+    }
+    applied
+}
+
+fn apply_pending(conn: &Conn, path: &Path) -> Result<()> {
+    let open_err = |e: StoreError| StoreError::Open {
+        path: path.to_path_buf(),
+        detail: format!("not a usable Troupe database ({e})"),
+    };
+    // Another process may open the same database at the same time: each step holds the write
+    // lock (SQLite's IMMEDIATE, PostgreSQL's advisory lock) and reads the version again under
+    // it, so a migration runs once.
+    for (i, (name, sql)) in list(conn.dialect()).iter().enumerate() {
+        conn.begin_write().map_err(open_err)?;
+        let now = version(conn).map_err(open_err)?;
+        if now > KNOWN_VERSION {
+            let _ = conn.step("ROLLBACK");
+            return Err(StoreError::TooNew {
+                path: path.to_path_buf(),
+                found: now,
+                known: KNOWN_VERSION,
+            });
+        }
         if now > i as i64 {
+            conn.step("ROLLBACK").map_err(open_err)?;
             continue;
         }
-        txn.execute_batch(sql).map_err(|e| StoreError::Open {
-            path: path.to_path_buf(),
-            detail: format!("migration {} failed: {e}", i + 1),
-        })?;
-        txn.pragma_update(None, "user_version", (i + 1) as i64)
-            .map_err(open_err)?;
-        txn.commit().map_err(open_err)?;
+        let step = conn
+            .batch(sql)
+            .and_then(|_| set_version(conn, (i + 1) as i64));
+        if let Err(e) = step {
+            let _ = conn.step("ROLLBACK");
+            return Err(StoreError::Open {
+                path: path.to_path_buf(),
+                detail: format!("migration {name} failed: {e}"),
+            });
+        }
+        conn.step("COMMIT").map_err(open_err)?;
     }
     Ok(())
+}
+
+fn set_version(conn: &Conn, v: i64) -> Result<()> {
+    match conn.dialect() {
+        Dialect::Sqlite => conn.batch(&format!("PRAGMA user_version = {v}")),
+        Dialect::Postgres => conn.batch(&format!(
+            "CREATE TABLE IF NOT EXISTS troupe_schema (version BIGINT NOT NULL); \
+             DELETE FROM troupe_schema; INSERT INTO troupe_schema (version) VALUES ({v});"
+        )),
+    }
 }

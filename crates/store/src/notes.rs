@@ -2,8 +2,8 @@
 //! workflow layer's rule, not the store's. Every edit bumps the content version, and an edit
 //! names the version it was based on, so a stale writer is told rather than overwriting.
 
+use crate::args;
 use crate::{Result, StoreError, Tx};
-use rusqlite::{OptionalExtension, params};
 use serde::{Deserialize, Serialize};
 use serde_json::json;
 use std::fmt;
@@ -107,7 +107,7 @@ pub enum NoteEditOutcome {
 
 const NOTE_COLUMNS: &str = "id, kind, title, body, version, created_at, updated_at, run_count, last_run_at, active_loop_id";
 
-fn note_from_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<Result<Note>> {
+fn note_from_row(r: &crate::Row) -> Result<Note> {
     let kind: String = r.get(1)?;
     let note = Note {
         id: NoteId(r.get(0)?),
@@ -121,10 +121,9 @@ fn note_from_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<Result<Note>> {
         last_run_at: r.get(8)?,
         active_loop_id: r.get(9)?,
     };
-    Ok(kind
-        .parse::<NoteKind>()
+    kind.parse::<NoteKind>()
         .map(|kind| Note { kind, ..note })
-        .map_err(|e| StoreError::Corrupt(format!("note kind: {e}"))))
+        .map_err(|e| StoreError::Corrupt(format!("note kind: {e}")))
 }
 
 /// `%`, `_` and the escape character itself are matched literally in a search.
@@ -146,12 +145,11 @@ impl Tx<'_> {
         if n.title.trim().is_empty() {
             return Err(StoreError::Invalid("note title is empty".into()));
         }
-        self.exec(
+        let id = NoteId(self.insert(
             "INSERT INTO notes (kind, title, body, version, created_at, updated_at)
              VALUES (?1, ?2, ?3, 1, ?4, ?4)",
-            params![n.kind.as_str(), n.title, n.body, self.now],
-        )?;
-        let id = NoteId(self.conn().last_insert_rowid());
+            args![n.kind.as_str(), n.title, n.body, self.now],
+        )?);
         self.event(
             "note_created",
             None,
@@ -168,10 +166,7 @@ impl Tx<'_> {
 
     pub fn find_note(&self, id: NoteId) -> Result<Option<Note>> {
         let sql = format!("SELECT {NOTE_COLUMNS} FROM notes WHERE id = ?1");
-        let mut stmt = self.conn().prepare_cached(&sql)?;
-        stmt.query_row(params![id.0], note_from_row)
-            .optional()?
-            .transpose()
+        self.query_opt(&sql, args![id.0], note_from_row)
     }
 
     /// Notes, most recently updated first; `query` matches title or body (case-insensitive
@@ -185,16 +180,15 @@ impl Tx<'_> {
         let pattern = query.map(like_pattern);
         let sql = format!(
             "SELECT {NOTE_COLUMNS} FROM notes
-             WHERE (?1 IS NULL OR title LIKE ?1 ESCAPE '\\' OR body LIKE ?1 ESCAPE '\\')
-               AND (?2 IS NULL OR kind = ?2)
+             WHERE (CAST(?1 AS TEXT) IS NULL OR title LIKE ?1 ESCAPE '\\' OR body LIKE ?1 ESCAPE '\\')
+               AND (CAST(?2 AS TEXT) IS NULL OR kind = ?2)
              ORDER BY updated_at DESC, id DESC LIMIT ?3"
         );
-        let mut stmt = self.conn().prepare_cached(&sql)?;
-        let rows = stmt.query_map(
-            params![pattern, kind.map(NoteKind::as_str), limit],
+        self.query_all(
+            &sql,
+            args![pattern, kind.map(NoteKind::as_str), limit],
             note_from_row,
-        )?;
-        rows.map(|r| r?).collect()
+        )
     }
 
     /// Apply an edit if the note is still at `base_version`; the version grows by one.
@@ -212,7 +206,7 @@ impl Tx<'_> {
         let n = self.exec(
             "UPDATE notes SET kind = ?3, title = ?4, body = ?5, version = version + 1, updated_at = ?6
              WHERE id = ?1 AND version = ?2",
-            params![id.0, e.base_version, kind.as_str(), title, body, self.now],
+            args![id.0, e.base_version, kind.as_str(), title, body, self.now],
         )?;
         if n == 0 {
             return Ok(NoteEditOutcome::Stale {

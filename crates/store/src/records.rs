@@ -1,7 +1,7 @@
 //! What a run did: model calls, tool calls, shell command records, and admission refusals.
 
+use crate::args;
 use crate::{Result, Tx};
-use rusqlite::params;
 use serde::Serialize;
 use serde_json::json;
 use troupe_core::effect::UnknownCall;
@@ -70,7 +70,7 @@ impl Tx<'_> {
         self.exec(
             "INSERT INTO model_calls (run_id, role, endpoint, model, input_tokens, cached_input_tokens, output_tokens, latency_ms, attempts, error, attempt_errors, started_at)
              VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)",
-            params![c.run_id.0, c.role, c.endpoint, c.model, c.input_tokens, c.cached_input_tokens, c.output_tokens, c.latency_ms, c.attempts, c.error, serde_json::to_string(&c.attempt_errors).unwrap_or_else(|_| "[]".into()), c.started_at],
+            args![c.run_id.0, c.role, c.endpoint, c.model, c.input_tokens, c.cached_input_tokens, c.output_tokens, c.latency_ms, c.attempts, c.error, serde_json::to_string(&c.attempt_errors).unwrap_or_else(|_| "[]".into()), c.started_at],
         )?;
         self.event(
             "model_call",
@@ -82,11 +82,8 @@ impl Tx<'_> {
     }
 
     pub fn model_calls(&self, run: RunId) -> Result<Vec<ModelCallRecord>> {
-        let mut stmt = self.conn().prepare_cached(
-            "SELECT run_id, role, endpoint, model, input_tokens, cached_input_tokens, output_tokens, latency_ms, attempts, error, attempt_errors, started_at
-             FROM model_calls WHERE run_id = ?1 ORDER BY id",
-        )?;
-        let rows = stmt.query_map(params![run.0], |r| {
+        self.query_all("SELECT run_id, role, endpoint, model, input_tokens, cached_input_tokens, output_tokens, latency_ms, attempts, error, attempt_errors, started_at
+             FROM model_calls WHERE run_id = ?1 ORDER BY id", args![run.0], |r| {
             Ok(ModelCallRecord {
                 run_id: RunId(r.get(0)?),
                 role: r.get(1)?,
@@ -98,11 +95,10 @@ impl Tx<'_> {
                 latency_ms: r.get(7)?,
                 attempts: r.get(8)?,
                 error: r.get(9)?,
-                attempt_errors: serde_json::from_str(&r.get::<_, String>(10)?).unwrap_or_default(),
+                attempt_errors: serde_json::from_str(&r.get::<String>(10)?).unwrap_or_default(),
                 started_at: r.get(11)?,
             })
-        })?;
-        Ok(rows.collect::<Result<_, _>>()?)
+        })
     }
 
     /// Record a tool call; the run counts every call but keeps only its first 80 records.
@@ -110,7 +106,7 @@ impl Tx<'_> {
         // The count before this call, in the same statement that bumps it.
         let n: i64 = self.query_one(
             "UPDATE runs SET tool_calls = tool_calls + 1 WHERE id = ?1 RETURNING tool_calls - 1",
-            params![c.run_id.0],
+            args![c.run_id.0],
             |r| r.get(0),
         )?;
         let kept = n < KEPT_CALLS_PER_RUN;
@@ -118,7 +114,7 @@ impl Tx<'_> {
             self.exec(
                 "INSERT INTO tool_calls (run_id, message_id, call_id, name, arguments, status, result, duration_ms, created_at)
                  VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
-                params![c.run_id.0, c.message_id.0, c.call_id, c.name, c.arguments, c.status, c.result, c.duration_ms, self.now],
+                args![c.run_id.0, c.message_id.0, c.call_id, c.name, c.arguments, c.status, c.result, c.duration_ms, self.now],
             )?;
         }
         self.event(
@@ -131,10 +127,7 @@ impl Tx<'_> {
     }
 
     pub fn tool_calls(&self, run: RunId) -> Result<Vec<ToolCallRecord>> {
-        let mut stmt = self.conn().prepare_cached(
-            "SELECT run_id, message_id, call_id, name, arguments, status, result, duration_ms FROM tool_calls WHERE run_id = ?1 ORDER BY id",
-        )?;
-        let rows = stmt.query_map(params![run.0], |r| {
+        self.query_all("SELECT run_id, message_id, call_id, name, arguments, status, result, duration_ms FROM tool_calls WHERE run_id = ?1 ORDER BY id", args![run.0], |r| {
             Ok(ToolCallRecord {
                 run_id: RunId(r.get(0)?),
                 message_id: MessageId(r.get(1)?),
@@ -145,15 +138,14 @@ impl Tx<'_> {
                 result: r.get(6)?,
                 duration_ms: r.get(7)?,
             })
-        })?;
-        Ok(rows.collect::<Result<_, _>>()?)
+        })
     }
 
     /// Record a finished shell command (first 80 per run are kept).
     pub fn record_command(&mut self, thread: ThreadId, c: &CommandRecord) -> Result<bool> {
         let n: i64 = self.query_one(
             "SELECT COUNT(*) FROM command_records WHERE run_id = ?1",
-            params![c.run_id.0],
+            args![c.run_id.0],
             |r| r.get(0),
         )?;
         if n >= KEPT_CALLS_PER_RUN {
@@ -162,7 +154,7 @@ impl Tx<'_> {
         self.exec(
             "INSERT INTO command_records (run_id, call_id, command, exit_code, signal, timed_out, cancelled, duration_ms, output_tail, created_at)
              VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
-            params![c.run_id.0, c.call_id, c.command, c.exit_code, c.signal, c.timed_out, c.cancelled, c.duration_ms, c.output_tail, self.now],
+            args![c.run_id.0, c.call_id, c.command, c.exit_code, c.signal, c.timed_out, c.cancelled, c.duration_ms, c.output_tail, self.now],
         )?;
         self.event(
             "command_finished",
@@ -174,11 +166,8 @@ impl Tx<'_> {
     }
 
     pub fn commands(&self, run: RunId) -> Result<Vec<CommandRecord>> {
-        let mut stmt = self.conn().prepare_cached(
-            "SELECT run_id, call_id, command, exit_code, signal, timed_out, cancelled, duration_ms, output_tail
-             FROM command_records WHERE run_id = ?1 ORDER BY id",
-        )?;
-        let rows = stmt.query_map(params![run.0], |r| {
+        self.query_all("SELECT run_id, call_id, command, exit_code, signal, timed_out, cancelled, duration_ms, output_tail
+             FROM command_records WHERE run_id = ?1 ORDER BY id", args![run.0], |r| {
             Ok(CommandRecord {
                 run_id: RunId(r.get(0)?),
                 call_id: r.get(1)?,
@@ -190,8 +179,7 @@ impl Tx<'_> {
                 duration_ms: r.get(7)?,
                 output_tail: r.get(8)?,
             })
-        })?;
-        Ok(rows.collect::<Result<_, _>>()?)
+        })
     }
 
     /// Record that an admission check refused (or queued) a wake, with its cause.
@@ -227,13 +215,13 @@ impl Tx<'_> {
     ) -> Result<()> {
         self.exec(
             "INSERT INTO admission_refusals (thread_id, check_name, cause, queued, created_at) VALUES (?1, ?2, ?3, ?4, ?5)",
-            params![thread.0, check, cause, queued, self.now],
+            args![thread.0, check, cause, queued, self.now],
         )?;
         if queued {
             self.exec(
                 "INSERT INTO queued_wakes (thread_id, cause, created_at) VALUES (?1, ?2, ?3)
                  ON CONFLICT (thread_id) DO UPDATE SET cause = excluded.cause",
-                params![thread.0, cause, self.now],
+                args![thread.0, cause, self.now],
             )?;
         }
         let mut payload = json!({"check": check, "cause": cause});
@@ -254,10 +242,7 @@ impl Tx<'_> {
     }
 
     pub fn refusals(&self, thread: ThreadId) -> Result<Vec<RefusalRecord>> {
-        let mut stmt = self.conn().prepare_cached(
-            "SELECT thread_id, check_name, cause, queued, created_at FROM admission_refusals WHERE thread_id = ?1 ORDER BY id",
-        )?;
-        let rows = stmt.query_map(params![thread.0], |r| {
+        self.query_all("SELECT thread_id, check_name, cause, queued, created_at FROM admission_refusals WHERE thread_id = ?1 ORDER BY id", args![thread.0], |r| {
             Ok(RefusalRecord {
                 thread_id: ThreadId(r.get(0)?),
                 check_name: r.get(1)?,
@@ -265,14 +250,13 @@ impl Tx<'_> {
                 queued: r.get(3)?,
                 created_at: r.get(4)?,
             })
-        })?;
-        Ok(rows.collect::<Result<_, _>>()?)
+        })
     }
 
     /// Whether any wake is queued (a read, so the common empty case needs no write).
     pub fn has_queued_wakes(&self) -> Result<bool> {
         Ok(
-            self.query_one("SELECT EXISTS (SELECT 1 FROM queued_wakes)", [], |r| {
+            self.query_one("SELECT EXISTS (SELECT 1 FROM queued_wakes)", args![], |r| {
                 r.get(0)
             })?,
         )
@@ -280,14 +264,12 @@ impl Tx<'_> {
 
     /// Take every queued wake (they are retried by the caller).
     pub fn take_queued_wakes(&mut self) -> Result<Vec<ThreadId>> {
-        let mut stmt = self
-            .conn()
-            .prepare_cached("SELECT thread_id FROM queued_wakes ORDER BY created_at, thread_id")?;
-        let ids: Vec<ThreadId> = stmt
-            .query_map([], |r| r.get::<_, i64>(0))?
-            .map(|r| r.map(ThreadId))
-            .collect::<Result<_, _>>()?;
-        self.exec("DELETE FROM queued_wakes", [])?;
+        let ids = self.query_all(
+            "SELECT thread_id FROM queued_wakes ORDER BY created_at, thread_id",
+            args![],
+            |r| r.get(0).map(ThreadId),
+        )?;
+        self.exec("DELETE FROM queued_wakes", args![])?;
         Ok(ids)
     }
 }

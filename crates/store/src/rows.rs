@@ -1,8 +1,8 @@
 //! Row-to-domain mapping. Text enums are parsed strictly: a value this build does not know
 //! is reported as corrupt data, never guessed.
 
+use crate::Row;
 use crate::{Result, StoreError};
-use rusqlite::Row;
 use troupe_core::inbox::{InboxItem, InboxMode, Priority};
 use troupe_core::message::Origin;
 use troupe_core::pause::Paused;
@@ -13,7 +13,7 @@ pub(crate) fn corrupt(what: &str, e: impl std::fmt::Display) -> StoreError {
     StoreError::Corrupt(format!("{what}: {e}"))
 }
 
-pub(crate) fn thread_from_row(r: &Row<'_>) -> rusqlite::Result<Result<Thread>> {
+pub(crate) fn thread_from_row(r: &Row) -> Result<Thread> {
     let agent: String = r.get(3)?;
     let interaction: String = r.get(5)?;
     let workflow: Option<String> = r.get(6)?;
@@ -28,7 +28,7 @@ pub(crate) fn thread_from_row(r: &Row<'_>) -> rusqlite::Result<Result<Thread>> {
     let generation: i64 = r.get(11)?;
     let holder: Option<i64> = r.get(12)?;
     let created_at: i64 = r.get(13)?;
-    Ok((|| {
+    (|| {
         let paused = match paused_reason {
             Some(reason) => Some(Paused {
                 reason: reason
@@ -60,12 +60,12 @@ pub(crate) fn thread_from_row(r: &Row<'_>) -> rusqlite::Result<Result<Thread>> {
             },
             created_at,
         })
-    })())
+    })()
 }
 
 pub(crate) const INBOX_COLUMNS: &str = "id, thread_id, mode, priority, order_key, delivery_key, origin, origin_detail, body, visible, failed_reason, created_at";
 
-pub(crate) fn inbox_from_row(r: &Row<'_>) -> rusqlite::Result<Result<InboxItem>> {
+pub(crate) fn inbox_from_row(r: &Row) -> Result<InboxItem> {
     let mode: String = r.get(2)?;
     let priority: i64 = r.get(3)?;
     let origin: String = r.get(6)?;
@@ -78,7 +78,7 @@ pub(crate) fn inbox_from_row(r: &Row<'_>) -> rusqlite::Result<Result<InboxItem>>
     let visible: bool = r.get(9)?;
     let failed: Option<String> = r.get(10)?;
     let created_at: i64 = r.get(11)?;
-    Ok((|| {
+    (|| {
         Ok(InboxItem {
             id,
             thread_id,
@@ -95,5 +95,5 @@ pub(crate) fn inbox_from_row(r: &Row<'_>) -> rusqlite::Result<Result<InboxItem>>
             failed,
             created_at,
         })
-    })())
+    })()
 }

@@ -1,8 +1,8 @@
 //! Runs and the lease they hold. A run is created and takes the lease in one step, and ends
 //! and releases it in one step; only the generation that holds the lease may end it normally.
 
+use crate::args;
 use crate::{Result, StoreError, Tx};
-use rusqlite::{OptionalExtension, params};
 use serde::Serialize;
 use serde_json::json;
 use troupe_core::run::{EndReason, RunStatus};
@@ -38,7 +38,7 @@ pub struct RunRecord {
 const RUN_COLUMNS: &str = "id, thread_id, generation, trigger_reason, root_id, status, end_reason, end_detail, hops, \
      tool_calls, ending_bounces, failure_notes, owner_pid, owner_boot, started_at, ended_at";
 
-fn run_from_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<Result<RunRecord>> {
+fn run_from_row(r: &crate::Row) -> Result<RunRecord> {
     let status: String = r.get(5)?;
     let reason: Option<String> = r.get(6)?;
     let detail: Option<String> = r.get(7)?;
@@ -46,18 +46,18 @@ fn run_from_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<Result<RunRecord>> {
     let id = RunId(r.get(0)?);
     let rec = (
         ThreadId(r.get(1)?),
-        r.get::<_, i64>(2)?,
-        r.get::<_, String>(3)?,
-        r.get::<_, Option<i64>>(4)?,
-        r.get::<_, u32>(8)?,
-        r.get::<_, u32>(9)?,
-        r.get::<_, u32>(10)?,
-        r.get::<_, u32>(12)?,
-        r.get::<_, String>(13)?,
-        r.get::<_, i64>(14)?,
-        r.get::<_, Option<i64>>(15)?,
+        r.get::<i64>(2)?,
+        r.get::<String>(3)?,
+        r.get::<Option<i64>>(4)?,
+        r.get::<u32>(8)?,
+        r.get::<u32>(9)?,
+        r.get::<u32>(10)?,
+        r.get::<u32>(12)?,
+        r.get::<String>(13)?,
+        r.get::<i64>(14)?,
+        r.get::<Option<i64>>(15)?,
     );
-    Ok((|| {
+    (|| {
         let bad = |what: &str, e: String| StoreError::Corrupt(format!("run {id} {what}: {e}"));
         let (
             thread_id,
@@ -93,7 +93,7 @@ fn run_from_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<Result<RunRecord>> {
             started_at: started,
             ended_at: ended,
         })
-    })())
+    })()
 }
 
 impl Tx<'_> {
@@ -104,12 +104,11 @@ impl Tx<'_> {
             return Err(StoreError::Busy(r.thread_id, holder));
         }
         let generation = t.lease.generation + 1;
-        self.exec(
+        let id = RunId(self.insert(
             "INSERT INTO runs (thread_id, generation, trigger_reason, status, owner_pid, owner_boot, started_at)
              VALUES (?1, ?2, ?3, 'running', ?4, ?5, ?6)",
-            params![r.thread_id.0, generation, r.trigger, r.owner_pid, r.owner_boot, self.now],
-        )?;
-        let id = RunId(self.conn().last_insert_rowid());
+            args![r.thread_id.0, generation, r.trigger, r.owner_pid, r.owner_boot, self.now],
+        )?);
         let taken = self.acquire_lease(r.thread_id, id)?;
         debug_assert_eq!(taken, generation);
         self.event(
@@ -123,10 +122,7 @@ impl Tx<'_> {
 
     pub fn run(&self, id: RunId) -> Result<RunRecord> {
         let sql = format!("SELECT {RUN_COLUMNS} FROM runs WHERE id = ?1");
-        let mut stmt = self.conn().prepare_cached(&sql)?;
-        stmt.query_row(params![id.0], run_from_row)
-            .optional()?
-            .transpose()?
+        self.query_opt(&sql, args![id.0], run_from_row)?
             .ok_or_else(|| StoreError::not_found("run", id))
     }
 
@@ -134,17 +130,13 @@ impl Tx<'_> {
         let sql = format!(
             "SELECT {RUN_COLUMNS} FROM runs WHERE thread_id = ?1 ORDER BY id DESC LIMIT ?2"
         );
-        let mut stmt = self.conn().prepare_cached(&sql)?;
-        let rows = stmt.query_map(params![thread.0, limit], run_from_row)?;
-        rows.map(|r| r?).collect()
+        self.query_all(&sql, args![thread.0, limit], run_from_row)
     }
 
     /// Runs whose status says live. A stored "running" is not liveness: recovery checks the owner.
     pub fn live_runs(&self) -> Result<Vec<RunRecord>> {
         let sql = format!("SELECT {RUN_COLUMNS} FROM runs WHERE status = 'running' ORDER BY id");
-        let mut stmt = self.conn().prepare_cached(&sql)?;
-        let rows = stmt.query_map([], run_from_row)?;
-        rows.map(|r| r?).collect()
+        self.query_all(&sql, args![], run_from_row)
     }
 
     /// End a run as its owner: only the generation holding the lease may do this.
@@ -179,12 +171,12 @@ impl Tx<'_> {
         let status = reason.status();
         self.exec(
             "UPDATE runs SET status = ?2, end_reason = ?3, end_detail = ?4, ended_at = ?5 WHERE id = ?1",
-            params![rec.id.0, status.as_str(), reason.code(), reason.detail(), self.now],
+            args![rec.id.0, status.as_str(), reason.code(), reason.detail(), self.now],
         )?;
         // Release the lease only if this run still holds it; a newer generation is left alone.
         self.exec(
             "UPDATE threads SET lease_run_id = NULL WHERE id = ?1 AND lease_run_id = ?2 AND lease_generation = ?3",
-            params![rec.thread_id.0, rec.id.0, rec.generation],
+            args![rec.thread_id.0, rec.id.0, rec.generation],
         )?;
         self.event(
             "run_ended",
@@ -198,7 +190,7 @@ impl Tx<'_> {
     pub fn set_run_root(&mut self, run: RunId, root: MessageId) -> Result<()> {
         self.exec(
             "UPDATE runs SET root_id = ?2 WHERE id = ?1",
-            params![run.0, root.0],
+            args![run.0, root.0],
         )?;
         Ok(())
     }
@@ -206,7 +198,7 @@ impl Tx<'_> {
     pub fn bump_run_hops(&mut self, run: RunId) -> Result<u32> {
         Ok(self.query_one(
             "UPDATE runs SET hops = hops + 1 WHERE id = ?1 RETURNING hops",
-            params![run.0],
+            args![run.0],
             |r| r.get(0),
         )?)
     }
@@ -214,7 +206,7 @@ impl Tx<'_> {
     pub fn bump_ending_bounces(&mut self, run: RunId) -> Result<()> {
         self.exec(
             "UPDATE runs SET ending_bounces = ending_bounces + 1 WHERE id = ?1",
-            params![run.0],
+            args![run.0],
         )?;
         Ok(())
     }
@@ -227,7 +219,7 @@ impl Tx<'_> {
         let text = serde_json::to_string(&notes).map_err(|e| StoreError::Invalid(e.to_string()))?;
         self.exec(
             "UPDATE runs SET failure_notes = ?2 WHERE id = ?1",
-            params![run.0, text],
+            args![run.0, text],
         )?;
         self.event(
             "run_failure_note",
@@ -270,11 +262,16 @@ mod tests {
         let err = s.write(|tx| {
             tx.exec(
                 "UPDATE runs SET status = 'completed', ended_at = 1 WHERE id = ?1",
-                rusqlite::params![run.id.0],
+                crate::args![run.id.0],
             )?;
             Ok(())
         });
-        assert!(err.unwrap_err().to_string().contains("CHECK"));
+        assert!(
+            err.unwrap_err()
+                .to_string()
+                .to_lowercase()
+                .contains("check")
+        );
         assert_eq!(
             s.read(|tx| tx.run(run.id)).unwrap().status.as_str(),
             "running"

@@ -3,8 +3,8 @@
 //! with every change; which status may follow which, and when a queued task may start, are
 //! the workflow layer's rules.
 
+use crate::args;
 use crate::{Result, StoreError, Tx};
-use rusqlite::{OptionalExtension, params};
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 use std::fmt;
@@ -188,7 +188,7 @@ fn corrupt(what: &str, e: impl fmt::Display) -> StoreError {
     StoreError::Corrupt(format!("task {what}: {e}"))
 }
 
-fn task_from_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<Result<TaskRecord>> {
+fn task_from_row(r: &crate::Row) -> Result<TaskRecord> {
     let contract: String = r.get(7)?;
     let role: String = r.get(8)?;
     let status: String = r.get(10)?;
@@ -206,12 +206,12 @@ fn task_from_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<Result<TaskRecord>> 
     })();
     let (output_contract, role, status, output_json) = match parsed {
         Ok(p) => p,
-        Err(e) => return Ok(Err(e)),
+        Err(e) => return Err(e),
     };
-    Ok(Ok(TaskRecord {
+    Ok(TaskRecord {
         id: TaskId(r.get(0)?),
         parent_thread_id: ThreadId(r.get(1)?),
-        parent_message_id: r.get::<_, Option<i64>>(2)?.map(MessageId),
+        parent_message_id: r.get::<Option<i64>>(2)?.map(MessageId),
         child_thread_id: ThreadId(r.get(3)?),
         agent: r.get(4)?,
         prompt: r.get(5)?,
@@ -231,7 +231,7 @@ fn task_from_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<Result<TaskRecord>> 
         updated_at: r.get(19)?,
         started_at: r.get(20)?,
         ended_at: r.get(21)?,
-    }))
+    })
 }
 
 impl Tx<'_> {
@@ -242,12 +242,12 @@ impl Tx<'_> {
         if n.delivery_key.trim().is_empty() {
             return Err(StoreError::Invalid("task delivery key is empty".into()));
         }
-        self.exec(
+        let id = self.insert(
             "INSERT INTO tasks (parent_thread_id, parent_message_id, child_thread_id, agent, prompt,
                  description, output_contract, role, notify_parent, status, delivery_key,
                  created_at, updated_at)
              VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, 'queued', ?10, ?11, ?11)",
-            params![
+            args![
                 n.parent_thread_id.0,
                 n.parent_message_id.map(|m| m.0),
                 n.child_thread_id.0,
@@ -261,7 +261,7 @@ impl Tx<'_> {
                 self.now
             ],
         )?;
-        let task = self.task(TaskId(self.conn().last_insert_rowid()))?;
+        let task = self.task(TaskId(id))?;
         self.task_event(&task)?;
         Ok(task)
     }
@@ -287,26 +287,25 @@ impl Tx<'_> {
     }
 
     pub fn find_task(&self, id: TaskId) -> Result<Option<TaskRecord>> {
-        self.task_where("id = ?1", params![id.0])
+        self.task_where("id = ?1", args![id.0])
     }
 
     /// The parent's task created under `key`, if any.
     pub fn task_by_key(&self, parent: ThreadId, key: &str) -> Result<Option<TaskRecord>> {
         self.task_where(
             "parent_thread_id = ?1 AND delivery_key = ?2",
-            params![parent.0, key],
+            args![parent.0, key],
         )
     }
 
     /// The task a child thread works on, if it is one.
     pub fn task_of_child(&self, child: ThreadId) -> Result<Option<TaskRecord>> {
-        self.task_where("child_thread_id = ?1", params![child.0])
+        self.task_where("child_thread_id = ?1", args![child.0])
     }
 
-    fn task_where(&self, clause: &str, args: impl rusqlite::Params) -> Result<Option<TaskRecord>> {
+    fn task_where(&self, clause: &str, args: &[crate::Value]) -> Result<Option<TaskRecord>> {
         let sql = format!("SELECT {COLUMNS} FROM tasks WHERE {clause}");
-        let mut stmt = self.conn().prepare_cached(&sql)?;
-        stmt.query_row(args, task_from_row).optional()?.transpose()
+        self.query_opt(&sql, args, task_from_row)
     }
 
     /// A parent's tasks, oldest first; only those in `statuses` when it is not empty.
@@ -329,9 +328,7 @@ impl Tx<'_> {
         let sql = format!(
             "SELECT {COLUMNS} FROM tasks WHERE parent_thread_id = ?1{filter} ORDER BY id LIMIT ?2"
         );
-        let mut stmt = self.conn().prepare_cached(&sql)?;
-        let rows = stmt.query_map(params![parent.0, limit], task_from_row)?;
-        rows.map(|r| r?).collect()
+        self.query_all(&sql, args![parent.0, limit], task_from_row)
     }
 
     /// Every queued or running task, in creation order.
@@ -339,9 +336,7 @@ impl Tx<'_> {
         let sql = format!(
             "SELECT {COLUMNS} FROM tasks WHERE status IN ('queued', 'running') ORDER BY id"
         );
-        let mut stmt = self.conn().prepare_cached(&sql)?;
-        let rows = stmt.query_map([], task_from_row)?;
-        rows.map(|r| r?).collect()
+        self.query_all(&sql, args![], task_from_row)
     }
 
     /// Apply a change. Leaving `queued` or `running` for another status stamps `ended_at`.
@@ -367,7 +362,7 @@ impl Tx<'_> {
                  repair_attempts = ?6, resumes = ?7, started_boot = ?8, started_at = ?9,
                  ended_at = ?10, updated_at = ?11
              WHERE id = ?1",
-            params![
+            args![
                 id.0,
                 status.as_str(),
                 text,

@@ -1,8 +1,8 @@
 //! Threads, their pause latch, archive flag, workflow slot and lease.
 
+use crate::args;
 use crate::rows::thread_from_row;
 use crate::{Result, StoreError, Tx};
-use rusqlite::{OptionalExtension, params};
 use serde_json::json;
 use troupe_core::pause::{Paused, apply_pause};
 use troupe_core::thread::{AgentBinding, Interaction, Thread};
@@ -30,10 +30,10 @@ impl Tx<'_> {
         }
         let agent =
             serde_json::to_string(&t.agent).map_err(|e| StoreError::Invalid(e.to_string()))?;
-        self.exec(
+        let id = ThreadId(self.insert(
             "INSERT INTO threads (parent_id, title, agent, workspace, interaction, created_at, updated_at)
              VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?6)",
-            params![
+            args![
                 t.parent_id.map(|p| p.0),
                 t.title,
                 agent,
@@ -41,8 +41,7 @@ impl Tx<'_> {
                 t.interaction.as_str(),
                 self.now
             ],
-        )?;
-        let id = ThreadId(self.conn().last_insert_rowid());
+        )?);
         self.event(
             "thread_created",
             Some(id),
@@ -59,16 +58,12 @@ impl Tx<'_> {
 
     pub fn find_thread(&self, id: ThreadId) -> Result<Option<Thread>> {
         let sql = format!("SELECT {THREAD_COLUMNS} FROM threads WHERE id = ?1");
-        let mut stmt = self.conn().prepare_cached(&sql)?;
-        let row = stmt.query_row(params![id.0], thread_from_row).optional()?;
-        row.transpose()
+        self.query_opt(&sql, args![id.0], thread_from_row)
     }
 
     pub fn threads(&self, limit: u32) -> Result<Vec<Thread>> {
         let sql = format!("SELECT {THREAD_COLUMNS} FROM threads ORDER BY id DESC LIMIT ?1");
-        let mut stmt = self.conn().prepare_cached(&sql)?;
-        let rows = stmt.query_map(params![limit], thread_from_row)?;
-        rows.map(|r| r?).collect()
+        self.query_all(&sql, args![limit], thread_from_row)
     }
 
     /// Write the pause latch: the first pause wins; unattended and archived threads are never latched.
@@ -91,7 +86,7 @@ impl Tx<'_> {
         {
             self.exec(
                 "UPDATE threads SET paused_reason = ?2, paused_description = ?3, paused_since = ?4, updated_at = ?5 WHERE id = ?1",
-                params![id.0, p.reason.as_str(), p.description, p.since, self.now],
+                args![id.0, p.reason.as_str(), p.description, p.since, self.now],
             )?;
             self.event(
                 "thread_paused",
@@ -108,7 +103,7 @@ impl Tx<'_> {
         let n = self.exec(
             "UPDATE threads SET paused_reason = NULL, paused_description = NULL, paused_since = NULL, updated_at = ?2
              WHERE id = ?1 AND paused_reason IS NOT NULL",
-            params![id.0, self.now],
+            args![id.0, self.now],
         )?;
         if n > 0 {
             self.event("thread_resumed", Some(id), None, json!({}))?;
@@ -120,7 +115,7 @@ impl Tx<'_> {
         self.thread(id)?;
         self.exec(
             "UPDATE threads SET archived_at = COALESCE(archived_at, ?2), updated_at = ?2 WHERE id = ?1",
-            params![id.0, self.now],
+            args![id.0, self.now],
         )?;
         self.event("thread_archived", Some(id), None, json!({}))?;
         Ok(())
@@ -131,7 +126,7 @@ impl Tx<'_> {
         let text = serde_json::to_string(agent).map_err(|e| StoreError::Invalid(e.to_string()))?;
         let n = self.exec(
             "UPDATE threads SET agent = ?2, updated_at = ?3 WHERE id = ?1",
-            params![id.0, text, self.now],
+            args![id.0, text, self.now],
         )?;
         if n == 0 {
             return Err(StoreError::not_found("thread", id));
@@ -144,7 +139,7 @@ impl Tx<'_> {
         self.thread(id)?;
         self.exec(
             "UPDATE threads SET workflow = ?2, updated_at = ?3 WHERE id = ?1",
-            params![id.0, slot.map(|s| s.to_string()), self.now],
+            args![id.0, slot.map(|s| s.to_string()), self.now],
         )?;
         self.event(
             "workflow_changed",
@@ -164,7 +159,7 @@ impl Tx<'_> {
         })?;
         self.exec(
             "UPDATE threads SET lease_generation = ?2, lease_run_id = ?3 WHERE id = ?1",
-            params![id.0, next.generation, run.0],
+            args![id.0, next.generation, run.0],
         )?;
         Ok(next.generation)
     }
@@ -172,12 +167,11 @@ impl Tx<'_> {
     /// Fails with `StaleLease` unless `generation` holds the thread: every write a loop makes checks this first,
     /// so an owner that was stopped can never write after the stop.
     pub fn check_lease(&self, id: ThreadId, generation: i64) -> Result<()> {
-        let held: Option<i64> = self.query_one(
+        let held: Option<i64> = self.query_opt(
                 "SELECT 1 FROM threads WHERE id = ?1 AND lease_generation = ?2 AND lease_run_id IS NOT NULL",
-                params![id.0, generation],
+                args![id.0, generation],
                 |r| r.get(0),
-            )
-            .optional()?;
+            )?;
         if held.is_none() {
             return Err(StoreError::StaleLease {
                 thread: id,

@@ -1,6 +1,7 @@
 //! What the whole database's model calls and tools cost: the totals a benchmark reports for a
 //! data dir that held one job.
 
+use crate::args;
 use crate::{Result, Tx};
 
 /// Totals over every run in the database.
@@ -23,28 +24,31 @@ pub struct UsageTotals {
 impl Tx<'_> {
     pub fn usage_totals(&self) -> Result<UsageTotals> {
         let (model_calls, failed, input, cached, output, model_ms) = self.query_one(
-            "SELECT COUNT(*), COUNT(error), COALESCE(SUM(input_tokens), 0),
-                    COALESCE(SUM(cached_input_tokens), 0), COALESCE(SUM(output_tokens), 0),
-                    COALESCE(SUM(latency_ms), 0)
+            "SELECT COUNT(*), COUNT(error), CAST(COALESCE(SUM(input_tokens), 0) AS BIGINT),
+                    CAST(COALESCE(SUM(cached_input_tokens), 0) AS BIGINT), CAST(COALESCE(SUM(output_tokens), 0) AS BIGINT),
+                    CAST(COALESCE(SUM(latency_ms), 0) AS BIGINT)
              FROM model_calls",
-            [],
+            args![],
             |r| {
                 Ok((
-                    r.get::<_, i64>(0)?,
-                    r.get::<_, i64>(1)?,
-                    r.get::<_, i64>(2)?,
-                    r.get::<_, i64>(3)?,
-                    r.get::<_, i64>(4)?,
-                    r.get::<_, i64>(5)?,
+                    r.get::<i64>(0)?,
+                    r.get::<i64>(1)?,
+                    r.get::<i64>(2)?,
+                    r.get::<i64>(3)?,
+                    r.get::<i64>(4)?,
+                    r.get::<i64>(5)?,
                 ))
             },
         )?;
-        let tool_calls: i64 =
-            self.query_one("SELECT COALESCE(SUM(tool_calls), 0) FROM runs", [], |r| {
+        let tool_calls: i64 = self.query_one(
+            "SELECT CAST(COALESCE(SUM(tool_calls), 0) AS BIGINT) FROM runs",
+            args![],
+            |r| r.get(0),
+        )?;
+        let shell_commands: i64 =
+            self.query_one("SELECT COUNT(*) FROM command_records", args![], |r| {
                 r.get(0)
             })?;
-        let shell_commands: i64 =
-            self.query_one("SELECT COUNT(*) FROM command_records", [], |r| r.get(0))?;
         let n = |v: i64| v.max(0) as u64;
         Ok(UsageTotals {
             model_calls: n(model_calls),

@@ -1,8 +1,8 @@
 //! Terminal records of session workflows: written before a workflow's slot is cleared, so what
 //! ended, how and why stays readable once the slot is free for another workflow.
 
+use crate::args;
 use crate::{Result, StoreError, Tx};
-use rusqlite::{OptionalExtension, params};
 use serde::{Deserialize, Serialize};
 use serde_json::json;
 use troupe_core::ThreadId;
@@ -32,7 +32,7 @@ pub struct NewWorkflowTerminal {
 
 const COLUMNS: &str = "id, thread_id, kind, status, instructions, error, created_at";
 
-fn from_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<WorkflowTerminal> {
+fn from_row(r: &crate::Row) -> Result<WorkflowTerminal> {
     Ok(WorkflowTerminal {
         id: r.get(0)?,
         thread_id: ThreadId(r.get(1)?),
@@ -51,20 +51,17 @@ impl Tx<'_> {
         t: &NewWorkflowTerminal,
     ) -> Result<WorkflowTerminal> {
         self.thread(t.thread_id)?;
-        self.exec(
+        let id = self.insert(
             "INSERT INTO workflow_terminals (thread_id, kind, status, instructions, error, created_at)
              VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
-            params![t.thread_id.0, t.kind, t.status, t.instructions, t.error, self.now],
+            args![t.thread_id.0, t.kind, t.status, t.instructions, t.error, self.now],
         )
         .map_err(|e| match e {
-            rusqlite::Error::SqliteFailure(f, _)
-                if f.code == rusqlite::ErrorCode::ConstraintViolation =>
-            {
+            StoreError::Sql(f) if f.kind == crate::SqlErrorKind::Constraint => {
                 StoreError::Invalid(format!("unknown workflow terminal status '{}'", t.status))
             }
-            other => other.into(),
+            other => other,
         })?;
-        let id = self.conn().last_insert_rowid();
         self.event(
             "workflow_ended",
             Some(t.thread_id),
@@ -73,20 +70,19 @@ impl Tx<'_> {
         )?;
         self.query_one(
             &format!("SELECT {COLUMNS} FROM workflow_terminals WHERE id = ?1"),
-            params![id],
+            args![id],
             from_row,
         )
-        .map_err(Into::into)
     }
 
     /// The latest terminal record of a thread's workflows.
     pub fn latest_workflow_terminal(&self, thread: ThreadId) -> Result<Option<WorkflowTerminal>> {
-        Ok(self
-            .conn()
-            .prepare_cached(&format!(
+        self.query_opt(
+            &format!(
                 "SELECT {COLUMNS} FROM workflow_terminals WHERE thread_id = ?1 ORDER BY id DESC LIMIT 1"
-            ))?
-            .query_row(params![thread.0], from_row)
-            .optional()?)
+            ),
+            args![thread.0],
+            from_row,
+        )
     }
 }

@@ -6,10 +6,10 @@
 //! (which touch the same table and index tail pages) is most of the saving. With nothing queued
 //! and the lock free, a write commits on the caller's thread, as `Store::write` would.
 
+use crate::db::Conn;
 use crate::events::{Event, EventSink};
 use crate::stats::Counters;
 use crate::{Result, Store, StoreError, Tx};
-use rusqlite::Connection;
 use std::any::Any;
 use std::panic::{AssertUnwindSafe, catch_unwind, resume_unwind};
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -46,7 +46,7 @@ pub(crate) struct Writer {
 
 /// What the writer thread shares with the synchronous `Store::write` path.
 pub(crate) struct Shared {
-    pub conn: Arc<Mutex<Connection>>,
+    pub conn: Arc<Mutex<Conn>>,
     pub clock: Arc<dyn Clock>,
     pub sink: Arc<EventSink>,
     pub counters: Arc<Counters>,
@@ -184,13 +184,12 @@ fn commit_batch(shared: &Shared, batch: Vec<Job>, queued: &AtomicUsize) {
     let conn = shared.conn.lock().unwrap_or_else(|p| p.into_inner());
     // Counted as queued until now, so no caller commits inline ahead of a batch that waits.
     queued.fetch_sub(batch.len(), Ordering::AcqRel);
-    let step = |sql: &str| conn.prepare_cached(sql).and_then(|mut s| s.execute([]));
     let mut replies = Vec::with_capacity(batch.len());
     let mut events = Vec::new();
     let mut kept = 0;
-    let changes = conn.total_changes();
+    let changes = conn.changes();
     // Set once the transaction cannot be trusted: later jobs are refused, nothing commits.
-    let mut failed = step("BEGIN IMMEDIATE").err().map(StoreError::from);
+    let mut failed = conn.begin_write().err();
     for job in batch {
         let reply = match &failed {
             Some(e) => job(Err(copy_error(e))).1,
@@ -202,13 +201,13 @@ fn commit_batch(shared: &Shared, batch: Vec<Job>, queued: &AtomicUsize) {
         };
         replies.push(reply);
     }
-    let changed = conn.total_changes() != changes;
+    let changed = conn.changes() != changes;
     let outcome = match failed {
         Some(e) => Err(e),
-        None => step("COMMIT").map(|_| ()).map_err(StoreError::from),
+        None => conn.step("COMMIT"),
     };
-    if outcome.is_err() && !conn.is_autocommit() {
-        let _ = conn.execute_batch("ROLLBACK");
+    if outcome.is_err() && conn.in_transaction() {
+        let _ = conn.step("ROLLBACK");
     }
     if outcome.is_ok() {
         shared.counters.committed(kept, changed);
@@ -225,15 +224,14 @@ fn commit_batch(shared: &Shared, batch: Vec<Job>, queued: &AtomicUsize) {
 /// its changes stand. The error is set when the savepoint could not be opened or closed, which
 /// fails the whole batch.
 fn run_job(
-    conn: &Connection,
+    conn: &Conn,
     shared: &Shared,
     job: Job,
     events: &mut Vec<Event>,
     kept_jobs: &mut usize,
 ) -> (Reply, Option<StoreError>) {
-    let step = |sql: &str| conn.prepare_cached(sql).and_then(|mut s| s.execute([]));
+    let step = |sql: &str| conn.step(sql);
     if let Err(e) = step("SAVEPOINT job") {
-        let e = StoreError::from(e);
         return (job(Err(copy_error(&e))).1, Some(e));
     }
     let mut tx = Tx {
@@ -255,16 +253,14 @@ fn run_job(
             }
             (reply, None)
         }
-        Err(e) => (reply, Some(StoreError::from(e))),
+        Err(e) => (reply, Some(e)),
     }
 }
 
 /// A copy of a batch's failure for each of its callers.
 fn copy_error(e: &StoreError) -> StoreError {
     match e {
-        StoreError::Sql(rusqlite::Error::SqliteFailure(code, msg)) => {
-            StoreError::Sql(rusqlite::Error::SqliteFailure(*code, msg.clone()))
-        }
+        StoreError::Sql(e) => StoreError::Sql(e.clone()),
         other => StoreError::Conflict(format!("the batch this write joined failed: {other}")),
     }
 }
@@ -361,10 +357,10 @@ mod tests {
         let (a, ra) = job(|tx| tx.event("a", None, None, json!({})));
         // A deferred foreign key is checked at COMMIT, after every savepoint was released.
         let (b, rb) = job(|tx| {
-            tx.exec("PRAGMA defer_foreign_keys = ON", [])?;
+            tx.exec("PRAGMA defer_foreign_keys = ON", &[])?;
             tx.exec(
                 "INSERT INTO queued_wakes (thread_id, cause, created_at) VALUES (999, 'x', 0)",
-                [],
+                &[],
             )?;
             Ok(())
         });

@@ -8,8 +8,9 @@ use troupe_core::thread::{AgentBinding, Interaction};
 use troupe_core::{ManualClock, ThreadId};
 use troupe_store::{NewBlueprintLoop, NewNote, NewThread, NoteKind, Store, StoreError};
 
+/// On the backend the run chose (see `troupe_store::testing`).
 fn store() -> Store {
-    Store::open_in_memory(Arc::new(ManualClock::new(1_000))).unwrap()
+    troupe_store::testing::open(Arc::new(ManualClock::new(1_000)))
 }
 
 fn thread(s: &Store, parent: Option<ThreadId>) -> ThreadId {

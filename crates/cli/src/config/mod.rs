@@ -113,6 +113,10 @@ pub struct Config {
     /// The store's durability; `None` when the file does not say (see [`Config::durability`]).
     #[serde(default, deserialize_with = "durability_name")]
     pub durability: Option<Durability>,
+    /// The database's URL (`postgres://…`, `sqlite:///…` or a path); absent: the data dir's
+    /// `troupe.db`. `--database` and `TROUPE_DATABASE_URL` override it.
+    #[serde(default)]
+    pub database_url: Option<String>,
 }
 
 /// `[keys]`: which environment variables an endpoint may name as its key.
@@ -272,6 +276,13 @@ impl Config {
     /// file's `durability`, else [`Durability::Full`].
     pub fn durability(&self, flag: Option<Durability>) -> Durability {
         flag.or(self.durability).unwrap_or_default()
+    }
+
+    /// The database to open: `flag` (`--database` or `TROUPE_DATABASE_URL`) if given, else
+    /// the file's `database_url`, else `None` (the data dir's `troupe.db`).
+    pub fn database_url(&self, flag: Option<String>) -> Option<String> {
+        flag.or_else(|| self.database_url.clone())
+            .filter(|u| !u.trim().is_empty())
     }
 
     /// Load the file at `path`; a missing file is an error (use for `--config`).

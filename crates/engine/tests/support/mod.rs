@@ -135,7 +135,7 @@ pub fn build_with_retry(
     let workspace = dir.path().join("ws");
     std::fs::create_dir_all(&workspace).unwrap();
     let clock = ManualClock::new(1_700_000_000_000);
-    let store = Store::open(dir.path().join("troupe.db"), Arc::new(clock.clone())).unwrap();
+    let store = troupe_store::testing::open_in(dir.path(), Arc::new(clock.clone()));
     let provider = QueueProvider::new(replies);
     let models = Arc::new(FixedModel {
         provider: provider.clone(),

@@ -94,10 +94,12 @@ impl TestApp {
             .collect();
         let secrets: SecretSource =
             Arc::new(move |name| keys.get(name).cloned().or_else(|| std::env::var(name).ok()));
+        let data = dir.path().join("data");
         let boot = troupe_server::bootstrap::build_state(
-            &dir.path().join("data"),
+            &data,
             troupe_server::bootstrap::BootOptions {
                 token: token.map(Arc::from),
+                database: Some(troupe_store::testing::database_url_in(&data)),
                 ..troupe_server::bootstrap::BootOptions::new(
                     RoleTable::new(secrets.clone()),
                     secrets,

@@ -236,11 +236,7 @@ pub fn world() -> W {
 }
 
 pub fn world_on(dir: Arc<tempfile::TempDir>, boot: &str) -> W {
-    let store = Store::open(
-        dir.path().join("troupe.db"),
-        Arc::new(troupe_core::SystemClock),
-    )
-    .unwrap();
+    let store = troupe_store::testing::open_in(dir.path(), Arc::new(troupe_core::SystemClock));
     let model = Routed::new();
     let nudge = Arc::new(Nudge::default());
     let builder = Engine::builder(

@@ -145,7 +145,7 @@ pub fn world_guarded(
     clock: Arc<dyn troupe_core::Clock>,
     loops: GuardLimits,
 ) -> World {
-    let store = Store::open(dir.path().join("troupe.db"), clock).unwrap();
+    let store = troupe_store::testing::open_in(dir.path(), clock);
     let provider = Arc::new(QueueProvider::default());
     let models = Arc::new(FixedModel {
         provider: provider.clone(),
