@@ -30,6 +30,7 @@ pub enum Command {
     Serve(ServeArgs),
     Pipeline(crate::pipeline_args::PipelineArgs),
     Bench(crate::golden::args::BenchArgs),
+    Db(crate::db::DbArgs),
 }
 
 /// Run the daemon: the HTTP API under /v1, live events over SSE, and the web page at /.

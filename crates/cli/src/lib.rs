@@ -2,6 +2,7 @@
 
 pub mod args;
 pub mod config;
+pub mod db;
 pub mod ending;
 pub mod exec;
 pub mod feed;

@@ -8,7 +8,6 @@ use troupe_core::SessionId;
 use troupe_core::conversation::{Author, LineStatus};
 use troupe_core::thread::EndpointSpec;
 use troupe_engine::{Engine, RoleTable};
-use troupe_store::Store;
 
 struct World {
     collab: Collab,

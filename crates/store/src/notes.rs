@@ -178,9 +178,13 @@ impl Tx<'_> {
         limit: u32,
     ) -> Result<Vec<Note>> {
         let pattern = query.map(like_pattern);
+        // Case-insensitive on both backends: SQLite's LIKE folds ASCII case, PostgreSQL's
+        // does not, so both sides are lowered.
+        let pattern = pattern.map(|p| p.to_lowercase());
         let sql = format!(
             "SELECT {NOTE_COLUMNS} FROM notes
-             WHERE (CAST(?1 AS TEXT) IS NULL OR title LIKE ?1 ESCAPE '\\' OR body LIKE ?1 ESCAPE '\\')
+             WHERE (CAST(?1 AS TEXT) IS NULL OR lower(title) LIKE ?1 ESCAPE '\\'
+                    OR lower(body) LIKE ?1 ESCAPE '\\')
                AND (CAST(?2 AS TEXT) IS NULL OR kind = ?2)
              ORDER BY updated_at DESC, id DESC LIMIT ?3"
         );

@@ -17,7 +17,7 @@ use troupe_llm::{
     FinishReason, LlmError, ModelRequest, ModelResponse, Provider, RetryPolicy, StreamEvent,
     ToolCall, Usage,
 };
-use troupe_store::{NewThread, Store};
+use troupe_store::NewThread;
 
 pub enum Reply {
     Text(String),

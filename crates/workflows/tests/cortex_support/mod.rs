@@ -23,7 +23,7 @@ use troupe_llm::{
     ChatMessage, FinishReason, LlmError, ModelRequest, ModelResponse, Provider, RetryPolicy,
     StreamEvent, ToolCall, Usage,
 };
-use troupe_store::{Store, TaskId, TaskRecord, TaskStatus};
+use troupe_store::{TaskId, TaskRecord, TaskStatus};
 use troupe_workflows::Workflows;
 use troupe_workflows::lightloop::host::LoopHost;
 

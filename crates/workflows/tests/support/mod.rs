@@ -17,7 +17,6 @@ use troupe_llm::{
     ChatMessage, FinishReason, LlmError, ModelRequest, ModelResponse, Provider, RetryPolicy,
     StreamEvent, ToolCall, Usage,
 };
-use troupe_store::Store;
 use troupe_workflows::Workflows;
 
 pub enum Reply {
