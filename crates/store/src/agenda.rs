@@ -149,10 +149,7 @@ fn item_from_row(r: &crate::Row) -> Result<AgendaItem> {
             .map_err(|e| StoreError::Corrupt(format!("agenda status: {e}")))?;
         Ok((trigger, status))
     })();
-    let (trigger, status) = match parsed {
-        Ok(p) => p,
-        Err(e) => return Err(e),
-    };
+    let (trigger, status) = parsed?;
     Ok(AgendaItem {
         id: AgendaId(r.get(0)?),
         thread_id: ThreadId(r.get(1)?),

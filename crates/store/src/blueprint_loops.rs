@@ -144,11 +144,11 @@ impl Tx<'_> {
 
     /// The binding a session's thread carries, if any.
     pub fn loop_binding(&self, thread: ThreadId) -> Result<Option<LoopBinding>> {
-        Ok(self.query_opt(
+        self.query_opt(
             "SELECT thread_id, loop_id, role, phase FROM blueprint_bindings WHERE thread_id = ?1",
             args![thread.0],
             binding_from_row,
-        )?)
+        )
     }
 
     /// Every binding, for recovery's sweep.

@@ -342,11 +342,11 @@ impl Tx<'_> {
 
     /// The conversation and Bot a thread works for, if any.
     pub fn thread_session(&self, thread: ThreadId) -> Result<Option<(SessionId, BotId)>> {
-        Ok(self.query_opt(
+        self.query_opt(
             "SELECT session_id, bot_id FROM session_threads WHERE thread_id = ?1",
             args![thread.0],
             |r| Ok((SessionId(r.get(0)?), BotId(r.get(1)?))),
-        )?)
+        )
     }
 
     pub fn insert_line(&mut self, l: &NewLine) -> Result<SessionMessage> {

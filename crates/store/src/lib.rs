@@ -73,7 +73,7 @@ enum Location {
     File,
     /// A private SQLite database in memory: every read goes through the writer's connection.
     Memory,
-    Postgres(PgTarget),
+    Postgres(Box<PgTarget>),
 }
 
 struct Inner {
@@ -181,7 +181,7 @@ impl Store {
     }
 
     fn open_postgres(
-        target: PgTarget,
+        target: Box<PgTarget>,
         clock: Arc<dyn Clock>,
         options: OpenOptions,
     ) -> Result<Store> {
@@ -430,7 +430,7 @@ impl Store {
 #[derive(Clone, Debug)]
 pub(crate) enum DatabaseUrl {
     Sqlite(PathBuf),
-    Postgres(PgTarget),
+    Postgres(Box<PgTarget>),
 }
 
 impl DatabaseUrl {
@@ -448,7 +448,9 @@ impl DatabaseUrl {
             return Ok(DatabaseUrl::Sqlite(PathBuf::from(rest)));
         }
         if url.starts_with("postgres://") || url.starts_with("postgresql://") {
-            return PgTarget::parse(url).map(DatabaseUrl::Postgres).map_err(bad);
+            return PgTarget::parse(url)
+                .map(|t| DatabaseUrl::Postgres(Box::new(t)))
+                .map_err(bad);
         }
         if let Some((scheme, _)) = url.split_once("://") {
             return Err(bad(format!(

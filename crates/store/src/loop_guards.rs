@@ -160,12 +160,12 @@ impl Tx<'_> {
     /// Model calls the thread's runs made from `since` on (its own: a child's runs are on its
     /// own thread).
     pub fn model_calls_since(&self, thread: ThreadId, since: i64) -> Result<u32> {
-        Ok(self.query_one(
+        self.query_one(
             "SELECT COUNT(*) FROM model_calls m JOIN runs r ON r.id = m.run_id
              WHERE r.thread_id = ?1 AND m.started_at >= ?2",
             args![thread.0, since],
             |r| r.get(0),
-        )?)
+        )
     }
 
     /// What the thread's latest ended run did: whether it answered a continuation, and how many

@@ -255,11 +255,9 @@ impl Tx<'_> {
 
     /// Whether any wake is queued (a read, so the common empty case needs no write).
     pub fn has_queued_wakes(&self) -> Result<bool> {
-        Ok(
-            self.query_one("SELECT EXISTS (SELECT 1 FROM queued_wakes)", args![], |r| {
-                r.get(0)
-            })?,
-        )
+        self.query_one("SELECT EXISTS (SELECT 1 FROM queued_wakes)", args![], |r| {
+            r.get(0)
+        })
     }
 
     /// Take every queued wake (they are retried by the caller).

@@ -196,11 +196,11 @@ impl Tx<'_> {
     }
 
     pub fn bump_run_hops(&mut self, run: RunId) -> Result<u32> {
-        Ok(self.query_one(
+        self.query_one(
             "UPDATE runs SET hops = hops + 1 WHERE id = ?1 RETURNING hops",
             args![run.0],
             |r| r.get(0),
-        )?)
+        )
     }
 
     pub fn bump_ending_bounces(&mut self, run: RunId) -> Result<()> {

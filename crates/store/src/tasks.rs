@@ -204,10 +204,7 @@ fn task_from_row(r: &crate::Row) -> Result<TaskRecord> {
                 .map_err(|e| corrupt("output json", e))?,
         ))
     })();
-    let (output_contract, role, status, output_json) = match parsed {
-        Ok(p) => p,
-        Err(e) => return Err(e),
-    };
+    let (output_contract, role, status, output_json) = parsed?;
     Ok(TaskRecord {
         id: TaskId(r.get(0)?),
         parent_thread_id: ThreadId(r.get(1)?),

@@ -23,7 +23,7 @@ fn value_of(v: ValueRef<'_>) -> rusqlite::Result<Value> {
         ValueRef::Real(f) => Value::Real(f),
         ValueRef::Text(t) => Value::Text(
             std::str::from_utf8(t)
-                .map_err(|e| rusqlite::Error::Utf8Error(e))?
+                .map_err(rusqlite::Error::Utf8Error)?
                 .to_string(),
         ),
         // Troupe stores no blobs; one is read as its bytes' text so nothing is lost silently.
