@@ -3,14 +3,18 @@
 #   scripts/pg-test-cluster.sh start DIR [PORT]   create (if absent) and start; prints the URL last
 #   scripts/pg-test-cluster.sh stop DIR           stop it (fast shutdown)
 # DIR holds the data (DIR/data), the log (DIR/server.log) and the unix socket. The server
-# listens on 127.0.0.1:PORT (default 55432) with trust auth for the superuser `troupe`; database
+# listens on 127.0.0.1:PORT (default: the first free port from 55432; a cluster already running
+# keeps its port) with trust auth for the superuser `troupe`; database
 # `troupe_test` belongs to it. initdb refuses root, so as root the server runs as the OS user
 # `postgres` (created if missing); then every directory above DIR must be searchable by it.
 set -euo pipefail
 
 usage() { echo "usage: $0 start DIR [PORT] | stop DIR" >&2; exit 2; }
 [ $# -ge 2 ] || usage
-cmd=$1 dir=$2 port=${3:-55432}
+cmd=$1 dir=$2 port=${3:-}
+
+# Whether something already listens on a local TCP port.
+port_in_use() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
 
 # The newest installed server (Debian: /usr/lib/postgresql/<major>/bin), else whatever is on PATH.
 bin=$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -n 1 || true)
@@ -51,7 +55,14 @@ synchronous_commit = on
 timezone = 'UTC'
 CONF
     fi
-    if ! owner_pg pg_ctl -D "$dir/data" status >/dev/null 2>&1; then
+    if owner_pg pg_ctl -D "$dir/data" status >/dev/null 2>&1; then
+        # Already running: its port is the fourth line of postmaster.pid.
+        port=$(sed -n 4p "$dir/data/postmaster.pid")
+    else
+        if [ -z "$port" ]; then
+            port=55432
+            while port_in_use "$port"; do port=$((port + 1)); done
+        fi
         owner_pg pg_ctl -D "$dir/data" -l "$dir/server.log" -o "-p $port" -w -t 60 start >&2 ||
             { tail -n 20 "$dir/server.log" >&2; exit 1; }
     fi

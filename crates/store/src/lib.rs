@@ -14,12 +14,14 @@ mod inbox;
 mod loop_guards;
 mod messages;
 mod migrations;
+mod nodes;
 mod notes;
 mod records;
 mod rows;
 mod runs;
 mod schema;
 mod stats;
+mod tail;
 mod tasks;
 pub mod testing;
 mod threads;
@@ -39,6 +41,7 @@ pub use inbox::Delivered;
 pub use loop_guards::LoopGuard;
 pub use messages::{NewMessage, RootTail};
 pub use migrations::{KNOWN_VERSION, SchemaStatus};
+pub use nodes::{HEARTBEAT_EVERY_MS, NODE_EXPIRY_MS, NewNode, NodeRecord};
 pub use notes::{NewNote, Note, NoteEdit, NoteEditOutcome, NoteId, NoteKind};
 pub use records::{CommandRecord, ModelCallRecord, RefusalRecord, ToolCallRecord};
 pub use runs::{NewRun, RunRecord};
@@ -194,7 +197,8 @@ impl Store {
         }
         migrations::apply(&conn, &path)?;
         let syncs = options.durability == Durability::Full;
-        Ok(Self::assemble(
+        let tailed = target.clone();
+        let store = Self::assemble(
             conn,
             Some(Mutex::new(Vec::new())),
             Location::Postgres(target),
@@ -202,7 +206,9 @@ impl Store {
             options.durability,
             clock,
             syncs,
-        ))
+        );
+        store.inner.sink.tail(&tailed)?;
+        Ok(store)
     }
 
     fn assemble(
@@ -305,9 +311,15 @@ impl Store {
         self.inner.clock.clone()
     }
 
-    /// Events committed from now on, as they commit.
+    /// Events committed from now on, as they commit (on PostgreSQL, every node's, in id
+    /// order).
     pub fn subscribe(&self) -> tokio::sync::broadcast::Receiver<Event> {
         self.inner.sink.subscribe()
+    }
+
+    /// Control messages sent with [`Tx::notify_control`] from now on, by any node.
+    pub fn subscribe_control(&self) -> tokio::sync::broadcast::Receiver<String> {
+        self.inner.sink.subscribe_control()
     }
 
     fn lock(&self) -> MutexGuard<'_, Conn> {
@@ -333,6 +345,8 @@ impl Store {
             conn: &conn,
             now: self.inner.clock.now_ms(),
             events: Vec::new(),
+            controls: Vec::new(),
+            writing: true,
         };
         let out = match catch_unwind(AssertUnwindSafe(|| f(&mut tx))) {
             Ok(Ok(v)) => v,
@@ -346,6 +360,7 @@ impl Store {
             }
         };
         let events = std::mem::take(&mut tx.events);
+        let controls = std::mem::take(&mut tx.controls);
         let changed = conn.changes() != changes;
         if let Err(e) = conn.step("COMMIT") {
             if conn.in_transaction() {
@@ -356,6 +371,7 @@ impl Store {
         self.inner.counters.committed(1, changed);
         // Published while the writer lock is still held, so subscribers see ids in order.
         self.inner.sink.publish(events);
+        self.inner.sink.publish_control(controls);
         drop(conn);
         Ok(out)
     }
@@ -414,6 +430,8 @@ impl Store {
             conn,
             now,
             events: Vec::new(),
+            controls: Vec::new(),
+            writing: false,
         };
         let out = catch_unwind(AssertUnwindSafe(|| f(&mut tx)));
         debug_assert!(tx.events.is_empty(), "a read appended events");
@@ -471,6 +489,10 @@ pub struct Tx<'a> {
     conn: &'a Conn,
     now: i64,
     events: Vec<Event>,
+    /// Control messages to publish at commit (SQLite; PostgreSQL sends them with NOTIFY).
+    controls: Vec<String>,
+    /// A write transaction (reads run read-only and take no row locks).
+    writing: bool,
 }
 
 impl Tx<'_> {
@@ -482,6 +504,12 @@ impl Tx<'_> {
     /// Which SQL this transaction's database speaks.
     pub fn dialect(&self) -> Dialect {
         self.conn.dialect()
+    }
+
+    /// Whether row locks are taken: a write transaction on PostgreSQL, where other connections
+    /// write at the same time (SQLite has one writer, so there is nothing to lock against).
+    pub(crate) fn locks_rows(&self) -> bool {
+        self.writing && self.dialect() == Dialect::Postgres
     }
 
     /// One statement of raw SQL, past every check the store's methods make (but never past the

@@ -157,21 +157,32 @@ impl Tx<'_> {
             troupe_core::thread::LeaseError::Busy(holder) => StoreError::Busy(id, holder),
             other => StoreError::Invalid(other.to_string()),
         })?;
-        self.exec(
-            "UPDATE threads SET lease_generation = ?2, lease_run_id = ?3 WHERE id = ?1",
-            args![id.0, next.generation, run.0],
+        // Conditional on the lease being as read: two nodes that both read it free cannot both
+        // take it (PostgreSQL re-checks the condition on the row the first one committed).
+        let n = self.exec(
+            "UPDATE threads SET lease_generation = ?2, lease_run_id = ?3
+             WHERE id = ?1 AND lease_run_id IS NULL AND lease_generation = ?4",
+            args![id.0, next.generation, run.0, t.lease.generation],
         )?;
+        if n == 0 {
+            let holder = self.thread(id)?.lease.holder.unwrap_or(run);
+            return Err(StoreError::Busy(id, holder));
+        }
         Ok(next.generation)
     }
 
     /// Fails with `StaleLease` unless `generation` holds the thread: every write a loop makes checks this first,
     /// so an owner that was stopped can never write after the stop.
     pub fn check_lease(&self, id: ThreadId, generation: i64) -> Result<()> {
-        let held: Option<i64> = self.query_opt(
-                "SELECT 1 FROM threads WHERE id = ?1 AND lease_generation = ?2 AND lease_run_id IS NOT NULL",
-                args![id.0, generation],
-                |r| r.get(0),
-            )?;
+        // On PostgreSQL the check holds the thread's row until commit, so a stop committed by
+        // another connection (or node) orders entirely before or after this write, as SQLite's
+        // single writer orders them.
+        let sql = if self.locks_rows() {
+            "SELECT 1 FROM threads WHERE id = ?1 AND lease_generation = ?2 AND lease_run_id IS NOT NULL FOR SHARE"
+        } else {
+            "SELECT 1 FROM threads WHERE id = ?1 AND lease_generation = ?2 AND lease_run_id IS NOT NULL"
+        };
+        let held: Option<i64> = self.query_opt(sql, args![id.0, generation], |r| r.get(0))?;
         if held.is_none() {
             return Err(StoreError::StaleLease {
                 thread: id,

@@ -185,8 +185,7 @@ fn commit_batch(shared: &Shared, batch: Vec<Job>, queued: &AtomicUsize) {
     // Counted as queued until now, so no caller commits inline ahead of a batch that waits.
     queued.fetch_sub(batch.len(), Ordering::AcqRel);
     let mut replies = Vec::with_capacity(batch.len());
-    let mut events = Vec::new();
-    let mut kept = 0;
+    let mut kept = Kept::default();
     let changes = conn.changes();
     // Set once the transaction cannot be trusted: later jobs are refused, nothing commits.
     let mut failed = conn.begin_write().err();
@@ -194,7 +193,7 @@ fn commit_batch(shared: &Shared, batch: Vec<Job>, queued: &AtomicUsize) {
         let reply = match &failed {
             Some(e) => job(Err(copy_error(e))).1,
             None => {
-                let (reply, broken) = run_job(&conn, shared, job, &mut events, &mut kept);
+                let (reply, broken) = run_job(&conn, shared, job, &mut kept);
                 failed = broken;
                 reply
             }
@@ -210,9 +209,10 @@ fn commit_batch(shared: &Shared, batch: Vec<Job>, queued: &AtomicUsize) {
         let _ = conn.step("ROLLBACK");
     }
     if outcome.is_ok() {
-        shared.counters.committed(kept, changed);
+        shared.counters.committed(kept.jobs, changed);
         // Published while the writer lock is still held, so subscribers see ids in order.
-        shared.sink.publish(events);
+        shared.sink.publish(kept.events);
+        shared.sink.publish_control(kept.controls);
     }
     drop(conn);
     for reply in replies {
@@ -220,15 +220,22 @@ fn commit_batch(shared: &Shared, batch: Vec<Job>, queued: &AtomicUsize) {
     }
 }
 
-/// Run one job in its own savepoint, keeping its events (and counting it in `kept_jobs`) only if
-/// its changes stand. The error is set when the savepoint could not be opened or closed, which
+/// What the jobs whose changes stand leave for after the commit.
+#[derive(Default)]
+struct Kept {
+    jobs: usize,
+    events: Vec<Event>,
+    controls: Vec<String>,
+}
+
+/// Run one job in its own savepoint, keeping its events and control messages (and counting it)
+/// only if its changes stand. The error is set when the savepoint could not be opened or closed, which
 /// fails the whole batch.
 fn run_job(
     conn: &Conn,
     shared: &Shared,
     job: Job,
-    events: &mut Vec<Event>,
-    kept_jobs: &mut usize,
+    kept_jobs: &mut Kept,
 ) -> (Reply, Option<StoreError>) {
     let step = |sql: &str| conn.step(sql);
     if let Err(e) = step("SAVEPOINT job") {
@@ -238,6 +245,8 @@ fn run_job(
         conn,
         now: shared.clock.now_ms(),
         events: Vec::new(),
+        controls: Vec::new(),
+        writing: true,
     };
     let (kept, reply) = job(Ok(&mut tx));
     let closed = if kept {
@@ -248,8 +257,9 @@ fn run_job(
     match closed {
         Ok(_) => {
             if kept {
-                events.append(&mut tx.events);
-                *kept_jobs += 1;
+                kept_jobs.events.append(&mut tx.events);
+                kept_jobs.controls.append(&mut tx.controls);
+                kept_jobs.jobs += 1;
             }
             (reply, None)
         }

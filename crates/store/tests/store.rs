@@ -290,8 +290,11 @@ fn model_calls_from_before_cached_tokens_read_as_none_cached() {
     {
         // Put the file back where migration 8 left it.
         let c = rusqlite::Connection::open(&path).unwrap();
-        c.execute_batch("ALTER TABLE model_calls DROP COLUMN cached_input_tokens")
-            .unwrap();
+        c.execute_batch(
+            "DROP TABLE nodes; DROP INDEX runs_owner_live;
+             ALTER TABLE model_calls DROP COLUMN cached_input_tokens",
+        )
+        .unwrap();
         c.pragma_update(None, "user_version", 8).unwrap();
     }
     let s = Store::open(&path, Arc::new(ManualClock::new(0))).unwrap();

@@ -31,6 +31,9 @@ fn runtime() -> &'static tokio::runtime::Runtime {
     })
 }
 
+/// Where a listening connection sends the notifications it hears: (channel, payload).
+type Notices = std::sync::mpsc::Sender<(String, String)>;
+
 pub(crate) struct PgConn {
     client: Client,
     /// Prepared statements by their SQLite-style text; hot statements are parsed once.
@@ -81,13 +84,41 @@ impl PgTarget {
 
 impl PgConn {
     pub fn connect(target: &PgTarget) -> Result<PgConn> {
+        Self::open(target, None)
+    }
+
+    /// A connection that also hears `NOTIFY`: each notification on a channel it listens to
+    /// arrives on the returned receiver as (channel, payload). The receiver closes when the
+    /// connection ends.
+    pub fn connect_listening(
+        target: &PgTarget,
+        channels: &[&str],
+    ) -> Result<(PgConn, std::sync::mpsc::Receiver<(String, String)>)> {
+        let (heard, hear) = std::sync::mpsc::channel();
+        let conn = Self::open(target, Some(heard))?;
+        for channel in channels {
+            conn.batch(&format!("LISTEN {channel}"))?;
+        }
+        Ok((conn, hear))
+    }
+
+    fn open(target: &PgTarget, heard: Option<Notices>) -> Result<PgConn> {
         let config = target.config.clone();
         let connecting = runtime().spawn(async move {
-            let (client, connection) = config.connect(tokio_postgres::NoTls).await?;
+            let (client, mut connection) = config.connect(tokio_postgres::NoTls).await?;
+            // Ends when the client is dropped or the server goes away; a statement sent after
+            // that fails with "connection closed", which the caller hears.
             tokio::spawn(async move {
-                // Ends when the client is dropped or the server goes away; a statement sent
-                // after that fails with "connection closed", which the caller hears.
-                let _ = connection.await;
+                use futures::StreamExt;
+                let mut messages = futures::stream::poll_fn(move |cx| connection.poll_message(cx));
+                while let Some(Ok(message)) = messages.next().await {
+                    if let (Some(heard), tokio_postgres::AsyncMessage::Notification(n)) =
+                        (&heard, message)
+                    {
+                        // Nobody listening any more is fine: the connection goes on serving.
+                        let _ = heard.send((n.channel().to_string(), n.payload().to_string()));
+                    }
+                }
             });
             Ok::<_, tokio_postgres::Error>(client)
         });

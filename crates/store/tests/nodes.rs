@@ -1,0 +1,219 @@
+//! Several nodes on one database: events reach every node in id order, control messages cross,
+//! a lease is taken by one node only, and a dead node is claimed once.
+
+use std::collections::BTreeSet;
+use std::sync::Arc;
+use std::time::Duration;
+use troupe_core::thread::{AgentBinding, Interaction};
+use troupe_core::{Clock, EventId, ManualClock, SystemClock, ThreadId};
+use troupe_store::{NewNode, NewRun, NewThread, OpenOptions, Store, StoreError, testing};
+
+/// Two stores on one fresh database: two nodes. `None` (skipped) without PostgreSQL.
+fn two_nodes(test: &str, clock: Arc<dyn troupe_core::Clock>) -> Option<(Store, Store)> {
+    let server = testing::postgres_or_skip(test)?;
+    let url = testing::fresh_postgres_database(&server).unwrap();
+    let open = || Store::open_url(&url, clock.clone(), OpenOptions::default()).unwrap();
+    Some((open(), open()))
+}
+
+fn new_thread(title: &str) -> NewThread {
+    NewThread {
+        parent_id: None,
+        title: title.into(),
+        agent: AgentBinding::new("a", "p"),
+        workspace: "/tmp".into(),
+        interaction: Interaction::Unattended,
+    }
+}
+
+/// Wait (bounded) until `n` events arrived on `rx`; the wait ends on the events, not a timer.
+async fn take(
+    rx: &mut tokio::sync::broadcast::Receiver<troupe_store::Event>,
+    n: usize,
+) -> Vec<i64> {
+    let mut ids = Vec::with_capacity(n);
+    while ids.len() < n {
+        let e = tokio::time::timeout(Duration::from_secs(20), rx.recv())
+            .await
+            .expect("every event arrives")
+            .expect("no event is dropped");
+        ids.push(e.id.0);
+    }
+    ids
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sse_on_any_node_sees_all_events_in_order() {
+    let Some((a, b)) = two_nodes(
+        "sse_on_any_node_sees_all_events_in_order",
+        Arc::new(SystemClock),
+    ) else {
+        return;
+    };
+    let (mut heard_a, mut heard_b) = (a.subscribe(), b.subscribe());
+    // Both nodes write at once, synchronous and group-committed writes mixed.
+    let writers: Vec<_> = [a.clone(), b.clone()]
+        .into_iter()
+        .enumerate()
+        .map(|(n, s)| {
+            tokio::spawn(async move {
+                for i in 0..100 {
+                    if i % 2 == 0 {
+                        s.write(|tx| tx.create_thread(&new_thread(&format!("{n}-{i}"))))
+                            .unwrap();
+                    } else {
+                        s.write_async(move |tx| {
+                            tx.event("tick", None, None, serde_json::json!({"n": n}))
+                        })
+                        .await
+                        .unwrap();
+                    }
+                }
+            })
+        })
+        .collect();
+    for w in writers {
+        w.await.unwrap();
+    }
+    let total = a
+        .read(|tx| tx.events_after(EventId(0), None, 10_000))
+        .unwrap();
+    let all: Vec<i64> = total.iter().map(|e| e.id.0).collect();
+    assert_eq!(
+        all.len(),
+        200,
+        "100 threads created and 100 ticks, each one event"
+    );
+    for (node, heard) in [("a", &mut heard_a), ("b", &mut heard_b)] {
+        let ids = take(heard, all.len()).await;
+        assert_eq!(ids, all, "node {node} heard every event once, in id order");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_control_message_from_one_node_reaches_the_other() {
+    let Some((a, b)) = two_nodes(
+        "a_control_message_from_one_node_reaches_the_other",
+        Arc::new(SystemClock),
+    ) else {
+        return;
+    };
+    let mut heard = b.subscribe_control();
+    a.write(|tx| tx.notify_control(r#"{"stop":7}"#)).unwrap();
+    let got = tokio::time::timeout(Duration::from_secs(10), heard.recv())
+        .await
+        .expect("it arrives")
+        .unwrap();
+    assert_eq!(got, r#"{"stop":7}"#);
+}
+
+#[test]
+fn a_control_message_on_sqlite_reaches_the_store_at_commit() {
+    let s = Store::open_in_memory(Arc::new(ManualClock::new(0))).unwrap();
+    let mut heard = s.subscribe_control();
+    // Not while the transaction is open; an undone one sends nothing.
+    let _ = s.write(|tx| {
+        tx.notify_control("undone")?;
+        Err::<(), _>(StoreError::Invalid("no".into()))
+    });
+    s.write(|tx| tx.notify_control("kept")).unwrap();
+    assert_eq!(heard.try_recv().unwrap(), "kept");
+    assert!(heard.try_recv().is_err());
+}
+
+#[test]
+fn two_nodes_racing_for_one_lease_never_both_take_it() {
+    let Some((a, b)) = two_nodes(
+        "two_nodes_racing_for_one_lease_never_both_take_it",
+        Arc::new(SystemClock),
+    ) else {
+        return;
+    };
+    for round in 0..30 {
+        let t = a
+            .write(|tx| tx.create_thread(&new_thread(&format!("r{round}"))))
+            .unwrap()
+            .id;
+        let start = |s: Store, node: &'static str| {
+            std::thread::spawn(move || {
+                s.write(|tx| {
+                    tx.start_run(&NewRun {
+                        thread_id: t,
+                        trigger: "race".into(),
+                        owner_pid: 1,
+                        owner_boot: node.into(),
+                    })
+                })
+            })
+        };
+        let (ra, rb) = (start(a.clone(), "a"), start(b.clone(), "b"));
+        let results = [ra.join().unwrap(), rb.join().unwrap()];
+        let won = results.iter().filter(|r| r.is_ok()).count();
+        assert_eq!(won, 1, "round {round}: exactly one start wins: {results:?}");
+        assert!(
+            results
+                .iter()
+                .any(|r| matches!(r, Err(StoreError::Busy(..))))
+        );
+        let live = a.read(|tx| tx.live_runs()).unwrap();
+        assert_eq!(live.iter().filter(|r| r.thread_id == t).count(), 1);
+    }
+}
+
+#[test]
+fn a_dead_node_is_claimed_once_and_only_after_it_expired() {
+    let clock = Arc::new(ManualClock::new(1_000_000));
+    let s = testing::open(clock.clone());
+    s.write(|tx| {
+        for id in ["n1", "n2", "n3"] {
+            tx.register_node(&NewNode {
+                id: id.into(),
+                host: "h".into(),
+                pid: 1,
+                addr: None,
+            })?;
+        }
+        Ok(())
+    })
+    .unwrap();
+    let t: ThreadId = s
+        .write(|tx| tx.create_thread(&new_thread("held")))
+        .unwrap()
+        .id;
+    s.write(|tx| {
+        tx.start_run(&NewRun {
+            thread_id: t,
+            trigger: "x".into(),
+            owner_pid: 1,
+            owner_boot: "n1".into(),
+        })
+    })
+    .unwrap();
+    // Within the expiry nobody can claim it.
+    clock.advance(troupe_store::NODE_EXPIRY_MS);
+    assert!(!s.write(|tx| tx.claim_dead_node("n1", "n2")).unwrap());
+    // n2 and n3 beat; n1 does not.
+    s.write(|tx| Ok(tx.heartbeat("n2")? && tx.heartbeat("n3")?))
+        .unwrap();
+    clock.advance(1);
+    assert_eq!(
+        s.read(|tx| tx.expired_nodes()).unwrap(),
+        vec!["n1".to_string()]
+    );
+    let claims: BTreeSet<bool> = ["n2", "n3"]
+        .iter()
+        .map(|by| s.write(|tx| tx.claim_dead_node("n1", by)).unwrap())
+        .collect();
+    assert_eq!(claims, BTreeSet::from([true, false]), "one claim wins");
+    let nodes = s.read(|tx| tx.nodes()).unwrap();
+    let n1 = nodes.iter().find(|n| n.id == "n1").unwrap();
+    assert_eq!(n1.reaped_by.as_deref(), Some("n2"));
+    assert_eq!(
+        n1.threads,
+        vec![t],
+        "it still holds the thread until its runs are recovered"
+    );
+    assert!(!n1.alive_at(clock.now_ms()));
+    // A node taken over hears so at its next heartbeat.
+    assert!(!s.write(|tx| tx.heartbeat("n1")).unwrap());
+}
