@@ -23,12 +23,15 @@ pub enum StopMode {
 impl Engine {
     /// Stop the thread's running turn. Returns the run as recorded; `NotRunning` if there is none.
     /// Returns after the loop has exited and the run's process groups are gone.
+    /// A run that another live node holds is stopped by that node, asked through the store;
+    /// this returns once its end is committed.
     pub async fn stop(&self, thread: ThreadId, mode: StopMode) -> Result<RunRecord, EngineError> {
-        let live = self
-            .inner
-            .live
-            .get(thread)
-            .ok_or(EngineError::NotRunning(thread))?;
+        let Some(live) = self.inner.live.get(thread) else {
+            return match self.stop_elsewhere(thread, mode).await? {
+                Some(record) => Ok(record),
+                None => Err(EngineError::NotRunning(thread)),
+            };
+        };
         let partial = live.take_partial();
         let record = self.inner.store.write(|tx| {
             let (rec, ended) = tx.force_end_run(live.run_id, &EndReason::Stopped)?;

@@ -1,5 +1,5 @@
-//! Recovery at boot. A stored "running" is not liveness: runs whose process is gone are ended
-//! as interrupted, their cut-off effects stay unknown, the process groups they left are ended,
+//! Recovery at boot. A stored "running" is not liveness: runs whose process (or node, see
+//! node.rs) is gone are ended as interrupted, their cut-off effects stay unknown, the process groups they left are ended,
 //! and interactive threads with unfinished work are latched. No model is called here; the only
 //! drive requests are the boot wakes, which the gate lets through for unattended threads only.
 
@@ -71,35 +71,12 @@ impl Engine {
     pub async fn recover(&self) -> Result<RecoveryReport, EngineError> {
         let mut report = RecoveryReport::default();
         let store = &self.inner.store;
-        let me = std::process::id();
+        let mut owners = crate::node::Owners::default();
         for run in store.read(|tx| tx.live_runs())? {
-            if run.owner_boot == self.inner.config.boot_id {
-                continue;
-            }
-            // Another live process owns it (e.g. a second troupe on the same data dir).
-            if run.owner_pid != me && troupe_tools::process_running(run.owner_pid as i32) {
-                continue;
-            }
-            let cut = store.write(|tx| {
-                let (_, ended) = tx.force_end_run(run.id, &EndReason::Interrupted)?;
-                if !ended {
-                    return Ok(Vec::new());
-                }
-                let cut = tx.mark_run_effects_unknown(run.id, "the process running it stopped before it finished")?;
-                settle_dangling_calls(
-                    tx,
-                    run.thread_id,
-                    "interrupted: the process running this call stopped; whether it took effect is unknown, and it was not run again",
-                )?;
-                tx.pause(run.thread_id, PauseReason::Interrupted, Some(format!("run {} was interrupted", run.id)))?;
-                Ok(cut)
-            })?;
-            report.interrupted_runs.push(run.id);
-            report.unknown_effects += cut.len();
-            for pgid in cut.iter().filter_map(|e| e.pgid) {
-                if troupe_tools::group_alive(pgid) {
-                    troupe_tools::terminate_group(pgid, self.inner.config.kill_grace).await;
-                    report.ended_groups.push(pgid);
+            match self.owner_of(&run, &mut owners)? {
+                crate::node::Owner::Me | crate::node::Owner::Alive => continue,
+                crate::node::Owner::Gone { local } => {
+                    self.interrupt_run(&run, local, &mut report).await?;
                 }
             }
         }
@@ -144,5 +121,42 @@ impl Engine {
             report.woken.push((t, outcome));
         }
         Ok(report)
+    }
+
+    /// End a run whose owner is gone as boot recovery does: interrupted, its started effects
+    /// unknown, its dangling calls answered, its thread latched. The process groups it left are
+    /// ended only when they are this machine's (`local`): a pgid means nothing elsewhere.
+    pub(crate) async fn interrupt_run(
+        &self,
+        run: &troupe_store::RunRecord,
+        local: bool,
+        report: &mut RecoveryReport,
+    ) -> Result<(), EngineError> {
+        let cut = self.inner.store.write(|tx| {
+            let (_, ended) = tx.force_end_run(run.id, &EndReason::Interrupted)?;
+            if !ended {
+                return Ok(Vec::new());
+            }
+            let cut = tx.mark_run_effects_unknown(run.id, "the process running it stopped before it finished")?;
+            settle_dangling_calls(
+                tx,
+                run.thread_id,
+                "interrupted: the process running this call stopped; whether it took effect is unknown, and it was not run again",
+            )?;
+            tx.pause(run.thread_id, PauseReason::Interrupted, Some(format!("run {} was interrupted", run.id)))?;
+            Ok(cut)
+        })?;
+        report.interrupted_runs.push(run.id);
+        report.unknown_effects += cut.len();
+        if !local {
+            return Ok(());
+        }
+        for pgid in cut.iter().filter_map(|e| e.pgid) {
+            if troupe_tools::group_alive(pgid) {
+                troupe_tools::terminate_group(pgid, self.inner.config.kill_grace).await;
+                report.ended_groups.push(pgid);
+            }
+        }
+        Ok(())
     }
 }

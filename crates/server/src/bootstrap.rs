@@ -51,6 +51,8 @@ pub struct BootOptions {
     pub durability: Durability,
     /// The database's URL; `None`: `DATA_DIR/troupe.db`.
     pub database: Option<String>,
+    /// Where this node's API listens, recorded with the node.
+    pub addr: Option<String>,
 }
 
 impl BootOptions {
@@ -65,6 +67,7 @@ impl BootOptions {
             key_env: KeyEnvRule::default(),
             durability: Durability::default(),
             database: None,
+            addr: None,
         }
     }
 }
@@ -79,6 +82,7 @@ pub async fn build_state(data_dir: &Path, opts: BootOptions) -> anyhow::Result<B
         key_env,
         durability,
         database,
+        addr,
     } = opts;
     let store = open_store(data_dir, database.as_deref(), durability)?;
     let shared = Arc::new(SharedRoles::new(roles, secrets).with_key_env_rule(key_env));
@@ -100,6 +104,8 @@ pub async fn build_state(data_dir: &Path, opts: BootOptions) -> anyhow::Result<B
     if !tasks.interrupted.is_empty() {
         tracing::info!(tasks = ?tasks.interrupted, "child tasks interrupted by the last stop");
     }
+    // This process is a node of the database before it judges anyone else's runs.
+    engine.register_node(addr)?;
     let recovery = engine.recover().await?;
     // Light Loop claims that survived are re-driven (an interrupted reviewer is replaced).
     workflows.recover_light_loops().await?;
@@ -107,6 +113,7 @@ pub async fn build_state(data_dir: &Path, opts: BootOptions) -> anyhow::Result<B
     collab.ensure_demo_bot(data_dir)?;
     let shutdown = tokio_util::sync::CancellationToken::new();
     spawn_agenda_timer(workflows, shutdown.clone());
+    engine.spawn_node_tasks(shutdown.clone());
     Ok(Bootstrap {
         state: AppState {
             collab,

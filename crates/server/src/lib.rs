@@ -33,7 +33,8 @@ pub const BODY_LIMIT: usize = 1024 * 1024;
         (name = "blueprint-loops", description = "Executions of a Blueprint, audited before they end"),
         (name = "agenda", description = "Scheduled deliveries into a session"),
         (name = "tasks", description = "Child tasks a session's Bot handed to other agents"),
-        (name = "events", description = "Live events")
+        (name = "events", description = "Live events"),
+        (name = "nodes", description = "The daemon processes sharing this database")
     )
 )]
 struct ApiDoc;
@@ -51,6 +52,7 @@ pub fn api() -> (Router<AppState>, utoipa::openapi::OpenApi) {
         .merge(routes::agenda::router())
         .merge(routes::tasks::router())
         .merge(routes::events::router())
+        .merge(routes::nodes::router())
         .split_for_parts()
 }
 

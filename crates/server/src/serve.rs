@@ -130,6 +130,7 @@ pub async fn serve(opts: ServeOptions) -> anyhow::Result<()> {
             key_env: opts.key_env,
             durability: opts.durability,
             database: opts.database,
+            addr: Some(local.to_string()),
         },
     )
     .await?;
@@ -169,6 +170,9 @@ pub async fn serve(opts: ServeOptions) -> anyhow::Result<()> {
     let interrupted = engine.shutdown(DRAIN_GRACE).await;
     if !interrupted.is_empty() {
         tracing::info!(runs = ?interrupted, "recorded interrupted by the shutdown");
+    }
+    if let Err(e) = engine.leave_cluster() {
+        tracing::warn!(error = %e, "cannot record this node's stop");
     }
     if let Err(e) = std::fs::remove_file(&daemon_file) {
         tracing::warn!(error = %e, "cannot remove {}", daemon_file.display());

@@ -205,6 +205,16 @@ impl Tx<'_> {
             .ok_or_else(|| StoreError::not_found("agenda item", id))
     }
 
+    /// The item, held for this transaction: on PostgreSQL another node's tick that wants it
+    /// waits until this one commits, then reads what it recorded (so a firing happens once in
+    /// the cluster). On SQLite the single writer already orders them.
+    pub fn claim_agenda_item(&self, id: AgendaId) -> Result<AgendaItem> {
+        let lock = if self.locks_rows() { " FOR UPDATE" } else { "" };
+        let sql = format!("SELECT {COLUMNS} FROM agenda_items WHERE id = ?1{lock}");
+        self.query_opt(&sql, args![id.0], item_from_row)?
+            .ok_or_else(|| StoreError::not_found("agenda item", id))
+    }
+
     pub fn find_agenda_item(&self, id: AgendaId) -> Result<Option<AgendaItem>> {
         let sql = format!("SELECT {COLUMNS} FROM agenda_items WHERE id = ?1");
         self.query_opt(&sql, args![id.0], item_from_row)

@@ -111,13 +111,19 @@ impl Tx<'_> {
         Ok(())
     }
 
-    /// Claim a dead node for `by`: true for exactly one caller, and only once the node's
-    /// heartbeat is older than the expiry. The caller then recovers its runs.
-    pub fn claim_dead_node(&mut self, node: &str, by: &str) -> Result<bool> {
+    /// Claim a dead node for `by`: true for exactly one caller, which then recovers its runs.
+    /// With `only_if_expired`, only once its heartbeat is older than the expiry; without, at
+    /// once (the caller saw its process gone on this machine).
+    pub fn claim_node(&mut self, node: &str, by: &str, only_if_expired: bool) -> Result<bool> {
+        let cutoff = if only_if_expired {
+            self.now - NODE_EXPIRY_MS
+        } else {
+            i64::MAX
+        };
         let n = self.exec(
             "UPDATE nodes SET reaped_at = ?2, reaped_by = ?3
              WHERE id = ?1 AND stopped_at IS NULL AND reaped_at IS NULL AND heartbeat_at < ?4",
-            args![node, self.now, by, self.now - NODE_EXPIRY_MS],
+            args![node, self.now, by, cutoff],
         )?;
         if n == 1 {
             self.event("node_reaped", None, None, json!({"node": node, "by": by}))?;

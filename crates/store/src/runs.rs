@@ -99,6 +99,9 @@ fn run_from_row(r: &crate::Row) -> Result<RunRecord> {
 impl Tx<'_> {
     /// Create a run and give it the thread's lease. Fails with `Busy` while another run holds it.
     pub fn start_run(&mut self, r: &NewRun) -> Result<RunRecord> {
+        // Held to commit, so the lease read here is the lease taken below, whatever another
+        // node does meanwhile.
+        self.lock_thread(r.thread_id)?;
         let t = self.thread(r.thread_id)?;
         if let Some(holder) = t.lease.holder {
             return Err(StoreError::Busy(r.thread_id, holder));
@@ -154,7 +157,11 @@ impl Tx<'_> {
             });
         }
         self.check_lease(rec.thread_id, generation)?;
-        self.finish_run(rec, reason)
+        let thread = rec.thread_id;
+        self.finish_run(rec, reason)?.ok_or(StoreError::StaleLease {
+            thread,
+            presented: generation,
+        })
     }
 
     /// End a live run from outside its loop (abort, recovery). A no-op on a run already ended:
@@ -164,15 +171,30 @@ impl Tx<'_> {
         if rec.status != RunStatus::Running {
             return Ok((rec, false));
         }
-        Ok((self.finish_run(rec, reason)?, true))
+        match self.finish_run(rec, reason)? {
+            Some(ended) => Ok((ended, true)),
+            None => Ok((self.run(run)?, false)),
+        }
     }
 
-    fn finish_run(&mut self, rec: RunRecord, reason: &EndReason) -> Result<RunRecord> {
+    /// `None` when the run was no longer running: another connection (a stop on another node,
+    /// say) ended it first, and that end stands.
+    fn finish_run(&mut self, rec: RunRecord, reason: &EndReason) -> Result<Option<RunRecord>> {
         let status = reason.status();
-        self.exec(
-            "UPDATE runs SET status = ?2, end_reason = ?3, end_detail = ?4, ended_at = ?5 WHERE id = ?1",
-            args![rec.id.0, status.as_str(), reason.code(), reason.detail(), self.now],
+        let n = self.exec(
+            "UPDATE runs SET status = ?2, end_reason = ?3, end_detail = ?4, ended_at = ?5
+             WHERE id = ?1 AND status = 'running'",
+            args![
+                rec.id.0,
+                status.as_str(),
+                reason.code(),
+                reason.detail(),
+                self.now
+            ],
         )?;
+        if n == 0 {
+            return Ok(None);
+        }
         // Release the lease only if this run still holds it; a newer generation is left alone.
         self.exec(
             "UPDATE threads SET lease_run_id = NULL WHERE id = ?1 AND lease_run_id = ?2 AND lease_generation = ?3",
@@ -184,7 +206,7 @@ impl Tx<'_> {
             Some(rec.id),
             json!({"status": status, "end_reason": reason.code(), "detail": reason.detail()}),
         )?;
-        self.run(rec.id)
+        self.run(rec.id).map(Some)
     }
 
     pub fn set_run_root(&mut self, run: RunId, root: MessageId) -> Result<()> {

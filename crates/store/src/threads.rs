@@ -51,6 +51,19 @@ impl Tx<'_> {
         self.thread(id)
     }
 
+    /// Hold the thread's row until commit (PostgreSQL; SQLite's one writer holds everything):
+    /// what this transaction then reads of the thread stays as read.
+    pub(crate) fn lock_thread(&self, id: ThreadId) -> Result<()> {
+        if self.locks_rows() {
+            self.query_opt(
+                "SELECT id FROM threads WHERE id = ?1 FOR UPDATE",
+                args![id.0],
+                |r| r.get::<i64>(0),
+            )?;
+        }
+        Ok(())
+    }
+
     pub fn thread(&self, id: ThreadId) -> Result<Thread> {
         self.find_thread(id)?
             .ok_or_else(|| StoreError::not_found("thread", id))

@@ -191,7 +191,7 @@ fn a_dead_node_is_claimed_once_and_only_after_it_expired() {
     .unwrap();
     // Within the expiry nobody can claim it.
     clock.advance(troupe_store::NODE_EXPIRY_MS);
-    assert!(!s.write(|tx| tx.claim_dead_node("n1", "n2")).unwrap());
+    assert!(!s.write(|tx| tx.claim_node("n1", "n2", true)).unwrap());
     // n2 and n3 beat; n1 does not.
     s.write(|tx| Ok(tx.heartbeat("n2")? && tx.heartbeat("n3")?))
         .unwrap();
@@ -202,7 +202,7 @@ fn a_dead_node_is_claimed_once_and_only_after_it_expired() {
     );
     let claims: BTreeSet<bool> = ["n2", "n3"]
         .iter()
-        .map(|by| s.write(|tx| tx.claim_dead_node("n1", by)).unwrap())
+        .map(|by| s.write(|tx| tx.claim_node("n1", by, true)).unwrap())
         .collect();
     assert_eq!(claims, BTreeSet::from([true, false]), "one claim wins");
     let nodes = s.read(|tx| tx.nodes()).unwrap();

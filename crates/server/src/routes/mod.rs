@@ -4,6 +4,7 @@ pub mod agenda;
 pub mod blueprint_loops;
 pub mod bots;
 pub mod events;
+pub mod nodes;
 pub mod notes;
 pub mod roles;
 pub mod sessions;

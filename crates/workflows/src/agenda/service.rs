@@ -317,7 +317,8 @@ fn deliver_due(
     now: i64,
     report: &mut TickReport,
 ) -> Result<Option<ThreadId>, StoreError> {
-    let item = tx.agenda_item(id)?;
+    // Claimed: another node ticking at the same moment finds it already advanced.
+    let item = tx.claim_agenda_item(id)?;
     let Some(due) = item.next_run_at else {
         return Ok(None);
     };
