@@ -461,3 +461,31 @@ async fn the_watch_closes_the_gate_and_making_it_silent_releases_the_continuatio
     assert_eq!(r["wait_released"], true);
     until("the continuation turn", || w.provider.calls() >= 2).await;
 }
+
+/// Two nodes on one database tick at the same moment: each due firing is recorded and
+/// delivered once in the cluster (on SQLite the two nodes are two stores on one file).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn timer_fires_once_in_cluster() {
+    let clock = ManualClock::new(T0);
+    let dir = Arc::new(tempfile::tempdir().unwrap());
+    let a = world_clocked(dir.clone(), "node-a", Arc::new(clock.clone()));
+    let b = world_clocked(dir, "node-b", Arc::new(clock.clone()));
+    let t = a.thread(a.session());
+    let item_id = create(
+        &a,
+        t,
+        request(json!({"kind": "every", "seconds": 60}), "ping"),
+    )
+    .id;
+    for period in 1..=5 {
+        clock.advance(MIN);
+        let now = clock.now_ms();
+        let (ra, rb) = tokio::join!(a.wf.agenda_tick(now), b.wf.agenda_tick(now));
+        let fired = ra.unwrap().delivered.len() + rb.unwrap().delivered.len();
+        assert_eq!(fired, 1, "period {period}: one node delivered it");
+        let after = item(&a, item_id);
+        assert_eq!(after.run_count, period, "period {period}: recorded once");
+        assert_eq!(after.next_run_at, Some(T0 + (period + 1) * MIN));
+    }
+    assert_eq!(agenda_inbox(&a, t).len(), 5, "five deliveries, no repeats");
+}

@@ -147,7 +147,7 @@ pub fn create(
 
 /// The item, if `owner` (when given) is its origin thread; another thread's item is not found.
 fn owned(tx: &Tx<'_>, id: AgendaId, owner: Option<ThreadId>) -> Result<AgendaItem, StoreError> {
-    let item = tx.agenda_item(id)?;
+    let item = tx.claim_agenda_item(id)?;
     if owner.is_some_and(|o| o != item.thread_id) {
         return Err(StoreError::not_found("agenda item", id));
     }
