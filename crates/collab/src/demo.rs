@@ -31,14 +31,24 @@ impl Collab {
             api_key_env: None,
             script: Some(path.display().to_string()),
         };
-        let bot = self.store().write(|tx| {
+        let made = self.store().write(|tx| {
             tx.create_bot(&NewBot {
                 name: DEMO_BOT_NAME.into(),
                 persona: "A scripted demo Bot: its answers are canned, no model is called.".into(),
                 endpoint: Some(endpoint),
                 scripted: true,
             })
-        })?;
-        Ok(Some(bot))
+        });
+        match made {
+            Ok(bot) => Ok(Some(bot)),
+            // Another node sharing the database made it first: theirs is the demo Bot.
+            Err(e) => {
+                let bots = self.store().read(|tx| tx.bots(false))?;
+                match bots.into_iter().find(|b| b.scripted) {
+                    Some(existing) => Ok(Some(existing)),
+                    None => Err(e.into()),
+                }
+            }
+        }
     }
 }

@@ -3,7 +3,7 @@
 //! ```text
 //! cargo bench -p troupe-engine --bench kernel -- [--threads N] [--steps M] [--idle K]
 //!     [--solo S] [--mode active|idle|latency|both|all] [--durability full|normal|both]
-//!     [--tool readonly|effectful|both] [--repeat R]
+//!     [--tool readonly|effectful|both] [--repeat R] [--database postgres://…]
 //! ```
 //!
 //! * `active`: N threads (default 1000) each run one task of M tool steps (default 10) against
@@ -26,6 +26,10 @@
 //!   before and its outcome after, like a built-in that changes something); `both` runs the
 //!   active and latency modes with each, interleaved like `--durability both`. Idle threads call
 //!   no tool, so idle runs once per durability.
+//!
+//! * `--database postgres://…` runs on PostgreSQL: each run opens a fresh database on that
+//!   server (the store's usual connections, its group commit and the event tail), instead of a
+//!   SQLite file in a temp dir.
 //!
 //! Run without `--bench` (as `cargo test --benches` does) it does a small smoke run of
 //! `--mode both --tool both`.
@@ -110,6 +114,11 @@ fn run_child(
         .args(["--steps", &args.steps.to_string()])
         .args(["--idle", &args.idle.to_string()])
         .args(["--solo", &args.solo.to_string()])
+        .args(
+            args.database
+                .iter()
+                .flat_map(|d| ["--database", d.as_str()]),
+        )
         .stdout(Stdio::piped())
         .spawn()
         .map_err(|e| format!("cannot start: {e}"))?;
@@ -134,6 +143,7 @@ fn run_in_process(args: &Args) -> ExitCode {
         .expect("tokio runtime");
     let args = args.clone();
     let d: Durability = args.durability.parse().expect("checked by parse_args");
+    setup::use_database(args.database.clone());
     let tool: Tool = args.tool.parse().expect("checked by parse_args");
     // The body runs as a task so it shares the runtime's workers like any other caller.
     let result = runtime.block_on(async move {
@@ -300,7 +310,8 @@ async fn active(n: usize, m: usize, d: Durability, tool: Tool) -> Result<(), Str
     let (now_rss, peak_rss) = rss();
     let steps_per_s = calls as f64 / secs(wall);
     println!(
-        "troupe kernel bench: active  threads={n} steps={m}  durability={d}  tool={tool}  total_steps={calls}  wall={:.2}s  steps/s={:.0}  {}",
+        "troupe kernel bench: active  threads={n} steps={m}  durability={d}  backend={}  tool={tool}  total_steps={calls}  wall={:.2}s  steps/s={:.0}  {}",
+        setup::backend(),
         secs(wall),
         steps_per_s,
         per_step.shown()
@@ -462,7 +473,8 @@ async fn idle(k: usize, d: Durability, tool: Tool) -> Result<(), String> {
 
     let (now_rss, peak_rss) = rss();
     println!(
-        "troupe kernel bench: idle    threads={k}  durability={d}  create={:.2}s  RSS={} (peak {})",
+        "troupe kernel bench: idle    threads={k}  durability={d}  backend={}  create={:.2}s  RSS={} (peak {})",
+        setup::backend(),
         secs(create),
         mb(now_rss),
         mb(peak_rss)
@@ -530,7 +542,8 @@ async fn latency(s: usize, m: usize, d: Durability, tool: Tool) -> Result<(), St
     let mut gaps = bench.provider.gaps_ns();
     gaps.sort_unstable();
     println!(
-        "troupe kernel bench: latency threads={s} (one at a time) steps={m}  durability={d}  tool={tool}  total_steps={calls}  wall={:.2}s  steps/s={:.0}  {}",
+        "troupe kernel bench: latency threads={s} (one at a time) steps={m}  durability={d}  backend={}  tool={tool}  total_steps={calls}  wall={:.2}s  steps/s={:.0}  {}",
+        setup::backend(),
         secs(wall),
         calls as f64 / secs(wall),
         per_step.shown()

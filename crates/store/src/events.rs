@@ -2,11 +2,12 @@
 //! transaction; subscribers hear about it after commit.
 
 use crate::args;
+use crate::db::Conn;
 use crate::db::Dialect;
 use crate::tail::{CONTROL_CHANNEL, EVENTS_CHANNEL, EVENTS_LOCK, Tail};
 use crate::{Result, Tx};
 use serde::{Deserialize, Serialize};
-use std::sync::{Arc, LazyLock, OnceLock};
+use std::sync::{Arc, OnceLock};
 use tokio::sync::broadcast;
 use troupe_core::{EventId, RunId, ThreadId};
 
@@ -76,15 +77,47 @@ impl EventSink {
     }
 }
 
-/// One text, so the statement cache prepares it once per connection.
-static PG_EVENT_INSERT: LazyLock<String> = LazyLock::new(|| {
-    format!(
-        "INSERT INTO events (at, thread_id, run_id, session_id, kind, payload)
-         SELECT CAST(?1 AS BIGINT), CAST(?2 AS BIGINT), CAST(?3 AS BIGINT), CAST(?4 AS BIGINT),
-                CAST(?5 AS TEXT), CAST(?6 AS TEXT)
-         FROM (SELECT pg_advisory_xact_lock({EVENTS_LOCK}), pg_notify('{EVENTS_CHANNEL}', '')) AS turn"
-    )
-});
+/// Give ids to the events a PostgreSQL transaction appended (they carry id 0 until now) and
+/// insert them, as the transaction's last step before COMMIT. The lock taken here, held to
+/// commit, hands ids out in commit order across connections and nodes; taking it last means a
+/// transaction holding it waits for nothing else, so it can close no deadlock. The notification
+/// wakes the other nodes' tails at commit (see tail.rs). SQLite inserts each event as it is
+/// appended (one writer), so nothing is pending there.
+pub(crate) fn flush_pending(conn: &Conn, events: &mut [Event]) -> Result<()> {
+    let pending: Vec<usize> = (0..events.len()).filter(|i| events[*i].id.0 == 0).collect();
+    if pending.is_empty() {
+        return Ok(());
+    }
+    conn.query(
+        &format!("SELECT pg_advisory_xact_lock({EVENTS_LOCK}), pg_notify('{EVENTS_CHANNEL}', '')"),
+        &[],
+    )?;
+    let ids = conn.query(
+        "SELECT CAST(nextval(pg_get_serial_sequence('events', 'id')) AS BIGINT) AS id
+         FROM generate_series(1, CAST(?1 AS BIGINT)) ORDER BY 1",
+        args![pending.len() as i64],
+    )?;
+    let mut rows = Vec::with_capacity(pending.len());
+    for (i, row) in pending.iter().zip(&ids) {
+        let e = &mut events[*i];
+        e.id = EventId(row.get(0)?);
+        rows.push(serde_json::json!({
+            "id": e.id.0, "at": e.at, "thread_id": e.thread_id.map(|t| t.0),
+            "run_id": e.run_id.map(|r| r.0), "session_id": e.session_id.map(|s| s.0),
+            "kind": e.kind, "payload": e.payload.to_string(),
+        }));
+    }
+    // One statement for any number of events: they travel as one JSON array.
+    conn.execute(
+        "INSERT INTO events (id, at, thread_id, run_id, session_id, kind, payload)
+         SELECT CAST(e->>'id' AS BIGINT), CAST(e->>'at' AS BIGINT), CAST(e->>'thread_id' AS BIGINT),
+                CAST(e->>'run_id' AS BIGINT), CAST(e->>'session_id' AS BIGINT), e->>'kind',
+                e->>'payload'
+         FROM json_array_elements(CAST(?1 AS json)) AS e",
+        args![serde_json::Value::Array(rows).to_string()],
+    )?;
+    Ok(())
+}
 
 impl Tx<'_> {
     /// A message for another node, sent when this transaction commits (on SQLite, where there
@@ -110,11 +143,13 @@ impl Tx<'_> {
         thread: Option<ThreadId>,
         run: Option<RunId>,
         payload: serde_json::Value,
-    ) -> Result<EventId> {
+    ) -> Result<()> {
         self.append_event(kind, thread, run, None, payload)
     }
 
-    /// One insert for every event; `session` is set for events that belong to a conversation.
+    /// Every event goes through here; `session` is set for events that belong to a
+    /// conversation. On SQLite the row is inserted now; on PostgreSQL at the end of the
+    /// transaction ([`flush_pending`]), where its id is given.
     pub(crate) fn append_event(
         &mut self,
         kind: &str,
@@ -122,27 +157,14 @@ impl Tx<'_> {
         run: Option<RunId>,
         session: Option<troupe_core::SessionId>,
         payload: serde_json::Value,
-    ) -> Result<EventId> {
-        let text = payload.to_string();
-        let sql = match self.dialect() {
-            Dialect::Sqlite => {
-                "INSERT INTO events (at, thread_id, run_id, session_id, kind, payload) VALUES (?1, ?2, ?3, ?4, ?5, ?6)"
-            }
-            // The lock (held to commit) makes ids follow commit order across connections and
-            // nodes; the notification wakes the other nodes' tails at commit. See tail.rs.
-            Dialect::Postgres => PG_EVENT_INSERT.as_str(),
+    ) -> Result<()> {
+        let id = match self.dialect() {
+            Dialect::Sqlite => EventId(self.insert(
+                "INSERT INTO events (at, thread_id, run_id, session_id, kind, payload) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+                args![self.now, thread.map(|t| t.0), run.map(|r| r.0), session.map(|s| s.0), kind, payload.to_string()],
+            )?),
+            Dialect::Postgres => EventId(0),
         };
-        let id = EventId(self.insert(
-            sql,
-            args![
-                self.now,
-                thread.map(|t| t.0),
-                run.map(|r| r.0),
-                session.map(|s| s.0),
-                kind,
-                text
-            ],
-        )?);
         self.events.push(Event {
             id,
             at: self.now,
@@ -152,7 +174,7 @@ impl Tx<'_> {
             kind: kind.to_string(),
             payload,
         });
-        Ok(id)
+        Ok(())
     }
 
     /// Events after `after`, oldest first, optionally for one thread.

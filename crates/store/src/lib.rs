@@ -359,10 +359,11 @@ impl Store {
                 resume_unwind(panic)
             }
         };
-        let events = std::mem::take(&mut tx.events);
+        let mut events = std::mem::take(&mut tx.events);
         let controls = std::mem::take(&mut tx.controls);
+        let flushed = events::flush_pending(&conn, &mut events);
         let changed = conn.changes() != changes;
-        if let Err(e) = conn.step("COMMIT") {
+        if let Err(e) = flushed.and_then(|_| conn.step("COMMIT")) {
             if conn.in_transaction() {
                 let _ = conn.step("ROLLBACK");
             }

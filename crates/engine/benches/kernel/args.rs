@@ -16,6 +16,9 @@ pub struct Args {
     /// `readonly`, `effectful` or `both`.
     pub tool: String,
     pub repeat: usize,
+    /// A PostgreSQL server (`postgres://…`): each run gets a fresh database there instead of a
+    /// SQLite file.
+    pub database: Option<String>,
 }
 
 impl Args {
@@ -57,6 +60,7 @@ pub fn parse_args() -> Result<Args, String> {
             durability: "full".into(),
             tool: "readonly".into(),
             repeat: 1,
+            database: None,
         }
     } else {
         Args {
@@ -68,6 +72,7 @@ pub fn parse_args() -> Result<Args, String> {
             durability: "full".into(),
             tool: "both".into(),
             repeat: 1,
+            database: None,
         }
     };
     let mut it = raw.iter();
@@ -99,6 +104,7 @@ pub fn parse_args() -> Result<Args, String> {
             "--durability" => args.durability = value()?,
             "--tool" => args.tool = value()?,
             "--repeat" => args.repeat = number(value()?)?.max(1),
+            "--database" => args.database = Some(value()?),
             other => return Err(format!("unknown argument {other}")),
         }
     }

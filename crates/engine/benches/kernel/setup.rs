@@ -87,16 +87,35 @@ pub struct Bench {
     pub workspace: PathBuf,
 }
 
+/// The PostgreSQL server runs use (`--database`), set once before any `build`.
+static DATABASE: std::sync::OnceLock<Option<String>> = std::sync::OnceLock::new();
+
+pub fn use_database(server: Option<String>) {
+    let _ = DATABASE.set(server);
+}
+
+/// `sqlite` or `postgres`, for the report lines.
+pub fn backend() -> &'static str {
+    match DATABASE.get() {
+        Some(Some(_)) => "postgres",
+        _ => "sqlite",
+    }
+}
+
 pub fn build(steps: usize, timed_threads: usize, durability: Durability, tool: Tool) -> Bench {
     let dir = tempfile::tempdir().expect("temp dir");
     let workspace = dir.path().join("ws");
     std::fs::create_dir_all(&workspace).expect("workspace dir");
-    let store = Store::open_with(
-        dir.path().join("troupe.db"),
-        Arc::new(SystemClock),
-        OpenOptions { durability },
-    )
-    .expect("store");
+    let options = OpenOptions { durability };
+    let store = match DATABASE.get().cloned().flatten() {
+        Some(server) => {
+            let url = troupe_store::testing::fresh_postgres_database(&server)
+                .expect("a fresh bench database on the PostgreSQL server");
+            Store::open_url(&url, Arc::new(SystemClock), options).expect("store")
+        }
+        None => Store::open_with(dir.path().join("troupe.db"), Arc::new(SystemClock), options)
+            .expect("store"),
+    };
     let provider = Arc::new(BenchProvider::new(steps, timed_threads));
     let models = Arc::new(FixedModel {
         provider: provider.clone(),
