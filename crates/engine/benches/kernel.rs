@@ -3,7 +3,7 @@
 //! ```text
 //! cargo bench -p troupe-engine --bench kernel -- [--threads N] [--steps M] [--idle K]
 //!     [--solo S] [--mode active|idle|latency|both|all] [--durability full|normal|both]
-//!     [--tool readonly|effectful|both] [--repeat R] [--database postgres://…]
+//!     [--tool readonly|effectful|both] [--repeat R] [--database postgres://… [--nodes K]]
 //! ```
 //!
 //! * `active`: N threads (default 1000) each run one task of M tool steps (default 10) against
@@ -29,7 +29,8 @@
 //!
 //! * `--database postgres://…` runs on PostgreSQL: each run opens a fresh database on that
 //!   server (the store's usual connections, its group commit and the event tail), instead of a
-//!   SQLite file in a temp dir.
+//!   SQLite file in a temp dir. `--nodes K` (active mode) splits the threads over K engines, each
+//!   with its own store on that database, as K daemons would; the figures are the cluster's.
 //!
 //! Run without `--bench` (as `cargo test --benches` does) it does a small smoke run of
 //! `--mode both --tool both`.
@@ -119,6 +120,7 @@ fn run_child(
                 .iter()
                 .flat_map(|d| ["--database", d.as_str()]),
         )
+        .args(["--nodes", &args.nodes.to_string()])
         .stdout(Stdio::piped())
         .spawn()
         .map_err(|e| format!("cannot start: {e}"))?;
@@ -143,7 +145,7 @@ fn run_in_process(args: &Args) -> ExitCode {
         .expect("tokio runtime");
     let args = args.clone();
     let d: Durability = args.durability.parse().expect("checked by parse_args");
-    setup::use_database(args.database.clone());
+    setup::use_database(args.database.clone(), args.nodes);
     let tool: Tool = args.tool.parse().expect("checked by parse_args");
     // The body runs as a task so it shares the runtime's workers like any other caller.
     let result = runtime.block_on(async move {
@@ -269,13 +271,24 @@ async fn active(n: usize, m: usize, d: Durability, tool: Tool) -> Result<(), Str
             Ok(())
         })
         .map_err(|e| format!("deliver: {e}"))?;
-    let store0 = engine.store().stats();
+    let stats = || {
+        bench
+            .nodes
+            .iter()
+            .map(|e| e.store().stats())
+            .reduce(|a, b| a.plus(b))
+            .unwrap_or_default()
+    };
+    let store0 = stats();
     let cpu0 = cpu_time();
     let start = Instant::now();
+    // Thread i is woken on node i mod K, and every node drives only its own.
+    let node_of = |i: usize| &bench.nodes[i % bench.nodes.len()];
     let wakes: Vec<_> = threads
         .iter()
-        .map(|t| {
-            let engine = engine.clone();
+        .enumerate()
+        .map(|(i, t)| {
+            let engine = node_of(i).clone();
             let t = *t;
             tokio::spawn(async move { engine.request_drive(t, "bench", false).await })
         })
@@ -286,13 +299,15 @@ async fn active(n: usize, m: usize, d: Durability, tool: Tool) -> Result<(), Str
             .map_err(|e| format!("wake: {e}"))?;
     }
     let woken = start.elapsed();
-    let live = threads.iter().filter(|t| engine.is_running(**t)).count();
-    for t in &threads {
-        engine.wait_idle(*t).await;
+    let live = (0..n)
+        .filter(|i| node_of(*i).is_running(threads[*i]))
+        .count();
+    for (i, t) in threads.iter().enumerate() {
+        node_of(i).wait_idle(*t).await;
     }
     let wall = start.elapsed();
     let cpu = cpu_time() - cpu0;
-    let window = engine.store().stats().since(store0);
+    let window = stats().since(store0);
 
     let calls = bench.provider.calls();
     let expected = (n * (m + 1)) as u64;
@@ -310,8 +325,9 @@ async fn active(n: usize, m: usize, d: Durability, tool: Tool) -> Result<(), Str
     let (now_rss, peak_rss) = rss();
     let steps_per_s = calls as f64 / secs(wall);
     println!(
-        "troupe kernel bench: active  threads={n} steps={m}  durability={d}  backend={}  tool={tool}  total_steps={calls}  wall={:.2}s  steps/s={:.0}  {}",
+        "troupe kernel bench: active  threads={n} steps={m}  durability={d}  backend={}  nodes={}  tool={tool}  total_steps={calls}  wall={:.2}s  steps/s={:.0}  {}",
         setup::backend(),
+        bench.nodes.len(),
         secs(wall),
         steps_per_s,
         per_step.shown()

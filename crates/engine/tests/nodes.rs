@@ -140,16 +140,18 @@ async fn stop_on_other_node_ends_run() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn two_nodes_never_drive_one_thread() {
-    let Some(c) = cluster("two_nodes_never_drive_one_thread", 2) else {
+    let Some(c) = cluster("two_nodes_never_drive_one_thread", 3) else {
         return;
     };
-    let threads: Vec<ThreadId> = (0..40).map(|_| c.thread(Interaction::Unattended)).collect();
+    let threads: Vec<ThreadId> = (0..500)
+        .map(|_| c.thread(Interaction::Unattended))
+        .collect();
     for t in &threads {
         c.store()
             .write(|tx| tx.deliver(*t, &Delivery::user_task("answer once")))
             .unwrap();
     }
-    // Both nodes try to drive every thread at once.
+    // Every node tries to drive every thread at once.
     let mut drives = Vec::new();
     for n in &c.nodes {
         for t in &threads {
@@ -203,7 +205,7 @@ async fn node_killed_mid_turn_work_moves() {
         return;
     };
     let (a, b) = (&c.nodes[0], &c.nodes[1]);
-    let threads: Vec<ThreadId> = (0..10).map(|_| c.thread(Interaction::Unattended)).collect();
+    let threads: Vec<ThreadId> = (0..50).map(|_| c.thread(Interaction::Unattended)).collect();
     for t in &threads {
         let started = Arc::new(Notify::new());
         b.provider.push(Reply::Hang {

@@ -114,6 +114,7 @@ pub async fn build_state(data_dir: &Path, opts: BootOptions) -> anyhow::Result<B
     let shutdown = tokio_util::sync::CancellationToken::new();
     spawn_agenda_timer(workflows, shutdown.clone());
     engine.spawn_node_tasks(shutdown.clone());
+    spawn_role_follower(collab.clone(), shutdown.clone());
     Ok(Bootstrap {
         state: AppState {
             collab,
@@ -123,6 +124,29 @@ pub async fn build_state(data_dir: &Path, opts: BootOptions) -> anyhow::Result<B
         },
         recovery,
     })
+}
+
+/// Roles set through the API on another node (seen as their `role_set` event, which every node
+/// hears) are loaded here too, so every node calls the same endpoint for a role.
+fn spawn_role_follower(collab: Collab, shutdown: tokio_util::sync::CancellationToken) {
+    let mut events = collab.store().subscribe();
+    tokio::spawn(async move {
+        loop {
+            let event = tokio::select! {
+                () = shutdown.cancelled() => break,
+                e = events.recv() => e,
+            };
+            match event {
+                Ok(e) if e.kind != "role_set" => continue,
+                Ok(_) | Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => {
+                    if let Err(e) = collab.load_stored_roles() {
+                        tracing::warn!(error = %e, "cannot reload the stored roles");
+                    }
+                }
+                Err(tokio::sync::broadcast::error::RecvError::Closed) => break,
+            }
+        }
+    });
 }
 
 /// The workflow timer: every second, deliver the Agenda items and drive the loop continuations

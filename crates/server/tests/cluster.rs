@@ -263,3 +263,30 @@ async fn node_killed_mid_turn_work_moves() {
     })
     .await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_role_set_on_one_node_is_used_by_every_node() {
+    let Some(c) = cluster("a_role_set_on_one_node_is_used_by_every_node", 2).await else {
+        return;
+    };
+    let review =
+        json!({"kind": "openai", "model": "reviewer-x", "base_url": "http://127.0.0.1:9/v1"});
+    let r = c
+        .client
+        .put(c.nodes[0].url("/v1/roles/review"))
+        .json(&review)
+        .send()
+        .await
+        .unwrap();
+    assert!(r.status().is_success(), "{}", r.status());
+    wait_until("node 1 knows the role", || async {
+        let roles = get(&c.client, c.nodes[1].url("/v1/roles")).await;
+        roles
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|r| r["role"] == "review" && r["endpoint"]["model"] == "reviewer-x")
+            .then_some(())
+    })
+    .await;
+}

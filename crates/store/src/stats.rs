@@ -26,6 +26,15 @@ pub struct StoreStats {
 
 impl StoreStats {
     /// What was counted between `earlier` and `self`.
+    /// Two stores' counts together (several nodes of one database).
+    pub fn plus(self, other: StoreStats) -> StoreStats {
+        StoreStats {
+            commits: self.commits + other.commits,
+            writes: self.writes + other.writes,
+            syncs: self.syncs + other.syncs,
+        }
+    }
+
     pub fn since(self, earlier: StoreStats) -> StoreStats {
         StoreStats {
             commits: self.commits.saturating_sub(earlier.commits),

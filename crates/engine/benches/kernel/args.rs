@@ -19,6 +19,8 @@ pub struct Args {
     /// A PostgreSQL server (`postgres://…`): each run gets a fresh database there instead of a
     /// SQLite file.
     pub database: Option<String>,
+    /// Nodes (engines with their own stores) sharing the PostgreSQL database in `active` mode.
+    pub nodes: usize,
 }
 
 impl Args {
@@ -61,6 +63,7 @@ pub fn parse_args() -> Result<Args, String> {
             tool: "readonly".into(),
             repeat: 1,
             database: None,
+            nodes: 1,
         }
     } else {
         Args {
@@ -73,6 +76,7 @@ pub fn parse_args() -> Result<Args, String> {
             tool: "both".into(),
             repeat: 1,
             database: None,
+            nodes: 1,
         }
     };
     let mut it = raw.iter();
@@ -105,6 +109,7 @@ pub fn parse_args() -> Result<Args, String> {
             "--tool" => args.tool = value()?,
             "--repeat" => args.repeat = number(value()?)?.max(1),
             "--database" => args.database = Some(value()?),
+            "--nodes" => args.nodes = number(value()?)?.max(1),
             other => return Err(format!("unknown argument {other}")),
         }
     }
@@ -126,6 +131,11 @@ pub fn parse_args() -> Result<Args, String> {
         args.tool
             .parse::<Tool>()
             .map_err(|e| format!("--tool: {e} (or \"both\")"))?;
+    }
+    if args.nodes > 1 && args.database.is_none() {
+        return Err(
+            "--nodes needs --database postgres://… (nodes share a PostgreSQL database)".into(),
+        );
     }
     Ok(args)
 }

@@ -82,6 +82,9 @@ fn noop_registration(tool: Tool) -> ToolRegistration {
 
 pub struct Bench {
     pub engine: Engine,
+    /// Every node of the run, `engine` first: more than one with `--nodes` on PostgreSQL, each
+    /// an engine with its own store (connections, writer, tail) on the one database.
+    pub nodes: Vec<Engine>,
     pub provider: Arc<BenchProvider>,
     pub dir: TempDir,
     pub workspace: PathBuf,
@@ -90,8 +93,12 @@ pub struct Bench {
 /// The PostgreSQL server runs use (`--database`), set once before any `build`.
 static DATABASE: std::sync::OnceLock<Option<String>> = std::sync::OnceLock::new();
 
-pub fn use_database(server: Option<String>) {
+/// How many nodes share the database (`--nodes`, PostgreSQL only).
+static NODES: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
+
+pub fn use_database(server: Option<String>, nodes: usize) {
     let _ = DATABASE.set(server);
+    let _ = NODES.set(nodes);
 }
 
 /// `sqlite` or `postgres`, for the report lines.
@@ -107,31 +114,42 @@ pub fn build(steps: usize, timed_threads: usize, durability: Durability, tool: T
     let workspace = dir.path().join("ws");
     std::fs::create_dir_all(&workspace).expect("workspace dir");
     let options = OpenOptions { durability };
-    let store = match DATABASE.get().cloned().flatten() {
+    let stores: Vec<Store> = match DATABASE.get().cloned().flatten() {
         Some(server) => {
             let url = troupe_store::testing::fresh_postgres_database(&server)
                 .expect("a fresh bench database on the PostgreSQL server");
-            Store::open_url(&url, Arc::new(SystemClock), options).expect("store")
+            (0..NODES.get().copied().unwrap_or(1).max(1))
+                .map(|_| Store::open_url(&url, Arc::new(SystemClock), options).expect("store"))
+                .collect()
         }
-        None => Store::open_with(dir.path().join("troupe.db"), Arc::new(SystemClock), options)
-            .expect("store"),
+        None => vec![
+            Store::open_with(dir.path().join("troupe.db"), Arc::new(SystemClock), options)
+                .expect("store"),
+        ],
     };
     let provider = Arc::new(BenchProvider::new(steps, timed_threads));
     let models = Arc::new(FixedModel {
         provider: provider.clone(),
         retry: RetryPolicy::none(),
     });
-    let config = EngineConfig {
-        boot_id: format!("bench-{}", std::process::id()),
-        ..EngineConfig::default()
-    };
-    let engine = Engine::builder(store, models)
-        .config(config)
-        .tool(noop_registration(tool))
-        .expect("register the no-op tool")
-        .build();
+    let nodes: Vec<Engine> = stores
+        .into_iter()
+        .enumerate()
+        .map(|(i, store)| {
+            let config = EngineConfig {
+                boot_id: format!("bench-{}-{i}", std::process::id()),
+                ..EngineConfig::default()
+            };
+            Engine::builder(store, models.clone())
+                .config(config)
+                .tool(noop_registration(tool))
+                .expect("register the no-op tool")
+                .build()
+        })
+        .collect();
     Bench {
-        engine,
+        engine: nodes[0].clone(),
+        nodes,
         provider,
         dir,
         workspace,
