@@ -15,18 +15,6 @@ use sse::SseStream;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-fn shell_call(command: &str) -> String {
-    let args = json!({"command": command}).to_string();
-    let mut s = chunk(json!({"role": "assistant", "content": null}), None);
-    s += &chunk(
-        json!({"tool_calls": [{"index": 0, "id": "call_1", "type": "function",
-            "function": {"name": "shell", "arguments": args}}]}),
-        None,
-    );
-    s += &chunk(json!({}), Some("tool_calls"));
-    s
-}
-
 /// "slow" starts a command that hangs; anything else is answered at once.
 fn answer(req: &Value) -> String {
     let messages = req["messages"].as_array().cloned().unwrap_or_default();
@@ -105,6 +93,21 @@ impl Cluster {
     fn workspace(&self, node: usize, sid: i64) -> PathBuf {
         self.root
             .join(format!("node{node}/workspaces/session-{sid}"))
+    }
+
+    /// Wait until node `node` lists a finished Bot line saying "done".
+    async fn wait_for_answer(&self, node: usize, sid: i64) {
+        let url = self.nodes[node].url(&format!("/v1/sessions/{sid}/messages"));
+        wait_until("the Bot answers", || async {
+            let lines = get(&self.client, url.clone()).await;
+            lines
+                .as_array()
+                .unwrap()
+                .iter()
+                .any(|l| l["author"] == "bot" && l["body"] == "done")
+                .then_some(())
+        })
+        .await;
     }
 
     fn log(&self, node: usize) -> String {
@@ -188,20 +191,7 @@ async fn stop_on_other_node_ends_run() {
     // Node 0 ended it as its own stop: its log says the command's group was ended, and the
     // next line gets an answer.
     c.say(1, sid, "are you there?").await;
-    wait_until("the next line is answered", || async {
-        let lines = get(
-            &c.client,
-            c.nodes[0].url(&format!("/v1/sessions/{sid}/messages")),
-        )
-        .await;
-        lines
-            .as_array()
-            .unwrap()
-            .iter()
-            .any(|l| l["author"] == "bot" && l["body"] == "done")
-            .then_some(())
-    })
-    .await;
+    c.wait_for_answer(0, sid).await;
     assert!(!c.log(0).contains("panicked"), "{}", c.log(0));
 }
 
@@ -248,20 +238,7 @@ async fn node_killed_mid_turn_work_moves() {
     assert_eq!(dead["reaped_by"], survivor["id"]);
     // The conversation goes on on the surviving node (a person's line takes over the latch).
     c.say(1, sid, "again, quickly").await;
-    wait_until("the survivor answers", || async {
-        let lines = get(
-            &c.client,
-            c.nodes[1].url(&format!("/v1/sessions/{sid}/messages")),
-        )
-        .await;
-        lines
-            .as_array()
-            .unwrap()
-            .iter()
-            .any(|l| l["author"] == "bot" && l["body"] == "done")
-            .then_some(())
-    })
-    .await;
+    c.wait_for_answer(1, sid).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]

@@ -9,18 +9,6 @@ mod daemon_support;
 use daemon_support::*;
 use serde_json::{Value, json};
 
-fn shell_call(command: &str) -> String {
-    let args = json!({"command": command}).to_string();
-    let mut s = chunk(json!({"role": "assistant", "content": null}), None);
-    s += &chunk(
-        json!({"tool_calls": [{"index": 0, "id": "call_1", "type": "function",
-            "function": {"name": "shell", "arguments": args}}]}),
-        None,
-    );
-    s += &chunk(json!({}), Some("tool_calls"));
-    s
-}
-
 /// A "slow" line starts a command that hangs; any other line gets a reply naming whether the
 /// context told the model of the cut-off call.
 fn answer(req: &Value) -> String {

@@ -55,6 +55,19 @@ pub fn text(t: &str) -> String {
     s
 }
 
+/// A streamed answer that calls the shell tool with `command`.
+pub fn shell_call(command: &str) -> String {
+    let args = json!({"command": command}).to_string();
+    let mut s = chunk(json!({"role": "assistant", "content": null}), None);
+    s += &chunk(
+        json!({"tool_calls": [{"index": 0, "id": "call_1", "type": "function",
+            "function": {"name": "shell", "arguments": args}}]}),
+        None,
+    );
+    s += &chunk(json!({}), Some("tool_calls"));
+    s
+}
+
 /// A fake OpenAI-compatible server on loopback whose streamed answer `answer` picks from each
 /// request body alone; returns its base URL.
 pub async fn serve_fake_model(answer: fn(&Value) -> String) -> String {
