@@ -55,7 +55,7 @@ pub(crate) fn owned_write<T>(
 pub(crate) async fn owned_write_async<T: Send + 'static>(
     engine: &Engine,
     live: &LiveRun,
-    f: impl FnOnce(&mut Tx<'_>) -> Result<T, StoreError> + Send + 'static,
+    mut f: impl FnMut(&mut Tx<'_>) -> Result<T, StoreError> + Send + 'static,
 ) -> Result<T, LoopExit> {
     let (thread, generation) = (live.thread_id, live.generation);
     Ok(engine

@@ -209,7 +209,11 @@ impl Tx<'_> {
     /// waits until this one commits, then reads what it recorded (so a firing happens once in
     /// the cluster). On SQLite the single writer already orders them.
     pub fn claim_agenda_item(&self, id: AgendaId) -> Result<AgendaItem> {
-        let lock = if self.locks_rows() { " FOR UPDATE" } else { "" };
+        let lock = if self.locks_rows() {
+            " FOR NO KEY UPDATE"
+        } else {
+            ""
+        };
         let sql = format!("SELECT {COLUMNS} FROM agenda_items WHERE id = ?1{lock}");
         self.query_opt(&sql, args![id.0], item_from_row)?
             .ok_or_else(|| StoreError::not_found("agenda item", id))

@@ -63,6 +63,12 @@ pub use db::{Dialect, FromValue, Row, SqlError, SqlErrorKind, ToValue, Value};
 
 pub type Result<T, E = StoreError> = std::result::Result<T, E>;
 
+/// Writer threads of a PostgreSQL store (one connection each); SQLite has one. One, measured:
+/// commits that append events hold the event-order lock through their WAL flush, so more
+/// writers only cut the batches smaller and queue more flushes behind that lock (4 writers gave
+/// no more steps/s on one node and fewer on two; docs/PERFORMANCE.md).
+const PG_WRITERS: usize = 1;
+
 /// A handle on one database. Cheap to clone; one connection behind a mutex is the single writer.
 #[derive(Clone)]
 pub struct Store {
@@ -397,12 +403,22 @@ impl Store {
         if let Some(w) = self.inner.writer.get() {
             return Ok(w);
         }
-        let started = writer::Writer::start(writer::Shared {
-            conn: self.inner.conn.clone(),
-            clock: self.inner.clock.clone(),
-            sink: self.inner.sink.clone(),
-            counters: self.inner.counters.clone(),
-        })
+        // On PostgreSQL more writers, each on its own connection (see writer.rs).
+        let more = match &self.inner.location {
+            Location::Postgres(target) => (1..PG_WRITERS)
+                .map(|_| PgConn::connect(target).map(Conn::Pg))
+                .collect::<Result<Vec<_>>>()?,
+            _ => Vec::new(),
+        };
+        let started = writer::Writer::start(
+            writer::Shared {
+                conn: self.inner.conn.clone(),
+                clock: self.inner.clock.clone(),
+                sink: self.inner.sink.clone(),
+                counters: self.inner.counters.clone(),
+            },
+            more,
+        )
         .map_err(|e| StoreError::Conflict(format!("cannot start the store's writer: {e}")))?;
         // Two first callers may race: the loser's writer is dropped unused.
         Ok(self.inner.writer.get_or_init(|| started))

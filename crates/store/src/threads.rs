@@ -56,7 +56,7 @@ impl Tx<'_> {
     pub(crate) fn lock_thread(&self, id: ThreadId) -> Result<()> {
         if self.locks_rows() {
             self.query_opt(
-                "SELECT id FROM threads WHERE id = ?1 FOR UPDATE",
+                "SELECT id FROM threads WHERE id = ?1 FOR NO KEY UPDATE",
                 args![id.0],
                 |r| r.get::<i64>(0),
             )?;

@@ -1,15 +1,23 @@
-//! Group commit: writes queued with `Store::write_async` are committed by one writer thread,
-//! many callers to one SQLite transaction. Each caller's closure runs in its own SAVEPOINT, so
-//! an `Err` (or a panic) undoes only that caller's changes; every caller hears back only after
-//! the batch's COMMIT succeeded, and a failed COMMIT fails every caller in the batch. A commit
-//! appends every page it touched to the WAL, so sharing one commit among many small writes
-//! (which touch the same table and index tail pages) is most of the saving. With nothing queued
-//! and the lock free, a write commits on the caller's thread, as `Store::write` would.
+//! Group commit: writes queued with `Store::write_async` are committed by writer threads,
+//! many callers to one transaction. Each caller's closure runs in its own SAVEPOINT, so an `Err`
+//! (or a panic) undoes only that caller's changes; every caller hears back only after the batch's
+//! COMMIT succeeded, and a failed COMMIT fails every caller in the batch. A commit appends every
+//! page it touched to the WAL, so sharing one commit among many small writes (which touch the
+//! same table and index tail pages) is most of the saving. With nothing queued and the lock free,
+//! a write commits on the caller's thread, as `Store::write` would.
+//!
+//! SQLite has one writer thread (it has one writer). PostgreSQL has several, each with its own
+//! connection, taking batches from the same queue: there a statement is a round trip, and
+//! overlapping the round trips of several batches is what buys throughput. Batching unrelated
+//! writes into one transaction lets two batches take row locks in opposite orders, which
+//! PostgreSQL breaks by cancelling one; a batch cancelled that way (or by a serialization
+//! failure) is rolled back and run again, closures and all, which is why queued closures are
+//! `FnMut`: they must be able to run more than once, with no effect outside the transaction.
 
 use crate::db::Conn;
 use crate::events::{Event, EventSink};
 use crate::stats::Counters;
-use crate::{Result, Store, StoreError, Tx};
+use crate::{Result, SqlErrorKind, Store, StoreError, Tx};
 use std::any::Any;
 use std::panic::{AssertUnwindSafe, catch_unwind, resume_unwind};
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -20,13 +28,32 @@ use troupe_core::Clock;
 
 /// Most jobs one transaction takes; bounds how long the first caller of a batch waits.
 const MAX_BATCH: usize = 128;
+/// How many times a batch runs before a deadlock or serialization failure is its answer.
+const MAX_ATTEMPTS: u32 = 5;
 
-/// What a job tells its caller once the batch's fate is known.
-type Reply = Box<dyn FnOnce(Result<(), &StoreError>) + Send>;
+/// What a caller's closure produced in the latest attempt: its value or error, or its panic.
+type Ran<T> = std::thread::Result<Result<T>>;
 
-/// One queued write. Given the batch's transaction (or why it has none), it runs and answers
-/// whether its changes stand (so its savepoint is kept or undone) and how to reply after COMMIT.
-type Job = Box<dyn FnOnce(Result<&mut Tx<'_>>) -> (bool, Reply) + Send>;
+/// Tells a job's caller how its batch ended.
+type Answer = Box<dyn FnOnce(Result<(), &StoreError>) + Send>;
+
+/// One queued write. `attempt` runs the caller's closure in the batch's transaction and says
+/// whether its changes stand; it runs again if the batch is retried. `answer` tells the caller,
+/// once, how the batch ended.
+pub(crate) struct Job {
+    attempt: Box<dyn FnMut(&mut Tx<'_>) -> Attempt + Send>,
+    answer: Answer,
+}
+
+/// How one run of a job went, as far as the batch is concerned.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Attempt {
+    Kept,
+    /// Its own error or panic: only its savepoint is undone.
+    Undone,
+    /// The database cancelled it (deadlock, serialization): the whole batch must run again.
+    Cancelled,
+}
 
 /// What the caller of a queued write receives.
 enum Outcome<T> {
@@ -34,17 +61,17 @@ enum Outcome<T> {
     Panicked(Box<dyn Any + Send>),
 }
 
-/// The writer thread and the queue feeding it. Dropping it closes the queue and waits for the
-/// thread to finish what was queued.
+/// The writer threads and the queue feeding them. Dropping it closes the queue and waits for
+/// the threads to finish what was queued.
 pub(crate) struct Writer {
     queue: Option<Sender<Job>>,
-    /// Jobs submitted whose batch has not yet taken the writer lock.
+    /// Jobs submitted whose batch has not yet taken a writer's lock.
     queued: Arc<AtomicUsize>,
-    thread: Option<JoinHandle<()>>,
-    thread_id: ThreadId,
+    threads: Vec<JoinHandle<()>>,
+    thread_ids: Vec<ThreadId>,
 }
 
-/// What the writer thread shares with the synchronous `Store::write` path.
+/// What a writer thread shares with the synchronous `Store::write` path.
 pub(crate) struct Shared {
     pub conn: Arc<Mutex<Conn>>,
     pub clock: Arc<dyn Clock>,
@@ -53,105 +80,41 @@ pub(crate) struct Shared {
 }
 
 impl Writer {
-    pub(crate) fn start(shared: Shared) -> std::io::Result<Writer> {
+    /// One writer on `shared.conn`, and one more for each of `more` (their own connections).
+    pub(crate) fn start(shared: Shared, more: Vec<Conn>) -> std::io::Result<Writer> {
         let (queue, jobs) = std::sync::mpsc::channel();
+        let jobs = Arc::new(Mutex::new(jobs));
         let queued = Arc::new(AtomicUsize::new(0));
-        let taken = queued.clone();
-        let thread = std::thread::Builder::new()
-            .name("troupe-store-writer".into())
-            .spawn(move || run(shared, jobs, &taken))?;
+        let mut conns = vec![shared.conn.clone()];
+        conns.extend(more.into_iter().map(|c| Arc::new(Mutex::new(c))));
+        let mut threads = Vec::with_capacity(conns.len());
+        for (i, conn) in conns.into_iter().enumerate() {
+            let worker = Shared {
+                conn,
+                clock: shared.clock.clone(),
+                sink: shared.sink.clone(),
+                counters: shared.counters.clone(),
+            };
+            let (jobs, taken) = (jobs.clone(), queued.clone());
+            threads.push(
+                std::thread::Builder::new()
+                    .name(format!("troupe-store-writer-{i}"))
+                    .spawn(move || run(worker, &jobs, &taken))?,
+            );
+        }
         Ok(Writer {
             queue: Some(queue),
             queued,
-            thread_id: thread.thread().id(),
-            thread: Some(thread),
+            thread_ids: threads.iter().map(|t| t.thread().id()).collect(),
+            threads,
         })
     }
-}
 
-impl Writer {
-    /// Jobs submitted whose batch has not yet taken the writer lock.
+    /// Jobs submitted whose batch has not yet taken a writer's lock.
     pub(crate) fn queued(&self) -> usize {
         self.queued.load(Ordering::Acquire)
     }
-}
 
-impl Drop for Writer {
-    fn drop(&mut self) {
-        self.queue.take();
-        // A job can hold the last handle on the store, so the writer itself may be dropping it.
-        if std::thread::current().id() != self.thread_id
-            && let Some(t) = self.thread.take()
-        {
-            let _ = t.join();
-        }
-    }
-}
-
-impl Store {
-    /// Writes queued with [`Store::write_async`] that wait for the writer (a batch not yet
-    /// begun): what a caller can wait on to know its writes will share a commit.
-    pub fn pending_writes(&self) -> usize {
-        self.inner.writer.get().map_or(0, Writer::queued)
-    }
-
-    /// Run `f` in a write transaction shared with other queued writes, committed by the store's
-    /// writer thread; resolves only once that transaction has committed (an `Err` from `f`
-    /// undoes only `f`'s changes). Events `f` appends are published after commit, in id order.
-    /// A panic in `f` is resumed in the caller. Dropping the future does not withdraw a write
-    /// already queued: it may still commit, unobserved.
-    pub async fn write_async<T: Send + 'static>(
-        &self,
-        f: impl FnOnce(&mut Tx<'_>) -> Result<T> + Send + 'static,
-    ) -> Result<T> {
-        let writer = self.writer()?;
-        // Nothing queued and nobody writing: a batch would hold this write alone, so commit it
-        // here and spare the two thread switches (a lone run's step would pay them twice).
-        if writer.queued.load(Ordering::Acquire) == 0 {
-            match self.inner.conn.try_lock() {
-                Ok(conn) => return self.write_locked(conn, f),
-                Err(TryLockError::Poisoned(p)) => return self.write_locked(p.into_inner(), f),
-                Err(TryLockError::WouldBlock) => {}
-            }
-        }
-        let (job, answered) = job(f);
-        writer.submit(job)?;
-        match answered.await {
-            Ok(Outcome::Done(result)) => result,
-            Ok(Outcome::Panicked(panic)) => resume_unwind(panic),
-            Err(_) => Err(StoreError::Conflict(
-                "the store's writer stopped before this write was answered".into(),
-            )),
-        }
-    }
-}
-
-/// Wrap a caller's closure as a job, and the receiver its outcome arrives on.
-fn job<T: Send + 'static>(
-    f: impl FnOnce(&mut Tx<'_>) -> Result<T> + Send + 'static,
-) -> (Job, tokio::sync::oneshot::Receiver<Outcome<T>>) {
-    let (answer, answered) = tokio::sync::oneshot::channel::<Outcome<T>>();
-    let job: Job = Box::new(move |tx| {
-        let ran = match tx {
-            Err(e) => Ok(Err(e)),
-            Ok(tx) => catch_unwind(AssertUnwindSafe(|| f(tx))),
-        };
-        let kept = matches!(ran, Ok(Ok(_)));
-        let reply: Reply = Box::new(move |committed| {
-            let outcome = match (ran, committed) {
-                (Err(panic), _) => Outcome::Panicked(panic),
-                (Ok(Ok(v)), Ok(())) => Outcome::Done(Ok(v)),
-                (Ok(Ok(_)), Err(e)) => Outcome::Done(Err(copy_error(e))),
-                (Ok(Err(e)), _) => Outcome::Done(Err(e)),
-            };
-            let _ = answer.send(outcome);
-        });
-        (kept, reply)
-    });
-    (job, answered)
-}
-
-impl Writer {
     fn submit(&self, job: Job) -> Result<()> {
         self.queued.fetch_add(1, Ordering::AcqRel);
         match &self.queue {
@@ -166,60 +129,154 @@ impl Writer {
     }
 }
 
-fn run(shared: Shared, jobs: Receiver<Job>, queued: &AtomicUsize) {
-    while let Ok(first) = jobs.recv() {
-        let mut batch = vec![first];
-        // Whatever queued while the previous batch committed joins this one.
-        while batch.len() < MAX_BATCH
-            && let Ok(job) = jobs.try_recv()
-        {
-            batch.push(job);
+impl Drop for Writer {
+    fn drop(&mut self) {
+        self.queue.take();
+        // A job can hold the last handle on the store, so a writer itself may be dropping it.
+        let me = std::thread::current().id();
+        if self.thread_ids.contains(&me) {
+            return;
         }
+        for t in self.threads.drain(..) {
+            let _ = t.join();
+        }
+    }
+}
+
+impl Store {
+    /// Writes queued with [`Store::write_async`] that wait for a writer (a batch not yet
+    /// begun): what a caller can wait on to know its writes will share a commit.
+    pub fn pending_writes(&self) -> usize {
+        self.inner.writer.get().map_or(0, Writer::queued)
+    }
+
+    /// Run `f` in a write transaction shared with other queued writes, committed by one of the
+    /// store's writer threads; resolves only once that transaction has committed (an `Err` from
+    /// `f` undoes only `f`'s changes). Events `f` appends are published after commit, in id
+    /// order. `f` may run more than once (see the module's note), so it must do nothing but
+    /// work on its transaction. A panic in `f` is resumed in the caller. Dropping the future
+    /// does not withdraw a write already queued: it may still commit, unobserved.
+    pub async fn write_async<T: Send + 'static>(
+        &self,
+        mut f: impl FnMut(&mut Tx<'_>) -> Result<T> + Send + 'static,
+    ) -> Result<T> {
+        let writer = self.writer()?;
+        // Nothing queued and nobody writing: a batch would hold this write alone, so commit it
+        // here and spare the two thread switches (a lone run's step would pay them twice).
+        if writer.queued.load(Ordering::Acquire) == 0 {
+            let conn = match self.inner.conn.try_lock() {
+                Ok(conn) => Some(conn),
+                Err(TryLockError::Poisoned(p)) => Some(p.into_inner()),
+                Err(TryLockError::WouldBlock) => None,
+            };
+            if let Some(mut conn) = conn {
+                let mut attempts = 1;
+                loop {
+                    match self.write_locked(conn, &mut f) {
+                        Err(e) if cancelled(&e) && attempts < MAX_ATTEMPTS => {
+                            attempts += 1;
+                            conn = self.inner.conn.lock().unwrap_or_else(|p| p.into_inner());
+                        }
+                        done => return done,
+                    }
+                }
+            }
+        }
+        let (job, answered) = job(f);
+        writer.submit(job)?;
+        match answered.await {
+            Ok(Outcome::Done(result)) => result,
+            Ok(Outcome::Panicked(panic)) => resume_unwind(panic),
+            Err(_) => Err(StoreError::Conflict(
+                "the store's writer stopped before this write was answered".into(),
+            )),
+        }
+    }
+}
+
+/// Whether the database cancelled the transaction so that another could go on.
+fn cancelled(e: &StoreError) -> bool {
+    matches!(e, StoreError::Sql(s) if s.kind == SqlErrorKind::Busy)
+}
+
+/// Wrap a caller's closure as a job, and the receiver its outcome arrives on.
+fn job<T: Send + 'static>(
+    mut f: impl FnMut(&mut Tx<'_>) -> Result<T> + Send + 'static,
+) -> (Job, tokio::sync::oneshot::Receiver<Outcome<T>>) {
+    let (tell, answered) = tokio::sync::oneshot::channel::<Outcome<T>>();
+    let slot: Arc<Mutex<Option<Ran<T>>>> = Arc::new(Mutex::new(None));
+    let latest = slot.clone();
+    let attempt = Box::new(move |tx: &mut Tx<'_>| {
+        let ran = catch_unwind(AssertUnwindSafe(|| f(tx)));
+        let how = match &ran {
+            Ok(Ok(_)) => Attempt::Kept,
+            Ok(Err(e)) if cancelled(e) => Attempt::Cancelled,
+            _ => Attempt::Undone,
+        };
+        *latest.lock().unwrap_or_else(|p| p.into_inner()) = Some(ran);
+        how
+    });
+    let answer = Box::new(move |committed: Result<(), &StoreError>| {
+        let ran = slot.lock().unwrap_or_else(|p| p.into_inner()).take();
+        let outcome = match (ran, committed) {
+            (Some(Err(panic)), _) => Outcome::Panicked(panic),
+            (Some(Ok(Ok(v))), Ok(())) => Outcome::Done(Ok(v)),
+            (Some(Ok(Err(e))), _) => Outcome::Done(Err(e)),
+            (Some(Ok(Ok(_))) | None, Err(e)) => Outcome::Done(Err(copy_error(e))),
+            (None, Ok(())) => Outcome::Done(Err(StoreError::Conflict(
+                "the batch committed without running this write".into(),
+            ))),
+        };
+        let _ = tell.send(outcome);
+    });
+    (Job { attempt, answer }, answered)
+}
+
+fn run(shared: Shared, jobs: &Mutex<Receiver<Job>>, queued: &AtomicUsize) {
+    loop {
+        let batch = {
+            // One writer gathers at a time; the others are committing meanwhile.
+            let jobs = jobs.lock().unwrap_or_else(|p| p.into_inner());
+            let Ok(first) = jobs.recv() else { return };
+            let mut batch = vec![first];
+            // Whatever queued while the previous batch committed joins this one.
+            while batch.len() < MAX_BATCH
+                && let Ok(job) = jobs.try_recv()
+            {
+                batch.push(job);
+            }
+            batch
+        };
         commit_batch(&shared, batch, queued);
     }
 }
 
 fn commit_batch(shared: &Shared, batch: Vec<Job>, queued: &AtomicUsize) {
-    // A panic while holding the lock leaves SQLite consistent (see `Store::lock`).
+    // A panic while holding the lock leaves the database consistent (see `Store::lock`).
     let conn = shared.conn.lock().unwrap_or_else(|p| p.into_inner());
     // Counted as queued until now, so no caller commits inline ahead of a batch that waits.
     queued.fetch_sub(batch.len(), Ordering::AcqRel);
-    let mut replies = Vec::with_capacity(batch.len());
-    let mut kept = Kept::default();
-    let changes = conn.changes();
-    // Set once the transaction cannot be trusted: later jobs are refused, nothing commits.
-    let mut failed = conn.begin_write().err();
-    for job in batch {
-        let reply = match &failed {
-            Some(e) => job(Err(copy_error(e))).1,
-            None => {
-                let (reply, broken) = run_job(&conn, shared, job, &mut kept);
-                failed = broken;
-                reply
+    let mut batch = batch;
+    let mut attempts = 0;
+    let (outcome, kept) = loop {
+        attempts += 1;
+        let (outcome, kept) = attempt_batch(&conn, shared, &mut batch);
+        match outcome {
+            Err(e) if cancelled(&e) && attempts < MAX_ATTEMPTS => {
+                tracing::info!(error = %e, attempts, "a batch was cancelled by the database; running it again");
             }
-        };
-        replies.push(reply);
-    }
-    if failed.is_none() {
-        failed = crate::events::flush_pending(&conn, &mut kept.events).err();
-    }
-    let changed = conn.changes() != changes;
-    let outcome = match failed {
-        Some(e) => Err(e),
-        None => conn.step("COMMIT"),
+            outcome => break (outcome, kept),
+        }
     };
-    if outcome.is_err() && conn.in_transaction() {
-        let _ = conn.step("ROLLBACK");
-    }
     if outcome.is_ok() {
-        shared.counters.committed(kept.jobs, changed);
-        // Published while the writer lock is still held, so subscribers see ids in order.
+        shared.counters.committed(kept.jobs, kept.changed);
+        // Published while the writer's lock is still held, so its subscribers see ids in order.
         shared.sink.publish(kept.events);
         shared.sink.publish_control(kept.controls);
     }
     drop(conn);
-    for reply in replies {
-        reply(outcome.as_ref().map(|_| ()));
+    for job in batch {
+        (job.answer)(outcome.as_ref().map(|_| ()));
     }
 }
 
@@ -227,22 +284,50 @@ fn commit_batch(shared: &Shared, batch: Vec<Job>, queued: &AtomicUsize) {
 #[derive(Default)]
 struct Kept {
     jobs: usize,
+    changed: bool,
     events: Vec<Event>,
     controls: Vec<String>,
 }
 
+/// Run every job of the batch in one transaction and commit it; on failure the transaction is
+/// rolled back (nothing of it stands).
+fn attempt_batch(conn: &Conn, shared: &Shared, batch: &mut [Job]) -> (Result<()>, Kept) {
+    let changes = conn.changes();
+    let mut kept = Kept::default();
+    // Set once the transaction cannot be trusted: later jobs are not run, nothing commits.
+    let mut failed = conn.begin_write().err();
+    for job in batch.iter_mut() {
+        if failed.is_some() {
+            break;
+        }
+        failed = run_job(conn, shared, job, &mut kept);
+    }
+    if failed.is_none() {
+        failed = crate::events::flush_pending(conn, &mut kept.events).err();
+    }
+    kept.changed = conn.changes() != changes;
+    let outcome = match failed {
+        Some(e) => Err(e),
+        None => conn.step("COMMIT"),
+    };
+    if outcome.is_err() && conn.in_transaction() {
+        let _ = conn.step("ROLLBACK");
+    }
+    (outcome, kept)
+}
+
 /// Run one job in its own savepoint, keeping its events and control messages (and counting it)
-/// only if its changes stand. The error is set when the savepoint could not be opened or closed, which
-/// fails the whole batch.
+/// only if its changes stand. An error is returned when the savepoint could not be opened or
+/// closed, or the database cancelled the job: either fails (and may retry) the whole batch.
 fn run_job(
     conn: &Conn,
     shared: &Shared,
-    job: Job,
+    job: &mut Job,
     kept_jobs: &mut Kept,
-) -> (Reply, Option<StoreError>) {
+) -> Option<StoreError> {
     let step = |sql: &str| conn.step(sql);
     if let Err(e) = step("SAVEPOINT job") {
-        return (job(Err(copy_error(&e))).1, Some(e));
+        return Some(e);
     }
     let mut tx = Tx {
         conn,
@@ -251,22 +336,28 @@ fn run_job(
         controls: Vec::new(),
         writing: true,
     };
-    let (kept, reply) = job(Ok(&mut tx));
-    let closed = if kept {
+    let how = (job.attempt)(&mut tx);
+    if how == Attempt::Cancelled {
+        return Some(StoreError::Sql(crate::SqlError {
+            kind: SqlErrorKind::Busy,
+            message: "the database cancelled a write of this batch to break a lock cycle".into(),
+        }));
+    }
+    let closed = if how == Attempt::Kept {
         step("RELEASE job")
     } else {
         step("ROLLBACK TO job").and_then(|_| step("RELEASE job"))
     };
     match closed {
         Ok(_) => {
-            if kept {
+            if how == Attempt::Kept {
                 kept_jobs.events.append(&mut tx.events);
                 kept_jobs.controls.append(&mut tx.controls);
                 kept_jobs.jobs += 1;
             }
-            (reply, None)
+            None
         }
-        Err(e) => (reply, Some(e)),
+        Err(e) => Some(e),
     }
 }
 
@@ -461,7 +552,7 @@ mod tests {
         let panic = task.await.unwrap_err().into_panic();
         assert_eq!(
             panic.downcast_ref::<String>().map(String::as_str),
-            Some("a bug in a queued write, on Some(\"troupe-store-writer\")")
+            Some("a bug in a queued write, on Some(\"troupe-store-writer-0\")")
         );
         // The writer goes on.
         s.write_async(|tx| tx.event("after", None, None, json!({})))

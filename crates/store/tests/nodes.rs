@@ -217,3 +217,59 @@ fn a_dead_node_is_claimed_once_and_only_after_it_expired() {
     // A node taken over hears so at its next heartbeat.
     assert!(!s.write(|tx| tx.heartbeat("n1")).unwrap());
 }
+
+/// Two nodes' writes that take two rows in opposite orders deadlock; PostgreSQL cancels one,
+/// and that write is run again instead of failing.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_write_the_database_cancels_to_break_a_deadlock_runs_again() {
+    let Some((a, b)) = two_nodes(
+        "a_write_the_database_cancels_to_break_a_deadlock_runs_again",
+        Arc::new(SystemClock),
+    ) else {
+        return;
+    };
+    let t1 = a
+        .write(|tx| tx.create_thread(&new_thread("one")))
+        .unwrap()
+        .id;
+    let t2 = a
+        .write(|tx| tx.create_thread(&new_thread("two")))
+        .unwrap()
+        .id;
+    let both_hold_one = Arc::new(std::sync::Barrier::new(2));
+    let runs = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let lock = |t: ThreadId| format!("SELECT id FROM threads WHERE id = {} FOR UPDATE", t.0);
+    let writer = |s: Store, first: ThreadId, second: ThreadId| {
+        let (barrier, runs) = (both_hold_one.clone(), runs.clone());
+        tokio::spawn(async move {
+            let mut attempt = 0;
+            s.write_async(move |tx| {
+                attempt += 1;
+                runs.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+                tx.raw_execute(&lock(first))?;
+                if attempt == 1 {
+                    barrier.wait();
+                }
+                tx.raw_execute(&lock(second))?;
+                tx.event("locked_both", Some(first), None, serde_json::json!({}))
+            })
+            .await
+        })
+    };
+    let (wa, wb) = (writer(a.clone(), t1, t2), writer(b.clone(), t2, t1));
+    let (ra, rb) = (wa.await.unwrap(), wb.await.unwrap());
+    assert!(ra.is_ok() && rb.is_ok(), "both writes stand: {ra:?} {rb:?}");
+    assert_eq!(
+        runs.load(std::sync::atomic::Ordering::SeqCst),
+        3,
+        "the cancelled one ran a second time"
+    );
+    let kinds: Vec<String> = a
+        .read(|tx| tx.events_after(EventId(0), None, 100))
+        .unwrap()
+        .into_iter()
+        .map(|e| e.kind)
+        .filter(|k| k == "locked_both")
+        .collect();
+    assert_eq!(kinds.len(), 2, "each write's event once");
+}
