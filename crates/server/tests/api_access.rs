@@ -133,6 +133,7 @@ async fn the_openapi_document_lists_every_route() {
         ("/v1/blueprint-loops", "post"),
         ("/v1/blueprint-loops/{id}", "get"),
         ("/v1/blueprint-loops/{id}/cancel", "post"),
+        ("/v1/nodes", "get"),
         ("/v1/notes", "get"),
         ("/v1/notes", "post"),
         ("/v1/notes/{id}", "get"),

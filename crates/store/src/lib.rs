@@ -63,11 +63,10 @@ pub use db::{Dialect, FromValue, Row, SqlError, SqlErrorKind, ToValue, Value};
 
 pub type Result<T, E = StoreError> = std::result::Result<T, E>;
 
-/// Writer threads of a PostgreSQL store (one connection each); SQLite has one. One, measured:
-/// commits that append events hold the event-order lock through their WAL flush, so more
-/// writers only cut the batches smaller and queue more flushes behind that lock (4 writers gave
-/// no more steps/s on one node and fewer on two; docs/PERFORMANCE.md).
-const PG_WRITERS: usize = 1;
+/// Writer threads of a PostgreSQL store (one connection each); SQLite has one. Four overlap
+/// their statements' round trips: twice the steps per second of one on a 2-core machine
+/// (docs/PERFORMANCE.md, "PostgreSQL and several nodes").
+const PG_WRITERS: usize = 4;
 
 /// A handle on one database. Cheap to clone; one connection behind a mutex is the single writer.
 #[derive(Clone)]
