@@ -330,7 +330,10 @@ impl Store {
     fn lock(&self) -> MutexGuard<'_, Conn> {
         // A panic while holding the lock leaves the database consistent (the transaction is
         // rolled back before the next use), so a poisoned lock is safe to take over.
-        self.inner.conn.lock().unwrap_or_else(|p| p.into_inner())
+        let mut conn = self.inner.conn.lock().unwrap_or_else(|p| p.into_inner());
+        // A connection the server closed (restart, failover) is replaced before it is used.
+        conn.renew_if_broken();
+        conn
     }
 
     /// Run `f` in one write transaction. Events it appends are published after commit.
@@ -344,8 +347,18 @@ impl Store {
         conn: MutexGuard<'_, Conn>,
         f: impl FnOnce(&mut Tx<'_>) -> Result<T>,
     ) -> Result<T> {
+        self.write_locked_telling(conn, f).map_err(|(e, _)| e)
+    }
+
+    /// `write_locked`, saying with a failure whether COMMIT itself failed (then whether the
+    /// transaction committed is unknown; before it, nothing of it stands).
+    pub(crate) fn write_locked_telling<T>(
+        &self,
+        conn: MutexGuard<'_, Conn>,
+        f: impl FnOnce(&mut Tx<'_>) -> Result<T>,
+    ) -> Result<T, (StoreError, bool)> {
         let changes = conn.changes();
-        conn.begin_write()?;
+        conn.begin_write().map_err(|e| (e, false))?;
         let mut tx = Tx {
             conn: &conn,
             now: self.inner.clock.now_ms(),
@@ -357,7 +370,7 @@ impl Store {
             Ok(Ok(v)) => v,
             Ok(Err(e)) => {
                 let _ = conn.step("ROLLBACK");
-                return Err(e);
+                return Err((e, false));
             }
             Err(panic) => {
                 let _ = conn.step("ROLLBACK");
@@ -366,13 +379,16 @@ impl Store {
         };
         let mut events = std::mem::take(&mut tx.events);
         let controls = std::mem::take(&mut tx.controls);
-        let flushed = events::flush_pending(&conn, &mut events);
+        if let Err(e) = events::flush_pending(&conn, &mut events) {
+            let _ = conn.step("ROLLBACK");
+            return Err((e, false));
+        }
         let changed = conn.changes() != changes;
-        if let Err(e) = flushed.and_then(|_| conn.step("COMMIT")) {
+        if let Err(e) = conn.step("COMMIT") {
             if conn.in_transaction() {
                 let _ = conn.step("ROLLBACK");
             }
-            return Err(e);
+            return Err((e, true));
         }
         self.inner.counters.committed(1, changed);
         // Published while the writer lock is still held, so subscribers see ids in order.
@@ -390,11 +406,14 @@ impl Store {
         };
         let idle = pool.lock().unwrap_or_else(|p| p.into_inner()).pop();
         let conn = match idle {
-            Some(c) => c,
-            None => self.open_reader()?,
+            Some(c) if !c.is_broken() => c,
+            _ => self.open_reader()?,
         };
         let out = Self::read_on(&conn, self.inner.clock.now_ms(), f);
-        pool.lock().unwrap_or_else(|p| p.into_inner()).push(conn);
+        // One the server closed meanwhile is dropped; the next read opens another.
+        if !conn.is_broken() {
+            pool.lock().unwrap_or_else(|p| p.into_inner()).push(conn);
+        }
         out
     }
 

@@ -89,6 +89,7 @@ impl Tail {
     }
 
     fn catch_up_locked(&self, state: &mut State) -> Result<()> {
+        state.conn.renew_if_broken();
         loop {
             let page = read_after(&state.conn, state.last)?;
             let full = page.len() as u32 == PAGE;

@@ -53,6 +53,8 @@ enum Attempt {
     Undone,
     /// The database cancelled it (deadlock, serialization): the whole batch must run again.
     Cancelled,
+    /// The connection was lost under it: the whole batch must run again, on a new one.
+    Lost,
 }
 
 /// What the caller of a queued write receives.
@@ -170,14 +172,20 @@ impl Store {
                 Err(TryLockError::WouldBlock) => None,
             };
             if let Some(mut conn) = conn {
+                conn.renew_if_broken();
                 let mut attempts = 1;
                 loop {
-                    match self.write_locked(conn, &mut f) {
-                        Err(e) if cancelled(&e) && attempts < MAX_ATTEMPTS => {
+                    match self.write_locked_telling(conn, &mut f) {
+                        // As a batch would be: run again when the database cancelled it, or
+                        // lost the connection before COMMIT (see `commit_batch`).
+                        Err((e, at_commit))
+                            if (cancelled(&e) || (lost(&e) && !at_commit))
+                                && attempts < MAX_ATTEMPTS =>
+                        {
                             attempts += 1;
-                            conn = self.inner.conn.lock().unwrap_or_else(|p| p.into_inner());
+                            conn = self.lock();
                         }
-                        done => return done,
+                        done => return done.map_err(|(e, _)| e),
                     }
                 }
             }
@@ -199,6 +207,11 @@ fn cancelled(e: &StoreError) -> bool {
     matches!(e, StoreError::Sql(s) if s.kind == SqlErrorKind::Busy)
 }
 
+/// Whether the connection to the database was lost.
+fn lost(e: &StoreError) -> bool {
+    matches!(e, StoreError::Sql(s) if s.kind == SqlErrorKind::Lost)
+}
+
 /// Wrap a caller's closure as a job, and the receiver its outcome arrives on.
 fn job<T: Send + 'static>(
     mut f: impl FnMut(&mut Tx<'_>) -> Result<T> + Send + 'static,
@@ -211,6 +224,8 @@ fn job<T: Send + 'static>(
         let how = match &ran {
             Ok(Ok(_)) => Attempt::Kept,
             Ok(Err(e)) if cancelled(e) => Attempt::Cancelled,
+            // A lost connection took the whole transaction with it.
+            Ok(Err(e)) if lost(e) => Attempt::Lost,
             _ => Attempt::Undone,
         };
         *latest.lock().unwrap_or_else(|p| p.into_inner()) = Some(ran);
@@ -253,17 +268,25 @@ fn run(shared: Shared, jobs: &Mutex<Receiver<Job>>, queued: &AtomicUsize) {
 
 fn commit_batch(shared: &Shared, batch: Vec<Job>, queued: &AtomicUsize) {
     // A panic while holding the lock leaves the database consistent (see `Store::lock`).
-    let conn = shared.conn.lock().unwrap_or_else(|p| p.into_inner());
+    let mut conn = shared.conn.lock().unwrap_or_else(|p| p.into_inner());
+    conn.renew_if_broken();
     // Counted as queued until now, so no caller commits inline ahead of a batch that waits.
     queued.fetch_sub(batch.len(), Ordering::AcqRel);
     let mut batch = batch;
     let mut attempts = 0;
     let (outcome, kept) = loop {
         attempts += 1;
-        let (outcome, kept) = attempt_batch(&conn, shared, &mut batch);
+        let (outcome, kept, at_commit) = attempt_batch(&conn, shared, &mut batch);
         match outcome {
             Err(e) if cancelled(&e) && attempts < MAX_ATTEMPTS => {
                 tracing::info!(error = %e, attempts, "a batch was cancelled by the database; running it again");
+            }
+            // The connection went away before COMMIT was sent: nothing of the batch stands,
+            // so it runs again on a new one. Lost during COMMIT, its fate is unknown, and the
+            // callers hear the error rather than risk writing it twice.
+            Err(e) if lost(&e) && !at_commit && attempts < MAX_ATTEMPTS => {
+                tracing::warn!(error = %e, "the database connection was lost; running the batch again on a new one");
+                conn.renew_if_broken();
             }
             outcome => break (outcome, kept),
         }
@@ -290,8 +313,8 @@ struct Kept {
 }
 
 /// Run every job of the batch in one transaction and commit it; on failure the transaction is
-/// rolled back (nothing of it stands).
-fn attempt_batch(conn: &Conn, shared: &Shared, batch: &mut [Job]) -> (Result<()>, Kept) {
+/// rolled back (nothing of it stands). The flag says whether the failure was the COMMIT's own.
+fn attempt_batch(conn: &Conn, shared: &Shared, batch: &mut [Job]) -> (Result<()>, Kept, bool) {
     let changes = conn.changes();
     let mut kept = Kept::default();
     // Set once the transaction cannot be trusted: later jobs are not run, nothing commits.
@@ -306,6 +329,7 @@ fn attempt_batch(conn: &Conn, shared: &Shared, batch: &mut [Job]) -> (Result<()>
         failed = crate::events::flush_pending(conn, &mut kept.events).err();
     }
     kept.changed = conn.changes() != changes;
+    let at_commit = failed.is_none();
     let outcome = match failed {
         Some(e) => Err(e),
         None => conn.step("COMMIT"),
@@ -313,7 +337,7 @@ fn attempt_batch(conn: &Conn, shared: &Shared, batch: &mut [Job]) -> (Result<()>
     if outcome.is_err() && conn.in_transaction() {
         let _ = conn.step("ROLLBACK");
     }
-    (outcome, kept)
+    (outcome, kept, at_commit)
 }
 
 /// Run one job in its own savepoint, keeping its events and control messages (and counting it)
@@ -337,10 +361,21 @@ fn run_job(
         writing: true,
     };
     let how = (job.attempt)(&mut tx);
-    if how == Attempt::Cancelled {
+    let whole_batch = match how {
+        Attempt::Cancelled => Some((
+            SqlErrorKind::Busy,
+            "the database cancelled a write of this batch to break a lock cycle",
+        )),
+        Attempt::Lost => Some((
+            SqlErrorKind::Lost,
+            "the database connection was lost during this batch",
+        )),
+        Attempt::Kept | Attempt::Undone => None,
+    };
+    if let Some((kind, message)) = whole_batch {
         return Some(StoreError::Sql(crate::SqlError {
-            kind: SqlErrorKind::Busy,
-            message: "the database cancelled a write of this batch to break a lock cycle".into(),
+            kind,
+            message: message.into(),
         }));
     }
     let closed = if how == Attempt::Kept {

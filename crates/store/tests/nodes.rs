@@ -273,3 +273,46 @@ async fn a_write_the_database_cancels_to_break_a_deadlock_runs_again() {
         .collect();
     assert_eq!(kinds.len(), 2, "each write's event once");
 }
+
+/// The server ends every connection of a store (as a restart or a failover would): the store
+/// connects again, its next writes stand, and its subscribers hear them.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_store_carries_on_after_the_server_drops_its_connections() {
+    let Some((s, admin)) = two_nodes(
+        "a_store_carries_on_after_the_server_drops_its_connections",
+        Arc::new(SystemClock),
+    ) else {
+        return;
+    };
+    s.write(|tx| tx.create_thread(&new_thread("before")))
+        .unwrap();
+    s.read(|tx| tx.threads(10)).unwrap();
+    let mut heard = s.subscribe();
+    admin
+        .write(|tx| {
+            tx.raw_execute(
+                "SELECT pg_terminate_backend(pid) FROM pg_stat_activity
+                 WHERE datname = current_database() AND pid <> pg_backend_pid()",
+            )
+        })
+        .unwrap();
+    // Queued writes run again on a new connection when the old one is found gone.
+    s.write_async(|tx| tx.event("after", None, None, serde_json::json!({})))
+        .await
+        .expect("the write stands after a reconnect");
+    let e = tokio::time::timeout(Duration::from_secs(10), heard.recv())
+        .await
+        .expect("the event is heard")
+        .unwrap();
+    assert_eq!(e.kind, "after");
+    // A read on a connection that died may fail once, saying so; the next one reconnects.
+    if let Err(e) = s.read(|tx| tx.threads(10)) {
+        assert!(
+            matches!(&e, StoreError::Sql(s) if s.kind == troupe_store::SqlErrorKind::Lost),
+            "{e}"
+        );
+    }
+    assert_eq!(s.read(|tx| tx.threads(10)).unwrap().len(), 1);
+    s.write(|tx| tx.create_thread(&new_thread("after")))
+        .unwrap();
+}

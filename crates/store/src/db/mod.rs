@@ -41,6 +41,9 @@ pub enum SqlErrorKind {
     Constraint,
     /// Another writer held what this one needed; a later attempt may succeed.
     Busy,
+    /// The connection to the server was lost (a restart, a failover): what was not committed
+    /// is gone, and a new connection is needed.
+    Lost,
     Other,
 }
 
@@ -125,6 +128,27 @@ impl Conn {
         match self {
             Conn::Sqlite(c) => c.total_changes(),
             Conn::Pg(c) => c.changes(),
+        }
+    }
+
+    /// Whether the connection can no longer be used (PostgreSQL: the server closed it).
+    pub fn is_broken(&self) -> bool {
+        match self {
+            Conn::Sqlite(_) => false,
+            Conn::Pg(c) => c.is_closed(),
+        }
+    }
+
+    /// Replace a connection the server closed with a new one. A failure to connect is left for
+    /// the next statement to report.
+    pub fn renew_if_broken(&mut self) {
+        let fresh = match self {
+            Conn::Pg(c) if c.is_closed() => c.reconnect(),
+            _ => return,
+        };
+        match fresh {
+            Ok(c) => *self = Conn::Pg(c),
+            Err(e) => tracing::warn!(error = %e, "cannot reconnect to the database yet"),
         }
     }
 

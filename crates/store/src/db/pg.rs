@@ -36,6 +36,8 @@ type Notices = std::sync::mpsc::Sender<(String, String)>;
 
 pub(crate) struct PgConn {
     client: Client,
+    /// Where it connected, to connect again when the server has closed it.
+    target: Box<PgTarget>,
     /// Prepared statements by their SQLite-style text; hot statements are parsed once.
     cache: RefCell<HashMap<String, Statement>>,
     /// Rows changed through this connection, the counterpart of SQLite's `total_changes`.
@@ -130,6 +132,7 @@ impl PgConn {
             })?;
         Ok(PgConn {
             client,
+            target: Box::new(target.clone()),
             cache: RefCell::new(HashMap::new()),
             changes: std::cell::Cell::new(0),
         })
@@ -186,6 +189,15 @@ impl PgConn {
 
     pub fn changes(&self) -> u64 {
         self.changes.get()
+    }
+
+    pub fn is_closed(&self) -> bool {
+        self.client.is_closed()
+    }
+
+    /// A new connection to the same server (its statement cache starts empty).
+    pub fn reconnect(&self) -> Result<PgConn> {
+        PgConn::connect(&self.target)
     }
 }
 
@@ -346,7 +358,11 @@ impl SqlError {
                 }
             }
             None => SqlError {
-                kind: super::SqlErrorKind::Other,
+                kind: if e.is_closed() {
+                    super::SqlErrorKind::Lost
+                } else {
+                    super::SqlErrorKind::Other
+                },
                 message: connect_detail(e),
             },
         }
