@@ -29,6 +29,8 @@ fn answer(req: &Value) -> String {
 
 struct Cluster {
     nodes: Vec<Daemon>,
+    /// Numbers the Bots, whose names must differ.
+    bots: std::sync::atomic::AtomicUsize,
     client: reqwest::Client,
     _tmp: tempfile::TempDir,
     root: PathBuf,
@@ -53,6 +55,7 @@ async fn cluster(test: &str, n: usize) -> Option<Cluster> {
         .collect();
     Some(Cluster {
         nodes,
+        bots: std::sync::atomic::AtomicUsize::new(0),
         client: reqwest::Client::new(),
         _tmp: tmp,
         root,
@@ -61,10 +64,11 @@ async fn cluster(test: &str, n: usize) -> Option<Cluster> {
 
 impl Cluster {
     async fn conversation(&self) -> i64 {
+        let n = self.bots.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         let bot = post(
             &self.client,
             self.nodes[0].url("/v1/bots"),
-            json!({"name": "Worker"}),
+            json!({"name": format!("Worker {n}")}),
         )
         .await;
         let session = post(
@@ -266,4 +270,66 @@ async fn a_role_set_on_one_node_is_used_by_every_node() {
             .then_some(())
     })
     .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn two_nodes_never_drive_one_thread() {
+    let Some(c) = cluster("two_nodes_never_drive_one_thread", 3).await else {
+        return;
+    };
+    let mut sessions = Vec::new();
+    for _ in 0..15 {
+        sessions.push(c.conversation().await);
+    }
+    // Every conversation gets a line on each node at once.
+    let mut posts = Vec::new();
+    for sid in &sessions {
+        for node in 0..3 {
+            let url = c.nodes[node].url(&format!("/v1/sessions/{sid}/messages"));
+            let client = c.client.clone();
+            posts.push(tokio::spawn(async move {
+                let r = client
+                    .post(&url)
+                    .json(&json!({"body": format!("line from node {node}")}))
+                    .send()
+                    .await
+                    .unwrap();
+                assert!(r.status().is_success(), "POST {url}: {}", r.status());
+            }));
+        }
+    }
+    for p in posts {
+        p.await.unwrap();
+    }
+    for sid in &sessions {
+        let lines_url = c.nodes[0].url(&format!("/v1/sessions/{sid}/messages"));
+        let answers = wait_until("each line is answered", || async {
+            let lines = get(&c.client, lines_url.clone()).await;
+            let answers = lines
+                .as_array()
+                .unwrap()
+                .iter()
+                .filter(|l| l["author"] == "bot" && l["status"] == "done")
+                .count();
+            (answers >= 3).then_some(answers)
+        })
+        .await;
+        assert_eq!(answers, 3, "session {sid}: each line answered once");
+        let turns_url = c.nodes[1].url(&format!("/v1/turns?session_id={sid}"));
+        // The last answer commits before its turn ends: wait for every turn's end.
+        let mut spans: Vec<(i64, i64)> = wait_until("every turn ends", || async {
+            let turns = get(&c.client, turns_url.clone()).await;
+            turns
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|t| Some((t["started_at"].as_i64()?, t["ended_at"].as_i64()?)))
+                .collect::<Option<Vec<_>>>()
+        })
+        .await;
+        spans.sort();
+        for w in spans.windows(2) {
+            assert!(w[0].1 <= w[1].0, "session {sid}: turns overlap: {spans:?}");
+        }
+    }
 }
