@@ -164,7 +164,10 @@ impl Conn {
     pub fn begin_write(&self) -> Result<()> {
         match self {
             Conn::Sqlite(c) => Ok(c.prepare_cached("BEGIN IMMEDIATE")?.execute([]).map(drop)?),
-            Conn::Pg(c) => c.batch("BEGIN"),
+            Conn::Pg(c) => {
+                c.defer("BEGIN");
+                Ok(())
+            }
         }
     }
 
@@ -172,14 +175,31 @@ impl Conn {
         match self {
             Conn::Sqlite(c) => Ok(c.prepare_cached("BEGIN")?.execute([]).map(drop)?),
             // One snapshot for the whole read, as SQLite's read transaction gives.
-            Conn::Pg(c) => c.batch("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY"),
+            Conn::Pg(c) => {
+                c.defer("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY");
+                Ok(())
+            }
         }
     }
 
-    /// A statement without parameters that is run often (COMMIT, savepoints).
+    /// A statement without parameters that is run often (COMMIT, ROLLBACK, savepoints). On
+    /// PostgreSQL savepoints go with the next statement and ROLLBACK is not waited for (see
+    /// `PgConn::defer`); COMMIT is always waited for.
     pub fn step(&self, sql: &str) -> Result<()> {
         match self {
             Conn::Sqlite(c) => Ok(c.prepare_cached(sql)?.execute([]).map(drop)?),
+            Conn::Pg(c) if sql == "ROLLBACK" => {
+                c.rollback_nowait();
+                Ok(())
+            }
+            Conn::Pg(c)
+                if sql.starts_with("SAVEPOINT")
+                    || sql.starts_with("RELEASE")
+                    || sql.starts_with("ROLLBACK TO") =>
+            {
+                c.defer(sql);
+                Ok(())
+            }
             Conn::Pg(c) => c.batch(sql),
         }
     }

@@ -42,6 +42,11 @@ pub(crate) struct PgConn {
     cache: RefCell<HashMap<String, Statement>>,
     /// Rows changed through this connection, the counterpart of SQLite's `total_changes`.
     changes: std::cell::Cell<u64>,
+    /// Transaction-control statements (BEGIN, SAVEPOINT, RELEASE) not sent yet: they go out
+    /// with the next statement, in the same round trip, and any failure of theirs is that
+    /// statement's. A statement is a round trip to another process here, and these would
+    /// otherwise cost one each.
+    deferred: RefCell<Vec<String>>,
 }
 
 /// How to reach the database.
@@ -135,6 +140,7 @@ impl PgConn {
             target: Box::new(target.clone()),
             cache: RefCell::new(HashMap::new()),
             changes: std::cell::Cell::new(0),
+            deferred: RefCell::new(Vec::new()),
         })
     }
 
@@ -159,10 +165,48 @@ impl PgConn {
         Ok(stmt)
     }
 
+    /// Send `cmd` with the next statement instead of now.
+    pub fn defer(&self, cmd: &str) {
+        self.deferred.borrow_mut().push(cmd.to_string());
+    }
+
+    /// End the transaction without waiting for the answer (a read's end, or after a failure):
+    /// the request goes out now and the next statement queues behind it. A transaction that
+    /// never sent anything has nothing to end.
+    pub fn rollback_nowait(&self) {
+        let mut deferred = std::mem::take(&mut *self.deferred.borrow_mut());
+        if deferred.iter().any(|c| c.starts_with("BEGIN")) {
+            return;
+        }
+        deferred.push("ROLLBACK".into());
+        let text = deferred.join("; ");
+        let mut sending = Box::pin(self.client.batch_execute(&text));
+        use futures::FutureExt;
+        // The first poll hands the request to the connection, which reads and drops the reply.
+        let _ = sending.as_mut().now_or_never();
+    }
+
+    /// Run `f` after the deferred statements, all in one round trip.
+    fn with_deferred<T>(
+        &self,
+        f: impl std::future::Future<Output = std::result::Result<T, tokio_postgres::Error>>,
+    ) -> Result<T> {
+        let deferred = std::mem::take(&mut *self.deferred.borrow_mut());
+        if deferred.is_empty() {
+            return Ok(futures::executor::block_on(f)?);
+        }
+        let text = deferred.join("; ");
+        let (first, out) = futures::executor::block_on(async {
+            futures::join!(self.client.batch_execute(&text), f)
+        });
+        first?;
+        Ok(out?)
+    }
+
     pub fn execute(&self, sql: &str, args: &[Value]) -> Result<usize> {
         let stmt = self.statement(sql)?;
         let params: Vec<&(dyn ToSql + Sync)> = args.iter().map(|v| v as _).collect();
-        let n = futures::executor::block_on(self.client.execute(&stmt, &params))?;
+        let n = self.with_deferred(self.client.execute(&stmt, &params))?;
         self.changes.set(self.changes.get() + n);
         Ok(n as usize)
     }
@@ -170,7 +214,7 @@ impl PgConn {
     pub fn query(&self, sql: &str, args: &[Value]) -> Result<Vec<Row>> {
         let stmt = self.statement(sql)?;
         let params: Vec<&(dyn ToSql + Sync)> = args.iter().map(|v| v as _).collect();
-        let rows = futures::executor::block_on(self.client.query(&stmt, &params))?;
+        let rows = self.with_deferred(self.client.query(&stmt, &params))?;
         // An INSERT/UPDATE … RETURNING changes rows too.
         if !sql
             .trim_start()
@@ -184,7 +228,11 @@ impl PgConn {
 
     /// Several statements without parameters (migrations, transaction control).
     pub fn batch(&self, sql: &str) -> Result<()> {
-        Ok(futures::executor::block_on(self.client.batch_execute(sql))?)
+        let mut all = std::mem::take(&mut *self.deferred.borrow_mut());
+        all.push(sql.to_string());
+        Ok(futures::executor::block_on(
+            self.client.batch_execute(&all.join("; ")),
+        )?)
     }
 
     pub fn changes(&self) -> u64 {
