@@ -1,5 +1,5 @@
 //! The database a test runs on. With `TROUPE_TEST_DATABASE=postgres://…` set, every store a
-//! test opens gets a database of its own on that server, so the same tests prove both
+//! test opens gets a schema of its own in that database, so the same tests prove both
 //! backends; without it, tests use SQLite. `.ci/run` runs the suites both ways.
 
 use crate::db::{Conn, PgConn, PgTarget};
@@ -67,6 +67,31 @@ pub fn fresh_postgres_database(server: &str) -> Result<String> {
     Ok(with_database(server, &name))
 }
 
+/// A new, empty schema in the database `server` names, and a URL whose connections work in it
+/// (its `search_path`). Much cheaper than a database (no copy of a template), so every store a
+/// test opens gets one; tests that must be alone in a database (one that ends every connection
+/// of it, say) use [`fresh_postgres_database`].
+pub fn fresh_postgres_schema(server: &str) -> Result<String> {
+    static NEXT: AtomicU64 = AtomicU64::new(0);
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.subsec_nanos())
+        .unwrap_or(0);
+    let name = format!(
+        "troupe_s{}_{}_{nanos}",
+        std::process::id(),
+        NEXT.fetch_add(1, Ordering::Relaxed)
+    );
+    let target = PgTarget::parse(server).map_err(|detail| StoreError::Open {
+        path: TEST_DATABASE_VAR.into(),
+        detail,
+    })?;
+    let admin = Conn::Pg(PgConn::connect(&target)?);
+    admin.batch(&format!("CREATE SCHEMA {name}"))?;
+    let join = if server.contains('?') { '&' } else { '?' };
+    Ok(format!("{server}{join}options=-c%20search_path%3D{name}"))
+}
+
 /// `url` with its database name replaced.
 pub fn with_database(url: &str, name: &str) -> String {
     let after_scheme = url.find("://").map_or(0, |i| i + 3);
@@ -107,14 +132,14 @@ pub fn database_url_in(dir: &Path) -> String {
     if let Ok(url) = std::fs::read_to_string(&memo) {
         return url.trim().to_string();
     }
-    let url = fresh_postgres_database(&server).expect("a test database is created");
+    let url = fresh_postgres_schema(&server).expect("a test schema is created");
     std::fs::create_dir_all(dir).expect("the test's data dir exists");
     std::fs::write(&memo, &url).expect("the test database's URL is kept in its data dir");
     url
 }
 
 fn open_postgres(server: &str, clock: Arc<dyn Clock>) -> Store {
-    let url = fresh_postgres_database(server).expect("a test database is created");
+    let url = fresh_postgres_schema(server).expect("a test schema is created");
     Store::open_url(&url, clock, OpenOptions::default()).expect("the test database opens")
 }
 
