@@ -48,22 +48,8 @@ pub fn postgres_or_skip(test: &str) -> Option<String> {
 
 /// A new, empty database on the PostgreSQL server `server` names, and its URL.
 pub fn fresh_postgres_database(server: &str) -> Result<String> {
-    static NEXT: AtomicU64 = AtomicU64::new(0);
-    let nanos = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.subsec_nanos())
-        .unwrap_or(0);
-    let name = format!(
-        "troupe_t{}_{}_{nanos}",
-        std::process::id(),
-        NEXT.fetch_add(1, Ordering::Relaxed)
-    );
-    let target = PgTarget::parse(server).map_err(|detail| StoreError::Open {
-        path: TEST_DATABASE_VAR.into(),
-        detail,
-    })?;
-    let admin = Conn::Pg(PgConn::connect(&target)?);
-    admin.batch(&format!("CREATE DATABASE {name}"))?;
+    let name = unique_name("troupe_t");
+    admin(server)?.batch(&format!("CREATE DATABASE {name}"))?;
     Ok(with_database(server, &name))
 }
 
@@ -72,24 +58,30 @@ pub fn fresh_postgres_database(server: &str) -> Result<String> {
 /// test opens gets one; tests that must be alone in a database (one that ends every connection
 /// of it, say) use [`fresh_postgres_database`].
 pub fn fresh_postgres_schema(server: &str) -> Result<String> {
+    let name = unique_name("troupe_s");
+    admin(server)?.batch(&format!("CREATE SCHEMA {name}"))?;
+    let join = if server.contains('?') { '&' } else { '?' };
+    Ok(format!("{server}{join}options=-c%20search_path%3D{name}"))
+}
+
+/// A name no other test of any process has used: the pid, a counter and the clock.
+fn unique_name(prefix: &str) -> String {
     static NEXT: AtomicU64 = AtomicU64::new(0);
     let nanos = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map(|d| d.subsec_nanos())
         .unwrap_or(0);
-    let name = format!(
-        "troupe_s{}_{}_{nanos}",
-        std::process::id(),
-        NEXT.fetch_add(1, Ordering::Relaxed)
-    );
+    let n = NEXT.fetch_add(1, Ordering::Relaxed);
+    format!("{prefix}{}_{n}_{nanos}", std::process::id())
+}
+
+/// A connection to the server, to create what a test needs.
+fn admin(server: &str) -> Result<Conn> {
     let target = PgTarget::parse(server).map_err(|detail| StoreError::Open {
         path: TEST_DATABASE_VAR.into(),
         detail,
     })?;
-    let admin = Conn::Pg(PgConn::connect(&target)?);
-    admin.batch(&format!("CREATE SCHEMA {name}"))?;
-    let join = if server.contains('?') { '&' } else { '?' };
-    Ok(format!("{server}{join}options=-c%20search_path%3D{name}"))
+    Ok(Conn::Pg(PgConn::connect(&target)?))
 }
 
 /// `url` with its database name replaced.
