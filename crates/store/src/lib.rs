@@ -41,7 +41,7 @@ pub use inbox::Delivered;
 pub use loop_guards::LoopGuard;
 pub use messages::{NewMessage, RootTail};
 pub use migrations::{KNOWN_VERSION, SchemaStatus};
-pub use nodes::{HEARTBEAT_EVERY_MS, NODE_EXPIRY_MS, NewNode, NodeRecord};
+pub use nodes::{HEARTBEAT_EVERY_MS, NODE_EXPIRY_MS, NODE_RECORD_KEPT_MS, NewNode, NodeRecord};
 pub use notes::{NewNote, Note, NoteEdit, NoteEditOutcome, NoteId, NoteKind};
 pub use records::{CommandRecord, ModelCallRecord, RefusalRecord, ToolCallRecord};
 pub use runs::{NewRun, RunRecord};

@@ -11,6 +11,9 @@ use troupe_core::ThreadId;
 pub const HEARTBEAT_EVERY_MS: i64 = 2_000;
 /// A node whose last heartbeat is older than this (5 missed beats) is dead.
 pub const NODE_EXPIRY_MS: i64 = 5 * HEARTBEAT_EVERY_MS;
+/// How long the record of a node that stopped or was taken over is kept (each restart is a
+/// new node, so the list would otherwise grow with every restart).
+pub const NODE_RECORD_KEPT_MS: i64 = 24 * 60 * 60 * 1000;
 
 #[derive(Clone, Debug)]
 pub struct NewNode {
@@ -69,6 +72,13 @@ fn from_row(r: &crate::Row) -> Result<NodeRecord> {
 impl Tx<'_> {
     /// Record a node as started (a restart under the same id starts it afresh).
     pub fn register_node(&mut self, n: &NewNode) -> Result<NodeRecord> {
+        // Nodes long gone whose runs have all ended are forgotten.
+        self.exec(
+            "DELETE FROM nodes
+             WHERE COALESCE(stopped_at, reaped_at) < ?1
+               AND NOT EXISTS (SELECT 1 FROM runs r WHERE r.owner_boot = nodes.id AND r.status = 'running')",
+            args![self.now - NODE_RECORD_KEPT_MS],
+        )?;
         self.exec(
             "INSERT INTO nodes (id, host, pid, addr, started_at, heartbeat_at)
              VALUES (?1, ?2, ?3, ?4, ?5, ?5)

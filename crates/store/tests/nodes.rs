@@ -316,3 +316,39 @@ async fn a_store_carries_on_after_the_server_drops_its_connections() {
     s.write(|tx| tx.create_thread(&new_thread("after")))
         .unwrap();
 }
+
+#[test]
+fn a_node_gone_for_a_day_is_forgotten_when_another_starts() {
+    let clock = Arc::new(ManualClock::new(1_000_000));
+    let s = testing::open(clock.clone());
+    let node = |id: &str| NewNode {
+        id: id.into(),
+        host: "h".into(),
+        pid: 1,
+        addr: None,
+    };
+    s.write(|tx| {
+        tx.register_node(&node("old"))?;
+        tx.stop_node("old")
+    })
+    .unwrap();
+    clock.advance(troupe_store::NODE_RECORD_KEPT_MS - 1);
+    s.write(|tx| tx.register_node(&node("a"))).unwrap();
+    assert_eq!(
+        s.read(|tx| tx.nodes()).unwrap().len(),
+        2,
+        "kept within the day"
+    );
+    clock.advance(2);
+    s.write(|tx| tx.register_node(&node("b"))).unwrap();
+    let ids: Vec<String> = s
+        .read(|tx| tx.nodes())
+        .unwrap()
+        .into_iter()
+        .map(|n| n.id)
+        .collect();
+    assert!(
+        !ids.contains(&"old".to_string()) && ids.len() == 2,
+        "{ids:?}"
+    );
+}

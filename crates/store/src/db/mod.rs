@@ -25,15 +25,6 @@ pub enum Dialect {
     Postgres,
 }
 
-impl Dialect {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Dialect::Sqlite => "sqlite",
-            Dialect::Postgres => "postgres",
-        }
-    }
-}
-
 /// What kind of failure a database reported, as far as callers act on it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum SqlErrorKind {
