@@ -2,18 +2,27 @@
 //! conversations (sessions) and their lines, and the projection of a Bot's replies from its
 //! kernel thread into the conversation people see. The kernel stays unaware of all of this.
 
+mod asks;
 mod bots;
 mod demo;
 mod error;
+mod judgement;
 mod key_names;
+mod members;
+mod oneshot;
 mod projection;
 mod roles;
+mod routing;
 mod sessions;
+mod threads;
+pub mod tools;
 mod turns;
 
+pub use asks::AnswerRequest;
 pub use bots::{BotPatch, NewBotRequest, binding_for as bot_binding};
 pub use error::CollabError;
 pub use key_names::{DEFAULT_KEY_ENV_PATTERNS, KeyEnvRule};
+pub use members::{AddMember, HandoffView, LeadRequest, LeadSuggestion, LeadView, MemberView};
 pub use projection::SessionProjector;
 pub use roles::SharedRoles;
 pub use sessions::{BlockedBy, NewSessionRequest, SessionView};

@@ -10,12 +10,20 @@ pub struct SessionProjector;
 
 impl MessageObserver for SessionProjector {
     fn on_message(&self, tx: &mut Tx<'_>, m: &Message) -> Result<(), StoreError> {
-        if m.role != Role::Assistant {
-            return Ok(());
-        }
         let Some((session, bot)) = tx.thread_session(m.thread_id)? else {
             return Ok(());
         };
+        if m.role != Role::Assistant {
+            // A run's first message in a conversation opens its segment, with the line that
+            // woke it (the newest line delivered to this thread as work).
+            if let Some(run) = m.run_id
+                && m.role == Role::User
+            {
+                let trigger = tx.newest_line_delivered_to(m.thread_id)?;
+                tx.record_segment(run, bot, session, trigger)?;
+            }
+            return Ok(());
+        }
         let body: Vec<&str> = m
             .parts
             .iter()
@@ -33,16 +41,17 @@ impl MessageObserver for SessionProjector {
             Some(Finish::Interrupted) => LineStatus::Interrupted,
             _ => LineStatus::Done,
         };
-        tx.insert_line(&NewLine {
-            session_id: session,
-            author: Author::Bot,
+        let line = tx.insert_line(&NewLine {
             bot_id: Some(bot),
-            parent_id: None,
-            body: body.join("\n"),
             thread_message_id: Some(m.id),
             turn_id: m.run_id,
             status,
+            ..NewLine::plain(session, Author::Bot, body.join("\n"))
         })?;
+        // A Bot's line is routed as it is written (Bot lines never queue); the threads it gives
+        // work to are woken after this step commits.
+        let workspace = std::path::PathBuf::from(tx.thread(m.thread_id)?.workspace);
+        crate::routing::route_bot_line_in(tx, &line, &workspace)?;
         Ok(())
     }
 }

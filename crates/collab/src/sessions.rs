@@ -1,19 +1,16 @@
 //! Conversations ("sessions" in the API) and their lines. In a direct conversation one Bot
 //! works in one kernel thread; a person's line becomes a durable inbox delivery to it.
 
-use crate::bots::binding_for;
+use crate::routing::route_person_line;
+use crate::threads::ensure_thread;
 use crate::{Collab, CollabError};
 use serde::{Deserialize, Serialize};
-use troupe_core::conversation::{
-    Author, LineStatus, Session, SessionKind, SessionMessage, validate_line,
-};
+use troupe_core::conversation::{Author, Session, SessionKind, SessionMessage, validate_line};
 use troupe_core::effect::UnknownCall;
-use troupe_core::inbox::{Delivery, InboxMode};
 use troupe_core::pause::Paused;
-use troupe_core::thread::Interaction;
 use troupe_core::{BotId, SessionId, SessionMessageId, ThreadId};
 use troupe_engine::StopMode;
-use troupe_store::{NewLine, NewThread, RunRecord};
+use troupe_store::{CONVERSATION, NewLine, RunRecord};
 
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[derive(Clone, Debug, Deserialize)]
@@ -38,6 +35,8 @@ pub struct SessionView {
     pub workflow: Option<serde_json::Value>,
     /// Why the Bot will not go on by itself, when something other than a pause holds it.
     pub blocked_by: Option<BlockedBy>,
+    /// The Bots here now, with the lead and what each is doing.
+    pub members: Vec<crate::members::MemberView>,
 }
 
 /// What keeps a conversation's Bot from resuming by itself until the person acts.
@@ -52,46 +51,71 @@ pub struct BlockedBy {
     pub message: String,
 }
 
-const DIRECT: &str = "direct";
-
 impl Collab {
     pub fn create_session(&self, req: NewSessionRequest) -> Result<SessionView, CollabError> {
         let kind = SessionKind::parse(&req.kind)
             .map_err(|m| CollabError::invalid(format!("kind: {m}")))?;
-        if kind != SessionKind::Direct {
-            return Err(CollabError::invalid(
-                "kind: only direct conversations are supported so far",
-            ));
-        }
-        if req.bot_ids.len() != 1 {
-            return Err(CollabError::invalid(format!(
+        let bots = self.live_bots_for(&req.bot_ids)?;
+        match kind {
+            SessionKind::BotDirect => Err(CollabError::invalid(
+                "kind: a Bot↔Bot direct is opened by a Bot (create_direct), not through the API",
+            )),
+            SessionKind::Direct if bots.len() != 1 => Err(CollabError::invalid(format!(
                 "bot_ids: a direct conversation has exactly one Bot (got {})",
-                req.bot_ids.len()
-            )));
+                bots.len()
+            ))),
+            SessionKind::Group if bots.is_empty() => Err(CollabError::invalid(
+                "bot_ids: a group needs at least one Bot",
+            )),
+            _ => {
+                let title = req
+                    .title
+                    .map(|t| t.trim().to_string())
+                    .filter(|t| !t.is_empty())
+                    .unwrap_or_else(|| {
+                        bots.iter()
+                            .map(|b| b.name.as_str())
+                            .collect::<Vec<_>>()
+                            .join(", ")
+                    });
+                if title.chars().count() > 200 {
+                    return Err(CollabError::invalid("title must be at most 200 characters"));
+                }
+                self.create_with(kind, &bots, &title, None)
+            }
         }
-        let bot = match self.bot(req.bot_ids[0]) {
-            Err(CollabError::NotFound { id, .. }) => {
+    }
+
+    /// The Bots named, each existing, live and named once.
+    fn live_bots_for(
+        &self,
+        ids: &[BotId],
+    ) -> Result<Vec<troupe_core::conversation::Bot>, CollabError> {
+        let mut out: Vec<troupe_core::conversation::Bot> = Vec::new();
+        for id in ids {
+            let bot = match self.bot(*id) {
+                Err(CollabError::NotFound { id, .. }) => {
+                    return Err(CollabError::invalid(format!(
+                        "bot_ids: bot {id} does not exist"
+                    )));
+                }
+                other => other?,
+            };
+            if bot.archived {
                 return Err(CollabError::invalid(format!(
-                    "bot_ids: bot {id} does not exist"
+                    "bot_ids: bot {} is archived",
+                    bot.id
                 )));
             }
-            other => other?,
-        };
-        if bot.archived {
-            return Err(CollabError::invalid(format!(
-                "bot_ids: bot {} is archived",
-                bot.id
-            )));
+            if out.iter().any(|b| b.id == bot.id) {
+                return Err(CollabError::invalid(format!(
+                    "bot_ids: bot {} is named twice",
+                    bot.id
+                )));
+            }
+            out.push(bot);
         }
-        let title = req
-            .title
-            .map(|t| t.trim().to_string())
-            .filter(|t| !t.is_empty())
-            .unwrap_or_else(|| bot.name.clone());
-        if title.chars().count() > 200 {
-            return Err(CollabError::invalid("title must be at most 200 characters"));
-        }
-        self.create_direct(&bot, &title, None)
+        Ok(out)
     }
 
     /// A direct conversation with `bot` working in `workspace` (an existing directory), or in a
@@ -104,37 +128,22 @@ impl Collab {
         workspace: &std::path::Path,
     ) -> Result<SessionView, CollabError> {
         let bot = self.bot(bot)?;
-        self.create_direct(&bot, title, Some(workspace))
+        self.create_with(SessionKind::Direct, &[bot], title, Some(workspace))
     }
 
-    fn create_direct(
+    fn create_with(
         &self,
-        bot: &troupe_core::conversation::Bot,
+        kind: SessionKind,
+        bots: &[troupe_core::conversation::Bot],
         title: &str,
         workspace: Option<&std::path::Path>,
     ) -> Result<SessionView, CollabError> {
-        let title = title.to_string();
-        let kind = SessionKind::Direct;
+        let ids: Vec<BotId> = bots.iter().map(|b| b.id).collect();
         let session = self.store().write(|tx| {
-            let session = tx.create_session(kind, &title, &[bot.id])?;
-            let dir = match workspace {
-                Some(w) => w.to_path_buf(),
-                None => self.workspaces.join(format!("session-{}", session.id.0)),
-            };
-            std::fs::create_dir_all(&dir).map_err(|e| {
-                troupe_store::StoreError::Invalid(format!(
-                    "cannot create workspace {}: {e}",
-                    dir.display()
-                ))
-            })?;
-            let thread = tx.create_thread(&NewThread {
-                parent_id: None,
-                title: title.clone(),
-                agent: binding_for(bot),
-                workspace: dir.display().to_string(),
-                interaction: Interaction::Interactive,
-            })?;
-            tx.bind_thread(session.id, bot.id, thread.id, DIRECT)?;
+            let session = tx.create_session(kind, title, &ids)?;
+            for bot in bots {
+                ensure_thread(tx, &self.workspaces, &session, bot, workspace)?;
+            }
             Ok(session)
         })?;
         self.session_view(session.id)
@@ -156,12 +165,14 @@ impl Collab {
             }
             None => (None, None, None),
         };
+        let members = self.members(id)?;
         Ok(SessionView {
             session,
             running,
             paused,
             workflow,
             blocked_by,
+            members,
         })
     }
 
@@ -204,7 +215,7 @@ impl Collab {
             .first()
             .ok_or_else(|| CollabError::invalid("the conversation has no Bot"))?;
         self.store()
-            .read(|tx| tx.session_thread(id, bot, DIRECT))?
+            .read(|tx| tx.session_thread(id, bot, CONVERSATION))?
             .ok_or_else(|| {
                 CollabError::invalid(format!("conversation {id} has no thread for its Bot"))
             })
@@ -243,37 +254,80 @@ impl Collab {
                 )));
             }
         }
-        let thread = self.direct_thread(id)?;
-        let mode = if self.engine().is_running(thread) {
-            InboxMode::Steer
-        } else {
-            InboxMode::Task
-        };
-        let line = self.store().write(|tx| {
+        if session.kind == SessionKind::BotDirect {
+            return Err(CollabError::conflict(
+                "not_a_member",
+                format!(
+                    "conversation {id} is a direct between two Bots; you can read it but not post"
+                ),
+            ));
+        }
+        let workspace = self.session_workspace(&session)?;
+        let (line, routed) = self.store().write(|tx| {
             let line = tx.insert_line(&NewLine {
-                session_id: id,
-                author: Author::User,
-                bot_id: None,
                 parent_id,
-                body: body.clone(),
-                thread_message_id: None,
-                turn_id: None,
-                status: LineStatus::Done,
+                ..NewLine::plain(id, Author::User, body.clone())
             })?;
-            let delivery = Delivery::user_task(body.clone())
-                .with_mode(mode)
-                .with_key(format!("line:{}", line.id.0));
-            tx.deliver(thread, &delivery)?;
+            let routed = route_person_line(tx, &workspace, &line)?;
             // Sending is one way a paused conversation resumes.
-            tx.clear_pause(thread)?;
-            Ok(line)
+            for t in &routed.woke {
+                tx.clear_pause(*t)?;
+            }
+            Ok((line, routed))
         })?;
         // The line is durable already; a drive that fails here is retried by the next request
         // or at boot, so it is logged rather than turned into an error for the sender.
-        if let Err(e) = self.engine().request_drive(thread, "inbox", false).await {
-            tracing::warn!(thread = %thread, error = %e, "drive after a user line failed");
+        for thread in &routed.woke {
+            if let Err(e) = self.engine().request_drive(*thread, "inbox", false).await {
+                tracing::warn!(thread = %thread, error = %e, "drive after a user line failed");
+            }
         }
+        if !routed.judge.is_empty() {
+            let me = self.clone();
+            let line_id = line.id;
+            tokio::spawn(async move {
+                match me.judge_line(line_id, routed.judge).await {
+                    Ok(woke) => {
+                        for t in woke {
+                            let _ = me.engine().request_drive(t, "inbox", false).await;
+                        }
+                    }
+                    Err(e) => tracing::warn!(line = %line_id, error = %e, "judging a line failed"),
+                }
+            });
+        }
+        let line = self.store().read(|tx| tx.line(line.id))?;
         Ok(line)
+    }
+
+    /// The directory a conversation's Bots work in: where its threads are, else its own.
+    pub(crate) fn session_workspace(
+        &self,
+        session: &troupe_core::conversation::Session,
+    ) -> Result<std::path::PathBuf, CollabError> {
+        let threads = self.store().read(|tx| tx.session_threads(session.id))?;
+        if let Some(t) = threads.first() {
+            let t = self.store().read(|tx| tx.thread(*t))?;
+            return Ok(std::path::PathBuf::from(t.workspace));
+        }
+        Ok(crate::threads::workspace_of(&self.workspaces, session))
+    }
+
+    pub(crate) fn workspace_of_line(
+        &self,
+        line: &SessionMessage,
+    ) -> Result<std::path::PathBuf, CollabError> {
+        let session = self.store().read(|tx| tx.session(line.session_id))?;
+        self.session_workspace(&session)
+    }
+
+    /// Who said a line, as Bots read it.
+    pub(crate) fn speaker_name(&self, line: &SessionMessage) -> Result<String, CollabError> {
+        Ok(match (line.author, line.bot_id) {
+            (Author::Bot, Some(b)) => self.bot(b)?.name,
+            (Author::System, _) => "Troupe".into(),
+            _ => "User".into(),
+        })
     }
 
     pub fn lines(
@@ -291,16 +345,44 @@ impl Collab {
         })?)
     }
 
-    /// The Stop button of a direct: ends the running turn as the kernel's abort does.
+    /// The Stop button: ends every running turn in the conversation as the kernel's abort
+    /// does (the first stopped is answered), and closes the asks its Bots wait on.
     pub async fn stop(&self, id: SessionId) -> Result<RunRecord, CollabError> {
-        let thread = self.direct_thread(id)?;
-        match self.engine().stop(thread, StopMode::User).await {
-            Ok(run) => Ok(run),
-            Err(troupe_engine::EngineError::NotRunning(_)) => Err(CollabError::conflict(
+        let stopped = self.stop_turns(id, None).await?;
+        stopped.into_iter().next().ok_or_else(|| {
+            CollabError::conflict(
                 "not_running",
                 format!("conversation {id} has no running turn"),
-            )),
-            Err(e) => Err(e.into()),
+            )
+        })
+    }
+
+    /// Stop one turn of the conversation (`turn`) or all of them; the runs stopped.
+    pub async fn stop_turns(
+        &self,
+        id: SessionId,
+        turn: Option<troupe_core::RunId>,
+    ) -> Result<Vec<RunRecord>, CollabError> {
+        let threads = self.store().read(|tx| {
+            tx.session(id)?;
+            let mut out = Vec::new();
+            for t in tx.session_threads(id)? {
+                let holder = tx.thread(t)?.lease.holder;
+                if turn.is_none() || holder == turn {
+                    out.push(t);
+                }
+            }
+            Ok(out)
+        })?;
+        let mut stopped = Vec::new();
+        for thread in threads {
+            self.store().write(|tx| tx.close_asks_of_thread(thread))?;
+            match self.engine().stop(thread, StopMode::User).await {
+                Ok(run) => stopped.push(run),
+                Err(troupe_engine::EngineError::NotRunning(_)) => {}
+                Err(e) => return Err(e.into()),
+            }
         }
+        Ok(stopped)
     }
 }

@@ -11,7 +11,12 @@ use troupe_store::{CommandRecord, ModelCallRecord, RunRecord};
 pub struct TurnView {
     pub id: RunId,
     pub session_id: Option<SessionId>,
+    /// The Bot whose turn it is.
+    pub bot_id: Option<troupe_core::BotId>,
     pub thread_id: troupe_core::ThreadId,
+    /// running, waiting_ask (it ended on a question the person has not answered), or how it
+    /// ended: completed, failed, stopped, interrupted.
+    pub state: String,
     /// running, completed, failed, stopped or interrupted.
     pub status: String,
     pub end_reason: Option<String>,
@@ -28,13 +33,21 @@ pub struct TurnView {
 impl TurnView {
     fn new(
         run: RunRecord,
-        session_id: Option<SessionId>,
+        at: Option<(SessionId, troupe_core::BotId)>,
+        waiting_ask: bool,
         model_calls: Vec<ModelCallRecord>,
     ) -> Self {
+        let state = if waiting_ask {
+            "waiting_ask".to_string()
+        } else {
+            run.status.as_str().to_string()
+        };
         TurnView {
             id: run.id,
-            session_id,
+            session_id: at.map(|(s, _)| s),
+            bot_id: at.map(|(_, b)| b),
             thread_id: run.thread_id,
+            state,
             status: run.status.as_str().to_string(),
             end_reason: run.end_reason.as_ref().map(|r| r.code().to_string()),
             end_detail: run.end_reason.as_ref().and_then(|r| r.detail()),
@@ -67,9 +80,14 @@ impl Collab {
     pub fn turn(&self, id: RunId) -> Result<TurnView, CollabError> {
         Ok(self.store().read(|tx| {
             let run = tx.run(id)?;
-            let session_id = tx.thread_session(run.thread_id)?.map(|(s, _)| s);
+            let at = tx.thread_session(run.thread_id)?;
+            let waiting_ask = tx
+                .open_ask_of_thread(run.thread_id)?
+                .map(|ask| tx.line(ask))
+                .transpose()?
+                .is_some_and(|ask| ask.turn_id == Some(id));
             let model_calls = tx.model_calls(id)?;
-            Ok(TurnView::new(run, session_id, model_calls))
+            Ok(TurnView::new(run, at, waiting_ask, model_calls))
         })?)
     }
 

@@ -292,7 +292,7 @@ async fn invalid_requests_are_refused_with_what_is_wrong_and_write_nothing() {
         bot_ids: vec![b, b],
         title: None,
     });
-    assert!(matches!(two, Err(CollabError::Invalid(m)) if m.contains("exactly one")));
+    assert!(matches!(two, Err(CollabError::Invalid(m)) if m.contains("named twice")));
     let group = w.collab.create_session(NewSessionRequest {
         kind: "grop".into(),
         bot_ids: vec![b],

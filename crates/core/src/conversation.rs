@@ -59,8 +59,12 @@ pub fn validate_bot_name(name: &str) -> Result<String, String> {
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum SessionKind {
+    /// A person and one Bot.
     Direct,
+    /// A person and several Bots.
     Group,
+    /// Two Bots, opened by one of them; the person reads it under its origin.
+    BotDirect,
 }
 
 impl SessionKind {
@@ -68,14 +72,16 @@ impl SessionKind {
         match self {
             SessionKind::Direct => "direct",
             SessionKind::Group => "group",
+            SessionKind::BotDirect => "bot_direct",
         }
     }
     pub fn parse(s: &str) -> Result<Self, String> {
         match s {
             "direct" => Ok(SessionKind::Direct),
             "group" => Ok(SessionKind::Group),
+            "bot_direct" => Ok(SessionKind::BotDirect),
             other => Err(format!(
-                "unknown session kind '{other}' (expected direct or group)"
+                "unknown session kind '{other}' (expected direct, group or bot_direct)"
             )),
         }
     }
@@ -90,6 +96,124 @@ pub struct Session {
     pub bot_ids: Vec<BotId>,
     pub archived: bool,
     pub created_at: i64,
+    /// A Bot↔Bot direct: the conversation it was opened from.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub origin_session_id: Option<SessionId>,
+    /// A Bot↔Bot direct: the Bot that opened it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub opened_by_bot_id: Option<BotId>,
+    /// A Bot↔Bot direct: `create_direct` (every line wakes the other side) or `delegation`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub opened_via: Option<String>,
+}
+
+/// What a line is: something said, a Bot's question to the person, or the app's own notice.
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum LineKind {
+    Line,
+    Ask,
+    System,
+}
+
+impl LineKind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            LineKind::Line => "line",
+            LineKind::Ask => "ask",
+            LineKind::System => "system",
+        }
+    }
+    pub fn parse(s: &str) -> Result<Self, String> {
+        match s {
+            "line" => Ok(LineKind::Line),
+            "ask" => Ok(LineKind::Ask),
+            "system" => Ok(LineKind::System),
+            other => Err(format!("unknown line kind '{other}'")),
+        }
+    }
+}
+
+/// One choice an ask offers.
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct AskOption {
+    pub label: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
+}
+
+/// The person's answer, stored on the ask itself: the picked options (by index) and words.
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct AskAnswer {
+    #[serde(default)]
+    pub options: Vec<usize>,
+    #[serde(default)]
+    pub text: Option<String>,
+}
+
+/// A Bot's question to the person, with its answer once given.
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Ask {
+    pub question: String,
+    #[serde(default)]
+    pub options: Vec<AskOption>,
+    #[serde(default)]
+    pub multiple: bool,
+    #[serde(default)]
+    pub answer: Option<AskAnswer>,
+    #[serde(default)]
+    pub answered_at: Option<i64>,
+    /// Set when its turn ended without an answer (a stop): it takes none any more.
+    #[serde(default)]
+    pub closed_at: Option<i64>,
+}
+
+pub const MAX_ASK_OPTIONS: usize = 8;
+
+impl Ask {
+    /// Check an answer against the ask: something must be given, picks must exist, a single
+    /// choice takes one pick.
+    pub fn check_answer(&self, a: &AskAnswer) -> Result<(), String> {
+        let words = a.text.as_deref().map(str::trim).unwrap_or("");
+        if a.options.is_empty() && words.is_empty() {
+            return Err("an answer needs a picked option or some words".into());
+        }
+        if let Some(bad) = a.options.iter().find(|i| **i >= self.options.len()) {
+            return Err(format!(
+                "options: {bad} is not one of the ask's options (it has {})",
+                self.options.len()
+            ));
+        }
+        let mut seen = a.options.clone();
+        seen.sort_unstable();
+        seen.dedup();
+        if seen.len() != a.options.len() {
+            return Err("options: an option is picked twice".into());
+        }
+        if !self.multiple && a.options.len() > 1 {
+            return Err("options: this ask takes a single choice".into());
+        }
+        Ok(())
+    }
+
+    /// The answer as the Bot reads it: the picked labels, then the words.
+    pub fn answer_text(&self, a: &AskAnswer) -> String {
+        let mut out = Vec::new();
+        for i in &a.options {
+            if let Some(o) = self.options.get(*i) {
+                out.push(format!("Picked: {}", o.label));
+            }
+        }
+        if let Some(t) = a.text.as_deref().map(str::trim).filter(|t| !t.is_empty()) {
+            out.push(t.to_string());
+        }
+        out.join("\n")
+    }
 }
 
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
@@ -162,6 +286,12 @@ pub struct SessionMessage {
     pub turn_id: Option<RunId>,
     pub status: LineStatus,
     pub created_at: i64,
+    pub kind: LineKind,
+    /// A person's line on its way to the Bots: reading, queued, routed or withdrawn.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub routing: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ask: Option<Ask>,
 }
 
 /// A user line must say something, and not be absurdly long.

@@ -120,7 +120,7 @@ impl EngineBuilder {
         self
     }
     pub fn build(self) -> Engine {
-        Engine {
+        let engine = Engine {
             inner: Arc::new(Inner {
                 store: self.store,
                 models: self.models,
@@ -135,11 +135,42 @@ impl EngineBuilder {
                 tasks: TaskTracker::new(),
                 tool_lists: Default::default(),
             }),
-        }
+        };
+        engine.listen_for_wakes();
+        engine
     }
 }
 
 impl Engine {
+    /// Drive the threads a transaction asked to wake once it committed
+    /// ([`troupe_store::Tx::wake_after_commit`]). Holds the engine weakly, so it ends with it.
+    fn listen_for_wakes(&self) {
+        let Ok(runtime) = tokio::runtime::Handle::try_current() else {
+            return;
+        };
+        let mut wakes = self.inner.store.subscribe_wakes();
+        let weak = Arc::downgrade(&self.inner);
+        runtime.spawn(async move {
+            loop {
+                let thread = match wakes.recv().await {
+                    Ok(t) => t,
+                    Err(tokio::sync::broadcast::error::RecvError::Lagged(n)) => {
+                        tracing::warn!(missed = n, "wake-ups were missed; the next drive or boot picks their work up");
+                        continue;
+                    }
+                    Err(tokio::sync::broadcast::error::RecvError::Closed) => break,
+                };
+                let Some(inner) = weak.upgrade() else { break };
+                let engine = Engine { inner };
+                tokio::spawn(async move {
+                    if let Err(e) = engine.request_drive(thread, "delivery", false).await {
+                        tracing::warn!(thread = %thread, error = %e, "drive after a delivery failed");
+                    }
+                });
+            }
+        });
+    }
+
     pub fn builder(store: Store, models: Arc<dyn ModelResolver>) -> EngineBuilder {
         EngineBuilder {
             store,

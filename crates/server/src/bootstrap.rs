@@ -93,6 +93,9 @@ pub async fn build_state(data_dir: &Path, opts: BootOptions) -> anyhow::Result<B
             ..EngineConfig::default()
         })
         .message_observer(Arc::new(SessionProjector));
+    let builder = troupe_collab::tools::registrations()
+        .into_iter()
+        .try_fold(builder, |b, t| b.tool(t))?;
     let engine = troupe_workflows::build_engine(builder)?;
     let collab = Collab::new(engine.clone(), shared, data_dir.join("workspaces"));
     collab.load_stored_roles()?;

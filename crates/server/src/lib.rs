@@ -45,6 +45,8 @@ pub fn api() -> (Router<AppState>, utoipa::openapi::OpenApi) {
         .merge(routes::bots::router())
         .merge(routes::roles::router())
         .merge(routes::sessions::router())
+        .merge(routes::members::router())
+        .merge(routes::messages::router())
         .merge(routes::turns::router())
         .merge(routes::workflows::router())
         .merge(routes::notes::router())

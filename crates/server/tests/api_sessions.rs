@@ -100,7 +100,13 @@ async fn invalid_conversations_are_refused_with_422_and_write_nothing() {
             json!({"kind": "party", "bot_ids": [a]}),
             "unknown session kind",
         ),
-        (json!({"kind": "group", "bot_ids": [a]}), "only direct"),
+        (json!({"kind": "group", "bot_ids": []}), "at least one"),
+        (json!({"kind": "group", "bot_ids": [a, a]}), "named twice"),
+        (json!({"kind": "group", "bot_ids": [a, gone]}), "archived"),
+        (
+            json!({"kind": "bot_direct", "bot_ids": [a, b]}),
+            "opened by a Bot",
+        ),
         (
             json!({"kind": "direct", "bot_ids": [a], "title": "x".repeat(201)}),
             "title",

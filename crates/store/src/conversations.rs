@@ -3,7 +3,9 @@
 use crate::args;
 use crate::{Result, StoreError, Tx};
 use serde_json::json;
-use troupe_core::conversation::{Author, Bot, LineStatus, Session, SessionKind, SessionMessage};
+use troupe_core::conversation::{
+    Ask, Author, Bot, LineKind, LineStatus, Session, SessionKind, SessionMessage,
+};
 use troupe_core::thread::EndpointSpec;
 use troupe_core::{BotId, MessageId, RunId, SessionId, SessionMessageId, ThreadId};
 
@@ -25,6 +27,30 @@ pub struct NewLine {
     pub thread_message_id: Option<MessageId>,
     pub turn_id: Option<RunId>,
     pub status: LineStatus,
+    pub kind: LineKind,
+    /// A person's line that waits to be read and routed starts at `reading`.
+    pub routing: Option<&'static str>,
+    /// An ask line's question (its answer starts empty), and the thread that waits on it.
+    pub ask: Option<(Ask, ThreadId)>,
+}
+
+impl NewLine {
+    /// A plain line with nothing special about it.
+    pub fn plain(session_id: SessionId, author: Author, body: String) -> NewLine {
+        NewLine {
+            session_id,
+            author,
+            bot_id: None,
+            parent_id: None,
+            body,
+            thread_message_id: None,
+            turn_id: None,
+            status: LineStatus::Done,
+            kind: LineKind::Line,
+            routing: None,
+            ask: None,
+        }
+    }
 }
 
 fn bad(what: &str, e: impl std::fmt::Display) -> StoreError {
@@ -59,8 +85,8 @@ fn bot_from_row(r: &crate::Row) -> Result<Bot> {
     })()
 }
 
-const LINE_COLUMNS: &str =
-    "id, session_id, author, bot_id, parent_id, body, turn_id, status, created_at";
+const LINE_COLUMNS: &str = "id, session_id, author, bot_id, parent_id, body, turn_id, status, \
+     created_at, kind, routing, ask, ask_answer, answered_at, ask_closed_at";
 
 fn line_from_row(r: &crate::Row) -> Result<SessionMessage> {
     let author: String = r.get(2)?;
@@ -72,6 +98,24 @@ fn line_from_row(r: &crate::Row) -> Result<SessionMessage> {
     let body: String = r.get(5)?;
     let turn_id = r.get::<Option<i64>>(6)?.map(RunId);
     let created_at: i64 = r.get(8)?;
+    let kind: String = r.get(9)?;
+    let routing: Option<String> = r.get(10)?;
+    let ask: Option<String> = r.get(11)?;
+    let answer: Option<String> = r.get(12)?;
+    let answered_at: Option<i64> = r.get(13)?;
+    let closed_at: Option<i64> = r.get(14)?;
+    let ask = ask
+        .map(|text| -> Result<Ask> {
+            let mut ask: Ask = serde_json::from_str(&text).map_err(|e| bad("line ask", e))?;
+            ask.answer = answer
+                .map(|a| serde_json::from_str(&a))
+                .transpose()
+                .map_err(|e| bad("ask answer", e))?;
+            ask.answered_at = answered_at;
+            ask.closed_at = closed_at;
+            Ok(ask)
+        })
+        .transpose()?;
     (|| {
         Ok(SessionMessage {
             id,
@@ -83,6 +127,9 @@ fn line_from_row(r: &crate::Row) -> Result<SessionMessage> {
             turn_id,
             status: LineStatus::parse(&status).map_err(|e| bad("line status", e))?,
             created_at,
+            kind: LineKind::parse(&kind).map_err(|e| bad("line kind", e))?,
+            routing,
+            ask,
         })
     })()
 }
@@ -237,8 +284,8 @@ impl Tx<'_> {
         )?);
         for b in bots {
             self.exec(
-                "INSERT INTO session_members (session_id, bot_id) VALUES (?1, ?2)",
-                args![id.0, b.0],
+                "INSERT INTO session_members (session_id, bot_id, joined_at) VALUES (?1, ?2, ?3)",
+                args![id.0, b.0, self.now],
             )?;
         }
         let session = self.session(id)?;
@@ -247,16 +294,37 @@ impl Tx<'_> {
     }
 
     pub fn session(&self, id: SessionId) -> Result<Session> {
-        let row: Option<(String, String, Option<i64>, i64)> = self.query_opt(
-            "SELECT kind, title, archived_at, created_at FROM sessions WHERE id = ?1",
+        type SessionRow = (
+            String,
+            String,
+            Option<i64>,
+            i64,
+            Option<i64>,
+            Option<i64>,
+            Option<String>,
+        );
+        let row: Option<SessionRow> = self.query_opt(
+            "SELECT kind, title, archived_at, created_at, origin_session_id, opened_by_bot_id, opened_via
+             FROM sessions WHERE id = ?1",
             args![id.0],
-            |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)),
+            |r| {
+                Ok((
+                    r.get(0)?,
+                    r.get(1)?,
+                    r.get(2)?,
+                    r.get(3)?,
+                    r.get(4)?,
+                    r.get(5)?,
+                    r.get(6)?,
+                ))
+            },
         )?;
-        let (kind, title, archived, created_at) =
+        let (kind, title, archived, created_at, origin, opened_by, opened_via) =
             row.ok_or_else(|| StoreError::not_found("session", id))?;
+        // Present members only: one who left keeps its row (and history) but is not listed.
         let bot_ids: Vec<_> = self
             .query_all(
-                "SELECT bot_id FROM session_members WHERE session_id = ?1 ORDER BY bot_id",
+                "SELECT bot_id FROM session_members WHERE session_id = ?1 AND left_at IS NULL ORDER BY bot_id",
                 args![id.0],
                 |r| r.get::<i64>(0),
             )?
@@ -270,6 +338,9 @@ impl Tx<'_> {
             bot_ids,
             archived: archived.is_some(),
             created_at,
+            origin_session_id: origin.map(SessionId),
+            opened_by_bot_id: opened_by.map(BotId),
+            opened_via,
         })
     }
 
@@ -350,9 +421,21 @@ impl Tx<'_> {
     }
 
     pub fn insert_line(&mut self, l: &NewLine) -> Result<SessionMessage> {
+        let ask = l
+            .ask
+            .as_ref()
+            .map(|(a, _)| {
+                let mut question = a.clone();
+                question.answer = None;
+                question.answered_at = None;
+                question.closed_at = None;
+                serde_json::to_string(&question)
+            })
+            .transpose()
+            .map_err(|e| StoreError::Invalid(e.to_string()))?;
         let id = self.insert(
-            "INSERT INTO session_messages (session_id, author, bot_id, parent_id, body, thread_message_id, turn_id, status, created_at)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
+            "INSERT INTO session_messages (session_id, author, bot_id, parent_id, body, thread_message_id, turn_id, status, created_at, kind, routing, ask, ask_thread_id)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)",
             args![
                 l.session_id.0,
                 l.author.as_str(),
@@ -362,7 +445,11 @@ impl Tx<'_> {
                 l.thread_message_id.map(|m| m.0),
                 l.turn_id.map(|r| r.0),
                 l.status.as_str(),
-                self.now
+                self.now,
+                l.kind.as_str(),
+                l.routing,
+                ask,
+                l.ask.as_ref().map(|(_, t)| t.0)
             ],
         )?;
         let line = self.line(SessionMessageId(id))?;

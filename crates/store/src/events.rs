@@ -27,6 +27,8 @@ pub struct EventSink {
     tx: broadcast::Sender<Event>,
     /// Requests from other nodes (PostgreSQL's `troupe_control` channel).
     control: broadcast::Sender<String>,
+    /// Threads to wake on this node after a commit.
+    wakes: broadcast::Sender<ThreadId>,
     /// Set on PostgreSQL, where other nodes commit too: committed events reach subscribers
     /// through it, in id order with theirs.
     tail: OnceLock<Arc<Tail>>,
@@ -36,9 +38,11 @@ impl EventSink {
     pub(crate) fn new() -> Self {
         let (tx, _) = broadcast::channel(4096);
         let (control, _) = broadcast::channel(256);
+        let (wakes, _) = broadcast::channel(1024);
         EventSink {
             tx,
             control,
+            wakes,
             tail: OnceLock::new(),
         }
     }
@@ -66,6 +70,16 @@ impl EventSink {
         for e in events {
             // No subscriber is fine: the log is the source of truth; live delivery is a hint.
             let _ = self.tx.send(e);
+        }
+    }
+
+    pub(crate) fn subscribe_wakes(&self) -> broadcast::Receiver<ThreadId> {
+        self.wakes.subscribe()
+    }
+
+    pub(crate) fn publish_wakes(&self, threads: Vec<ThreadId>) {
+        for t in threads {
+            let _ = self.wakes.send(t);
         }
     }
 
@@ -134,6 +148,15 @@ impl Tx<'_> {
             Dialect::Sqlite => self.controls.push(payload.to_string()),
         }
         Ok(())
+    }
+
+    /// Ask this node to drive `thread` once this transaction commits: for work given to a
+    /// thread inside another's step (a Bot's line that names another Bot), where the caller
+    /// cannot act after the commit itself. Whoever subscribed (the engine) acts on it.
+    pub fn wake_after_commit(&mut self, thread: ThreadId) {
+        if !self.wakes.contains(&thread) {
+            self.wakes.push(thread);
+        }
     }
 
     /// Append an event; it is published when this transaction commits.

@@ -10,6 +10,7 @@ mod durability;
 mod effects;
 mod error;
 mod events;
+mod groups;
 mod inbox;
 mod loop_guards;
 mod messages;
@@ -37,6 +38,7 @@ pub use durability::{Durability, OpenOptions, UnknownDurability};
 pub use effects::{EffectBegin, EffectRecord};
 pub use error::StoreError;
 pub use events::{Event, EventSink};
+pub use groups::{CONVERSATION, LineDelivery, LineReading, MemberRow, Segment};
 pub use inbox::Delivered;
 pub use loop_guards::LoopGuard;
 pub use messages::{NewMessage, RootTail};
@@ -57,7 +59,7 @@ use rusqlite::{Connection, OpenFlags};
 use std::panic::{AssertUnwindSafe, catch_unwind, resume_unwind};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
-use troupe_core::Clock;
+use troupe_core::{Clock, ThreadId};
 
 pub use db::{Dialect, FromValue, Row, SqlError, SqlErrorKind, ToValue, Value};
 
@@ -327,6 +329,12 @@ impl Store {
         self.inner.sink.subscribe_control()
     }
 
+    /// Threads given work by a transaction that asked to wake them, on this node, after it
+    /// committed (see [`Tx::wake_after_commit`]).
+    pub fn subscribe_wakes(&self) -> tokio::sync::broadcast::Receiver<ThreadId> {
+        self.inner.sink.subscribe_wakes()
+    }
+
     fn lock(&self) -> MutexGuard<'_, Conn> {
         // A panic while holding the lock leaves the database consistent (the transaction is
         // rolled back before the next use), so a poisoned lock is safe to take over.
@@ -364,6 +372,7 @@ impl Store {
             now: self.inner.clock.now_ms(),
             events: Vec::new(),
             controls: Vec::new(),
+            wakes: Vec::new(),
             writing: true,
         };
         let out = match catch_unwind(AssertUnwindSafe(|| f(&mut tx))) {
@@ -379,6 +388,7 @@ impl Store {
         };
         let mut events = std::mem::take(&mut tx.events);
         let controls = std::mem::take(&mut tx.controls);
+        let wakes = std::mem::take(&mut tx.wakes);
         if let Err(e) = events::flush_pending(&conn, &mut events) {
             let _ = conn.step("ROLLBACK");
             return Err((e, false));
@@ -394,6 +404,7 @@ impl Store {
         // Published while the writer lock is still held, so subscribers see ids in order.
         self.inner.sink.publish(events);
         self.inner.sink.publish_control(controls);
+        self.inner.sink.publish_wakes(wakes);
         drop(conn);
         Ok(out)
     }
@@ -466,6 +477,7 @@ impl Store {
             now,
             events: Vec::new(),
             controls: Vec::new(),
+            wakes: Vec::new(),
             writing: false,
         };
         let out = catch_unwind(AssertUnwindSafe(|| f(&mut tx)));
@@ -526,6 +538,8 @@ pub struct Tx<'a> {
     events: Vec<Event>,
     /// Control messages to publish at commit (SQLite; PostgreSQL sends them with NOTIFY).
     controls: Vec<String>,
+    /// Threads to wake on this node once this transaction commits (see `wake_after_commit`).
+    wakes: Vec<ThreadId>,
     /// A write transaction (reads run read-only and take no row locks).
     writing: bool,
 }

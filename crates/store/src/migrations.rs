@@ -18,13 +18,13 @@ type Migration = (&'static str, &'static str);
 const SQLITE: &[Migration] = migrations!("sqlite":
     "0001_kernel", "0002_conversations", "0003_workflows", "0004_agenda", "0005_tasks",
     "0006_blueprint_loops", "0007_unknown_effect_notes", "0008_loop_guards", "0009_cached_tokens",
-    "0010_nodes",
+    "0010_nodes", "0011_groups",
 );
 
 const POSTGRES: &[Migration] = migrations!("postgres":
     "0001_kernel", "0002_conversations", "0003_workflows", "0004_agenda", "0005_tasks",
     "0006_blueprint_loops", "0007_unknown_effect_notes", "0008_loop_guards", "0009_cached_tokens",
-    "0010_nodes",
+    "0010_nodes", "0011_groups",
 );
 
 const _: () = assert!(
@@ -118,6 +118,21 @@ pub fn apply(conn: &Conn, path: &Path) -> Result<()> {
     applied
 }
 
+/// Bring a fresh SQLite file only as far as the first `n` migrations: tests of an upgrade
+/// start from a database an older Troupe wrote.
+pub(crate) fn sqlite_at_version(path: &Path, n: usize) -> Result<()> {
+    let conn = rusqlite::Connection::open(path).map_err(|e| StoreError::Open {
+        path: path.to_path_buf(),
+        detail: e.to_string(),
+    })?;
+    let conn = Conn::Sqlite(conn);
+    for (i, (name, sql)) in SQLITE.iter().take(n).enumerate() {
+        conn.batch("PRAGMA foreign_keys = OFF")?;
+        migrate_one(&conn, i, name, sql, path)?;
+    }
+    Ok(())
+}
+
 fn apply_pending(conn: &Conn, path: &Path) -> Result<()> {
     let open_err = |e: StoreError| StoreError::Open {
         path: path.to_path_buf(),
@@ -126,34 +141,70 @@ fn apply_pending(conn: &Conn, path: &Path) -> Result<()> {
     // Another process may open the same database at the same time: each step holds the write
     // lock (SQLite's IMMEDIATE, PostgreSQL's advisory lock) and reads the version again under
     // it, so a migration runs once.
+    let sqlite = conn.dialect() == Dialect::Sqlite;
     for (i, (name, sql)) in list(conn.dialect()).iter().enumerate() {
-        conn.begin_write().map_err(open_err)?;
-        let now = version(conn).map_err(open_err)?;
-        if now > KNOWN_VERSION {
-            let _ = conn.step("ROLLBACK");
-            return Err(StoreError::TooNew {
-                path: path.to_path_buf(),
-                found: now,
-                known: KNOWN_VERSION,
-            });
+        // SQLite rebuilds a table to change its CHECK, which needs foreign keys off (a no-op
+        // inside a transaction); they are checked below before the step commits.
+        if sqlite {
+            conn.batch("PRAGMA foreign_keys = OFF").map_err(open_err)?;
         }
-        if now > i as i64 {
-            conn.step("ROLLBACK").map_err(open_err)?;
-            continue;
+        let stepped = migrate_one(conn, i, name, sql, path);
+        if sqlite {
+            conn.batch("PRAGMA foreign_keys = ON").map_err(open_err)?;
         }
-        let step = conn
-            .batch(sql)
-            .and_then(|_| set_version(conn, (i + 1) as i64));
-        if let Err(e) = step {
-            let _ = conn.step("ROLLBACK");
-            return Err(StoreError::Open {
-                path: path.to_path_buf(),
-                detail: format!("migration {name} failed: {e}"),
-            });
-        }
-        conn.step("COMMIT").map_err(open_err)?;
+        stepped?;
     }
     Ok(())
+}
+
+/// Apply migration `i` unless another process has already.
+fn migrate_one(conn: &Conn, i: usize, name: &str, sql: &str, path: &Path) -> Result<()> {
+    let open_err = |e: StoreError| StoreError::Open {
+        path: path.to_path_buf(),
+        detail: format!("not a usable Troupe database ({e})"),
+    };
+    conn.begin_write().map_err(open_err)?;
+    let now = version(conn).map_err(open_err)?;
+    if now > KNOWN_VERSION {
+        let _ = conn.step("ROLLBACK");
+        return Err(StoreError::TooNew {
+            path: path.to_path_buf(),
+            found: now,
+            known: KNOWN_VERSION,
+        });
+    }
+    if now > i as i64 {
+        conn.step("ROLLBACK").map_err(open_err)?;
+        return Ok(());
+    }
+    let step = conn
+        .batch(sql)
+        .and_then(|_| foreign_keys_hold(conn))
+        .and_then(|_| set_version(conn, (i + 1) as i64));
+    if let Err(e) = step {
+        let _ = conn.step("ROLLBACK");
+        return Err(StoreError::Open {
+            path: path.to_path_buf(),
+            detail: format!("migration {name} failed: {e}"),
+        });
+    }
+    conn.step("COMMIT").map_err(open_err)?;
+    Ok(())
+}
+
+/// SQLite: every reference still names a row after a step that ran with foreign keys off.
+fn foreign_keys_hold(conn: &Conn) -> Result<()> {
+    if conn.dialect() != Dialect::Sqlite {
+        return Ok(());
+    }
+    let broken = conn.query("PRAGMA foreign_key_check", &[])?;
+    match broken.first() {
+        None => Ok(()),
+        Some(row) => Err(StoreError::Invalid(format!(
+            "a reference names a missing row (table {})",
+            row.get::<String>(0).unwrap_or_default()
+        ))),
+    }
 }
 
 fn set_version(conn: &Conn, v: i64) -> Result<()> {

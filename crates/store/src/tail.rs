@@ -156,6 +156,7 @@ fn read_after(conn: &Conn, last: i64) -> Result<Vec<Event>> {
         now: 0,
         events: Vec::new(),
         controls: Vec::new(),
+        wakes: Vec::new(),
         writing: false,
     };
     tx.events_after(EventId(last), None, PAGE)

@@ -135,6 +135,12 @@ fn open_postgres(server: &str, clock: Arc<dyn Clock>) -> Store {
     Store::open_url(&url, clock, OpenOptions::default()).expect("the test database opens")
 }
 
+/// A SQLite database file as a Troupe at schema `version` left it (only that many
+/// migrations applied), for tests of an upgrade.
+pub fn sqlite_file_at_version(path: &Path, version: usize) -> Result<()> {
+    crate::migrations::sqlite_at_version(path, version)
+}
+
 #[cfg(test)]
 mod tests {
     use super::with_database;

@@ -296,6 +296,7 @@ fn commit_batch(shared: &Shared, batch: Vec<Job>, queued: &AtomicUsize) {
         // Published while the writer's lock is still held, so its subscribers see ids in order.
         shared.sink.publish(kept.events);
         shared.sink.publish_control(kept.controls);
+        shared.sink.publish_wakes(kept.wakes);
     }
     drop(conn);
     for job in batch {
@@ -310,6 +311,7 @@ struct Kept {
     changed: bool,
     events: Vec<Event>,
     controls: Vec<String>,
+    wakes: Vec<troupe_core::ThreadId>,
 }
 
 /// Run every job of the batch in one transaction and commit it; on failure the transaction is
@@ -358,6 +360,7 @@ fn run_job(
         now: shared.clock.now_ms(),
         events: Vec::new(),
         controls: Vec::new(),
+        wakes: Vec::new(),
         writing: true,
     };
     let how = (job.attempt)(&mut tx);
@@ -388,6 +391,7 @@ fn run_job(
             if how == Attempt::Kept {
                 kept_jobs.events.append(&mut tx.events);
                 kept_jobs.controls.append(&mut tx.controls);
+                kept_jobs.wakes.append(&mut tx.wakes);
                 kept_jobs.jobs += 1;
             }
             None

@@ -81,6 +81,35 @@ const ATTACKS: &[(&str, &str)] = &[
         "INSERT INTO effects (thread_id, run_id, effect_key, tool, summary, outcome, started_at)
          VALUES (1, 1, 'e', 'shell', '', 'started', 1), (1, 1, 'e', 'shell', '', 'started', 1)",
     ),
+    (
+        "a lead in a direct conversation",
+        "UPDATE session_members SET is_lead = 1 WHERE session_id = 1",
+    ),
+    (
+        "a lead that left the group",
+        "UPDATE session_members SET is_lead = 1, left_at = 5 WHERE session_id = 2 AND bot_id = 1",
+    ),
+    (
+        "an archived Bot made lead",
+        "UPDATE session_members SET is_lead = 1 WHERE session_id = 2 AND bot_id = 2",
+    ),
+    (
+        "two leads in one group",
+        "INSERT INTO session_members (session_id, bot_id, is_lead) VALUES (2, 3, 1), (2, 4, 1)",
+    ),
+    (
+        "an ask answered twice",
+        "UPDATE session_messages SET ask_answer = '{\"options\":[1]}' WHERE id = 1",
+    ),
+    (
+        "a second Bot↔Bot direct for one pair",
+        "INSERT INTO sessions (kind, title, created_at, updated_at, opened_via, pair_key)
+         VALUES ('bot_direct', 'd', 1, 1, 'create_direct', '1:3')",
+    ),
+    (
+        "a Bot↔Bot direct that does not say how it was opened",
+        "INSERT INTO sessions (kind, title, created_at, updated_at) VALUES ('bot_direct', 'd', 1, 1)",
+    ),
 ];
 
 fn every_rule_refuses_its_attack(store: &Store) {
@@ -93,6 +122,26 @@ fn every_rule_refuses_its_attack(store: &Store) {
             tx.raw_execute(
                 "INSERT INTO runs (thread_id, generation, trigger_reason, status, owner_pid, owner_boot, started_at)
                  VALUES (1, 1, 'x', 'running', 1, 'b', 1)",
+            )?;
+            // Bots 1, 3, 4 live and 2 archived; a direct (1) and a group (2) with an answered ask.
+            tx.raw_execute(
+                "INSERT INTO bots (name, created_at, updated_at, archived_at)
+                 VALUES ('a', 1, 1, NULL), ('b', 1, 1, 1), ('c', 1, 1, NULL), ('d', 1, 1, NULL)",
+            )?;
+            tx.raw_execute(
+                "INSERT INTO sessions (kind, title, created_at, updated_at)
+                 VALUES ('direct', 'x', 1, 1), ('group', 'g', 1, 1)",
+            )?;
+            tx.raw_execute(
+                "INSERT INTO session_members (session_id, bot_id) VALUES (1, 1), (2, 1), (2, 2)",
+            )?;
+            tx.raw_execute(
+                "INSERT INTO sessions (kind, title, created_at, updated_at, opened_via, pair_key)
+                 VALUES ('bot_direct', 'd', 1, 1, 'create_direct', '1:3')",
+            )?;
+            tx.raw_execute(
+                "INSERT INTO session_messages (session_id, author, bot_id, body, created_at, kind, ask, ask_answer)
+                 VALUES (2, 'bot', 1, 'q', 1, 'ask', '{\"question\":\"q\"}', '{\"options\":[0]}')",
             )
         })
         .unwrap();

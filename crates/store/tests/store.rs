@@ -279,24 +279,23 @@ fn a_model_call_keeps_its_cached_input_tokens() {
 fn model_calls_from_before_cached_tokens_read_as_none_cached() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("troupe.db");
+    // A file as migration 8 left it, with one model call written the way it wrote them.
+    troupe_store::testing::sqlite_file_at_version(&path, 8).unwrap();
     let run = {
-        let s = Store::open(&path, Arc::new(ManualClock::new(0))).unwrap();
-        let t = thread(&s);
-        let r = s.write(|tx| tx.start_run(&new_run(t))).unwrap();
-        s.write(|tx| tx.record_model_call(t, &model_call(r.id, 5)))
-            .unwrap();
-        r.id
-    };
-    {
-        // Put the file back where migration 8 left it.
         let c = rusqlite::Connection::open(&path).unwrap();
         c.execute_batch(
-            "DROP TABLE nodes; DROP INDEX runs_owner_live;
-             ALTER TABLE model_calls DROP COLUMN cached_input_tokens",
+            "INSERT INTO threads (id, title, agent, workspace, created_at, updated_at)
+                 VALUES (1, 't', '{}', '/tmp', 0, 0);
+             INSERT INTO runs (id, thread_id, generation, trigger_reason, status, owner_pid,
+                               owner_boot, started_at)
+                 VALUES (1, 1, 1, 'test', 'running', 1, 'old', 0);
+             INSERT INTO model_calls (run_id, role, endpoint, model, input_tokens, output_tokens,
+                                      latency_ms, attempts, started_at)
+                 VALUES (1, 'main', 'http://127.0.0.1:1/v1', 'm', 900, 12, 40, 1, 1000);",
         )
         .unwrap();
-        c.pragma_update(None, "user_version", 8).unwrap();
-    }
+        troupe_core::RunId(1)
+    };
     let s = Store::open(&path, Arc::new(ManualClock::new(0))).unwrap();
     let calls = s.read(|tx| tx.model_calls(run)).unwrap();
     assert_eq!(calls, vec![model_call(run, 0)]);

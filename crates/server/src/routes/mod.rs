@@ -4,6 +4,8 @@ pub mod agenda;
 pub mod blueprint_loops;
 pub mod bots;
 pub mod events;
+pub mod members;
+pub mod messages;
 pub mod nodes;
 pub mod notes;
 pub mod roles;

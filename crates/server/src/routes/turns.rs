@@ -38,6 +38,9 @@ pub struct TurnsQuery {
 #[serde(deny_unknown_fields)]
 pub struct StopRequest {
     pub session_id: SessionId,
+    /// Only this turn; without it, every running turn in the conversation.
+    #[serde(default)]
+    pub turn_id: Option<RunId>,
 }
 
 #[utoipa::path(
@@ -109,7 +112,7 @@ async fn stop_turn(
 ) -> Result<Json<TurnView>, ApiError> {
     // The workflow layer's stop also cancels the child tasks the turn handed out.
     let run = crate::routes::workflows::workflows(&state)
-        .stop_session(req.session_id)
+        .stop_session(req.session_id, req.turn_id)
         .await?;
     Ok(Json(state.collab.turn(run.id)?))
 }

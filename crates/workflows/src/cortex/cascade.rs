@@ -30,9 +30,23 @@ impl Workflows {
     }
 
     /// The Stop button: end the session's running turn, then its child tasks.
-    pub async fn stop_session(&self, session: SessionId) -> Result<RunRecord, WorkflowError> {
-        let run = self.collab.stop(session).await?;
-        self.cancel_child_tasks(run.thread_id).await?;
-        Ok(run)
+    /// Stop one turn of a conversation (or all), cancelling the child tasks each handed out;
+    /// answers the first stopped.
+    pub async fn stop_session(
+        &self,
+        session: SessionId,
+        turn: Option<troupe_core::RunId>,
+    ) -> Result<RunRecord, WorkflowError> {
+        let runs = self.collab.stop_turns(session, turn).await?;
+        for run in &runs {
+            self.cancel_child_tasks(run.thread_id).await?;
+        }
+        runs.into_iter().next().ok_or_else(|| {
+            troupe_collab::CollabError::conflict(
+                "not_running",
+                format!("conversation {session} has no running turn"),
+            )
+            .into()
+        })
     }
 }

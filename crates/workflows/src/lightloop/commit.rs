@@ -7,7 +7,7 @@ use crate::lightloop::machine::{LoopEffect, MAX_REVIEW_RECOVERIES, Mail, Step};
 use crate::lightloop::texts;
 use crate::service::record_terminal;
 use crate::slot::{LightLoopSlot, WorkflowSlot};
-use troupe_core::conversation::{Author, LineStatus};
+use troupe_core::conversation::{Author, LineKind};
 use troupe_core::inbox::{Delivery, InboxMode, Priority};
 use troupe_core::message::Origin;
 use troupe_core::{MessageId, ThreadId};
@@ -51,14 +51,8 @@ fn delivery(
 pub fn notice(tx: &mut Tx<'_>, executor: ThreadId, body: String) -> Result<(), StoreError> {
     if let Some((session, _)) = tx.thread_session(executor)? {
         tx.insert_line(&NewLine {
-            session_id: session,
-            author: Author::System,
-            bot_id: None,
-            parent_id: None,
-            body,
-            thread_message_id: None,
-            turn_id: None,
-            status: LineStatus::Done,
+            kind: LineKind::System,
+            ..NewLine::plain(session, Author::System, body)
         })?;
     }
     Ok(())

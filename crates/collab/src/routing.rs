@@ -1,0 +1,351 @@
+//! Who hears a line, decided and delivered in one transaction: mentions and pull-in
+//! (MEN-1…6, PULL-1…3), the lead or the judgements for a person's unaddressed group line
+//! (PAR-1…4), only the named Bots for a Bot's line, the other side of a pair direct (MEN-12),
+//! and the nod to a nod that wakes nobody (MEN-7/8). Members a line does not wake still read
+//! it, speaker-labelled, with their next model call. Delivery keys (`line:<id>:to:<bot>`) make
+//! a repeat deliver nothing.
+
+use crate::members::system_line;
+use crate::threads::ensure_thread;
+use serde_json::json;
+use std::path::Path;
+use troupe_core::conversation::{Author, Bot, Session, SessionKind, SessionMessage};
+use troupe_core::inbox::{Delivery, InboxMode};
+use troupe_core::mention::{Mentions, RosterBot, parse_mentions};
+use troupe_core::message::Origin;
+use troupe_core::nod::{NodContext, NodVerdict, nod_verdict, suppresses_wake};
+use troupe_core::participation::{
+    How, Member, UserLineInput, UserRoute, route_bot_line, route_user_group_line,
+};
+use troupe_core::{BotId, SessionId, ThreadId};
+use troupe_store::{StoreError, Tx};
+
+/// How a direct's one Bot hears its person (not a participation rule: there is no choice).
+pub(crate) const DIRECT: &str = "direct";
+
+/// What routing a person's line decided.
+#[derive(Debug, Default)]
+pub(crate) struct Routed {
+    /// Threads given the line as work: the caller drives them after commit.
+    pub woke: Vec<ThreadId>,
+    /// No lead and nobody named: ask these Bots whether they join (after commit).
+    pub judge: Vec<BotId>,
+}
+
+/// Every live Bot, marked present when it is a member here.
+pub(crate) fn roster(tx: &Tx<'_>, session: &Session) -> Result<Vec<RosterBot>, StoreError> {
+    Ok(tx
+        .bots(false)?
+        .into_iter()
+        .map(|b| RosterBot {
+            present: session.bot_ids.contains(&b.id),
+            id: b.id,
+            name: b.name,
+        })
+        .collect())
+}
+
+fn members(tx: &Tx<'_>, session: &Session) -> Result<Vec<Member>, StoreError> {
+    let mut out = Vec::new();
+    for row in tx.members(session.id)? {
+        if row.left_at.is_some() {
+            continue;
+        }
+        let bot = tx.bot(row.bot_id)?;
+        let waiting_ask = match crate::threads::thread_of(tx, session.id, row.bot_id)? {
+            Some(t) => tx.open_ask_of_thread(t)?.is_some(),
+            None => false,
+        };
+        out.push(Member {
+            id: row.bot_id,
+            archived: bot.archived,
+            is_lead: row.is_lead,
+            waiting_ask,
+        });
+    }
+    Ok(out)
+}
+
+/// The text a Bot reads for a line: who said it, where.
+pub(crate) fn labelled(session: &Session, speaker: &str, body: &str) -> String {
+    match session.kind {
+        SessionKind::Direct => body.to_string(),
+        SessionKind::Group => format!("[{speaker} in group \"{}\"] {body}", session.title),
+        SessionKind::BotDirect => format!("[{speaker}, in your direct] {body}"),
+    }
+}
+
+fn speaker(tx: &Tx<'_>, line: &SessionMessage) -> Result<String, StoreError> {
+    Ok(match (line.author, line.bot_id) {
+        (Author::Bot, Some(b)) => tx.bot(b)?.name,
+        (Author::System, _) => "Troupe".into(),
+        _ => "User".into(),
+    })
+}
+
+/// Give `line` to `bot` in this conversation: as work (`how` is recorded and its thread is
+/// woken after commit) or, with `how` None, as context for its next model call.
+pub(crate) fn deliver(
+    tx: &mut Tx<'_>,
+    workspace: &Path,
+    session: &Session,
+    line: &SessionMessage,
+    bot: &Bot,
+    how: Option<&str>,
+) -> Result<ThreadId, StoreError> {
+    let thread = ensure_thread(tx, workspace, session, bot, Some(workspace))?;
+    let text = labelled(session, &speaker(tx, line)?, &line.body);
+    let running = tx.thread(thread)?.lease.holder.is_some();
+    let mode = match how {
+        None => InboxMode::Context,
+        Some(_) if running => InboxMode::Steer,
+        Some(_) => InboxMode::Task,
+    };
+    let origin = match line.author {
+        Author::User => Origin::User,
+        _ => Origin::Delegation(format!("line:{}", line.id.0)),
+    };
+    let d = Delivery {
+        origin,
+        ..Delivery::user_task(text)
+            .with_mode(mode)
+            .with_key(format!("line:{}:to:{}", line.id.0, bot.id.0))
+    };
+    tx.deliver(thread, &d)?;
+    if let Some(how) = how {
+        tx.record_line_delivery(line.id, bot.id, how, thread)?;
+        tx.wake_after_commit(thread);
+    }
+    Ok(thread)
+}
+
+/// Named roster Bots not in the group join before the line is delivered (PULL-1); a system
+/// line says so.
+fn pull_in(
+    tx: &mut Tx<'_>,
+    workspace: &Path,
+    session: &mut Session,
+    mentions: &Mentions,
+) -> Result<Vec<BotId>, StoreError> {
+    let mut pulled = Vec::new();
+    for id in &mentions.named {
+        if session.bot_ids.contains(id) {
+            continue;
+        }
+        let bot = tx.bot(*id)?;
+        if bot.archived {
+            continue;
+        }
+        tx.add_member(session.id, *id, "pull_in")?;
+        session.bot_ids.push(*id);
+        ensure_thread(tx, workspace, session, &bot, Some(workspace))?;
+        system_line(tx, session.id, format!("{} joined", bot.name))?;
+        pulled.push(*id);
+    }
+    Ok(pulled)
+}
+
+fn routed_event(
+    tx: &mut Tx<'_>,
+    session: SessionId,
+    line: &SessionMessage,
+    recipients: &[(BotId, &str)],
+) -> Result<(), StoreError> {
+    let list: Vec<_> = recipients
+        .iter()
+        .map(|(b, how)| json!({"bot_id": b, "how": how}))
+        .collect();
+    tx.session_event(
+        "line_routed",
+        session,
+        line.turn_id,
+        json!({"message_id": line.id, "recipients": list}),
+    )
+}
+
+/// Deliver a person's line to whoever it is for, and everyone else as context.
+pub(crate) fn route_person_line(
+    tx: &mut Tx<'_>,
+    workspace: &Path,
+    line: &SessionMessage,
+) -> Result<Routed, StoreError> {
+    let mut session = tx.session(line.session_id)?;
+    let mut out = Routed::default();
+    let mut recipients: Vec<(BotId, &str)> = Vec::new();
+    match session.kind {
+        SessionKind::Direct | SessionKind::BotDirect => {
+            for b in session.bot_ids.clone() {
+                recipients.push((b, DIRECT));
+            }
+        }
+        SessionKind::Group => {
+            let roster = roster(tx, &session)?;
+            let mentions = parse_mentions(&line.body, &roster);
+            let pulled = pull_in(tx, workspace, &mut session, &mentions)?;
+            let members = members(tx, &session)?;
+            let route = route_user_group_line(&UserLineInput {
+                members: &members,
+                mentions: &mentions,
+                pulled_in: &pulled,
+                job_lead: None,
+            });
+            match route {
+                UserRoute::Deliver(list) => {
+                    for (b, how) in list {
+                        recipients.push((b, how.as_str()));
+                    }
+                }
+                UserRoute::Judge(bots) => out.judge = bots,
+                UserRoute::ArchivedLead(lead) => {
+                    let name = tx.bot(lead)?.name;
+                    system_line(
+                        tx,
+                        session.id,
+                        format!(
+                            "{name} leads this group but is archived, so nobody was asked; \
+                             name a Bot with @ or choose another lead."
+                        ),
+                    )?;
+                }
+                UserRoute::Nobody => {}
+            }
+        }
+    }
+    for &(b, how) in &recipients {
+        let bot = tx.bot(b)?;
+        if how == How::AskAnswer.as_str() {
+            crate::asks::take_as_answer(tx, &session, line, &bot)?;
+        }
+        out.woke
+            .push(deliver(tx, workspace, &session, line, &bot, Some(how))?);
+    }
+    // Judged Bots hear the line once they have answered; the rest read it as context.
+    for b in session.bot_ids.clone() {
+        if !recipients.iter().any(|(r, _)| *r == b) && !out.judge.contains(&b) {
+            let bot = tx.bot(b)?;
+            deliver(tx, workspace, &session, line, &bot, None)?;
+        }
+    }
+    routed_event(tx, session.id, line, &recipients)?;
+    tx.set_line_routing(line.id, "routed")?;
+    Ok(out)
+}
+
+/// The Bot that woke this turn with a bare nod, when that turn and this one ran no command.
+fn nod_context(
+    tx: &Tx<'_>,
+    line: &SessionMessage,
+    roster: &[RosterBot],
+) -> Result<NodContext, StoreError> {
+    let mut ctx = NodContext {
+        woken_by_nod_from: None,
+        this_turn_ran_command: false,
+        that_turn_ran_command: false,
+    };
+    let Some(run) = line.turn_id else {
+        return Ok(ctx);
+    };
+    ctx.this_turn_ran_command = !tx.commands(run)?.is_empty();
+    let Some(trigger) = tx.segment(run)?.and_then(|s| s.trigger_line_id) else {
+        return Ok(ctx);
+    };
+    let trigger = tx.line(trigger)?;
+    if trigger.author == Author::Bot && nod_verdict(&trigger.body, roster) == NodVerdict::Bare {
+        ctx.woken_by_nod_from = trigger.bot_id;
+        if let Some(t) = trigger.turn_id {
+            ctx.that_turn_ran_command = !tx.commands(t)?.is_empty();
+        }
+    }
+    Ok(ctx)
+}
+
+/// Deliver a Bot's line in a group or Bot↔Bot direct (never queued, in the transaction that
+/// wrote it): the Bots it names (pulled in when absent), the other side of a pair direct.
+pub(crate) fn route_bot_line_in(
+    tx: &mut Tx<'_>,
+    line: &SessionMessage,
+    workspace: &Path,
+) -> Result<(), StoreError> {
+    let Some(author) = line.bot_id else {
+        return Ok(());
+    };
+    let mut session = tx.session(line.session_id)?;
+    if session.kind == SessionKind::Direct {
+        return Ok(());
+    }
+    let roster = roster(tx, &session)?;
+    let mentions = parse_mentions(&line.body, &roster);
+    if session.kind == SessionKind::Group {
+        pull_in(tx, workspace, &mut session, &mentions)?;
+    }
+    let members = members(tx, &session)?;
+    // A delegation's direct carries its lines without waking anyone (MSG-4).
+    let other = (session.kind == SessionKind::BotDirect
+        && session.opened_via.as_deref() == Some("create_direct"))
+    .then(|| session.bot_ids.iter().copied().find(|b| *b != author))
+    .flatten();
+    let mut wake = route_bot_line(author, &members, &mentions, other);
+    if session.kind == SessionKind::Group && !wake.is_empty() {
+        let bare = nod_verdict(&line.body, &roster) == NodVerdict::Bare;
+        let ctx = nod_context(tx, line, &roster)?;
+        let (quiet, kept): (Vec<_>, Vec<_>) = wake
+            .into_iter()
+            .partition(|(b, _)| suppresses_wake(bare, *b, &ctx));
+        for (b, _) in quiet {
+            tx.session_event(
+                "mention_nod_suppressed",
+                session.id,
+                line.turn_id,
+                json!({"message_id": line.id, "bot_id": b}),
+            )?;
+        }
+        wake = kept;
+    }
+    let mut recipients = Vec::new();
+    for &(b, how) in &wake {
+        let bot = tx.bot(b)?;
+        deliver(tx, workspace, &session, line, &bot, Some(how.as_str()))?;
+        recipients.push((b, how.as_str()));
+    }
+    for b in session.bot_ids.clone() {
+        if b != author && !wake.iter().any(|(r, _)| *r == b) {
+            let bot = tx.bot(b)?;
+            deliver(tx, workspace, &session, line, &bot, None)?;
+        }
+    }
+    if !recipients.is_empty() {
+        routed_event(tx, session.id, line, &recipients)?;
+    }
+    Ok(())
+}
+
+/// Deliver a judged line to the Bots that chose to join.
+pub(crate) fn deliver_judged(
+    tx: &mut Tx<'_>,
+    workspace: &Path,
+    line: &SessionMessage,
+    joined: &[BotId],
+    sat_out: &[BotId],
+) -> Result<Vec<ThreadId>, StoreError> {
+    let session = tx.session(line.session_id)?;
+    let mut woke = Vec::new();
+    let mut recipients = Vec::new();
+    for b in joined {
+        let bot = tx.bot(*b)?;
+        woke.push(deliver(
+            tx,
+            workspace,
+            &session,
+            line,
+            &bot,
+            Some(How::Judgement.as_str()),
+        )?);
+        recipients.push((*b, How::Judgement.as_str()));
+    }
+    for b in sat_out {
+        let bot = tx.bot(*b)?;
+        deliver(tx, workspace, &session, line, &bot, None)?;
+    }
+    routed_event(tx, session.id, line, &recipients)?;
+    Ok(woke)
+}

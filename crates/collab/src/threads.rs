@@ -1,0 +1,54 @@
+//! One kernel thread per Bot × conversation (interim: Collaboration II binds turns to work
+//! items instead). A Bot's thread in a conversation is made when it joins, in the same
+//! transaction; every Bot of a conversation works in the conversation's workspace.
+
+use crate::bots::binding_for;
+use std::path::{Path, PathBuf};
+use troupe_core::conversation::{Bot, Session};
+use troupe_core::thread::Interaction;
+use troupe_core::{SessionId, ThreadId};
+use troupe_store::{CONVERSATION, NewThread, StoreError, Tx};
+
+/// The directory a conversation's Bots work in: a Bot↔Bot direct shares its origin's.
+pub(crate) fn workspace_of(workspaces: &Path, session: &Session) -> PathBuf {
+    let home = session.origin_session_id.unwrap_or(session.id);
+    workspaces.join(format!("session-{}", home.0))
+}
+
+/// The Bot's thread in the conversation, made (in `dir`, or the conversation's workspace) if
+/// it has none yet.
+pub(crate) fn ensure_thread(
+    tx: &mut Tx<'_>,
+    workspaces: &Path,
+    session: &Session,
+    bot: &Bot,
+    dir: Option<&Path>,
+) -> Result<ThreadId, StoreError> {
+    if let Some(t) = tx.session_thread(session.id, bot.id, CONVERSATION)? {
+        return Ok(t);
+    }
+    let dir = dir
+        .map(Path::to_path_buf)
+        .unwrap_or_else(|| workspace_of(workspaces, session));
+    std::fs::create_dir_all(&dir).map_err(|e| {
+        StoreError::Invalid(format!("cannot create workspace {}: {e}", dir.display()))
+    })?;
+    let thread = tx.create_thread(&NewThread {
+        parent_id: None,
+        title: session.title.clone(),
+        agent: binding_for(bot),
+        workspace: dir.display().to_string(),
+        interaction: Interaction::Interactive,
+    })?;
+    tx.bind_thread(session.id, bot.id, thread.id, CONVERSATION)?;
+    Ok(thread.id)
+}
+
+/// The Bot's thread in the conversation, if it has one.
+pub(crate) fn thread_of(
+    tx: &Tx<'_>,
+    session: SessionId,
+    bot: troupe_core::BotId,
+) -> Result<Option<ThreadId>, StoreError> {
+    tx.session_thread(session, bot, CONVERSATION)
+}

@@ -1,0 +1,348 @@
+//! The Bot tools of the conversation layer (owner `collab`): `send_message` posts where the Bot
+//! is a member and its turn goes on (MSG-1); `create_direct` opens or reuses the Bot↔Bot direct
+//! whose every line wakes the other side (MEN-12); `ask_user` asks the person (ASK-1…5). They
+//! work through the store alone: the lines they write are routed in the same transaction and
+//! the threads those lines give work to are woken after commit.
+
+use crate::asks::{AskArgs, post_ask};
+use crate::routing::route_bot_line_in;
+use async_trait::async_trait;
+use serde::Deserialize;
+use serde_json::json;
+use std::collections::HashSet;
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+use troupe_core::conversation::{Author, SessionKind, validate_line};
+use troupe_core::mention::parse_mentions;
+use troupe_core::thread::{Interaction, Thread};
+use troupe_core::{BotId, RunId, SessionId, SessionMessageId};
+use troupe_engine::extension::{ToolCallContext, ToolHandler, ToolRegistration, ToolReply};
+use troupe_llm::ToolSpec;
+use troupe_store::{NewLine, StoreError};
+
+pub const OWNER: &str = "collab";
+
+/// A conversation's own thread (not a child task's, not an unattended worker's).
+fn in_conversation(t: &Thread) -> bool {
+    t.parent_id.is_none() && t.interaction == Interaction::Interactive
+}
+
+fn tool_error(e: StoreError) -> ToolReply {
+    ToolReply::error(match e {
+        StoreError::Invalid(m) | StoreError::Conflict(m) => m,
+        other => format!("internal: {other}; nothing was posted"),
+    })
+}
+
+/// Runs whose unknown `@name` was refused once already: the retry posts.
+#[derive(Default)]
+struct RefusedOnce(Mutex<HashSet<RunId>>);
+
+struct SendMessage {
+    refused: Arc<RefusedOnce>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct SendArgs {
+    text: String,
+    #[serde(default)]
+    session_id: Option<i64>,
+    #[serde(default)]
+    parent_id: Option<i64>,
+}
+
+#[async_trait]
+impl ToolHandler for SendMessage {
+    async fn call(&self, ctx: &ToolCallContext, arguments: &str) -> ToolReply {
+        let args: SendArgs = match serde_json::from_str(arguments) {
+            Ok(a) => a,
+            Err(e) => return ToolReply::error(format!("send_message: bad arguments: {e}")),
+        };
+        if let Err(m) = validate_line(&args.text) {
+            return ToolReply::error(format!("send_message: text: {m}"));
+        }
+        let thread = ctx.thread.id;
+        let run = ctx.run_id;
+        let refused = self.refused.clone();
+        let workspace = PathBuf::from(&ctx.thread.workspace);
+        let out = ctx.store.write(|tx| {
+            let Some((home, bot)) = tx.thread_session(thread)? else {
+                return Err(StoreError::Invalid(
+                    "not_a_member: this turn is not in a conversation".into(),
+                ));
+            };
+            let target = args.session_id.map(SessionId).unwrap_or(home);
+            let session = match tx.session(target) {
+                Ok(s) => s,
+                Err(StoreError::NotFound { .. }) => {
+                    return Err(StoreError::Invalid(format!(
+                        "not_a_member: conversation {target} does not exist"
+                    )));
+                }
+                Err(e) => return Err(e),
+            };
+            if !session.bot_ids.contains(&bot) || session.archived {
+                return Err(StoreError::Invalid(format!(
+                    "not_a_member: you are not a member of conversation {target}"
+                )));
+            }
+            if let Some(p) = args.parent_id {
+                let ok = tx
+                    .line(SessionMessageId(p))
+                    .map(|l| l.session_id == target)
+                    .unwrap_or(false);
+                if !ok {
+                    return Err(StoreError::Invalid(format!(
+                        "parent_id: message {p} is not in conversation {target}"
+                    )));
+                }
+            }
+            let roster = crate::routing::roster(tx, &session)?;
+            let mentions = parse_mentions(&args.text, &roster);
+            let mut notice = None;
+            if !mentions.unknown.is_empty() {
+                let first_time = refused
+                    .0
+                    .lock()
+                    .unwrap_or_else(|p| p.into_inner())
+                    .insert(run);
+                let names: Vec<&str> = roster.iter().map(|r| r.name.as_str()).collect();
+                if first_time {
+                    return Err(StoreError::Invalid(format!(
+                        "unknown_mention: nobody is called {}; the Bots are: {}. Fix the name \
+                         and send again (sent as is, the name reaches nobody).",
+                        mentions
+                            .unknown
+                            .iter()
+                            .map(|u| format!("@{u}"))
+                            .collect::<Vec<_>>()
+                            .join(", "),
+                        names.join(", ")
+                    )));
+                }
+                notice = Some(format!(
+                    "@{} named nobody here, so it reached nobody.",
+                    mentions.unknown.join(", @")
+                ));
+            }
+            let line = tx.insert_line(&NewLine {
+                bot_id: Some(bot),
+                parent_id: args.parent_id.map(SessionMessageId),
+                turn_id: Some(run),
+                ..NewLine::plain(target, Author::Bot, args.text.clone())
+            })?;
+            route_bot_line_in(tx, &line, &workspace)?;
+            if let Some(n) = notice {
+                crate::members::system_line(tx, target, n)?;
+            }
+            Ok(line.id)
+        });
+        match out {
+            Ok(id) => ToolReply::ok(
+                json!({"message_id": id, "posted": true, "note": "Posted; your turn goes on."})
+                    .to_string(),
+            ),
+            Err(e) => tool_error(e),
+        }
+    }
+}
+
+struct CreateDirect;
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct DirectArgs {
+    to: String,
+    text: String,
+}
+
+#[async_trait]
+impl ToolHandler for CreateDirect {
+    async fn call(&self, ctx: &ToolCallContext, arguments: &str) -> ToolReply {
+        let args: DirectArgs = match serde_json::from_str(arguments) {
+            Ok(a) => a,
+            Err(e) => return ToolReply::error(format!("create_direct: bad arguments: {e}")),
+        };
+        if let Err(m) = validate_line(&args.text) {
+            return ToolReply::error(format!("create_direct: text: {m}"));
+        }
+        let thread = ctx.thread.id;
+        let run = ctx.run_id;
+        let workspace = PathBuf::from(&ctx.thread.workspace);
+        let out = ctx.store.write(|tx| {
+            let Some((origin, me)) = tx.thread_session(thread)? else {
+                return Err(StoreError::Invalid(
+                    "create_direct: this turn is not in a conversation".into(),
+                ));
+            };
+            let wanted = args.to.trim().trim_start_matches('@');
+            let bots = tx.bots(false)?;
+            let to = bots
+                .iter()
+                .find(|b| b.name.eq_ignore_ascii_case(wanted))
+                .or_else(|| {
+                    wanted
+                        .parse::<i64>()
+                        .ok()
+                        .and_then(|id| bots.iter().find(|b| b.id == BotId(id)))
+                });
+            let Some(to) = to.cloned() else {
+                let names: Vec<&str> = bots.iter().map(|b| b.name.as_str()).collect();
+                return Err(StoreError::Invalid(format!(
+                    "create_direct: to: no live Bot is called {wanted:?}; the Bots are: {}",
+                    names.join(", ")
+                )));
+            };
+            if to.id == me {
+                return Err(StoreError::Invalid(
+                    "create_direct: to: that is you; name another Bot".into(),
+                ));
+            }
+            let mine = tx.bot(me)?;
+            let title = format!("{} ↔ {}", mine.name, to.name);
+            let session = tx.open_bot_direct(me, to.id, Some(origin), "create_direct", &title)?;
+            for b in [&mine, &to] {
+                crate::threads::ensure_thread(tx, &workspace, &session, b, Some(&workspace))?;
+            }
+            let line = tx.insert_line(&NewLine {
+                bot_id: Some(me),
+                turn_id: Some(run),
+                ..NewLine::plain(session.id, Author::Bot, args.text.clone())
+            })?;
+            route_bot_line_in(tx, &line, &workspace)?;
+            Ok((session.id, line.id, to.name))
+        });
+        match out {
+            Ok((session, line, name)) => ToolReply::ok(
+                json!({"session_id": session, "message_id": line,
+                       "note": format!("Sent to {name} in your direct with them; they are woken.")})
+                .to_string(),
+            ),
+            Err(e) => tool_error(e),
+        }
+    }
+}
+
+struct AskUser;
+
+#[async_trait]
+impl ToolHandler for AskUser {
+    async fn call(&self, ctx: &ToolCallContext, arguments: &str) -> ToolReply {
+        let args: AskArgs = match serde_json::from_str(arguments) {
+            Ok(a) => a,
+            Err(e) => return ToolReply::error(format!("ask_user: bad arguments: {e}")),
+        };
+        let ask = match args.into_ask() {
+            Ok(a) => a,
+            Err(m) => return ToolReply::error(format!("ask_user: {m}")),
+        };
+        let thread = ctx.thread.id;
+        let run = ctx.run_id;
+        let out = ctx.store.write(|tx| {
+            let Some((session, bot)) = tx.thread_session(thread)? else {
+                return Err(StoreError::Invalid(
+                    "ask_user: this turn is not in a conversation".into(),
+                ));
+            };
+            if tx.session(session)?.kind == SessionKind::BotDirect {
+                return Err(StoreError::Invalid(
+                    "no_person_here: this is a direct between two Bots; ask in the conversation \
+                     the person is in"
+                        .into(),
+                ));
+            }
+            post_ask(tx, session, bot, run, thread, ask.clone())
+        });
+        match out {
+            Ok(id) => ToolReply {
+                content: json!({"message_id": id, "note": "The question is shown to the person. \
+                    Your turn ends here; their answer comes to you as a message."})
+                .to_string(),
+                is_error: false,
+                ends_turn: true,
+            },
+            Err(e) => tool_error(e),
+        }
+    }
+}
+
+/// The tools, for [`troupe_engine::EngineBuilder::tool`].
+pub fn registrations() -> Vec<ToolRegistration> {
+    let refused = Arc::new(RefusedOnce::default());
+    let reg = |name: &str, description: &str, parameters, handler: Arc<dyn ToolHandler>| {
+        ToolRegistration {
+            owner: OWNER.into(),
+            spec: ToolSpec {
+                name: name.into(),
+                description: description.into(),
+                parameters,
+            },
+            effectful: false,
+            read_only: false,
+            available: Arc::new(in_conversation),
+            handler,
+        }
+    };
+    vec![
+        reg(
+            "send_message",
+            "Post a message in a conversation you are a member of (default: this one). Name a \
+             Bot with @Name to wake it; your turn goes on after posting.",
+            json!({
+                "type": "object",
+                "properties": {
+                    "text": {"type": "string", "description": "The message. @Name wakes that Bot; @everyone wakes every Bot here."},
+                    "session_id": {"type": "integer", "description": "Another conversation you are a member of."},
+                    "parent_id": {"type": "integer", "description": "The message this one answers."}
+                },
+                "required": ["text"],
+                "additionalProperties": false
+            }),
+            Arc::new(SendMessage { refused }),
+        ),
+        reg(
+            "create_direct",
+            "Open (or reuse) your direct conversation with another Bot and send it a message; \
+             every message there wakes the other side.",
+            json!({
+                "type": "object",
+                "properties": {
+                    "to": {"type": "string", "description": "The other Bot's name."},
+                    "text": {"type": "string", "description": "The first message."}
+                },
+                "required": ["to", "text"],
+                "additionalProperties": false
+            }),
+            Arc::new(CreateDirect),
+        ),
+        reg(
+            "ask_user",
+            "Ask the person something only they can decide or give (an account, a permission, \
+             private knowledge, a choice that is theirs). Not for asking whether to go on. Put \
+             the option you recommend first. Your turn ends; the answer arrives as a message.",
+            json!({
+                "type": "object",
+                "properties": {
+                    "question": {"type": "string"},
+                    "options": {
+                        "type": "array", "maxItems": 8,
+                        "items": {
+                            "type": "object",
+                            "properties": {
+                                "label": {"type": "string"},
+                                "description": {"type": "string"}
+                            },
+                            "required": ["label"],
+                            "additionalProperties": false
+                        }
+                    },
+                    "multiple": {"type": "boolean", "description": "Several options may be picked."}
+                },
+                "required": ["question"],
+                "additionalProperties": false
+            }),
+            Arc::new(AskUser),
+        ),
+    ]
+}

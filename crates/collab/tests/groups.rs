@@ -1,0 +1,630 @@
+//! Groups, Bot↔Bot directs, mentions, the lead, judgements and asks over a real engine and
+//! store, with scripted Bots and the collab tools registered.
+
+use std::sync::Arc;
+use std::time::Duration;
+use troupe_collab::{
+    AnswerRequest, Collab, CollabError, LeadRequest, NewBotRequest, NewSessionRequest,
+    SessionProjector, SharedRoles,
+};
+use troupe_core::conversation::{Author, LineKind, SessionKind};
+use troupe_core::thread::EndpointSpec;
+use troupe_core::{BotId, SessionId, ThreadId};
+use troupe_engine::{Engine, RoleTable};
+use troupe_store::Event;
+
+struct World {
+    collab: Collab,
+    dir: tempfile::TempDir,
+}
+
+fn world() -> World {
+    let dir = tempfile::tempdir().unwrap();
+    let store = troupe_store::testing::open_in(dir.path(), Arc::new(troupe_core::SystemClock));
+    let secrets: troupe_engine::models::SecretSource = Arc::new(|_| None);
+    let roles = Arc::new(SharedRoles::new(RoleTable::new(secrets.clone()), secrets));
+    let mut builder =
+        Engine::builder(store, roles.clone()).message_observer(Arc::new(SessionProjector));
+    for t in troupe_collab::tools::registrations() {
+        builder = builder.tool(t).unwrap();
+    }
+    let collab = Collab::new(builder.build(), roles, dir.path().join("workspaces"));
+    World { collab, dir }
+}
+
+fn script(w: &World, name: &str, json: &str) -> EndpointSpec {
+    let path = w.dir.path().join(format!("{name}.json"));
+    std::fs::write(&path, json).unwrap();
+    EndpointSpec {
+        kind: "scripted".into(),
+        base_url: None,
+        model: "s".into(),
+        api_key_env: None,
+        script: Some(path.display().to_string()),
+    }
+}
+
+fn bot(w: &World, name: &str, json: &str) -> BotId {
+    let endpoint = script(w, &name.to_lowercase().replace(' ', "_"), json);
+    w.collab
+        .create_bot(NewBotRequest {
+            name: name.into(),
+            persona: None,
+            endpoint: Some(endpoint),
+        })
+        .unwrap()
+        .id
+}
+
+fn group(w: &World, bots: &[BotId]) -> SessionId {
+    w.collab
+        .create_session(NewSessionRequest {
+            kind: "group".into(),
+            bot_ids: bots.to_vec(),
+            title: Some("Team".into()),
+        })
+        .unwrap()
+        .session
+        .id
+}
+
+fn thread_of(w: &World, s: SessionId, b: BotId) -> ThreadId {
+    w.collab
+        .store()
+        .read(|tx| tx.session_thread(s, b, troupe_store::CONVERSATION))
+        .unwrap()
+        .expect("the member has a thread")
+}
+
+fn runs(w: &World, t: ThreadId) -> usize {
+    w.collab
+        .store()
+        .read(|tx| tx.runs_for_thread(t, 100))
+        .unwrap()
+        .len()
+}
+
+/// Wait (at most 20 s, then fail) until `n` runs of `thread` have ended, counting from when
+/// `events` was subscribed.
+async fn runs_ended(
+    events: &mut tokio::sync::broadcast::Receiver<Event>,
+    thread: ThreadId,
+    n: usize,
+) {
+    let mut seen = 0;
+    tokio::time::timeout(Duration::from_secs(20), async {
+        while seen < n {
+            let e = events.recv().await.unwrap();
+            if e.kind == "run_ended" && e.thread_id == Some(thread) {
+                seen += 1;
+            }
+        }
+    })
+    .await
+    .unwrap_or_else(|_| panic!("thread {thread}: {seen} of {n} runs ended in 20 s"));
+}
+
+fn bodies(w: &World, s: SessionId) -> Vec<(Author, String)> {
+    w.collab
+        .lines(s, None, 1000)
+        .unwrap()
+        .into_iter()
+        .map(|l| (l.author, l.body))
+        .collect()
+}
+
+const QUIET: &str = r#"{"steps":[{"text":"ok"}],"on_exhausted":"repeat_last"}"#;
+
+#[tokio::test]
+async fn routing_lead_alone_gets_an_unaddressed_line() {
+    let w = world();
+    let alpha = bot(&w, "Alpha", r#"{"steps":[{"text":"On it."}]}"#);
+    let beta = bot(&w, "Beta", QUIET);
+    let s = group(&w, &[alpha, beta]);
+    w.collab
+        .set_lead(
+            s,
+            LeadRequest {
+                bot_id: Some(alpha),
+                confirmed: Some(true),
+            },
+        )
+        .unwrap();
+    let mut events = w.collab.store().subscribe();
+    let line = w
+        .collab
+        .post_line(s, "plan the launch".into(), None)
+        .await
+        .unwrap();
+    runs_ended(&mut events, thread_of(&w, s, alpha), 1).await;
+    let to: Vec<_> = w
+        .collab
+        .store()
+        .read(|tx| tx.line_deliveries(line.id))
+        .unwrap();
+    assert_eq!(to.len(), 1);
+    assert_eq!((to[0].bot_id, to[0].how.as_str()), (alpha, "lead"));
+    assert_eq!(runs(&w, thread_of(&w, s, beta)), 0, "Beta only reads it");
+    // Beta still reads the line, with its next model call.
+    let inbox = w
+        .collab
+        .store()
+        .read(|tx| tx.inbox(thread_of(&w, s, beta)))
+        .unwrap();
+    assert!(inbox.iter().any(|i| i.text.contains("plan the launch")));
+    let view = w.collab.session_view(s).unwrap();
+    assert!(view.members.iter().any(|m| m.bot_id == alpha && m.is_lead));
+}
+
+#[tokio::test]
+async fn a_bot_mention_wakes_the_named_bot() {
+    let w = world();
+    let alpha = bot(
+        &w,
+        "Alpha",
+        r#"{"steps":[{"text":"@Beta can you check the numbers in report.md?"},{"text":"thanks"}]}"#,
+    );
+    let beta = bot(&w, "Beta", r#"{"steps":[{"text":"@Alpha 收到,已对齐"}]}"#);
+    let s = group(&w, &[alpha, beta]);
+    w.collab
+        .set_lead(
+            s,
+            LeadRequest {
+                bot_id: Some(alpha),
+                confirmed: Some(true),
+            },
+        )
+        .unwrap();
+    let mut for_alpha = w.collab.store().subscribe();
+    let mut for_beta = w.collab.store().subscribe();
+    w.collab.post_line(s, "start".into(), None).await.unwrap();
+    runs_ended(&mut for_beta, thread_of(&w, s, beta), 1).await;
+    // Beta's nod answers a question, not a nod: it is more than a nod to a nod, so Alpha hears
+    // it as work and answers once more.
+    runs_ended(&mut for_alpha, thread_of(&w, s, alpha), 2).await;
+    assert_eq!(runs(&w, thread_of(&w, s, beta)), 1);
+    let lines = bodies(&w, s);
+    let expect = [
+        "start",
+        "@Beta can you check the numbers in report.md?",
+        "@Alpha 收到,已对齐",
+        "thanks",
+    ];
+    let said: Vec<&str> = lines.iter().map(|(_, b)| b.as_str()).collect();
+    assert_eq!(said, expect);
+}
+
+#[tokio::test]
+async fn nod_to_a_nod_wakes_nobody() {
+    let w = world();
+    // Alpha acknowledges Beta; Beta's answer to that is a bare nod, which must not wake Alpha.
+    let alpha = bot(&w, "Alpha", r#"{"steps":[{"text":"@Beta got it"}]}"#);
+    let beta = bot(&w, "Beta", r#"{"steps":[{"text":"@Alpha 收到,已对齐"}]}"#);
+    let s = group(&w, &[alpha, beta]);
+    let mut events = w.collab.store().subscribe();
+    w.collab
+        .post_line(s, "@Alpha go".into(), None)
+        .await
+        .unwrap();
+    runs_ended(&mut events, thread_of(&w, s, beta), 1).await;
+    w.collab.engine().wait_idle(thread_of(&w, s, alpha)).await;
+    assert_eq!(
+        runs(&w, thread_of(&w, s, alpha)),
+        1,
+        "the nod to a nod woke nobody"
+    );
+    let suppressed = w
+        .collab
+        .store()
+        .read(|tx| tx.session_events_after(troupe_core::EventId(0), s, 1000))
+        .unwrap()
+        .into_iter()
+        .filter(|e| e.kind == "mention_nod_suppressed")
+        .count();
+    assert_eq!(suppressed, 1);
+}
+
+#[tokio::test]
+async fn a_mention_pulls_a_roster_bot_in_before_delivery() {
+    let w = world();
+    let alpha = bot(&w, "Alpha", QUIET);
+    let gamma = bot(&w, "Gamma Ray", r#"{"steps":[{"text":"Here."}]}"#);
+    let s = group(&w, &[alpha]);
+    let mut events = w.collab.store().subscribe();
+    w.collab
+        .post_line(s, "@Gamma Ray please join us".into(), None)
+        .await
+        .unwrap();
+    runs_ended(&mut events, thread_of(&w, s, gamma), 1).await;
+    let view = w.collab.session_view(s).unwrap();
+    assert!(view.session.bot_ids.contains(&gamma));
+    let lines = bodies(&w, s);
+    let joined = lines
+        .iter()
+        .position(|(a, b)| *a == Author::System && b == "Gamma Ray joined");
+    let reply = lines.iter().position(|(_, b)| b == "Here.");
+    assert!(joined.is_some() && joined < reply, "{lines:?}");
+    assert_eq!(runs(&w, thread_of(&w, s, alpha)), 0);
+}
+
+#[tokio::test]
+async fn unknown_mention_refused_once() {
+    let w = world();
+    let alpha = bot(
+        &w,
+        "Alpha",
+        r#"{"steps":[
+            {"tool_calls":[{"name":"send_message","arguments":{"text":"@Zed look"}}]},
+            {"tool_calls":[{"name":"send_message","arguments":{"text":"@Zed look"}}]},
+            {"text":"done"}]}"#,
+    );
+    let s = group(&w, &[alpha]);
+    let mut events = w.collab.store().subscribe();
+    w.collab
+        .post_line(s, "@Alpha ping Zed".into(), None)
+        .await
+        .unwrap();
+    runs_ended(&mut events, thread_of(&w, s, alpha), 1).await;
+    let turn = w.collab.turns(s, 10).unwrap().remove(0);
+    let calls = w.collab.store().read(|tx| tx.tool_calls(turn.id)).unwrap();
+    assert_eq!(calls.len(), 2);
+    assert!(
+        calls[0].result.contains("unknown_mention"),
+        "{}",
+        calls[0].result
+    );
+    assert!(
+        calls[0].result.contains("Alpha"),
+        "the refusal lists the names"
+    );
+    assert!(!calls[1].result.contains("unknown_mention"));
+    let lines = bodies(&w, s);
+    assert_eq!(lines.iter().filter(|(_, b)| b == "@Zed look").count(), 1);
+    assert!(
+        lines
+            .iter()
+            .any(|(a, b)| *a == Author::System && b.contains("@Zed"))
+    );
+}
+
+#[tokio::test]
+async fn a_pair_direct_line_wakes_the_other_side() {
+    let w = world();
+    let alpha = bot(
+        &w,
+        "Alpha",
+        r#"{"steps":[{"tool_calls":[{"name":"create_direct","arguments":{"to":"Beta","text":"can you draft the intro?"}}]},{"text":"asked Beta"}]}"#,
+    );
+    let beta = bot(&w, "Beta", r#"{"steps":[{"text":"Draft: Hello world."}]}"#);
+    let s = group(&w, &[alpha, beta]);
+    let mut events = w.collab.store().subscribe();
+    w.collab
+        .post_line(s, "@Alpha get an intro".into(), None)
+        .await
+        .unwrap();
+    let pair = tokio::time::timeout(Duration::from_secs(20), async {
+        loop {
+            let e = events.recv().await.unwrap();
+            if e.kind == "session_created" {
+                return SessionId(e.session_id.unwrap().0);
+            }
+        }
+    })
+    .await
+    .unwrap();
+    runs_ended(&mut events, thread_of(&w, pair, beta), 1).await;
+    let view = w.collab.session_view(pair).unwrap();
+    assert_eq!(view.session.kind, SessionKind::BotDirect);
+    assert_eq!(view.session.origin_session_id, Some(s));
+    assert_eq!(view.session.opened_by_bot_id, Some(alpha));
+    let lines = bodies(&w, pair);
+    assert_eq!(lines[0].1, "can you draft the intro?");
+    assert!(lines.iter().any(|(_, b)| b == "Draft: Hello world."));
+    // The person reads it but cannot post in it.
+    assert!(matches!(
+        w.collab.post_line(pair, "hi".into(), None).await,
+        Err(CollabError::Conflict {
+            code: "not_a_member",
+            ..
+        })
+    ));
+}
+
+#[tokio::test]
+async fn routing_without_lead_asks_judgement_and_only_joiners_work() {
+    let w = world();
+    let joins = r#"{"steps":[{"text":"I can help."}],
+        "rules":[{"when_user_contains":"troupe-judgement","reply":{"text":"{\"join\": true}"}}]}"#;
+    let sits = r#"{"steps":[{"text":"me too"}],
+        "rules":[{"when_user_contains":"troupe-judgement","reply":{"text":"{\"join\": false}"}}]}"#;
+    let junk = r#"{"steps":[{"text":"me too"}],
+        "rules":[{"when_user_contains":"troupe-judgement","reply":{"text":"sure, why not"}}]}"#;
+    let a = bot(&w, "Alpha", joins);
+    let b = bot(&w, "Beta", sits);
+    let c = bot(&w, "Gamma", junk);
+    let s = group(&w, &[a, b, c]);
+    let mut events = w.collab.store().subscribe();
+    let line = w
+        .collab
+        .post_line(s, "who can help with taxes".into(), None)
+        .await
+        .unwrap();
+    runs_ended(&mut events, thread_of(&w, s, a), 1).await;
+    assert_eq!(runs(&w, thread_of(&w, s, b)), 0, "sat out");
+    assert_eq!(
+        runs(&w, thread_of(&w, s, c)),
+        0,
+        "junk is no reply and no work"
+    );
+    let judged = w.collab.store().read(|tx| tx.judgements(line.id)).unwrap();
+    assert_eq!(judged, vec![(a, Some(true)), (b, Some(false)), (c, None)]);
+}
+
+#[tokio::test]
+async fn an_ask_answered_resumes_the_bot_and_keeps_its_one_answer() {
+    let w = world();
+    let alpha = bot(
+        &w,
+        "Alpha",
+        r#"{"steps":[
+            {"tool_calls":[{"name":"ask_user","arguments":{"question":"Which account should I deploy to?","options":[{"label":"staging"},{"label":"production"}]}}]},
+            {"text":"Deploying to staging."}]}"#,
+    );
+    let s = group(&w, &[alpha]);
+    let mut events = w.collab.store().subscribe();
+    w.collab
+        .post_line(s, "@Alpha deploy it".into(), None)
+        .await
+        .unwrap();
+    let t = thread_of(&w, s, alpha);
+    runs_ended(&mut events, t, 1).await;
+    let ask = w
+        .collab
+        .lines(s, None, 100)
+        .unwrap()
+        .into_iter()
+        .find(|l| l.kind == LineKind::Ask)
+        .expect("an ask line");
+    let member = w.collab.members(s).unwrap().remove(0);
+    assert_eq!(member.state, "waiting_ask");
+    // Bad answers are refused and change nothing.
+    for (bad, what) in [
+        (
+            AnswerRequest {
+                options: vec![],
+                text: None,
+            },
+            "needs",
+        ),
+        (
+            AnswerRequest {
+                options: vec![5],
+                text: None,
+            },
+            "not one of",
+        ),
+        (
+            AnswerRequest {
+                options: vec![0, 1],
+                text: None,
+            },
+            "single choice",
+        ),
+    ] {
+        let e = w.collab.answer_ask(ask.id, bad).await.unwrap_err();
+        assert!(
+            matches!(&e, CollabError::Invalid(m) if m.contains(what)),
+            "{e:?}"
+        );
+    }
+    w.collab
+        .answer_ask(
+            ask.id,
+            AnswerRequest {
+                options: vec![0],
+                text: Some("and tag it".into()),
+            },
+        )
+        .await
+        .unwrap();
+    runs_ended(&mut events, t, 1).await;
+    let again = w
+        .collab
+        .answer_ask(
+            ask.id,
+            AnswerRequest {
+                options: vec![1],
+                text: None,
+            },
+        )
+        .await;
+    assert!(matches!(
+        again,
+        Err(CollabError::Conflict {
+            code: "already_answered",
+            ..
+        })
+    ));
+    let answered = w.collab.store().read(|tx| tx.line(ask.id)).unwrap();
+    let a = answered.ask.unwrap().answer.unwrap();
+    assert_eq!(
+        (a.options, a.text.as_deref()),
+        (vec![0], Some("and tag it"))
+    );
+    assert!(
+        bodies(&w, s)
+            .iter()
+            .any(|(_, b)| b == "Deploying to staging.")
+    );
+}
+
+#[tokio::test]
+async fn a_plain_line_while_a_bot_waits_on_its_ask_is_the_answer() {
+    let w = world();
+    let alpha = bot(
+        &w,
+        "Alpha",
+        r#"{"steps":[
+            {"tool_calls":[{"name":"ask_user","arguments":{"question":"Which option?","options":[{"label":"A"},{"label":"B"}]}}]},
+            {"text":"Using B, shorter."}]}"#,
+    );
+    let s = group(&w, &[alpha]);
+    let mut events = w.collab.store().subscribe();
+    w.collab
+        .post_line(s, "@Alpha go".into(), None)
+        .await
+        .unwrap();
+    let t = thread_of(&w, s, alpha);
+    runs_ended(&mut events, t, 1).await;
+    let line = w
+        .collab
+        .post_line(s, "use option B but shorter".into(), None)
+        .await
+        .unwrap();
+    runs_ended(&mut events, t, 1).await;
+    let ask = w
+        .collab
+        .lines(s, None, 100)
+        .unwrap()
+        .into_iter()
+        .find(|l| l.kind == LineKind::Ask)
+        .unwrap();
+    let answer = ask.ask.unwrap().answer.unwrap();
+    assert_eq!(answer.text.as_deref(), Some("use option B but shorter"));
+    let to = w
+        .collab
+        .store()
+        .read(|tx| tx.line_deliveries(line.id))
+        .unwrap();
+    assert_eq!(to[0].how, "ask_answer");
+}
+
+#[tokio::test]
+async fn a_stopped_turns_ask_takes_no_answer() {
+    let w = world();
+    let alpha = bot(
+        &w,
+        "Alpha",
+        r#"{"steps":[{"tool_calls":[{"name":"ask_user","arguments":{"question":"Which?"}}]},{"text":"x"}]}"#,
+    );
+    let s = group(&w, &[alpha]);
+    let mut events = w.collab.store().subscribe();
+    w.collab
+        .post_line(s, "@Alpha go".into(), None)
+        .await
+        .unwrap();
+    runs_ended(&mut events, thread_of(&w, s, alpha), 1).await;
+    let _ = w.collab.stop_turns(s, None).await.unwrap();
+    let ask = w
+        .collab
+        .lines(s, None, 100)
+        .unwrap()
+        .into_iter()
+        .find(|l| l.kind == LineKind::Ask)
+        .unwrap();
+    let r = w
+        .collab
+        .answer_ask(
+            ask.id,
+            AnswerRequest {
+                options: vec![],
+                text: Some("this".into()),
+            },
+        )
+        .await;
+    assert!(
+        matches!(
+            r,
+            Err(CollabError::Conflict {
+                code: "ask_closed",
+                ..
+            })
+        ),
+        "{r:?}"
+    );
+}
+
+#[tokio::test]
+async fn ask_user_bad_arguments_are_tool_errors_and_store_nothing() {
+    let w = world();
+    let alpha = bot(
+        &w,
+        "Alpha",
+        r#"{"steps":[{"tool_calls":[{"name":"ask_user","arguments":{"question":"  ","options":[]}}]},
+                     {"tool_calls":[{"name":"ask_user","arguments":{"question":"Pick","options":[{"label":"Other"}]}}]},
+                     {"text":"fine"}]}"#,
+    );
+    let s = group(&w, &[alpha]);
+    let mut events = w.collab.store().subscribe();
+    w.collab
+        .post_line(s, "@Alpha go".into(), None)
+        .await
+        .unwrap();
+    runs_ended(&mut events, thread_of(&w, s, alpha), 1).await;
+    let turn = w.collab.turns(s, 10).unwrap().remove(0);
+    let calls = w.collab.store().read(|tx| tx.tool_calls(turn.id)).unwrap();
+    assert!(calls[0].result.contains("question"), "{}", calls[0].result);
+    assert!(calls[1].result.contains("Other"), "{}", calls[1].result);
+    assert!(
+        w.collab
+            .lines(s, None, 100)
+            .unwrap()
+            .iter()
+            .all(|l| l.kind != LineKind::Ask)
+    );
+}
+
+#[tokio::test]
+async fn members_and_leads_are_validated() {
+    let w = world();
+    let a = bot(&w, "Alpha", QUIET);
+    let b = bot(&w, "Beta", QUIET);
+    let c = bot(&w, "Gamma", QUIET);
+    let s = group(&w, &[a, b]);
+    // Adding a present Bot is a no-op.
+    assert!(!w.collab.add_member(s, a).unwrap());
+    assert!(w.collab.add_member(s, c).unwrap());
+    let lead = |bot_id, confirmed| LeadRequest { bot_id, confirmed };
+    assert!(matches!(
+        w.collab.set_lead(s, lead(Some(a), None)),
+        Err(CollabError::Invalid(_))
+    ));
+    w.collab.set_lead(s, lead(Some(a), Some(true))).unwrap();
+    assert_eq!(w.collab.lead(s).unwrap().lead, Some(a));
+    w.collab.set_lead(s, lead(Some(b), Some(true))).unwrap();
+    assert_eq!(
+        w.collab.lead(s).unwrap().lead,
+        Some(b),
+        "one lead per group"
+    );
+    // Removing the lead clears it; the last Bot cannot leave.
+    w.collab.remove_member(s, b).await.unwrap();
+    assert_eq!(w.collab.lead(s).unwrap().lead, None);
+    w.collab.remove_member(s, c).await.unwrap();
+    assert!(matches!(
+        w.collab.remove_member(s, a).await,
+        Err(CollabError::Conflict {
+            code: "last_member",
+            ..
+        })
+    ));
+    // An archived Bot cannot lead; a non-member is refused.
+    w.collab.archive_bot(c).unwrap();
+    assert!(matches!(
+        w.collab.set_lead(s, lead(Some(b), Some(true))),
+        Err(CollabError::Invalid(_))
+    ));
+    // A group of repeated or archived Bots, or a bot_direct, is refused.
+    for (ids, kind) in [
+        (vec![a, a], "group"),
+        (vec![c], "group"),
+        (vec![a], "bot_direct"),
+    ] {
+        let r = w.collab.create_session(NewSessionRequest {
+            kind: kind.into(),
+            bot_ids: ids,
+            title: None,
+        });
+        assert!(matches!(r, Err(CollabError::Invalid(_))), "{r:?}");
+    }
+}

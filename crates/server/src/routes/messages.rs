@@ -1,0 +1,37 @@
+//! One line: answering an ask, and what the reader made of it.
+
+use crate::AppState;
+use crate::error::{ApiError, ApiJson, ErrorBody};
+use crate::routes::path_id;
+use axum::Json;
+use axum::extract::{Path, State};
+use troupe_collab::AnswerRequest;
+use troupe_core::SessionMessageId;
+use troupe_core::conversation::SessionMessage;
+use utoipa_axum::router::OpenApiRouter;
+use utoipa_axum::routes;
+
+pub fn router() -> OpenApiRouter<AppState> {
+    OpenApiRouter::new().routes(routes!(answer))
+}
+
+#[utoipa::path(
+    post, path = "/v1/messages/{id}/answer", tag = "sessions",
+    params(("id" = i64, Path, description = "The ask line's id")),
+    request_body = AnswerRequest,
+    responses(
+        (status = 200, description = "The ask with its answer; the asking Bot goes on", body = SessionMessage),
+        (status = 400, description = "Malformed JSON or id", body = ErrorBody),
+        (status = 404, description = "No such line", body = ErrorBody),
+        (status = 409, description = "Answered already (`already_answered`) or its turn was stopped (`ask_closed`)", body = ErrorBody),
+        (status = 422, description = "Not an ask; empty answer, a bad option index, two picks on a single choice", body = ErrorBody),
+    )
+)]
+async fn answer(
+    State(state): State<AppState>,
+    Path(id): Path<String>,
+    ApiJson(req): ApiJson<AnswerRequest>,
+) -> Result<Json<SessionMessage>, ApiError> {
+    let id = path_id::<SessionMessageId>(&id)?;
+    Ok(Json(state.collab.answer_ask(id, req).await?))
+}
