@@ -16,7 +16,7 @@ async fn group(app: &TestApp, bots: &[i64]) -> i64 {
         .unwrap()
 }
 
-fn member<'a>(view: &'a Value, bot: i64) -> &'a Value {
+fn member(view: &Value, bot: i64) -> &Value {
     view["members"]
         .as_array()
         .unwrap()
