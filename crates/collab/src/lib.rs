@@ -8,9 +8,11 @@ mod demo;
 mod error;
 mod judgement;
 mod key_names;
+mod lines;
 mod members;
 mod oneshot;
 mod projection;
+mod reader;
 mod roles;
 mod routing;
 mod sessions;
@@ -24,6 +26,7 @@ pub use error::CollabError;
 pub use key_names::{DEFAULT_KEY_ENV_PATTERNS, KeyEnvRule};
 pub use members::{AddMember, HandoffView, LeadRequest, LeadSuggestion, LeadView, MemberView};
 pub use projection::SessionProjector;
+pub use reader::BotText;
 pub use roles::SharedRoles;
 pub use sessions::{BlockedBy, NewSessionRequest, SessionView};
 pub use turns::TurnView;
@@ -40,6 +43,8 @@ pub struct Collab {
     roles: Arc<SharedRoles>,
     /// Each conversation's Bot works in its own directory under here.
     workspaces: PathBuf,
+    reader: Arc<reader::Reader>,
+    line_order: Arc<lines::LineOrder>,
 }
 
 impl Collab {
@@ -50,7 +55,24 @@ impl Collab {
             engine,
             roles,
             workspaces,
+            reader: Arc::new(reader::Reader::default()),
+            line_order: Arc::default(),
         }
+    }
+
+    /// Readings time out after `timeout` (the config's `reading.timeout_ms`), counting the
+    /// wait for a reading slot.
+    pub fn with_reading_timeout(mut self, timeout: std::time::Duration) -> Self {
+        self.reader = Arc::new(reader::Reader::new(timeout));
+        self
+    }
+
+    pub(crate) fn reader(&self) -> &reader::Reader {
+        &self.reader
+    }
+
+    pub(crate) fn line_order(&self) -> &lines::LineOrder {
+        &self.line_order
     }
 
     pub fn engine(&self) -> &Engine {

@@ -1,16 +1,15 @@
 //! Conversations ("sessions" in the API) and their lines. In a direct conversation one Bot
 //! works in one kernel thread; a person's line becomes a durable inbox delivery to it.
 
-use crate::routing::route_person_line;
 use crate::threads::ensure_thread;
 use crate::{Collab, CollabError};
 use serde::{Deserialize, Serialize};
-use troupe_core::conversation::{Author, Session, SessionKind, SessionMessage, validate_line};
+use troupe_core::conversation::{Author, Session, SessionKind, SessionMessage};
 use troupe_core::effect::UnknownCall;
 use troupe_core::pause::Paused;
 use troupe_core::{BotId, SessionId, SessionMessageId, ThreadId};
 use troupe_engine::StopMode;
-use troupe_store::{CONVERSATION, NewLine, RunRecord};
+use troupe_store::{CONVERSATION, RunRecord};
 
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[derive(Clone, Debug, Deserialize)]
@@ -219,85 +218,6 @@ impl Collab {
             .ok_or_else(|| {
                 CollabError::invalid(format!("conversation {id} has no thread for its Bot"))
             })
-    }
-
-    /// A person's line: written to the conversation and delivered to the Bot's thread in one
-    /// transaction (its delivery key makes a retry harmless), then the drive is asked to act.
-    /// If the Bot is working, the line joins its running turn at the next step. Returns once
-    /// the drive has acted (the Bot's turn has started or the line is queued in its inbox).
-    pub async fn post_line(
-        &self,
-        id: SessionId,
-        body: String,
-        parent_id: Option<SessionMessageId>,
-    ) -> Result<SessionMessage, CollabError> {
-        validate_line(&body).map_err(|m| CollabError::invalid(format!("body: {m}")))?;
-        let session = self.store().read(|tx| tx.session(id))?;
-        if session.archived {
-            return Err(CollabError::conflict(
-                "archived",
-                format!("conversation {id} is archived"),
-            ));
-        }
-        if let Some(parent) = parent_id {
-            let p = match self.store().read(|tx| tx.line(parent)) {
-                Err(troupe_store::StoreError::NotFound { .. }) => {
-                    return Err(CollabError::invalid(format!(
-                        "parent_id: message {parent} does not exist"
-                    )));
-                }
-                other => other?,
-            };
-            if p.session_id != id {
-                return Err(CollabError::invalid(format!(
-                    "parent_id: message {parent} is in another conversation"
-                )));
-            }
-        }
-        if session.kind == SessionKind::BotDirect {
-            return Err(CollabError::conflict(
-                "not_a_member",
-                format!(
-                    "conversation {id} is a direct between two Bots; you can read it but not post"
-                ),
-            ));
-        }
-        let workspace = self.session_workspace(&session)?;
-        let (line, routed) = self.store().write(|tx| {
-            let line = tx.insert_line(&NewLine {
-                parent_id,
-                ..NewLine::plain(id, Author::User, body.clone())
-            })?;
-            let routed = route_person_line(tx, &workspace, &line)?;
-            // Sending is one way a paused conversation resumes.
-            for t in &routed.woke {
-                tx.clear_pause(*t)?;
-            }
-            Ok((line, routed))
-        })?;
-        // The line is durable already; a drive that fails here is retried by the next request
-        // or at boot, so it is logged rather than turned into an error for the sender.
-        for thread in &routed.woke {
-            if let Err(e) = self.engine().request_drive(*thread, "inbox", false).await {
-                tracing::warn!(thread = %thread, error = %e, "drive after a user line failed");
-            }
-        }
-        if !routed.judge.is_empty() {
-            let me = self.clone();
-            let line_id = line.id;
-            tokio::spawn(async move {
-                match me.judge_line(line_id, routed.judge).await {
-                    Ok(woke) => {
-                        for t in woke {
-                            let _ = me.engine().request_drive(t, "inbox", false).await;
-                        }
-                    }
-                    Err(e) => tracing::warn!(line = %line_id, error = %e, "judging a line failed"),
-                }
-            });
-        }
-        let line = self.store().read(|tx| tx.line(line.id))?;
-        Ok(line)
     }
 
     /// The directory a conversation's Bots work in: where its threads are, else its own.

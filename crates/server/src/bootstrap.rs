@@ -114,6 +114,16 @@ pub async fn build_state(data_dir: &Path, opts: BootOptions) -> anyhow::Result<B
     workflows.recover_light_loops().await?;
     workflows.recover_blueprint_loops().await?;
     collab.ensure_demo_bot(data_dir)?;
+    // Lines a stop left unread or unrouted are read (or their stored reading reused) and
+    // routed now, in order; delivery keys make each reach its Bots once.
+    let resumed = collab.clone();
+    tokio::spawn(async move {
+        match resumed.resume_lines().await {
+            Ok(0) => {}
+            Ok(n) => tracing::info!(lines = n, "routed the lines the last stop left unrouted"),
+            Err(e) => tracing::warn!(error = %e, "routing the lines the last stop left failed"),
+        }
+    });
     let shutdown = tokio_util::sync::CancellationToken::new();
     spawn_agenda_timer(workflows, shutdown.clone());
     engine.spawn_node_tasks(shutdown.clone());

@@ -41,6 +41,7 @@ pub struct LineDelivery {
 }
 
 /// A stored reading of a line.
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct LineReading {
     pub kind: String,
@@ -48,6 +49,7 @@ pub struct LineReading {
     pub turn_id: Option<RunId>,
     pub model: Option<String>,
     pub failure: Option<String>,
+    #[cfg_attr(feature = "openapi", schema(value_type = Object))]
     pub reading: serde_json::Value,
     pub raw: Option<String>,
     pub created_at: i64,
@@ -267,6 +269,17 @@ impl Tx<'_> {
             args![line.0, bot.0, how, thread.0, self.now],
         )?;
         Ok(n > 0)
+    }
+
+    /// Whether a keyed delivery to a thread has become a message (a model call read it).
+    pub fn delivery_consumed(&self, thread: ThreadId, key: &str) -> Result<bool> {
+        Ok(self
+            .query_opt(
+                "SELECT item_id FROM inbox_receipts WHERE thread_id = ?1 AND delivery_key = ?2",
+                args![thread.0, key],
+                |r| r.get::<i64>(0),
+            )?
+            .is_some())
     }
 
     /// The newest line given to a thread as work.

@@ -8,11 +8,15 @@ use axum::extract::{Path, State};
 use troupe_collab::AnswerRequest;
 use troupe_core::SessionMessageId;
 use troupe_core::conversation::SessionMessage;
+use troupe_store::LineReading;
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
 pub fn router() -> OpenApiRouter<AppState> {
-    OpenApiRouter::new().routes(routes!(answer))
+    OpenApiRouter::new()
+        .routes(routes!(answer))
+        .routes(routes!(withdraw))
+        .routes(routes!(readings))
 }
 
 #[utoipa::path(
@@ -34,4 +38,40 @@ async fn answer(
 ) -> Result<Json<SessionMessage>, ApiError> {
     let id = path_id::<SessionMessageId>(&id)?;
     Ok(Json(state.collab.answer_ask(id, req).await?))
+}
+
+#[utoipa::path(
+    post, path = "/v1/messages/{id}/withdraw", tag = "sessions",
+    params(("id" = i64, Path, description = "A person's line")),
+    responses(
+        (status = 200, description = "The line, withdrawn: no Bot will read it", body = SessionMessage),
+        (status = 400, description = "Malformed id", body = ErrorBody),
+        (status = 404, description = "No such line", body = ErrorBody),
+        (status = 409, description = "A Bot has read it already (`already_read`)", body = ErrorBody),
+        (status = 422, description = "Not a person's line", body = ErrorBody),
+    )
+)]
+async fn withdraw(
+    State(state): State<AppState>,
+    Path(id): Path<String>,
+) -> Result<Json<SessionMessage>, ApiError> {
+    let id = path_id::<SessionMessageId>(&id)?;
+    Ok(Json(state.collab.withdraw_line(id)?))
+}
+
+#[utoipa::path(
+    get, path = "/v1/messages/{id}/readings", tag = "sessions",
+    params(("id" = i64, Path, description = "A line")),
+    responses(
+        (status = 200, description = "What the line reader made of the line: the model, the reading, the raw answer, and why the word lists read it instead (failure)", body = [LineReading]),
+        (status = 400, description = "Malformed id", body = ErrorBody),
+        (status = 404, description = "No such line", body = ErrorBody),
+    )
+)]
+async fn readings(
+    State(state): State<AppState>,
+    Path(id): Path<String>,
+) -> Result<Json<Vec<LineReading>>, ApiError> {
+    let id = path_id::<SessionMessageId>(&id)?;
+    Ok(Json(state.collab.line_readings(id)?))
 }

@@ -1,0 +1,232 @@
+//! A person's lines in a row (TURN-8…12, LR-2…4). A line is stored at once (routing
+//! `reading`) and read at once; it is routed only once read, and only after the line ahead of
+//! it in the conversation was routed — waiting at most 45 s from that line's arrival. Bot
+//! lines never queue (they are routed as they are written). A line no thread has read yet
+//! can be withdrawn. Lines left unrouted by a stop of the process are routed at the next
+//! start, reusing their stored reading; delivery keys make that once.
+
+use crate::routing::route_person_line;
+use crate::{Collab, CollabError};
+use futures::FutureExt;
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+use troupe_core::conversation::{Author, SessionKind, SessionMessage, validate_line};
+use troupe_core::line_queue::ROUTE_WAIT_MS;
+use troupe_core::{SessionId, SessionMessageId};
+use troupe_store::{NewLine, StoreError};
+
+/// The routing turn of each conversation: held by the line being read and routed; the next
+/// line waits for it (tokio's mutex hands it on in arrival order).
+#[derive(Default)]
+pub(crate) struct LineOrder(Mutex<HashMap<SessionId, Arc<tokio::sync::Mutex<()>>>>);
+
+impl LineOrder {
+    fn of(&self, session: SessionId) -> Arc<tokio::sync::Mutex<()>> {
+        let mut map = self.0.lock().unwrap_or_else(|p| p.into_inner());
+        map.entry(session).or_default().clone()
+    }
+}
+
+impl Collab {
+    /// A person's line: stored, read, then routed in its conversation's order. Returns once it
+    /// is routed (its Bots' drives have acted) or withdrawn.
+    pub async fn post_line(
+        &self,
+        id: SessionId,
+        body: String,
+        parent_id: Option<SessionMessageId>,
+    ) -> Result<SessionMessage, CollabError> {
+        validate_line(&body).map_err(|m| CollabError::invalid(format!("body: {m}")))?;
+        let session = self.store().read(|tx| tx.session(id))?;
+        if session.archived {
+            return Err(CollabError::conflict(
+                "archived",
+                format!("conversation {id} is archived"),
+            ));
+        }
+        if session.kind == SessionKind::BotDirect {
+            return Err(CollabError::conflict(
+                "not_a_member",
+                format!(
+                    "conversation {id} is a direct between two Bots; you can read it but not post"
+                ),
+            ));
+        }
+        if let Some(parent) = parent_id {
+            let p = match self.store().read(|tx| tx.line(parent)) {
+                Err(StoreError::NotFound { .. }) => {
+                    return Err(CollabError::invalid(format!(
+                        "parent_id: message {parent} does not exist"
+                    )));
+                }
+                other => other?,
+            };
+            if p.session_id != id {
+                return Err(CollabError::invalid(format!(
+                    "parent_id: message {parent} is in another conversation"
+                )));
+            }
+        }
+        let line = self.store().write(|tx| {
+            tx.insert_line(&NewLine {
+                parent_id,
+                routing: Some("reading"),
+                ..NewLine::plain(id, Author::User, body.clone())
+            })
+        })?;
+        self.read_and_route(line.id).await?;
+        Ok(self.store().read(|tx| tx.line(line.id))?)
+    }
+
+    /// Read the line (at once) and route it when its turn comes.
+    async fn read_and_route(&self, id: SessionMessageId) -> Result<(), CollabError> {
+        let line = self.store().read(|tx| tx.line(id))?;
+        let order = self.line_order().of(line.session_id);
+        let turn = order.lock_owned();
+        tokio::pin!(turn);
+        // Polled once now, so this line takes its place in the queue before it is read.
+        let mut guard = (&mut turn).now_or_never();
+        let reading = self.read_user_line(id).await;
+        if guard.is_none() {
+            guard = (&mut turn).now_or_never();
+        }
+        if guard.is_none() && !self.engine().is_draining() {
+            self.store().write(|tx| tx.set_line_routing(id, "queued"))?;
+            let left = self.wait_left(&line)?;
+            guard = match tokio::time::timeout(left, &mut turn).await {
+                Ok(g) => Some(g),
+                Err(_) => {
+                    tracing::info!(line = %id, "routed without waiting longer for the line ahead");
+                    None
+                }
+            };
+        }
+        // A failed reading is read by the word lists and stored; only the store failing
+        // leaves the line for the next start.
+        reading?;
+        self.route_line(id).await?;
+        drop(guard);
+        Ok(())
+    }
+
+    /// How much longer a line may wait for the line ahead: 45 s from that line's arrival.
+    fn wait_left(&self, line: &SessionMessage) -> Result<Duration, CollabError> {
+        let ahead = self.store().read(|tx| {
+            let ids = tx.unrouted_lines_of(line.session_id)?;
+            ids.into_iter()
+                .filter(|l| *l < line.id)
+                .min()
+                .map(|l| tx.line(l))
+                .transpose()
+        })?;
+        let Some(ahead) = ahead else {
+            return Ok(Duration::ZERO);
+        };
+        let left = (ahead.created_at + ROUTE_WAIT_MS - self.store().now()).max(0);
+        Ok(Duration::from_millis(left as u64))
+    }
+
+    /// Deliver a read line to whoever it is for (unless it was withdrawn meanwhile), then act
+    /// on it: drive the Bots it woke, ask for judgements where nobody was named and no lead is.
+    async fn route_line(&self, id: SessionMessageId) -> Result<(), CollabError> {
+        let line = self.store().read(|tx| tx.line(id))?;
+        if !matches!(line.routing.as_deref(), Some("reading" | "queued")) {
+            return Ok(());
+        }
+        let workspace = self.workspace_of_line(&line)?;
+        let routed = self.store().write(|tx| {
+            // Withdrawn (or routed by another caller) since it was read: nothing to do.
+            let now = tx.line(id)?;
+            if !matches!(now.routing.as_deref(), Some("reading" | "queued")) {
+                return Ok(None);
+            }
+            let routed = route_person_line(tx, &workspace, &now)?;
+            // Sending is one way a paused conversation resumes.
+            for t in &routed.woke {
+                tx.clear_pause(*t)?;
+            }
+            Ok(Some(routed))
+        })?;
+        let Some(routed) = routed else {
+            return Ok(());
+        };
+        // The line is durable already; a drive that fails here is retried by the next request
+        // or at boot, so it is logged rather than turned into an error for the sender.
+        for thread in &routed.woke {
+            if let Err(e) = self.engine().request_drive(*thread, "inbox", false).await {
+                tracing::warn!(thread = %thread, error = %e, "drive after a user line failed");
+            }
+        }
+        if !routed.judge.is_empty() {
+            let me = self.clone();
+            tokio::spawn(async move {
+                match me.judge_line(id, routed.judge).await {
+                    Ok(woke) => {
+                        for t in woke {
+                            let _ = me.engine().request_drive(t, "inbox", false).await;
+                        }
+                    }
+                    Err(e) => tracing::warn!(line = %id, error = %e, "judging a line failed"),
+                }
+            });
+        }
+        Ok(())
+    }
+
+    /// Route the lines a stop of the process left unrouted, oldest first, reusing their
+    /// stored readings. Run once at start.
+    pub async fn resume_lines(&self) -> Result<usize, CollabError> {
+        let lines = self.store().read(|tx| tx.unrouted_lines())?;
+        for (_, id) in &lines {
+            self.read_and_route(*id).await?;
+        }
+        Ok(lines.len())
+    }
+
+    /// Take back a line no Bot has read yet: it leaves every Bot's inbox (so no transcript
+    /// will hold it) and is marked withdrawn. Read by any thread already → 409 `already_read`.
+    pub fn withdraw_line(&self, id: SessionMessageId) -> Result<SessionMessage, CollabError> {
+        let line = self.store().read(|tx| tx.line(id))?;
+        if line.author != Author::User {
+            return Err(CollabError::invalid(format!(
+                "message {id} is not a person's line"
+            )));
+        }
+        if line.routing.as_deref() == Some("withdrawn") {
+            return Ok(line);
+        }
+        let out = self.store().write(|tx| {
+            let key = |bot: troupe_core::BotId| format!("line:{}:to:{}", id.0, bot.0);
+            let mut drop = Vec::new();
+            for t in tx.session_threads(line.session_id)? {
+                let Some((_, bot)) = tx.thread_session(t)? else {
+                    continue;
+                };
+                if tx.delivery_consumed(t, &key(bot))? {
+                    return Err(StoreError::Conflict(format!(
+                        "already_read: a Bot has read message {id} already"
+                    )));
+                }
+                let items: Vec<_> = tx
+                    .inbox(t)?
+                    .into_iter()
+                    .filter(|i| i.delivery_key.as_deref() == Some(key(bot).as_str()))
+                    .map(|i| i.id)
+                    .collect();
+                drop.push((t, items));
+            }
+            for (t, items) in drop {
+                tx.drop_inbox_items(t, &items)?;
+            }
+            tx.set_line_routing(id, "withdrawn")?;
+            tx.line(id)
+        });
+        match out {
+            Err(StoreError::Conflict(m)) if m.starts_with("already_read") => {
+                Err(CollabError::conflict("already_read", m))
+            }
+            other => Ok(other?),
+        }
+    }
+}

@@ -1,0 +1,105 @@
+//! Reading a person's line: control, status question, objections, let-through.
+
+use crate::{Collab, CollabError};
+use serde_json::json;
+use troupe_core::SessionMessageId;
+use troupe_core::reading::fallback::user_by_words;
+use troupe_core::reading::user::{LINES_BEFORE, UserReading, parse_user_reading, user_prompt};
+
+/// A stored reading of a person's line, and whether a model made it (only then may anything
+/// it says be carried out).
+#[derive(Clone, Debug, PartialEq)]
+pub struct UserLineReading {
+    pub reading: UserReading,
+    pub by_model: bool,
+}
+
+impl Collab {
+    /// The line's reading: the stored one, or a new one (read once, by id).
+    pub async fn read_user_line(
+        &self,
+        id: SessionMessageId,
+    ) -> Result<UserLineReading, CollabError> {
+        if let Some(stored) = self.stored_user_reading(id)? {
+            return Ok(stored);
+        }
+        let (line, parent, before) = self.store().read(|tx| {
+            let line = tx.line(id)?;
+            let parent = line.parent_id.map(|p| tx.line(p)).transpose()?;
+            let before = tx.lines_before(line.session_id, id, LINES_BEFORE as u32)?;
+            Ok((line, parent, before))
+        })?;
+        let mut context = Vec::new();
+        for l in &before {
+            context.push((self.speaker_name(l)?, l.body.clone()));
+        }
+        let prompt = user_prompt(
+            &line.body,
+            parent.as_ref().map(|p| p.body.as_str()),
+            &context,
+            &[],
+        );
+        let answer = self.reader().ask(self.roles(), prompt).await;
+        let parsed = match (&answer.raw, &answer.failure) {
+            (Some(raw), None) => parse_user_reading(raw, &line.body, &[])
+                .map_err(|e| format!("unreadable answer: {e}")),
+            (_, Some(f)) => Err(f.clone()),
+            (None, None) => Err("no answer".into()),
+        };
+        let (reading, failure) = match parsed {
+            Ok(r) => (r, None),
+            Err(why) => (user_by_words(&line.body), Some(why)),
+        };
+        if let Some(why) = &failure {
+            tracing::info!(line = %id, reason = %why, "line read by the word lists");
+        }
+        let value = json!(reading);
+        self.store().write(|tx| {
+            tx.save_line_reading(
+                "user",
+                Some(id),
+                None,
+                None,
+                answer.model.as_deref(),
+                failure.as_deref(),
+                &value,
+                answer.raw.as_deref(),
+            )
+        })?;
+        // Two readers racing keep the first record; answer with what is stored.
+        Ok(self.stored_user_reading(id)?.unwrap_or(UserLineReading {
+            reading,
+            by_model: failure.is_none(),
+        }))
+    }
+
+    fn stored_user_reading(
+        &self,
+        id: SessionMessageId,
+    ) -> Result<Option<UserLineReading>, CollabError> {
+        let stored = self.store().read(|tx| tx.line_readings(id))?;
+        let Some(r) = stored.into_iter().find(|r| r.kind == "user") else {
+            return Ok(None);
+        };
+        let reading: UserReading = serde_json::from_value(r.reading).map_err(|e| {
+            CollabError::invalid(format!(
+                "the stored reading of line {id} is unreadable: {e}"
+            ))
+        })?;
+        Ok(Some(UserLineReading {
+            reading,
+            by_model: r.failure.is_none(),
+        }))
+    }
+
+    /// Every stored reading of a line.
+    pub fn line_readings(
+        &self,
+        id: SessionMessageId,
+    ) -> Result<Vec<troupe_store::LineReading>, CollabError> {
+        Ok(self.store().read(|tx| {
+            tx.line(id)?;
+            tx.line_readings(id)
+        })?)
+    }
+}

@@ -1,0 +1,275 @@
+//! Line reading and lines in a row over a real engine and store: a scripted model on the
+//! `reading` role answers the reader's prompts.
+
+use std::sync::Arc;
+use std::time::Duration;
+use troupe_collab::{
+    Collab, CollabError, NewBotRequest, NewSessionRequest, SessionProjector, SharedRoles,
+};
+use troupe_core::thread::EndpointSpec;
+use troupe_core::{BotId, SessionId};
+use troupe_engine::{Engine, RoleTable};
+
+struct World {
+    collab: Collab,
+    dir: tempfile::TempDir,
+}
+
+fn world() -> World {
+    let dir = tempfile::tempdir().unwrap();
+    let store = troupe_store::testing::open_in(dir.path(), Arc::new(troupe_core::SystemClock));
+    let secrets: troupe_engine::models::SecretSource = Arc::new(|_| None);
+    let roles = Arc::new(SharedRoles::new(RoleTable::new(secrets.clone()), secrets));
+    let mut builder =
+        Engine::builder(store, roles.clone()).message_observer(Arc::new(SessionProjector));
+    for t in troupe_collab::tools::registrations() {
+        builder = builder.tool(t).unwrap();
+    }
+    let collab = Collab::new(builder.build(), roles, dir.path().join("workspaces"));
+    World { collab, dir }
+}
+
+fn script(w: &World, name: &str, json: &str) -> EndpointSpec {
+    let path = w.dir.path().join(format!("{name}.json"));
+    std::fs::write(&path, json).unwrap();
+    EndpointSpec {
+        kind: "scripted".into(),
+        base_url: None,
+        model: "reader-model".into(),
+        api_key_env: None,
+        script: Some(path.display().to_string()),
+    }
+}
+
+fn bot(w: &World, name: &str, json: &str) -> BotId {
+    let endpoint = script(w, &name.to_lowercase(), json);
+    w.collab
+        .create_bot(NewBotRequest {
+            name: name.into(),
+            persona: None,
+            endpoint: Some(endpoint),
+        })
+        .unwrap()
+        .id
+}
+
+fn direct(w: &World, b: BotId) -> SessionId {
+    w.collab
+        .create_session(NewSessionRequest {
+            kind: "direct".into(),
+            bot_ids: vec![b],
+            title: None,
+        })
+        .unwrap()
+        .session
+        .id
+}
+
+/// The reader: a status question is read as one; a prompt with "slow" (and not "quick",
+/// which a later line's prompt has) takes a while.
+fn reader(w: &World) {
+    let spec = script(
+        w,
+        "reader",
+        r#"{"steps":[{"text":"{\"control\":\"neither\"}"}],"on_exhausted":"repeat_last",
+            "rules":[
+              {"when_user_contains":"quick","reply":{"text":"{\"control\":\"neither\"}"}},
+              {"when_user_contains":"slow","reply":{"text":"{\"control\":\"neither\"}","delay_ms":400}},
+              {"when_user_contains":"final cut","reply":{"text":"```json\n{\"control\":\"neither\",\"status_question\":true}\n```"}}
+            ]}"#,
+    );
+    w.collab.set_role("reading", spec).unwrap();
+}
+
+async fn settle(w: &World, s: SessionId) {
+    let t = w.collab.direct_thread(s).unwrap();
+    tokio::time::timeout(Duration::from_secs(20), w.collab.engine().wait_idle(t))
+        .await
+        .unwrap();
+}
+
+#[tokio::test]
+async fn a_status_question_is_read_once_and_the_bot_answers_it() {
+    // S-SQ-1: asked twice while the Bot is idle, each wakes it and it answers.
+    let w = world();
+    reader(&w);
+    let b = bot(
+        &w,
+        "Director",
+        r#"{"steps":[{"text":"Rendering; 80% done."},{"text":"Now 95%."}]}"#,
+    );
+    let s = direct(&w, b);
+    for _ in 0..2 {
+        let line = w
+            .collab
+            .post_line(s, "where's the final cut?".into(), None)
+            .await
+            .unwrap();
+        settle(&w, s).await;
+        assert_eq!(line.routing.as_deref(), Some("routed"));
+        let readings = w.collab.line_readings(line.id).unwrap();
+        assert_eq!(readings.len(), 1, "one reading per line");
+        assert_eq!(readings[0].failure, None);
+        assert_eq!(readings[0].model.as_deref(), Some("reader-model"));
+        assert_eq!(readings[0].reading["status_question"], true);
+    }
+    let said: Vec<String> = w
+        .collab
+        .lines(s, None, 100)
+        .unwrap()
+        .into_iter()
+        .map(|l| l.body)
+        .collect();
+    assert_eq!(
+        said,
+        [
+            "where's the final cut?",
+            "Rendering; 80% done.",
+            "where's the final cut?",
+            "Now 95%."
+        ]
+    );
+    assert!(
+        said.iter().all(|b| !b.contains("status")),
+        "the app never answers a status question itself"
+    );
+}
+
+#[tokio::test]
+async fn reader_fallback_is_logged_and_the_line_still_goes() {
+    // No reading or default role: the word lists read the line and say why.
+    let w = world();
+    let b = bot(
+        &w,
+        "Ada",
+        r#"{"steps":[{"text":"Stopping? I'll keep going."}]}"#,
+    );
+    let s = direct(&w, b);
+    let line = w.collab.post_line(s, "停下".into(), None).await.unwrap();
+    settle(&w, s).await;
+    let r = w.collab.line_readings(line.id).unwrap().remove(0);
+    assert!(
+        r.failure.as_deref().unwrap().contains("no reading model"),
+        "{r:?}"
+    );
+    assert_eq!(r.reading["control"], "stop", "the lists find the stop…");
+    // …but a stop found by the lists is not carried out: the line reaches the Bot.
+    assert_eq!(w.collab.turns(s, 10).unwrap().len(), 1);
+}
+
+#[tokio::test]
+async fn reader_contract_junk_answer_falls_back_to_the_word_lists() {
+    let w = world();
+    let spec = script(&w, "junk", r#"{"steps":[{"text":"I think it is a stop"}]}"#);
+    w.collab.set_role("reading", spec).unwrap();
+    let b = bot(&w, "Ada", r#"{"steps":[{"text":"ok"}]}"#);
+    let s = direct(&w, b);
+    let line = w
+        .collab
+        .post_line(s, "go on please".into(), None)
+        .await
+        .unwrap();
+    settle(&w, s).await;
+    let r = w.collab.line_readings(line.id).unwrap().remove(0);
+    assert!(
+        r.failure
+            .as_deref()
+            .unwrap()
+            .starts_with("unreadable answer"),
+        "{r:?}"
+    );
+    assert_eq!(r.raw.as_deref(), Some("I think it is a stop"));
+}
+
+#[tokio::test]
+async fn line_queue_a_later_line_read_first_is_still_routed_second() {
+    let w = world();
+    reader(&w);
+    let b = bot(
+        &w,
+        "Ada",
+        r#"{"steps":[{"text":"ok"}],"on_exhausted":"repeat_last"}"#,
+    );
+    let s = direct(&w, b);
+    let mut events = w.collab.store().subscribe();
+    let first = w.collab.post_line(s, "a slow one to read".into(), None);
+    let second = async {
+        // Sent once the first is stored (and being read).
+        loop {
+            let e = events.recv().await.unwrap();
+            if e.kind == "session_message" {
+                break;
+            }
+        }
+        w.collab.post_line(s, "quick".into(), None).await
+    };
+    let (a, b2) = tokio::join!(first, second);
+    let (a, b2) = (a.unwrap(), b2.unwrap());
+    settle(&w, s).await;
+    let events = w
+        .collab
+        .store()
+        .read(|tx| tx.session_events_after(troupe_core::EventId(0), s, 1000))
+        .unwrap();
+    let routed: Vec<i64> = events
+        .iter()
+        .filter(|e| e.kind == "line_routed")
+        .map(|e| e.payload["message_id"].as_i64().unwrap())
+        .collect();
+    assert_eq!(routed, vec![a.id.0, b2.id.0], "routed in arrival order");
+    let queued = events.iter().any(|e| {
+        e.kind == "line_routing"
+            && e.payload["message_id"] == b2.id.0
+            && e.payload["routing"] == "queued"
+    });
+    assert!(queued, "the second line waited for the first");
+}
+
+#[tokio::test]
+async fn withdraw_after_read_is_refused() {
+    let w = world();
+    let slow = r#"{"steps":[{"text":"a long answer that streams slowly","chunks":30,"chunk_delay_ms":20},{"text":"second"},{"text":"third"}]}"#;
+    let b = bot(&w, "Slow", slow);
+    let s = direct(&w, b);
+    let mut stream = w.collab.engine().subscribe_stream();
+    w.collab.post_line(s, "first".into(), None).await.unwrap();
+    while !matches!(
+        stream.recv().await.unwrap(),
+        troupe_engine::StreamNotice::TextDelta { .. }
+    ) {}
+    // Sent while the Bot streams: it waits in the inbox, unread, and can be taken back.
+    let taken = w
+        .collab
+        .post_line(s, "never mind this".into(), None)
+        .await
+        .unwrap();
+    let back = w.collab.withdraw_line(taken.id).unwrap();
+    assert_eq!(back.routing.as_deref(), Some("withdrawn"));
+    settle(&w, s).await;
+    let t = w.collab.direct_thread(s).unwrap();
+    let history = w
+        .collab
+        .store()
+        .read(|tx| tx.messages(t, None, 1000))
+        .unwrap();
+    assert!(
+        history
+            .iter()
+            .all(|m| !format!("{:?}", m.parts).contains("never mind this")),
+        "a withdrawn line is in no Bot transcript"
+    );
+    // A line the Bot has read cannot be taken back.
+    let read = w
+        .collab
+        .post_line(s, "read this".into(), None)
+        .await
+        .unwrap();
+    settle(&w, s).await;
+    assert!(matches!(
+        w.collab.withdraw_line(read.id),
+        Err(CollabError::Conflict {
+            code: "already_read",
+            ..
+        })
+    ));
+}
