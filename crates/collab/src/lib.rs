@@ -24,6 +24,7 @@ pub use asks::AnswerRequest;
 pub use bots::{BotPatch, NewBotRequest, binding_for as bot_binding};
 pub use error::CollabError;
 pub use key_names::{DEFAULT_KEY_ENV_PATTERNS, KeyEnvRule};
+pub use lines::InsertOutcome;
 pub use members::{AddMember, HandoffView, LeadRequest, LeadSuggestion, LeadView, MemberView};
 pub use projection::SessionProjector;
 pub use reader::BotText;

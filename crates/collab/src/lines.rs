@@ -16,6 +16,13 @@ use troupe_core::line_queue::ROUTE_WAIT_MS;
 use troupe_core::{SessionId, SessionMessageId};
 use troupe_store::{NewLine, StoreError};
 
+/// `POST /v1/messages/:id/insert`: whether a step was cut so the line is read now.
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[derive(Clone, Debug, serde::Serialize)]
+pub struct InsertOutcome {
+    pub cut: bool,
+}
+
 /// The routing turn of each conversation: held by the line being read and routed; the next
 /// line waits for it (tokio's mutex hands it on in arrival order).
 #[derive(Default)]
@@ -182,6 +189,32 @@ impl Collab {
             self.read_and_route(*id).await?;
         }
         Ok(lines.len())
+    }
+
+    /// Have the Bots that hold this line unread read it now: each one's step in progress is
+    /// cut (`Engine::cut_step`). Nothing to cut (no Bot working with it unread) → `cut: false`.
+    pub fn insert_line_now(&self, id: SessionMessageId) -> Result<InsertOutcome, CollabError> {
+        let line = self.store().read(|tx| tx.line(id))?;
+        if line.author != Author::User {
+            return Err(CollabError::invalid(format!(
+                "message {id} is not a person's line"
+            )));
+        }
+        let waiting: Vec<troupe_core::ThreadId> = self.store().read(|tx| {
+            let mut out = Vec::new();
+            for d in tx.line_deliveries(id)? {
+                let key = format!("line:{}:to:{}", id.0, d.bot_id.0);
+                if !tx.delivery_consumed(d.thread_id, &key)? {
+                    out.push(d.thread_id);
+                }
+            }
+            Ok(out)
+        })?;
+        let mut cut = false;
+        for t in waiting {
+            cut |= self.engine().cut_step(t);
+        }
+        Ok(InsertOutcome { cut })
     }
 
     /// Take back a line no Bot has read yet: it leaves every Bot's inbox (so no transcript

@@ -105,11 +105,16 @@ pub(crate) fn deliver(
         Author::User => Origin::User,
         _ => Origin::Delegation(format!("line:{}", line.id.0)),
     };
+    // A person's line heard by a working Bot defers the calls its hop has not run yet, unless
+    // it only asks something (TURN-4, LR-14: a rule, not a reading).
+    let defers =
+        line.author == Author::User && mode == InboxMode::Steer && !is_question(&line.body);
     let d = Delivery {
         origin,
         ..Delivery::user_task(text)
             .with_mode(mode)
             .with_key(format!("line:{}:to:{}", line.id.0, bot.id.0))
+            .deferring_calls(defers)
     };
     tx.deliver(thread, &d)?;
     if let Some(how) = how {
@@ -117,6 +122,11 @@ pub(crate) fn deliver(
         tx.wake_after_commit(thread);
     }
     Ok(thread)
+}
+
+/// A line that ends in a question mark asks rather than changes.
+fn is_question(body: &str) -> bool {
+    body.trim_end().ends_with(['?', '？'])
 }
 
 /// Named roster Bots not in the group join before the line is delivered (PULL-1); a system

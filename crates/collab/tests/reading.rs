@@ -273,3 +273,99 @@ async fn withdraw_after_read_is_refused() {
         })
     ));
 }
+
+/// A Bot whose first hop runs two commands: the first waits for `go` in the workspace (after
+/// writing `started`), the second appends to `log`.
+const TWO_CALLS: &str = r#"{"steps":[
+    {"tool_calls":[
+        {"name":"shell","arguments":{"command":"echo a >> log; touch started; while [ ! -f go ]; do sleep 0.02; done"}},
+        {"name":"shell","arguments":{"command":"echo b >> log"}}]},
+    {"text":"done"}]}"#;
+
+/// Post `line` while the Bot's first command waits, then let it finish; the log and the second
+/// call's record.
+async fn line_during_first_call(line: &str) -> (String, troupe_store::ToolCallRecord) {
+    let w = world();
+    let b = bot(&w, "Worker", TWO_CALLS);
+    let s = direct(&w, b);
+    w.collab
+        .post_line(s, "run the two steps".into(), None)
+        .await
+        .unwrap();
+    let t = w.collab.direct_thread(s).unwrap();
+    let dir = std::path::PathBuf::from(w.collab.store().read(|tx| tx.thread(t)).unwrap().workspace);
+    // An explicit wait on the command's own marker, with a deadline.
+    tokio::time::timeout(Duration::from_secs(20), async {
+        while !dir.join("started").exists() {
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+    })
+    .await
+    .expect("the first command started");
+    w.collab.post_line(s, line.into(), None).await.unwrap();
+    std::fs::write(dir.join("go"), "").unwrap();
+    settle(&w, s).await;
+    let run = w.collab.turns(s, 10).unwrap().pop().unwrap();
+    let calls = w.collab.store().read(|tx| tx.tool_calls(run.id)).unwrap();
+    (
+        std::fs::read_to_string(dir.join("log")).unwrap(),
+        calls[1].clone(),
+    )
+}
+
+#[tokio::test]
+async fn a_change_defers_the_hops_remaining_calls() {
+    let (log, second) = line_during_first_call("actually, use the other file").await;
+    assert_eq!(log, "a\n", "the second command did not run");
+    assert_eq!(second.status, "refused");
+    assert!(second.result.starts_with("deferred:"), "{}", second.result);
+}
+
+#[tokio::test]
+async fn a_question_does_not_defer_the_hops_calls() {
+    let (log, second) = line_during_first_call("is this going ok?").await;
+    assert_eq!(log, "a\nb\n");
+    assert_eq!(second.status, "ok");
+}
+
+#[tokio::test]
+async fn insert_now_cuts_the_model_call() {
+    let w = world();
+    // The first answer streams slowly; cut, the run calls again and reads the inserted line.
+    let slow = r#"{"steps":[{"text":"a very long answer that streams slowly","chunks":40,"chunk_delay_ms":50}],
+        "rules":[{"when_user_contains":"short","reply":{"text":"Short answer."}}]}"#;
+    let b = bot(&w, "Slow", slow);
+    let s = direct(&w, b);
+    let mut stream = w.collab.engine().subscribe_stream();
+    w.collab
+        .post_line(s, "tell me everything".into(), None)
+        .await
+        .unwrap();
+    while !matches!(
+        stream.recv().await.unwrap(),
+        troupe_engine::StreamNotice::TextDelta { .. }
+    ) {}
+    let line = w
+        .collab
+        .post_line(s, "keep it short".into(), None)
+        .await
+        .unwrap();
+    assert!(w.collab.insert_line_now(line.id).unwrap().cut);
+    settle(&w, s).await;
+    let turns = w.collab.turns(s, 10).unwrap();
+    assert_eq!(turns.len(), 1, "the run went on");
+    assert_eq!(turns[0].status, "completed");
+    let said: Vec<String> = w
+        .collab
+        .lines(s, None, 100)
+        .unwrap()
+        .into_iter()
+        .map(|l| l.body)
+        .collect();
+    assert_eq!(
+        said,
+        ["tell me everything", "keep it short", "Short answer."]
+    );
+    // Read now: nothing left to cut.
+    assert!(!w.collab.insert_line_now(line.id).unwrap().cut);
+}

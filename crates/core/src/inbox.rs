@@ -127,6 +127,10 @@ pub struct Delivery {
     pub delivery_key: Option<String>,
     /// Defaults to the delivery time; ties keep arrival order.
     pub order_key: Option<i64>,
+    /// A steer that changes what the person asked for: tool calls of the running hop that have
+    /// not run yet when it arrives are answered "deferred" instead of run (TURN-4).
+    #[serde(default)]
+    pub defers_calls: bool,
 }
 
 impl Delivery {
@@ -140,6 +144,7 @@ impl Delivery {
             visible: true,
             delivery_key: None,
             order_key: None,
+            defers_calls: false,
         }
     }
     pub fn with_mode(mut self, mode: InboxMode) -> Self {
@@ -156,6 +161,10 @@ impl Delivery {
     }
     pub fn with_origin(mut self, origin: Origin) -> Self {
         self.origin = origin;
+        self
+    }
+    pub fn deferring_calls(mut self, defers: bool) -> Self {
+        self.defers_calls = defers;
         self
     }
     pub fn validate(&self) -> Result<(), String> {

@@ -52,6 +52,21 @@ impl Dispatched {
             effect: None,
         }
     }
+    /// Not run: the person changed what they asked for before this call ran. Recorded as a
+    /// refusal (nothing ran, no effect was started).
+    fn deferred(tool: &str) -> Self {
+        Dispatched {
+            content: format!(
+                "deferred: {tool} was not run because the person sent a new message before it \
+                 could; read it (it follows) and decide again whether this call is still wanted"
+            ),
+            is_error: true,
+            status: "refused",
+            ends_turn: false,
+            shell: None,
+            effect: None,
+        }
+    }
     fn done(content: String, is_error: bool) -> Self {
         Dispatched {
             content,
@@ -133,6 +148,22 @@ impl Checked {
 /// Look a call up, parse its arguments and, for a call with a side effect, pass the guards.
 /// Writes nothing.
 pub(crate) fn check(engine: &Engine, live: &LiveRun, thread: &Thread, call: &ToolCall) -> Checked {
+    // A change the person sent while this hop ran: its calls not yet run wait for the model to
+    // read it (TURN-4). The steer joins the context at the next call.
+    if live.postponed() {
+        return Checked::Done(Dispatched::deferred(&call.name));
+    }
+    match engine
+        .inner
+        .store
+        .read(|tx| tx.has_deferring_steer(thread.id))
+    {
+        Ok(true) => return Checked::Done(Dispatched::deferred(&call.name)),
+        Ok(false) => {}
+        Err(e) => {
+            tracing::warn!(thread = %thread.id, error = %e, "could not look for a deferring line; the call runs")
+        }
+    }
     if let Some(n) = engine.narrowed(thread)
         && !n.only.contains(&call.name)
     {

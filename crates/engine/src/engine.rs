@@ -232,6 +232,14 @@ impl Engine {
         self.inner.live.get(thread).is_some()
     }
 
+    /// Cut the step a thread's run is in, so what waits in its inbox is read now: the model
+    /// call in flight is cancelled and made again (the run goes on), or the tool calls of the
+    /// hop not run yet are postponed (a running command finishes). False when the thread runs
+    /// nothing here or its run is between steps.
+    pub fn cut_step(&self, thread: ThreadId) -> bool {
+        self.inner.live.get(thread).is_some_and(|live| live.cut())
+    }
+
     /// Runs running, and runs admitted whose start is being committed.
     pub fn live_runs(&self) -> usize {
         self.inner.live.len()

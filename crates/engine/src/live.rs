@@ -21,6 +21,12 @@ pub struct LiveRun {
     /// Set when the loop has ended its run but has not yet handed over (release drive).
     ended: std::sync::atomic::AtomicBool,
     done_tx: watch::Sender<bool>,
+    /// The token of the model call in flight, so it alone can be cut (`Engine::cut_step`).
+    call: Mutex<Option<CancellationToken>>,
+    /// Set while a hop's tool calls are being run.
+    in_calls: std::sync::atomic::AtomicBool,
+    /// Set by a cut between calls: the hop's calls not yet run are not run.
+    postponed: std::sync::atomic::AtomicBool,
 }
 
 impl LiveRun {
@@ -35,7 +41,45 @@ impl LiveRun {
             partial: Mutex::new(String::new()),
             ended: std::sync::atomic::AtomicBool::new(false),
             done_tx: watch::channel(false).0,
+            call: Mutex::new(None),
+            in_calls: std::sync::atomic::AtomicBool::new(false),
+            postponed: std::sync::atomic::AtomicBool::new(false),
         }
+    }
+
+    /// A token for the next model call: cancelled with the run, or alone by a cut.
+    pub(crate) fn begin_call(&self) -> CancellationToken {
+        let token = self.cancel.child_token();
+        *self.call.lock().unwrap_or_else(|p| p.into_inner()) = Some(token.clone());
+        self.postponed
+            .store(false, std::sync::atomic::Ordering::SeqCst);
+        token
+    }
+    pub(crate) fn end_call(&self) {
+        *self.call.lock().unwrap_or_else(|p| p.into_inner()) = None;
+    }
+    pub(crate) fn set_in_calls(&self, on: bool) {
+        self.in_calls.store(on, std::sync::atomic::Ordering::SeqCst);
+    }
+    pub(crate) fn postponed(&self) -> bool {
+        self.postponed.load(std::sync::atomic::Ordering::SeqCst)
+    }
+
+    /// Cut the step in progress so what waits in the inbox is read now: the model call in
+    /// flight is cancelled (the run goes on with a new call), or, between a hop's tool calls,
+    /// the calls not yet run are postponed (a command running now finishes). False when there
+    /// is nothing to cut.
+    pub(crate) fn cut(&self) -> bool {
+        if let Some(t) = self.call.lock().unwrap_or_else(|p| p.into_inner()).as_ref() {
+            t.cancel();
+            return true;
+        }
+        if self.in_calls.load(std::sync::atomic::Ordering::SeqCst) {
+            self.postponed
+                .store(true, std::sync::atomic::Ordering::SeqCst);
+            return true;
+        }
+        false
     }
 
     pub fn add_pgid(&self, pgid: i32) {

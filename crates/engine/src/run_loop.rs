@@ -278,20 +278,29 @@ async fn drive_loop(engine: &Engine, live: &Arc<LiveRun>) -> Result<EndReason, L
         };
         let started_at = engine.inner.store.now();
         let clock = Instant::now();
+        let call_cancel = live.begin_call();
         let outcome = complete_with_retry(
             &*model.provider,
             &model.retry,
             &request,
             &events_tx,
-            &live.cancel,
+            &call_cancel,
         )
         .await;
+        live.end_call();
         drop(events_tx);
         let _ = forward.await;
         let latency_ms = clock.elapsed().as_millis() as u64;
 
         if matches!(outcome.result, Err(LlmError::Cancelled)) {
-            return Err(LoopExit::Stale);
+            if live.cancel.is_cancelled() {
+                return Err(LoopExit::Stale);
+            }
+            // Only this call was cut (`Engine::cut_step`): what it streamed is dropped and the
+            // run calls again with what waits in the inbox.
+            live.take_partial();
+            hops -= 1;
+            continue;
         }
         let usage = outcome.result.as_ref().map(|r| r.usage).unwrap_or_default();
         let record = ModelCallRecord {

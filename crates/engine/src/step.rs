@@ -141,6 +141,34 @@ pub(crate) async fn commit(
     streak_report: u32,
 ) -> Result<Committed, LoopExit> {
     let calls = &response.tool_calls;
+    live.set_in_calls(!calls.is_empty());
+    let committed = commit_calls(
+        engine,
+        live,
+        thread,
+        root,
+        record,
+        response,
+        streaks,
+        streak_report,
+    )
+    .await;
+    live.set_in_calls(false);
+    committed
+}
+
+#[allow(clippy::too_many_arguments)]
+async fn commit_calls(
+    engine: &Engine,
+    live: &Arc<LiveRun>,
+    thread: &Thread,
+    root: Option<MessageId>,
+    record: ModelCallRecord,
+    response: &ModelResponse,
+    streaks: &mut FailureStreaks,
+    streak_report: u32,
+) -> Result<Committed, LoopExit> {
+    let calls = &response.tool_calls;
     let checked: Vec<Checked> = calls
         .iter()
         .map(|c| dispatch::check(engine, live, thread, c))

@@ -53,6 +53,13 @@ fn messages(req: &Value) -> Vec<Value> {
 }
 
 /// A reviewer's request: its system prompt is the Light Loop reviewer's.
+/// The line reader's tool-free call (it reads each person's line on the default endpoint).
+fn is_reading(req: &Value) -> bool {
+    messages(req)
+        .iter()
+        .any(|m| m["role"] == "user" && m["content"].to_string().contains("troupe-reader:"))
+}
+
 fn is_reviewer(req: &Value) -> bool {
     messages(req)
         .iter()
@@ -78,7 +85,9 @@ fn answer(req: &Value, n: usize) -> String {
     let last = all.last().cloned().unwrap_or(Value::Null);
     let id = format!("call_{n}");
     let seen = conversation(req);
-    let body = if last["role"] == "tool" {
+    let body = if is_reading(req) {
+        text(r#"{"control":"neither"}"#)
+    } else if last["role"] == "tool" {
         text("done")
     } else if is_reviewer(req) {
         if seen.contains(SECOND_CLAIM) {
@@ -233,7 +242,13 @@ async fn light_loop_reviewer_rejects_once_then_approves_through_the_daemon() {
     assert_ne!(tasks[0]["child_thread_id"], tasks[1]["child_thread_id"]);
 
     // The model saw: claim, rejection, claim again (with the reason), approval — nothing more.
-    let reqs = requests.lock().unwrap().clone();
+    let all = requests.lock().unwrap().clone();
+    assert_eq!(
+        all.iter().filter(|r| is_reading(r)).count(),
+        1,
+        "one reading per line"
+    );
+    let reqs: Vec<Value> = all.into_iter().filter(|r| !is_reading(r)).collect();
     let reviews: Vec<&Value> = reqs
         .iter()
         .filter(|r| is_reviewer(r) && messages(r).last().unwrap()["role"] != "tool")

@@ -54,8 +54,8 @@ impl Tx<'_> {
         }
         let order_key = d.order_key.unwrap_or(self.now);
         let id = InboxItemId(self.insert(
-            "INSERT INTO inbox_items (thread_id, mode, priority, order_key, delivery_key, origin, origin_detail, body, visible, created_at)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
+            "INSERT INTO inbox_items (thread_id, mode, priority, order_key, delivery_key, origin, origin_detail, body, visible, created_at, defers_calls)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
             args![
                 thread.0,
                 d.mode.as_str(),
@@ -66,7 +66,8 @@ impl Tx<'_> {
                 d.origin.detail(),
                 d.text,
                 d.visible,
-                self.now
+                self.now,
+                d.defers_calls && d.mode == InboxMode::Steer
             ],
         )?);
         self.event(
@@ -80,6 +81,18 @@ impl Tx<'_> {
             created: true,
             message_id: None,
         })
+    }
+
+    /// Whether a steer that defers calls waits in the thread's inbox (a change the person sent
+    /// while the Bot works): the hop's calls that have not run yet are then not run.
+    pub fn has_deferring_steer(&self, thread: ThreadId) -> Result<bool> {
+        Ok(self
+            .query_opt(
+                "SELECT id FROM inbox_items WHERE thread_id = ?1 AND defers_calls = 1 AND failed_reason IS NULL LIMIT 1",
+                args![thread.0],
+                |r| r.get::<i64>(0),
+            )?
+            .is_some())
     }
 
     /// Every queued item of a thread (parked ones included), in take order.

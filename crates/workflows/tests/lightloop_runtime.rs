@@ -708,6 +708,7 @@ async fn a_continuation_is_proposed_when_the_executor_ends_without_a_claim() {
                         visible: true,
                         delivery_key: Some(key.clone()),
                         order_key: None,
+                        defers_calls: false,
                     },
                 )
             })

@@ -5,7 +5,7 @@ use crate::error::{ApiError, ApiJson, ErrorBody};
 use crate::routes::path_id;
 use axum::Json;
 use axum::extract::{Path, State};
-use troupe_collab::AnswerRequest;
+use troupe_collab::{AnswerRequest, InsertOutcome};
 use troupe_core::SessionMessageId;
 use troupe_core::conversation::SessionMessage;
 use troupe_store::LineReading;
@@ -16,6 +16,7 @@ pub fn router() -> OpenApiRouter<AppState> {
     OpenApiRouter::new()
         .routes(routes!(answer))
         .routes(routes!(withdraw))
+        .routes(routes!(insert))
         .routes(routes!(readings))
 }
 
@@ -74,4 +75,22 @@ async fn readings(
 ) -> Result<Json<Vec<LineReading>>, ApiError> {
     let id = path_id::<SessionMessageId>(&id)?;
     Ok(Json(state.collab.line_readings(id)?))
+}
+
+#[utoipa::path(
+    post, path = "/v1/messages/{id}/insert", tag = "sessions",
+    params(("id" = i64, Path, description = "A person's line")),
+    responses(
+        (status = 200, description = "Whether a Bot's step was cut so it reads the line now (`cut: false`: nothing to cut)", body = InsertOutcome),
+        (status = 400, description = "Malformed id", body = ErrorBody),
+        (status = 404, description = "No such line", body = ErrorBody),
+        (status = 422, description = "Not a person's line", body = ErrorBody),
+    )
+)]
+async fn insert(
+    State(state): State<AppState>,
+    Path(id): Path<String>,
+) -> Result<Json<InsertOutcome>, ApiError> {
+    let id = path_id::<SessionMessageId>(&id)?;
+    Ok(Json(state.collab.insert_line_now(id)?))
 }

@@ -306,6 +306,7 @@ fn delivery(item: &AgendaItem, due: i64) -> Delivery {
         visible: !item.silent,
         delivery_key: Some(delivery_key(item.id, due)),
         order_key: Some(due),
+        defers_calls: false,
     }
 }
 

@@ -42,6 +42,7 @@ fn delivery(
         visible: true,
         delivery_key: Some(key),
         order_key: None,
+        defers_calls: false,
     }
 }
 

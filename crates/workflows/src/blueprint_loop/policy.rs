@@ -80,6 +80,7 @@ impl BlueprintLoopPolicy {
                         &revision(gate.terminal_message_id, l),
                     )),
                     order_key: None,
+                    defers_calls: false,
                 }))
             }
             (LoopStatus::Running, Some(stop), None) => {

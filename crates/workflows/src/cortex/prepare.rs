@@ -55,6 +55,7 @@ fn prompt_delivery(t: &TaskRecord, contract: &OutputContract) -> Delivery {
         visible: true,
         delivery_key: Some(texts::prompt_key(t)),
         order_key: None,
+        defers_calls: false,
     }
 }
 

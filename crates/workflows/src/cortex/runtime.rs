@@ -168,6 +168,7 @@ fn settle_now(engine: &Engine, id: TaskId, stuck: Option<String>) -> Result<Next
                         visible: true,
                         delivery_key: Some(format!("cortex:{id}:repair:{attempt}")),
                         order_key: None,
+                        defers_calls: false,
                     },
                 )?;
                 tx.edit_task(
@@ -240,6 +241,7 @@ fn notify(tx: &mut Tx<'_>, t: &TaskRecord, text: String, what: String) -> Result
             visible: true,
             delivery_key: Some(format!("cortex:{}:{what}", t.id)),
             order_key: None,
+            defers_calls: false,
         },
     )?;
     Ok(())

@@ -66,6 +66,7 @@ pub fn continuation(gate: &Gate<'_>, ll: &LightLoopSlot) -> Delivery {
             &revision(gate.terminal_message_id, ll),
         )),
         order_key: None,
+        defers_calls: false,
     }
 }
 

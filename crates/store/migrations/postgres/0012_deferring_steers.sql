@@ -1,0 +1,5 @@
+-- A steer that changes what the person asked for defers the running hop's calls that have not
+-- run yet (TURN-4); a question does not.
+-- (PostgreSQL twin of sqlite/0012_deferring_steers.sql.)
+ALTER TABLE inbox_items ADD COLUMN defers_calls BIGINT NOT NULL DEFAULT 0;
+CREATE INDEX inbox_items_deferring ON inbox_items(thread_id) WHERE defers_calls = 1;
