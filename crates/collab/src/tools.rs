@@ -22,6 +22,31 @@ use troupe_store::{NewLine, StoreError};
 
 pub const OWNER: &str = "collab";
 
+/// What the tools need of the conversation layer that is built after the engine they are
+/// registered with: attach the [`crate::Collab`] once it exists.
+#[derive(Default)]
+pub struct ToolHost {
+    collab: std::sync::OnceLock<crate::Collab>,
+    /// Turns whose ask was already sent back once as a go-ahead (ASK-8).
+    go_ahead_refused: Mutex<HashSet<RunId>>,
+}
+
+impl ToolHost {
+    pub fn new() -> Arc<ToolHost> {
+        Arc::new(ToolHost::default())
+    }
+    pub fn attach(&self, collab: &crate::Collab) {
+        let _ = self.collab.set(collab.clone());
+    }
+}
+
+/// ASK-7: what a Bot reads when its question only asks for a go-ahead.
+const GO_AHEAD: &str = "asks_go_ahead: not asked. The person has already said what they want; \
+    do not wait for an OK or for them to look first. Go on with it — they review what you hand \
+    over and can stop you at any moment. Stop to ask only for what only they can give (an \
+    account, a permission, something only they know) or for a choice that is theirs, and say \
+    which it is.";
+
 /// A conversation's own thread (not a child task's, not an unattended worker's).
 fn in_conversation(t: &Thread) -> bool {
     t.parent_id.is_none() && t.interaction == Interaction::Interactive
@@ -224,7 +249,52 @@ impl ToolHandler for CreateDirect {
     }
 }
 
-struct AskUser;
+struct AskUser {
+    host: Arc<ToolHost>,
+}
+
+impl AskUser {
+    /// ASK-6…8, 10: a question read (by a model) as only asking leave to go on is sent back
+    /// once per turn; with no reading, or the second time, it reaches the person.
+    async fn go_ahead_only(&self, ctx: &ToolCallContext, question: &str) -> bool {
+        let Some(collab) = self.host.collab.get() else {
+            return false;
+        };
+        if self
+            .host
+            .go_ahead_refused
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .contains(&ctx.run_id)
+        {
+            return false;
+        }
+        let answered = ctx
+            .store
+            .read(|tx| {
+                let trigger = tx.segment(ctx.run_id)?.and_then(|s| s.trigger_line_id);
+                trigger.map(|l| tx.line(l).map(|l| l.body)).transpose()
+            })
+            .ok()
+            .flatten()
+            .unwrap_or_default();
+        match collab.read_bot_text(ctx.run_id, question, &answered).await {
+            Ok(r) if r.by_model && r.reading.asks_ok_only => {
+                self.host
+                    .go_ahead_refused
+                    .lock()
+                    .unwrap_or_else(|p| p.into_inner())
+                    .insert(ctx.run_id);
+                true
+            }
+            Ok(_) => false,
+            Err(e) => {
+                tracing::warn!(run = %ctx.run_id, error = %e, "reading an ask failed; it goes to the person");
+                false
+            }
+        }
+    }
+}
 
 #[async_trait]
 impl ToolHandler for AskUser {
@@ -239,6 +309,30 @@ impl ToolHandler for AskUser {
         };
         let thread = ctx.thread.id;
         let run = ctx.run_id;
+        let in_pair_direct = ctx
+            .store
+            .read(|tx| match tx.thread_session(thread)? {
+                Some((s, _)) => Ok(tx.session(s)?.kind == SessionKind::BotDirect),
+                None => Ok(false),
+            })
+            .unwrap_or(false);
+        if !in_pair_direct && self.go_ahead_only(ctx, &ask.question).await {
+            if let Ok(Some((session, _))) = ctx.store.read(|tx| tx.thread_session(thread)) {
+                let question = ask.question.clone();
+                let logged = ctx.store.write(|tx| {
+                    tx.session_event(
+                        "ask_go_ahead_refused",
+                        session,
+                        Some(run),
+                        json!({"question": question}),
+                    )
+                });
+                if let Err(e) = logged {
+                    tracing::warn!(run = %run, error = %e, "could not log a go-ahead refusal");
+                }
+            }
+            return ToolReply::error(GO_AHEAD);
+        }
         let out = ctx.store.write(|tx| {
             let Some((session, bot)) = tx.thread_session(thread)? else {
                 return Err(StoreError::Invalid(
@@ -267,8 +361,9 @@ impl ToolHandler for AskUser {
     }
 }
 
-/// The tools, for [`troupe_engine::EngineBuilder::tool`].
-pub fn registrations() -> Vec<ToolRegistration> {
+/// The tools, for [`troupe_engine::EngineBuilder::tool`]; attach the Collab to `host` once
+/// it is built.
+pub fn registrations(host: &Arc<ToolHost>) -> Vec<ToolRegistration> {
     let refused = Arc::new(RefusedOnce::default());
     let reg = |name: &str, description: &str, parameters, handler: Arc<dyn ToolHandler>| {
         ToolRegistration {
@@ -342,7 +437,7 @@ pub fn registrations() -> Vec<ToolRegistration> {
                 "required": ["question"],
                 "additionalProperties": false
             }),
-            Arc::new(AskUser),
+            Arc::new(AskUser { host: host.clone() }),
         ),
     ]
 }

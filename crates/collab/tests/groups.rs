@@ -25,10 +25,12 @@ fn world() -> World {
     let roles = Arc::new(SharedRoles::new(RoleTable::new(secrets.clone()), secrets));
     let mut builder =
         Engine::builder(store, roles.clone()).message_observer(Arc::new(SessionProjector));
-    for t in troupe_collab::tools::registrations() {
+    let host = troupe_collab::tools::ToolHost::new();
+    for t in troupe_collab::tools::registrations(&host) {
         builder = builder.tool(t).unwrap();
     }
     let collab = Collab::new(builder.build(), roles, dir.path().join("workspaces"));
+    host.attach(&collab);
     World { collab, dir }
 }
 

@@ -22,10 +22,12 @@ fn world() -> World {
     let roles = Arc::new(SharedRoles::new(RoleTable::new(secrets.clone()), secrets));
     let mut builder =
         Engine::builder(store, roles.clone()).message_observer(Arc::new(SessionProjector));
-    for t in troupe_collab::tools::registrations() {
+    let host = troupe_collab::tools::ToolHost::new();
+    for t in troupe_collab::tools::registrations(&host) {
         builder = builder.tool(t).unwrap();
     }
     let collab = Collab::new(builder.build(), roles, dir.path().join("workspaces"));
+    host.attach(&collab);
     World { collab, dir }
 }
 
@@ -368,4 +370,82 @@ async fn insert_now_cuts_the_model_call() {
     );
     // Read now: nothing left to cut.
     assert!(!w.collab.insert_line_now(line.id).unwrap().cut);
+}
+
+/// A Bot that asks for an OK twice, then goes on.
+const ASKS_OK: &str = r#"{"steps":[
+    {"tool_calls":[{"name":"ask_user","arguments":{"question":"请确认关键帧板，确认后将正式启动视频片段生成与后期剪辑"}}]},
+    {"tool_calls":[{"name":"ask_user","arguments":{"question":"请确认关键帧板，确认后将正式启动视频片段生成与后期剪辑"}}]},
+    {"text":"x"}]}"#;
+
+async fn ask_for_ok(with_reader: bool) -> (World, SessionId) {
+    let w = world();
+    if with_reader {
+        let spec = script(
+            &w,
+            "ok-reader",
+            r#"{"steps":[{"text":"{\"control\":\"neither\"}"}],
+                "rules":[{"when_user_contains":"troupe-reader:bot","reply":{"text":"{\"asks_ok_only\":true}"}}]}"#,
+        );
+        w.collab.set_role("reading", spec).unwrap();
+    }
+    let b = bot(&w, "Director", ASKS_OK);
+    let s = direct(&w, b);
+    w.collab
+        .post_line(
+            s,
+            "make the One Punch Man keyframe board and the video".into(),
+            None,
+        )
+        .await
+        .unwrap();
+    settle(&w, s).await;
+    (w, s)
+}
+
+fn asks(w: &World, s: SessionId) -> usize {
+    w.collab
+        .lines(s, None, 100)
+        .unwrap()
+        .iter()
+        .filter(|l| l.kind == troupe_core::conversation::LineKind::Ask)
+        .count()
+}
+
+#[tokio::test]
+async fn asking_only_for_a_go_ahead_is_sent_back_once_then_reaches_the_person() {
+    // S-ASK-2, ASK-7, ASK-8.
+    let (w, s) = ask_for_ok(true).await;
+    let turn = w.collab.turns(s, 10).unwrap().remove(0);
+    let calls = w.collab.store().read(|tx| tx.tool_calls(turn.id)).unwrap();
+    assert!(
+        calls[0].result.starts_with("asks_go_ahead"),
+        "{}",
+        calls[0].result
+    );
+    assert!(calls[0].result.contains("only they can give"));
+    assert_eq!(
+        asks(&w, s),
+        1,
+        "the second ask of the turn reaches the person"
+    );
+    let refused = w
+        .collab
+        .store()
+        .read(|tx| tx.session_events_after(troupe_core::EventId(0), s, 1000))
+        .unwrap()
+        .into_iter()
+        .filter(|e| e.kind == "ask_go_ahead_refused")
+        .count();
+    assert_eq!(refused, 1);
+}
+
+#[tokio::test]
+async fn with_no_reading_the_question_goes_to_the_person() {
+    // ASK-10.
+    let (w, s) = ask_for_ok(false).await;
+    assert_eq!(asks(&w, s), 1);
+    let turn = w.collab.turns(s, 10).unwrap().remove(0);
+    let calls = w.collab.store().read(|tx| tx.tool_calls(turn.id)).unwrap();
+    assert_eq!(calls.len(), 1, "the turn ended on its first ask");
 }

@@ -93,11 +93,13 @@ pub async fn build_state(data_dir: &Path, opts: BootOptions) -> anyhow::Result<B
             ..EngineConfig::default()
         })
         .message_observer(Arc::new(SessionProjector));
-    let builder = troupe_collab::tools::registrations()
+    let tool_host = troupe_collab::tools::ToolHost::new();
+    let builder = troupe_collab::tools::registrations(&tool_host)
         .into_iter()
         .try_fold(builder, |b, t| b.tool(t))?;
     let engine = troupe_workflows::build_engine(builder)?;
     let collab = Collab::new(engine.clone(), shared, data_dir.join("workspaces"));
+    tool_host.attach(&collab);
     collab.load_stored_roles()?;
     let workflows = troupe_workflows::Workflows::new(collab.clone());
     // Child tasks a stopped process left queued or running become interrupted, their parents
