@@ -16,6 +16,7 @@ mod reader;
 mod roles;
 mod routing;
 mod sessions;
+mod situation;
 mod threads;
 pub mod tools;
 mod turns;
@@ -30,6 +31,7 @@ pub use projection::SessionProjector;
 pub use reader::BotText;
 pub use roles::SharedRoles;
 pub use sessions::{BlockedBy, NewSessionRequest, SessionView};
+pub use situation::{ConversationSituation, Membership};
 pub use turns::TurnView;
 
 use std::path::PathBuf;

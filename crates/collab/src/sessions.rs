@@ -209,6 +209,13 @@ impl Collab {
     /// The thread the direct conversation's Bot works in.
     pub fn direct_thread(&self, id: SessionId) -> Result<ThreadId, CollabError> {
         let session = self.store().read(|tx| tx.session(id))?;
+        if session.kind != SessionKind::Direct {
+            return Err(CollabError::invalid(format!(
+                "conversation {id} is a {} conversation; workflows and this control work in direct \
+                 conversations with one Bot",
+                session.kind.as_str()
+            )));
+        }
         let bot = *session
             .bot_ids
             .first()

@@ -23,8 +23,10 @@ fn world() -> World {
     let store = troupe_store::testing::open_in(dir.path(), Arc::new(troupe_core::SystemClock));
     let secrets: troupe_engine::models::SecretSource = Arc::new(|_| None);
     let roles = Arc::new(SharedRoles::new(RoleTable::new(secrets.clone()), secrets));
-    let mut builder =
-        Engine::builder(store, roles.clone()).message_observer(Arc::new(SessionProjector));
+    let mut builder = Engine::builder(store, roles.clone())
+        .message_observer(Arc::new(SessionProjector))
+        .context(Arc::new(troupe_collab::ConversationSituation))
+        .admission(Arc::new(troupe_collab::Membership));
     let host = troupe_collab::tools::ToolHost::new();
     for t in troupe_collab::tools::registrations(&host) {
         builder = builder.tool(t).unwrap();
@@ -629,4 +631,64 @@ async fn members_and_leads_are_validated() {
         });
         assert!(matches!(r, Err(CollabError::Invalid(_))), "{r:?}");
     }
+}
+
+#[tokio::test]
+async fn the_situation_names_the_members_the_lead_and_the_mention_rules() {
+    use troupe_engine::extension::{ContextContributor, ContextParts};
+    let w = world();
+    let a = bot(&w, "Alpha", QUIET);
+    let b = bot(&w, "Beta", QUIET);
+    let s = group(&w, &[a, b]);
+    w.collab
+        .set_lead(
+            s,
+            LeadRequest {
+                bot_id: Some(a),
+                confirmed: Some(true),
+            },
+        )
+        .unwrap();
+    let situation = |bot| {
+        let t = w
+            .collab
+            .store()
+            .read(|tx| tx.thread(thread_of(&w, s, bot)))
+            .unwrap();
+        let mut parts = ContextParts::default();
+        troupe_collab::ConversationSituation.contribute(&t, w.collab.store(), &mut parts);
+        parts.situation.join("\n")
+    };
+    let alpha = situation(a);
+    assert!(
+        alpha.contains("Beta") && alpha.contains("You lead it"),
+        "{alpha}"
+    );
+    assert!(alpha.contains("@Name"));
+    let beta = situation(b);
+    assert!(
+        beta.contains("Alpha (lead)") && !beta.contains("You lead it"),
+        "{beta}"
+    );
+}
+
+#[tokio::test]
+async fn membership_refuses_a_turn_to_a_bot_that_left() {
+    let w = world();
+    let a = bot(&w, "Alpha", QUIET);
+    let b = bot(&w, "Beta", QUIET);
+    let s = group(&w, &[a, b]);
+    let t = thread_of(&w, s, b);
+    w.collab.remove_member(s, b).await.unwrap();
+    w.collab
+        .engine()
+        .deliver(t, troupe_core::inbox::Delivery::user_task("still there?"))
+        .await
+        .unwrap();
+    w.collab
+        .engine()
+        .request_drive(t, "test", false)
+        .await
+        .unwrap();
+    assert_eq!(runs(&w, t), 0, "a departed Bot takes no turn here");
 }

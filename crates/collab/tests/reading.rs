@@ -20,8 +20,10 @@ fn world() -> World {
     let store = troupe_store::testing::open_in(dir.path(), Arc::new(troupe_core::SystemClock));
     let secrets: troupe_engine::models::SecretSource = Arc::new(|_| None);
     let roles = Arc::new(SharedRoles::new(RoleTable::new(secrets.clone()), secrets));
-    let mut builder =
-        Engine::builder(store, roles.clone()).message_observer(Arc::new(SessionProjector));
+    let mut builder = Engine::builder(store, roles.clone())
+        .message_observer(Arc::new(SessionProjector))
+        .context(Arc::new(troupe_collab::ConversationSituation))
+        .admission(Arc::new(troupe_collab::Membership));
     let host = troupe_collab::tools::ToolHost::new();
     for t in troupe_collab::tools::registrations(&host) {
         builder = builder.tool(t).unwrap();

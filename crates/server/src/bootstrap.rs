@@ -7,7 +7,9 @@ use crate::AppState;
 use anyhow::Context;
 use std::path::Path;
 use std::sync::Arc;
-use troupe_collab::{Collab, KeyEnvRule, SessionProjector, SharedRoles};
+use troupe_collab::{
+    Collab, ConversationSituation, KeyEnvRule, Membership, SessionProjector, SharedRoles,
+};
 use troupe_core::continuation_guard::GuardLimits;
 use troupe_core::run::RunLimits;
 use troupe_engine::models::SecretSource;
@@ -92,7 +94,9 @@ pub async fn build_state(data_dir: &Path, opts: BootOptions) -> anyhow::Result<B
             loops,
             ..EngineConfig::default()
         })
-        .message_observer(Arc::new(SessionProjector));
+        .message_observer(Arc::new(SessionProjector))
+        .context(Arc::new(ConversationSituation))
+        .admission(Arc::new(Membership));
     let tool_host = troupe_collab::tools::ToolHost::new();
     let builder = troupe_collab::tools::registrations(&tool_host)
         .into_iter()

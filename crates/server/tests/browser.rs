@@ -14,14 +14,15 @@
 //! cargo test -p troupe-server --test browser
 //! ```
 //!
-//! Two scenarios, each with its own daemon and browser: chatting (create a Bot, send,
-//! stream, Stop) and workflows (Plan and Light Loop on and off from the header, the 409
-//! shown inline, the pause latch with Continue and Abandon).
+//! Three scenarios, each with its own daemon and browser: chatting (create a Bot, send,
+//! stream, Stop), workflows (Plan and Light Loop on and off from the header, the 409
+//! shown inline, the pause latch with Continue and Abandon) and a group (members, the
+//! lead, mentions with pull-in, a Bot↔Bot direct read-only, an ask answered from its card).
 //!
-//! Phone-width screenshots are written to `target/browser-phone.png` and
-//! `target/browser-workflow-phone.png`; on failure a screenshot goes to
-//! `target/browser-failure.png` (or `browser-workflow-failure.png`) and the page text
-//! and daemon log are printed.
+//! Phone-width screenshots are written to `target/browser-phone.png`,
+//! `target/browser-workflow-phone.png` and `target/browser-group-phone.png`; on failure a
+//! screenshot goes to `target/browser-failure.png` (or `browser-workflow-failure.png`,
+//! `browser-group-failure.png`) and the page text and daemon log are printed.
 
 mod browser_support;
 
@@ -29,19 +30,18 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, anyhow, bail};
-use browser_support::{
-    ChromeDriver, Daemon, QUICK_FINAL_TEXT, chrome_path, chromedriver_path, failing_script, poll,
-    quick_script, slow_script, target_dir, troupe_binary,
+use browser_support::page::{
+    ENTER, SHORT, TAB, TURN, active_session_id, add_scripted_bot, chips, click, click_in,
+    click_session, elements, fill, start_conversation, wait_bot_line, wait_chip, wait_for_texts,
+    wait_hidden, wait_text,
 };
-use fantoccini::{Client, ClientBuilder, Locator};
-use hyper_util::client::legacy::connect::HttpConnector;
+use browser_support::{
+    ALPHA_FOLLOW_UP, ALPHA_REPLY, BOT_DIRECT_LINE, ChromeDriver, Daemon, GAMMA_REPLY,
+    QUICK_FINAL_TEXT, alpha_script, beta_script, chromedriver_path, connect, diagnostics,
+    failing_script, gamma_script, poll, quick_script, slow_script, target_dir, troupe_binary,
+};
+use fantoccini::{Client, Locator};
 use serde_json::{Value, json};
-
-/// WebDriver's Enter key.
-const ENTER: &str = "\u{E007}";
-
-const SHORT: Duration = Duration::from_secs(10);
-const TURN: Duration = Duration::from_secs(45);
 
 /// A daemon, a chromedriver and a Chromium session in one temp dir, for one scenario.
 struct Harness {
@@ -130,38 +130,18 @@ async fn web_page_switches_workflows_and_lifts_the_pause_latch() {
     h.finish(result, "browser-workflow-failure.png").await;
 }
 
-async fn connect(driver: &ChromeDriver, profile: &Path) -> Result<Client> {
-    let mut caps = serde_json::Map::new();
-    caps.insert("browserName".into(), json!("chrome"));
-    caps.insert(
-        "goog:chromeOptions".into(),
-        json!({
-            "binary": chrome_path(),
-            "args": [
-                "--headless",
-                "--no-sandbox",
-                "--disable-gpu",
-                "--disable-quic",
-                "--no-first-run",
-                "--disable-background-networking",
-                "--disable-component-update",
-                "--disable-sync",
-                "--disable-dev-shm-usage",
-                "--window-size=1280,900",
-                format!("--user-data-dir={}", profile.display()),
-            ],
-        }),
-    );
-    ClientBuilder::new(HttpConnector::new())
-        .capabilities(caps)
-        .connect(&driver.url)
-        .await
-        .map_err(|e| {
-            anyhow!(
-                "WebDriver new session: {e}\nchromedriver:\n{}",
-                driver.process.log_text()
-            )
-        })
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn web_page_runs_a_group_with_a_lead_mentions_and_an_ask() {
+    let Some(h) = Harness::start().await else {
+        return;
+    };
+    let scripts = [
+        ("Alpha", h.script("alpha.json", alpha_script())),
+        ("Beta", h.script("beta.json", beta_script())),
+        ("Gamma", h.script("gamma.json", gamma_script())),
+    ];
+    let result = group_scenario(&h.client, &h.daemon, &scripts).await;
+    h.finish(result, "browser-group-failure.png").await;
 }
 
 async fn scenario(c: &Client, daemon: &Daemon, quick: &Path, slow: &Path) -> Result<()> {
@@ -505,207 +485,286 @@ async fn workflow_scenario(c: &Client, daemon: &Daemon, slow: &Path, failing: &P
     Ok(())
 }
 
-async fn add_scripted_bot(c: &Client, name: &str, script: &Path) -> Result<()> {
-    let details = c.find(Locator::Css("#bots-details")).await?;
-    if details.attr("open").await?.is_none() {
-        c.find(Locator::Css("#bots-details > summary"))
-            .await?
-            .click()
-            .await?;
-    }
-    fill(c, "#bot-name", name).await?;
-    c.find(Locator::Css("#bot-kind"))
-        .await?
-        .select_by_value("scripted")
+async fn group_scenario(c: &Client, daemon: &Daemon, scripts: &[(&str, PathBuf)]) -> Result<()> {
+    c.goto(&format!("{}/", daemon.base_url)).await?;
+    c.wait()
+        .at_most(SHORT)
+        .for_element(Locator::Css("#new-bot-form"))
         .await?;
-    let script_input = poll("#bot-script to show for kind scripted", SHORT, || async {
-        let el = c.find(Locator::Css("#bot-script")).await?;
-        Ok(el.is_displayed().await?.then_some(el))
+    let http = reqwest::Client::new();
+    let api = |path: String| {
+        let http = http.clone();
+        let url = format!("{}{path}", daemon.base_url);
+        async move {
+            let v: Value = http
+                .get(url)
+                .send()
+                .await?
+                .error_for_status()?
+                .json()
+                .await?;
+            Ok::<Value, anyhow::Error>(v)
+        }
+    };
+    for (name, script) in scripts {
+        add_scripted_bot(c, name, script).await?;
+    }
+    let bots = api("/v1/bots".into()).await?;
+    let bot_id = |name: &str| -> Result<i64> {
+        bots.as_array()
+            .and_then(|b| b.iter().find(|b| b["name"] == name))
+            .and_then(|b| b["id"].as_i64())
+            .ok_or_else(|| anyhow!("no Bot {name} in {bots}"))
+    };
+    let (alpha, beta) = (bot_id("Alpha")?, bot_id("Beta")?);
+
+    // --- New group: a title and a checkbox per live Bot; it opens
+    click(c, "#new-group").await?;
+    wait_text(c, "#group-create", "Create group").await?;
+    fill(c, "#group-title", "Launch").await?;
+    for name in ["Alpha", "Beta"] {
+        click_in(c, "#group-bots .group-bot", name, "input").await?;
+    }
+    click(c, "#group-create").await?;
+    poll("the group to open with its two chips", SHORT, || async {
+        let active = elements(c, ".session-item.active").await?;
+        let chips = chips(c).await?;
+        let names: Vec<&str> = chips.iter().map(|ch| ch.name.as_str()).collect();
+        Ok((active.iter().any(|a| a.text.contains("Launch"))
+            && names == ["Alpha", "Beta"]
+            && chips.iter().all(|ch| ch.state == "idle" && !ch.lead))
+        .then_some(()))
     })
     .await?;
-    script_input.clear().await?;
-    script_input
-        .send_keys(&script.display().to_string())
-        .await?;
-    fill(c, "#bot-model", "scripted").await?;
-    c.find(Locator::Css("#bot-submit")).await?.click().await?;
-    poll("the new Bot in the Bots list", SHORT, || async {
-        let err = elements(c, "#bot-error").await?;
-        if let Some(e) = err.first().filter(|e| e.visible) {
-            bail!("the page shows an error for the new Bot: {}", e.text);
-        }
-        let bots = elements(c, "#bot-list .bot-item").await?;
-        Ok(bots
-            .iter()
-            .any(|b| b.text.contains(name) && b.text.contains("scripted"))
-            .then_some(()))
-    })
-    .await
-}
-
-async fn start_conversation(c: &Client, bot: &str, title: &str) -> Result<()> {
-    c.find(Locator::Css("#new-session")).await?.click().await?;
-    let select = c
-        .wait()
-        .at_most(SHORT)
-        .for_element(Locator::Css("#session-bot"))
-        .await?;
-    let mut picked = false;
-    for opt in select.find_all(Locator::Css("option")).await? {
-        if opt.text().await?.starts_with(bot) {
-            opt.click().await?;
-            picked = true;
-            break;
-        }
+    let sid = active_session_id(c).await?;
+    let view = api(format!("/v1/sessions/{sid}")).await?;
+    if view["kind"] != "group" || view["title"] != "Launch" {
+        bail!("the page did not create the group asked for: {view}");
     }
-    if !picked {
-        bail!("no option for Bot {bot} in #session-bot");
-    }
-    fill(c, "#session-title", title).await?;
-    c.find(Locator::Css("#session-create"))
-        .await?
-        .click()
-        .await?;
-    poll("the new conversation to open", SHORT, || async {
-        let err = elements(c, "#session-error").await?;
-        if let Some(e) = err.first().filter(|e| e.visible) {
-            bail!(
-                "the page shows an error for the new conversation: {}",
-                e.text
-            );
-        }
-        let active = elements(c, ".session-item.active").await?;
-        let composer = c.find(Locator::Css("#composer")).await?;
-        Ok(
-            (active.iter().any(|a| a.text.contains(title)) && composer.is_enabled().await?)
-                .then_some(()),
-        )
-    })
-    .await
-}
 
-async fn click_session(c: &Client, title: &str) -> Result<()> {
-    for item in c.find_all(Locator::Css(".session-item button")).await? {
-        if item.text().await?.contains(title) {
-            item.click().await?;
-            return Ok(());
-        }
-    }
-    bail!("no conversation titled {title} in the list")
-}
-
-async fn active_session_id(c: &Client) -> Result<String> {
-    c.find(Locator::Css(".session-item.active"))
-        .await?
-        .attr("data-id")
-        .await?
-        .ok_or_else(|| anyhow!("the active conversation has no data-id"))
-}
-
-async fn click(c: &Client, css: &str) -> Result<()> {
-    c.find(Locator::Css(css)).await?.click().await?;
-    Ok(())
-}
-
-/// Waits for a visible element matching `css` whose text contains `needle`.
-async fn wait_text(c: &Client, css: &str, needle: &str) -> Result<()> {
-    poll(&format!("{css} to show {needle:?}"), SHORT, || async {
-        Ok(elements(c, css)
+    // --- Settings: Alpha made lead with one click; the badge shows on its chip
+    click(c, "#group-settings-toggle").await?;
+    wait_text(c, "#group-members .member-row", "Make lead").await?;
+    click_in(c, "#group-members .member-row", "Alpha", ".make-lead").await?;
+    poll("Alpha's Lead badge", SHORT, || async {
+        Ok(chips(c)
             .await?
             .iter()
-            .any(|e| e.visible && e.text.contains(needle))
+            .any(|ch| ch.name == "Alpha" && ch.lead)
             .then_some(()))
     })
-    .await
-}
+    .await?;
+    wait_text(c, "#group-members .member-row", "Remove lead").await?;
+    let lead = api(format!("/v1/sessions/{sid}/lead")).await?;
+    if lead["lead"] != alpha {
+        bail!("the API does not report Alpha as lead after the click: {lead}");
+    }
+    click(c, "#group-settings-close").await?;
+    wait_hidden(c, "#group-settings", SHORT).await?;
 
-async fn fill(c: &Client, css: &str, text: &str) -> Result<()> {
-    let el = c.find(Locator::Css(css)).await?;
-    el.clear().await?;
-    el.send_keys(text).await?;
-    Ok(())
-}
-
-async fn wait_hidden(c: &Client, css: &str, timeout: Duration) -> Result<()> {
-    poll(&format!("{css} to be hidden"), timeout, || async {
-        let els = elements(c, css).await?;
-        Ok(els.iter().all(|e| !e.visible).then_some(()))
+    // --- A line naming nobody goes to the lead alone
+    fill(c, "#composer", "Kick off, please.").await?;
+    c.find(Locator::Css("#composer"))
+        .await?
+        .send_keys(ENTER)
+        .await?;
+    wait_for_texts(c, ".msg.user .meta", "the person's line, as You", |t| {
+        t.iter().any(|t| t.contains("You"))
     })
-    .await
-}
+    .await?;
+    wait_bot_line(c, "Alpha", ALPHA_REPLY).await?;
+    wait_chip(c, "Alpha", "idle", TURN).await?;
+    let turns = api(format!("/v1/turns?session_id={sid}")).await?;
+    let by: Vec<i64> = turns
+        .as_array()
+        .map(|t| t.iter().filter_map(|t| t["bot_id"].as_i64()).collect())
+        .unwrap_or_default();
+    if by != [alpha] {
+        bail!("only the lead should have answered the unaddressed line; turns: {turns}");
+    }
 
-async fn wait_for_texts(
-    c: &Client,
-    css: &str,
-    what: &str,
-    ok: impl Fn(&[String]) -> bool,
-) -> Result<()> {
-    poll(what, SHORT, || async {
-        let texts: Vec<String> = elements(c, css)
+    // --- Alpha asks: working, then waiting on you; answered from the card. (Before Gamma
+    // joins: a woken Bot's thread gets the lines it only read after the line that woke it,
+    // and the scripted rule looks at the last one.)
+    fill(c, "#composer", "Pick a colour for the logo.").await?;
+    click(c, "#send").await?;
+    wait_chip(c, "Alpha", "working", TURN).await?;
+    wait_chip(c, "Alpha", "waiting on you", TURN).await?;
+    wait_text(
+        c,
+        ".ask-card[data-state=open]",
+        "Which colour should the logo be?",
+    )
+    .await?;
+    let options = elements(c, ".ask-card[data-state=open] .ask-option").await?;
+    let labels: Vec<&str> = options.iter().map(|o| o.text.as_str()).collect();
+    if options.len() != 2
+        || !labels[0].contains("Blue")
+        || !labels[0].contains("Recommended")
+        || labels[1].contains("Recommended")
+        || labels.iter().any(|l| l.contains("Other"))
+    {
+        bail!("the ask card's options are wrong: {labels:?}");
+    }
+    click_in(
+        c,
+        ".ask-card[data-state=open] .ask-option",
+        "Green",
+        ".ask-label",
+    )
+    .await?;
+    poll("Green picked (and Blue not)", SHORT, || async {
+        let picked = c
+            .execute(
+                "return [...document.querySelectorAll('.ask-option[aria-checked=true]')].map(e => e.innerText);",
+                vec![],
+            )
+            .await?;
+        let picked = picked.as_array().cloned().unwrap_or_default();
+        Ok((picked.len() == 1 && picked[0].as_str().unwrap_or("").contains("Green")).then_some(()))
+    })
+    .await?;
+    fill(
+        c,
+        ".ask-card[data-state=open] .ask-text",
+        "A darker shade, please.",
+    )
+    .await?;
+    click(c, ".ask-card[data-state=open] .ask-send").await?;
+    poll(
+        "the answered card: the pick and the words, no box",
+        SHORT,
+        || async {
+            let cards = elements(c, ".ask-card[data-state=answered]").await?;
+            let boxes = elements(c, ".ask-card textarea").await?;
+            Ok(cards
+                .iter()
+                .any(|a| a.text.contains("Green") && a.text.contains("A darker shade, please."))
+                .then_some(())
+                .filter(|_| boxes.is_empty()))
+        },
+    )
+    .await?;
+    wait_chip(c, "Alpha", "working", TURN).await?;
+    wait_bot_line(c, "Alpha", ALPHA_FOLLOW_UP).await?;
+    wait_chip(c, "Alpha", "idle", TURN).await?;
+    let lines: Value = api(format!("/v1/sessions/{sid}/messages")).await?;
+    let ask = lines
+        .as_array()
+        .and_then(|l| l.iter().find(|l| l["kind"] == "ask"))
+        .ok_or_else(|| anyhow!("no ask among the lines: {lines}"))?;
+    if ask["ask"]["answer"] != json!({"options": [1], "text": "A darker shade, please."}) {
+        bail!("the answer stored is not what the card sent: {ask}");
+    }
+    if lines.as_array().is_some_and(|l| {
+        l.iter()
+            .any(|l| l["bot_id"] == beta && l["author"] == "bot")
+    }) {
+        bail!("Beta spoke in the group although nobody addressed it: {lines}");
+    }
+
+    // --- @ completion, then naming Gamma pulls it in
+    fill(c, "#composer", "@Gam").await?;
+    wait_text(c, "#mention-menu .mention-option", "@Gamma").await?;
+    c.find(Locator::Css("#composer"))
+        .await?
+        .send_keys(TAB)
+        .await?;
+    let typed = c
+        .execute("return document.querySelector('#composer').value;", vec![])
+        .await?;
+    if typed != "@Gamma " {
+        bail!("Tab on the @ menu should insert \"@Gamma \", the composer has {typed}");
+    }
+    wait_hidden(c, "#mention-menu", SHORT).await?;
+    c.find(Locator::Css("#composer"))
+        .await?
+        .send_keys(&format!("welcome aboard{ENTER}"))
+        .await?;
+    wait_text(c, ".msg.user .mention", "@Gamma").await?;
+    wait_text(c, ".msg.app-notice", "Gamma joined").await?;
+    poll("Gamma's chip", SHORT, || async {
+        Ok(chips(c)
             .await?
-            .into_iter()
-            .map(|e| e.text)
-            .collect();
-        Ok(ok(&texts).then_some(()))
+            .iter()
+            .any(|ch| ch.name == "Gamma")
+            .then_some(()))
     })
-    .await
-}
+    .await?;
+    wait_bot_line(c, "Gamma", GAMMA_REPLY).await?;
 
-/// What a CSS selector matches right now, read in one script call (no stale handles).
-struct Seen {
-    text: String,
-    class: String,
-    visible: bool,
-}
+    // --- The direct Gamma opened with Beta: under the group, read-only
+    poll("the Bot↔Bot direct under the group", TURN, || async {
+        Ok(elements(c, ".session-item.sub")
+            .await?
+            .iter()
+            .any(|s| s.visible && s.text.contains("Gamma ↔ Beta"))
+            .then_some(()))
+    })
+    .await?;
+    click_session(c, "Gamma ↔ Beta").await?;
+    wait_text(
+        c,
+        "#readonly-note",
+        "A conversation between Bots — you can read it",
+    )
+    .await?;
+    wait_hidden(c, "#composer-form", SHORT).await?;
+    wait_bot_line(c, "Gamma", BOT_DIRECT_LINE).await?;
+    click_session(c, "Launch").await?;
+    wait_bot_line(c, "Gamma", GAMMA_REPLY).await?;
 
-async fn elements(c: &Client, css: &str) -> Result<Vec<Seen>> {
-    let v = c
+    // --- The suggestion is only a hint on the row (Gamma's direct is a handoff)
+    click(c, "#group-settings-toggle").await?;
+    wait_text(
+        c,
+        "#group-members .member-row",
+        "Suggested: 1 handoff in the last 7 days",
+    )
+    .await?;
+    let rows = elements(c, "#group-members .member-row").await?;
+    if !rows
+        .iter()
+        .any(|r| r.text.contains("Gamma") && r.text.contains("Suggested"))
+    {
+        bail!("the suggestion hint is not on Gamma's row");
+    }
+    let lead = api(format!("/v1/sessions/{sid}/lead")).await?;
+    if lead["lead"] != alpha {
+        bail!("a suggestion must not change the lead: {lead}");
+    }
+    click(c, "#group-settings-close").await?;
+
+    // --- Phone width: chips wrap, the settings panel fits, no sideways scroll
+    c.set_window_size(390, 844).await?;
+    click_session(c, "Launch").await?;
+    wait_bot_line(c, "Alpha", ALPHA_FOLLOW_UP).await?;
+    click(c, "#group-settings-toggle").await?;
+    wait_text(c, "#group-members .member-row", "Remove lead").await?;
+    let overflow = c
         .execute(
-            "return [...document.querySelectorAll(arguments[0])].map(e => ({
-                text: e.innerText || '',
-                class: e.className || '',
-                visible: !!(e.offsetWidth || e.offsetHeight || e.getClientRects().length)
-                    && getComputedStyle(e).visibility !== 'hidden',
-            }));",
-            vec![json!(css)],
+            "return document.documentElement.scrollWidth - window.innerWidth;",
+            vec![],
         )
         .await?;
-    let items = v.as_array().cloned().unwrap_or_default();
-    Ok(items
-        .into_iter()
-        .map(|i| Seen {
-            text: i["text"].as_str().unwrap_or_default().to_string(),
-            class: i["class"].as_str().unwrap_or_default().to_string(),
-            visible: i["visible"].as_bool().unwrap_or(false),
-        })
-        .collect())
-}
-
-async fn diagnostics(c: &Client, daemon: &Daemon, driver: &ChromeDriver, shot: &str) -> String {
-    let mut out = String::new();
-    if let Ok(png) = c.screenshot().await {
-        let path = target_dir().join(shot);
-        if std::fs::write(&path, png).is_ok() {
-            out.push_str(&format!("failure screenshot: {}\n", path.display()));
-        }
+    if overflow.as_f64().unwrap_or(0.0) > 1.0 {
+        bail!("the group page scrolls sideways at 390 px ({overflow} px too wide)");
     }
-    if let Ok(text) = c.execute("return document.body.innerText;", vec![]).await {
-        out.push_str(&format!(
-            "--- page text ---\n{}\n",
-            text.as_str().unwrap_or_default()
-        ));
+    let fits = c
+        .execute(
+            "const w = window.innerWidth;
+             return [...document.querySelectorAll('#member-chips .chip, #group-settings button, #group-settings select')]
+               .every(e => { const r = e.getBoundingClientRect(); return r.left >= 0 && r.right <= w + 1; });",
+            vec![],
+        )
+        .await?;
+    if fits != json!(true) {
+        bail!("a chip or a settings control sticks out at 390 px");
     }
-    let log = daemon.process.log_text();
-    let tail: Vec<&str> = log.lines().rev().take(80).collect();
-    out.push_str("--- troupe serve log (last 80 lines) ---\n");
-    for line in tail.into_iter().rev() {
-        out.push_str(line);
-        out.push('\n');
-    }
-    let dlog = driver.process.log_text();
-    out.push_str(&format!(
-        "--- chromedriver log ---\n{}\n",
-        dlog.chars().take(4000).collect::<String>()
-    ));
-    out
+    let png = c.screenshot().await?;
+    let path = target_dir().join("browser-group-phone.png");
+    std::fs::create_dir_all(target_dir())?;
+    std::fs::write(&path, png).with_context(|| format!("writing {}", path.display()))?;
+    eprintln!("group phone screenshot: {}", path.display());
+    Ok(())
 }

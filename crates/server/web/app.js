@@ -25,6 +25,7 @@
     workflow: null, // the current session's WorkflowView (GET /v1/sessions/{id}/workflow)
     wfLoading: false, // a workflow refresh is in flight
     wfAgain: false, // another refresh was asked for meanwhile
+    lead: null, // the open group's LeadView (GET /v1/sessions/{id}/lead), read by group.js
   };
 
   // The workflow header (workflow.js): Plan, Light Loop, BlueprintLoop, Continue and Abandon.
@@ -37,6 +38,24 @@
     loadSessions,
     selectSession,
     fetchNewMessages,
+  });
+
+  // The commands a turn ran, under its last reply (commands.js).
+  const cmd = window.troupeCommands({ $, el, state, api, scrollToEnd });
+
+  // Groups (group.js): the list with Bot↔Bot directs, members, the lead, mentions, asks.
+  const grp = window.troupeGroup({
+    $,
+    el,
+    state,
+    api,
+    showError,
+    loadSessions,
+    selectSession,
+    setRunning,
+    sessionTitle,
+    scriptedSuffix,
+    upsertMessage,
   });
 
   // ---------- HTTP ----------
@@ -104,14 +123,6 @@
     const d = typeof v === "number" ? new Date(v < 1e12 ? v * 1000 : v) : new Date(v);
     if (isNaN(d.getTime())) return String(v);
     return d.toLocaleString();
-  }
-
-  function fmtDuration(ms) {
-    if (typeof ms !== "number" || !isFinite(ms)) return "";
-    if (ms < 1000) return ms + "ms";
-    const s = ms / 1000;
-    if (s < 60) return s.toFixed(1) + "s";
-    return Math.floor(s / 60) + "m" + Math.round(s % 60) + "s";
   }
 
   function botLabel(bot) {
@@ -243,6 +254,7 @@
       if (cur) {
         state.current = cur;
         renderPaused();
+        grp.renderMembers();
         wf.renderWorkflow();
       }
     }
@@ -256,42 +268,14 @@
   }
 
   function renderSessions() {
-    const list = $("#sessions");
-    list.replaceChildren();
-    const sorted = [...state.sessions].sort((a, b) => (b.id > a.id ? 1 : b.id < a.id ? -1 : 0));
-    for (const s of sorted) {
-      const li = el("li", "session-item");
-      li.dataset.id = s.id;
-      li.dataset.testid = "session-item";
-      if (state.current && state.current.id === s.id) li.classList.add("active");
-      const btn = el("button", "session-button");
-      btn.type = "button";
-      const top = el("span", "session-title", sessionTitle(s));
-      const running = state.current && state.current.id === s.id ? state.running : s.running;
-      if (running) {
-        const dot = el("span", "dot");
-        dot.title = "working";
-        dot.setAttribute("aria-label", "working");
-        top.prepend(dot);
-      }
-      btn.appendChild(top);
-      const names = (s.bot_ids || []).map((id) => {
-        const b = state.bots.get(id);
-        const suffix = scriptedSuffix(b);
-        return b ? b.name + (suffix ? " · " + suffix : "") : "Bot " + id;
-      });
-      btn.appendChild(el("span", "session-bots hint", names.join(", ")));
-      btn.addEventListener("click", () => selectSession(s.id));
-      li.appendChild(btn);
-      list.appendChild(li);
-    }
-    $("#sessions-empty").hidden = state.sessions.length > 0;
+    grp.renderSessionList();
   }
 
   function openNewSessionForm() {
     const form = $("#new-session-form");
     showError($("#session-error"), null);
     form.hidden = false;
+    $("#new-group-form").hidden = true;
     if (state.bots.size === 0) {
       showError($("#session-error"), "Add a Bot first (Bots panel below).");
       $("#bots-details").open = true;
@@ -338,6 +322,7 @@
       return b ? b.name + " · " + endpointLabel(b) : "Bot " + id;
     });
     $("#conv-sub").textContent = names.join(", ");
+    grp.renderMembers();
     document.title = sessionTitle(s) + " · Troupe";
   }
 
@@ -410,6 +395,7 @@
     $("#composer").disabled = false;
     $("#send").disabled = false;
     showError($("#composer-error"), null);
+    grp.enter();
     if (isPhone()) setSidebarCollapsed(true);
     if (location.hash !== "#session=" + id) history.replaceState(null, "", "#session=" + id);
     try {
@@ -424,7 +410,7 @@
     scrollToEnd(true);
     openEvents(gen);
     wf.refreshWorkflow();
-    loadPastCommands(gen);
+    cmd.loadPastCommands(gen);
     $("#composer").focus();
   }
 
@@ -439,80 +425,6 @@
       for (const m of msgs || []) upsertMessage(m);
       if (!msgs || msgs.length < 200) return;
     }
-  }
-
-  async function loadPastCommands(gen) {
-    const sid = state.current.id;
-    let turns;
-    try {
-      turns = await api("GET", "/v1/turns?session_id=" + encodeURIComponent(sid));
-    } catch (e) {
-      return;
-    }
-    if (gen !== state.gen || !Array.isArray(turns)) return;
-    const done = turns.filter((t) => t.status !== "running").slice(-20);
-    for (const t of done) {
-      if (gen !== state.gen) return;
-      await loadCommands(t.id, gen);
-    }
-  }
-
-  async function loadCommands(turnId, gen) {
-    let cmds;
-    try {
-      cmds = await api("GET", "/v1/turns/" + encodeURIComponent(turnId) + "/commands");
-    } catch (e) {
-      return;
-    }
-    if (gen !== state.gen || !Array.isArray(cmds) || cmds.length === 0) return;
-    const box = commandsBoxFor(turnId);
-    box.replaceChildren();
-    for (const c of cmds) box.appendChild(renderCommand(c));
-  }
-
-  // The commands block sits under the Bot's last reply of the turn.
-  function commandsBoxFor(turnId) {
-    const key = String(turnId);
-    let existing = document.querySelector('.commands[data-turn="' + CSS.escape(key) + '"]');
-    const replies = [...document.querySelectorAll("#transcript .msg.bot")].filter(
-      (m) => m.dataset.turn === key
-    );
-    const host = replies.length ? replies[replies.length - 1] : null;
-    if (!existing) {
-      existing = el("div", "commands");
-      existing.dataset.turn = key;
-    }
-    if (host) {
-      if (existing.parentElement !== host) host.appendChild(existing);
-    } else if (!existing.parentElement) {
-      const wrap = el("div", "msg bot orphan-commands");
-      wrap.dataset.turn = key;
-      wrap.appendChild(existing);
-      $("#transcript").appendChild(wrap);
-    }
-    return existing;
-  }
-
-  function renderCommand(c) {
-    const d = el("details", "command");
-    d.dataset.callId = c.call_id || "";
-    const sum = el("summary");
-    sum.appendChild(el("code", "cmd-text", "$ " + (c.command || "")));
-    const parts = [];
-    if (c.timed_out) parts.push("timed out");
-    else if (c.cancelled) parts.push("cancelled");
-    if (typeof c.exit_code === "number") parts.push("exit " + c.exit_code);
-    else if (c.signal !== undefined && c.signal !== null) parts.push("signal " + c.signal);
-    const dur = fmtDuration(c.duration_ms);
-    if (dur) parts.push(dur);
-    const status = el("span", "cmd-status", parts.length ? " · " + parts.join(" · ") : "");
-    if (typeof c.exit_code === "number" && c.exit_code !== 0) d.classList.add("nonzero");
-    if (c.timed_out || c.cancelled) d.classList.add("nonzero");
-    sum.appendChild(status);
-    d.appendChild(sum);
-    const out = c.output_tail;
-    d.appendChild(el("pre", "cmd-output", out ? out : "(no output)"));
-    return d;
   }
 
   function upsertMessage(m) {
@@ -568,7 +480,7 @@
       const shown = stream && stream.text.length > (m.body || "").length ? stream.text : m.body || "";
       body.textContent = shown;
     } else {
-      body.textContent = m.body || "";
+      if (!grp.renderBody(node, m)) body.textContent = m.body || "";
       if (m.author === "bot" && turnKey !== null) {
         state.closed.set(turnKey, { body: m.body || "", seen: stream ? stream.text : "" });
       }
@@ -618,8 +530,7 @@
       node.dataset.turn = key;
       node.dataset.status = "working";
       const meta = el("div", "meta");
-      const bot = state.bots.get((state.current.bot_ids || [])[0]);
-      meta.appendChild(el("span", "who", botLabel(bot)));
+      meta.appendChild(el("span", "who", grp.speakerOfTurn(d.turn_id)));
       node.appendChild(meta);
       node.appendChild(el("div", "body"));
       const empty = document.querySelector("#transcript .empty-note");
@@ -653,17 +564,6 @@
     }
   }
 
-  function onCommandFinished(ev) {
-    const p = ev.payload || {};
-    if (ev.run_id === undefined || ev.run_id === null) return;
-    const box = commandsBoxFor(ev.run_id);
-    const existing = [...box.querySelectorAll(".command")].find((c) => c.dataset.callId === String(p.call_id));
-    const node = renderCommand(p);
-    if (existing) existing.replaceWith(node);
-    else box.appendChild(node);
-    scrollToEnd();
-  }
-
   function scrollToEnd(force) {
     const tr = $("#transcript");
     const near = tr.scrollHeight - tr.scrollTop - tr.clientHeight < 160;
@@ -684,6 +584,7 @@
       }
     };
     const live = () => gen === state.gen;
+    grp.listen(es, live);
     es.addEventListener("session_message", (e) => {
       const ev = parse(e);
       if (live() && ev && ev.payload) upsertMessage(ev.payload.message);
@@ -719,7 +620,7 @@
         const key = String(ev.run_id);
         state.ended.add(key);
         finishStream(key, ev.payload && ev.payload.status);
-        loadCommands(ev.run_id, gen);
+        cmd.loadCommands(ev.run_id, gen);
       }
       // Catch up on anything the stream may have missed.
       fetchNewMessages(gen).catch(() => {});
@@ -727,7 +628,7 @@
     });
     es.addEventListener("command_finished", (e) => {
       const ev = parse(e);
-      if (live() && ev) onCommandFinished(ev);
+      if (live() && ev) cmd.onCommandFinished(ev);
     });
     es.addEventListener("delta", (e) => {
       if (live()) onDelta(parse(e));
@@ -764,6 +665,7 @@
         ta.value = "";
         upsertMessage(m);
         scrollToEnd(true);
+        grp.refreshView();
       }
     } catch (e) {
       if (gen === state.gen) showError($("#composer-error"), e);
@@ -810,6 +712,7 @@
     $("#new-session-form").addEventListener("submit", submitSession);
     $("#composer-form").addEventListener("submit", send);
     $("#composer").addEventListener("keydown", (e) => {
+      if (grp.composerKey(e)) return;
       if (e.key === "Enter" && !e.shiftKey && !e.isComposing) {
         e.preventDefault();
         send();
@@ -817,6 +720,7 @@
     });
     $("#stop").addEventListener("click", stop);
     wf.bind();
+    grp.bind();
     $("#sidebar-toggle").addEventListener("click", () => {
       setSidebarCollapsed(!$("#sidebar").classList.contains("collapsed"));
     });

@@ -73,7 +73,8 @@ window.troupeWorkflow = function (ctx) {
 
   function renderWorkflow() {
     const panel = $("#workflow-panel");
-    if (!state.current) {
+    // A workflow belongs to a Bot's direct; groups and Bot↔Bot directs have none to set.
+    if (!state.current || state.current.kind === "group" || state.current.kind === "bot_direct") {
       panel.hidden = true;
       return;
     }

@@ -9,6 +9,8 @@ use axum::routing::get;
 const INDEX: &str = include_str!("../../web/index.html");
 const APP_JS: &str = include_str!("../../web/app.js");
 const WORKFLOW_JS: &str = include_str!("../../web/workflow.js");
+const GROUP_JS: &str = include_str!("../../web/group.js");
+const COMMANDS_JS: &str = include_str!("../../web/commands.js");
 const STYLE: &str = include_str!("../../web/style.css");
 
 pub fn router() -> Router<AppState> {
@@ -35,6 +37,26 @@ pub fn router() -> Router<AppState> {
                 (
                     [(header::CONTENT_TYPE, "text/javascript; charset=utf-8")],
                     WORKFLOW_JS,
+                )
+                    .into_response()
+            }),
+        )
+        .route(
+            "/group.js",
+            get(|| async {
+                (
+                    [(header::CONTENT_TYPE, "text/javascript; charset=utf-8")],
+                    GROUP_JS,
+                )
+                    .into_response()
+            }),
+        )
+        .route(
+            "/commands.js",
+            get(|| async {
+                (
+                    [(header::CONTENT_TYPE, "text/javascript; charset=utf-8")],
+                    COMMANDS_JS,
                 )
                     .into_response()
             }),

@@ -1,6 +1,7 @@
 //! Helpers for the real-browser test (`tests/browser.rs`): a `troupe serve` daemon and a
 //! chromedriver, both started as child processes and killed on drop, the scripted model
-//! files, and a bounded polling helper.
+//! files, a bounded polling helper, the WebDriver session and what to print on failure.
+//! The page helpers are in [`page`].
 
 #![allow(dead_code)]
 
@@ -14,6 +15,11 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, anyhow, bail};
+use fantoccini::{Client, ClientBuilder};
+use hyper_util::client::legacy::connect::HttpConnector;
+use serde_json::json;
+
+pub mod page;
 
 /// The workspace root (`crates/server/../..`).
 pub fn workspace_root() -> PathBuf {
@@ -306,4 +312,141 @@ pub fn failing_script() -> String {
         "on_exhausted": "repeat_last"
     })
     .to_string()
+}
+
+/// Alpha's reply to a line that names nobody (it is the group's lead).
+pub const ALPHA_REPLY: &str = "Alpha here: kicking off.";
+/// Alpha's words once its question is answered.
+pub const ALPHA_FOLLOW_UP: &str = "Thanks, going with your pick.";
+/// Gamma's reply in the group once it is named.
+pub const GAMMA_REPLY: &str = "Gamma here, glad to join.";
+/// The first line of the Bot↔Bot direct Gamma opens with Beta.
+pub const BOT_DIRECT_LINE: &str = "Beta, a private word about the logo.";
+
+/// The group's lead. A line about a "colour" makes it ask (after a pause, so its chip is
+/// seen working); the answer (a message starting "Answer to your question") gets its
+/// follow-up, again after a pause. Anything else gets [`ALPHA_REPLY`].
+pub fn alpha_script() -> String {
+    serde_json::json!({
+        "name": "browser-alpha",
+        "rules": [
+            {
+                "when_user_contains": "answer to your question",
+                "reply": { "text": ALPHA_FOLLOW_UP, "delay_ms": 2000, "chunks": 3, "chunk_delay_ms": 60 }
+            },
+            {
+                "when_user_contains": "colour",
+                "reply": {
+                    "delay_ms": 2000,
+                    "tool_calls": [{ "name": "ask_user", "arguments": {
+                        "question": "Which colour should the logo be?",
+                        "options": [
+                            { "label": "Blue", "description": "Matches the site" },
+                            { "label": "Green" }
+                        ]
+                    }}]
+                }
+            }
+        ],
+        "steps": [{ "text": ALPHA_REPLY, "chunks": 3, "chunk_delay_ms": 40 }],
+        "on_exhausted": "repeat_last"
+    })
+    .to_string()
+}
+
+/// Beta says nothing in the direct Gamma opens (an empty reply posts no line, so the two
+/// do not talk back and forth), and "Beta here." anywhere it is woken otherwise.
+pub fn beta_script() -> String {
+    serde_json::json!({
+        "name": "browser-beta",
+        "rules": [{ "when_user_contains": "in your direct", "reply": { "text": "" } }],
+        "steps": [{ "text": "Beta here." }],
+        "on_exhausted": "repeat_last"
+    })
+    .to_string()
+}
+
+/// Gamma, once welcomed aboard, opens a direct with Beta ([`BOT_DIRECT_LINE`]) and then
+/// answers in the group with [`GAMMA_REPLY`].
+pub fn gamma_script() -> String {
+    serde_json::json!({
+        "name": "browser-gamma",
+        "rules": [
+            { "when_user_contains": "in your direct", "reply": { "text": "" } },
+            {
+                "when_user_contains": "welcome aboard",
+                "reply": { "tool_calls": [{ "name": "create_direct", "arguments": {
+                    "to": "Beta", "text": BOT_DIRECT_LINE
+                }}]}
+            }
+        ],
+        "steps": [{ "text": GAMMA_REPLY, "chunks": 2, "chunk_delay_ms": 40 }],
+        "on_exhausted": "repeat_last"
+    })
+    .to_string()
+}
+
+/// A headless Chromium session through `driver`, with its profile in `profile`.
+pub async fn connect(driver: &ChromeDriver, profile: &Path) -> Result<Client> {
+    let mut caps = serde_json::Map::new();
+    caps.insert("browserName".into(), json!("chrome"));
+    caps.insert(
+        "goog:chromeOptions".into(),
+        json!({
+            "binary": chrome_path(),
+            "args": [
+                "--headless",
+                "--no-sandbox",
+                "--disable-gpu",
+                "--disable-quic",
+                "--no-first-run",
+                "--disable-background-networking",
+                "--disable-component-update",
+                "--disable-sync",
+                "--disable-dev-shm-usage",
+                "--window-size=1280,900",
+                format!("--user-data-dir={}", profile.display()),
+            ],
+        }),
+    );
+    ClientBuilder::new(HttpConnector::new())
+        .capabilities(caps)
+        .connect(&driver.url)
+        .await
+        .map_err(|e| {
+            anyhow!(
+                "WebDriver new session: {e}\nchromedriver:\n{}",
+                driver.process.log_text()
+            )
+        })
+}
+
+/// What helps after a failure: a screenshot (`target/<shot>`), the page text and the logs.
+pub async fn diagnostics(c: &Client, daemon: &Daemon, driver: &ChromeDriver, shot: &str) -> String {
+    let mut out = String::new();
+    if let Ok(png) = c.screenshot().await {
+        let path = target_dir().join(shot);
+        if std::fs::write(&path, png).is_ok() {
+            out.push_str(&format!("failure screenshot: {}\n", path.display()));
+        }
+    }
+    if let Ok(text) = c.execute("return document.body.innerText;", vec![]).await {
+        out.push_str(&format!(
+            "--- page text ---\n{}\n",
+            text.as_str().unwrap_or_default()
+        ));
+    }
+    let log = daemon.process.log_text();
+    let tail: Vec<&str> = log.lines().rev().take(80).collect();
+    out.push_str("--- troupe serve log (last 80 lines) ---\n");
+    for line in tail.into_iter().rev() {
+        out.push_str(line);
+        out.push('\n');
+    }
+    let dlog = driver.process.log_text();
+    out.push_str(&format!(
+        "--- chromedriver log ---\n{}\n",
+        dlog.chars().take(4000).collect::<String>()
+    ));
+    out
 }

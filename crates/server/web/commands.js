@@ -1,0 +1,103 @@
+// Troupe web page: the shell commands a turn ran, each a collapsed block (command, exit
+// status, duration, output tail) under the Bot's last reply of that turn.
+// app.js creates it with the shared state and helpers it needs.
+"use strict";
+
+window.troupeCommands = function (ctx) {
+  const { $, el, state, api, scrollToEnd } = ctx;
+
+  function fmtDuration(ms) {
+    if (typeof ms !== "number" || !isFinite(ms)) return "";
+    if (ms < 1000) return ms + "ms";
+    const s = ms / 1000;
+    if (s < 60) return s.toFixed(1) + "s";
+    return Math.floor(s / 60) + "m" + Math.round(s % 60) + "s";
+  }
+
+  async function loadPastCommands(gen) {
+    const sid = state.current.id;
+    let turns;
+    try {
+      turns = await api("GET", "/v1/turns?session_id=" + encodeURIComponent(sid));
+    } catch (e) {
+      return;
+    }
+    if (gen !== state.gen || !Array.isArray(turns)) return;
+    const done = turns.filter((t) => t.status !== "running").slice(-20);
+    for (const t of done) {
+      if (gen !== state.gen) return;
+      await loadCommands(t.id, gen);
+    }
+  }
+
+  async function loadCommands(turnId, gen) {
+    let cmds;
+    try {
+      cmds = await api("GET", "/v1/turns/" + encodeURIComponent(turnId) + "/commands");
+    } catch (e) {
+      return;
+    }
+    if (gen !== state.gen || !Array.isArray(cmds) || cmds.length === 0) return;
+    const box = commandsBoxFor(turnId);
+    box.replaceChildren();
+    for (const c of cmds) box.appendChild(renderCommand(c));
+  }
+
+  // The commands block sits under the Bot's last reply of the turn.
+  function commandsBoxFor(turnId) {
+    const key = String(turnId);
+    let existing = document.querySelector('.commands[data-turn="' + CSS.escape(key) + '"]');
+    const replies = [...document.querySelectorAll("#transcript .msg.bot")].filter(
+      (m) => m.dataset.turn === key
+    );
+    const host = replies.length ? replies[replies.length - 1] : null;
+    if (!existing) {
+      existing = el("div", "commands");
+      existing.dataset.turn = key;
+    }
+    if (host) {
+      if (existing.parentElement !== host) host.appendChild(existing);
+    } else if (!existing.parentElement) {
+      const wrap = el("div", "msg bot orphan-commands");
+      wrap.dataset.turn = key;
+      wrap.appendChild(existing);
+      $("#transcript").appendChild(wrap);
+    }
+    return existing;
+  }
+
+  function renderCommand(c) {
+    const d = el("details", "command");
+    d.dataset.callId = c.call_id || "";
+    const sum = el("summary");
+    sum.appendChild(el("code", "cmd-text", "$ " + (c.command || "")));
+    const parts = [];
+    if (c.timed_out) parts.push("timed out");
+    else if (c.cancelled) parts.push("cancelled");
+    if (typeof c.exit_code === "number") parts.push("exit " + c.exit_code);
+    else if (c.signal !== undefined && c.signal !== null) parts.push("signal " + c.signal);
+    const dur = fmtDuration(c.duration_ms);
+    if (dur) parts.push(dur);
+    const status = el("span", "cmd-status", parts.length ? " · " + parts.join(" · ") : "");
+    if (typeof c.exit_code === "number" && c.exit_code !== 0) d.classList.add("nonzero");
+    if (c.timed_out || c.cancelled) d.classList.add("nonzero");
+    sum.appendChild(status);
+    d.appendChild(sum);
+    const out = c.output_tail;
+    d.appendChild(el("pre", "cmd-output", out ? out : "(no output)"));
+    return d;
+  }
+
+  function onCommandFinished(ev) {
+    const p = ev.payload || {};
+    if (ev.run_id === undefined || ev.run_id === null) return;
+    const box = commandsBoxFor(ev.run_id);
+    const existing = [...box.querySelectorAll(".command")].find((c) => c.dataset.callId === String(p.call_id));
+    const node = renderCommand(p);
+    if (existing) existing.replaceWith(node);
+    else box.appendChild(node);
+    scrollToEnd();
+  }
+
+  return { loadPastCommands, loadCommands, onCommandFinished };
+};
