@@ -191,6 +191,10 @@ impl Collab {
         Ok(lines.len())
     }
 
+    pub fn line(&self, id: SessionMessageId) -> Result<SessionMessage, CollabError> {
+        Ok(self.store().read(|tx| tx.line(id))?)
+    }
+
     /// Have the Bots that hold this line unread read it now: each one's step in progress is
     /// cut (`Engine::cut_step`). Nothing to cut (no Bot working with it unread) → `cut: false`.
     pub fn insert_line_now(&self, id: SessionMessageId) -> Result<InsertOutcome, CollabError> {

@@ -94,13 +94,16 @@ pub(crate) fn deliver(
     how: Option<&str>,
 ) -> Result<ThreadId, StoreError> {
     let thread = ensure_thread(tx, workspace, session, bot, Some(workspace))?;
-    let text = labelled(session, &speaker(tx, line)?, &line.body);
+    let mut text = labelled(session, &speaker(tx, line)?, &line.body);
     let running = tx.thread(thread)?.lease.holder.is_some();
     let mode = match how {
         None => InboxMode::Context,
         Some(_) if running => InboxMode::Steer,
         Some(_) => InboxMode::Task,
     };
+    if mode == InboxMode::Task {
+        text = with_lines_read_before(tx, thread, text)?;
+    }
     let origin = match line.author {
         Author::User => Origin::User,
         _ => Origin::Delegation(format!("line:{}", line.id.0)),
@@ -122,6 +125,34 @@ pub(crate) fn deliver(
         tx.wake_after_commit(thread);
     }
     Ok(thread)
+}
+
+/// A new task carries the lines the Bot only read since its last turn, in order, ahead of the
+/// line it is to answer (as context items they would join the task after it, so the line to
+/// answer would not come last).
+fn with_lines_read_before(
+    tx: &mut Tx<'_>,
+    thread: ThreadId,
+    text: String,
+) -> Result<String, StoreError> {
+    let earlier: Vec<_> = tx
+        .inbox(thread)?
+        .into_iter()
+        .filter(|i| i.mode == InboxMode::Context && i.failed.is_none())
+        .collect();
+    if earlier.is_empty() {
+        return Ok(text);
+    }
+    let ids: Vec<_> = earlier.iter().map(|i| i.id).collect();
+    tx.drop_inbox_items(thread, &ids)?;
+    let mut out = String::from("Said here since your last turn:\n");
+    for i in &earlier {
+        out.push_str(&i.text);
+        out.push('\n');
+    }
+    out.push_str("\nFor you now:\n");
+    out.push_str(&text);
+    Ok(out)
 }
 
 /// A line that ends in a question mark asks rather than changes.
@@ -295,7 +326,8 @@ pub(crate) fn route_bot_line_in(
     .then(|| session.bot_ids.iter().copied().find(|b| *b != author))
     .flatten();
     let mut wake = route_bot_line(author, &members, &mentions, other);
-    if session.kind == SessionKind::Group && !wake.is_empty() {
+    // The nod rule holds in groups and in Bot↔Bot directs alike (MEN-7).
+    if !wake.is_empty() {
         let bare = nod_verdict(&line.body, &roster) == NodVerdict::Bare;
         let ctx = nod_context(tx, line, &roster)?;
         let (quiet, kept): (Vec<_>, Vec<_>) = wake

@@ -158,6 +158,21 @@ async fn routing_lead_alone_gets_an_unaddressed_line() {
     assert!(inbox.iter().any(|i| i.text.contains("plan the launch")));
     let view = w.collab.session_view(s).unwrap();
     assert!(view.members.iter().any(|m| m.bot_id == alpha && m.is_lead));
+    // Woken later, Beta reads what it only heard, in order, with the line for it last.
+    w.collab.post_line(s, "@Beta your part now".into(), None).await.unwrap();
+    runs_ended(&mut events, thread_of(&w, s, beta), 1).await;
+    let seen = w
+        .collab
+        .store()
+        .read(|tx| tx.messages(thread_of(&w, s, beta), None, 100))
+        .unwrap();
+    let first = format!("{:?}", seen[0].parts);
+    let (a, b, c) = (
+        first.find("plan the launch").unwrap(),
+        first.find("On it.").unwrap(),
+        first.find("your part now").unwrap(),
+    );
+    assert!(a < b && b < c, "{first}");
 }
 
 #[tokio::test]

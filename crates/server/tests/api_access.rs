@@ -125,6 +125,7 @@ async fn the_openapi_document_lists_every_route() {
         ("/v1/sessions/{id}/members/{bot_id}", "delete"),
         ("/v1/sessions/{id}/lead", "get"),
         ("/v1/sessions/{id}/lead", "put"),
+        ("/v1/messages/{id}", "get"),
         ("/v1/messages/{id}/answer", "post"),
         ("/v1/messages/{id}/withdraw", "post"),
         ("/v1/messages/{id}/insert", "post"),

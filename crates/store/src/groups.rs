@@ -218,6 +218,10 @@ impl Tx<'_> {
         }
         let session = self.session(id)?;
         self.session_event("session_created", id, None, json!({"session": session}))?;
+        if let Some(o) = origin {
+            // Its origin's page lists it under the group.
+            self.session_event("bot_direct_opened", o, None, json!({"session": session}))?;
+        }
         Ok(session)
     }
 

@@ -14,6 +14,7 @@ use utoipa_axum::routes;
 
 pub fn router() -> OpenApiRouter<AppState> {
     OpenApiRouter::new()
+        .routes(routes!(get_line))
         .routes(routes!(answer))
         .routes(routes!(withdraw))
         .routes(routes!(insert))
@@ -93,4 +94,21 @@ async fn insert(
 ) -> Result<Json<InsertOutcome>, ApiError> {
     let id = path_id::<SessionMessageId>(&id)?;
     Ok(Json(state.collab.insert_line_now(id)?))
+}
+
+#[utoipa::path(
+    get, path = "/v1/messages/{id}", tag = "sessions",
+    params(("id" = i64, Path, description = "A line")),
+    responses(
+        (status = 200, description = "The line (an ask with its answer)", body = SessionMessage),
+        (status = 400, description = "Malformed id", body = ErrorBody),
+        (status = 404, description = "No such line", body = ErrorBody),
+    )
+)]
+async fn get_line(
+    State(state): State<AppState>,
+    Path(id): Path<String>,
+) -> Result<Json<SessionMessage>, ApiError> {
+    let id = path_id::<SessionMessageId>(&id)?;
+    Ok(Json(state.collab.line(id)?))
 }
