@@ -159,7 +159,10 @@ async fn routing_lead_alone_gets_an_unaddressed_line() {
     let view = w.collab.session_view(s).unwrap();
     assert!(view.members.iter().any(|m| m.bot_id == alpha && m.is_lead));
     // Woken later, Beta reads what it only heard, in order, with the line for it last.
-    w.collab.post_line(s, "@Beta your part now".into(), None).await.unwrap();
+    w.collab
+        .post_line(s, "@Beta your part now".into(), None)
+        .await
+        .unwrap();
     runs_ended(&mut events, thread_of(&w, s, beta), 1).await;
     let seen = w
         .collab
