@@ -58,5 +58,6 @@ pub fn options(args: ServeArgs) -> anyhow::Result<ServeOptions> {
         key_env: config.key_env_rule()?,
         durability: config.durability(args.durability),
         database: config.database_url(args.database),
+        reading_timeout: Duration::from_millis(config.reading.timeout_ms),
     })
 }

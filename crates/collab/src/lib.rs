@@ -28,7 +28,7 @@ pub use key_names::{DEFAULT_KEY_ENV_PATTERNS, KeyEnvRule};
 pub use lines::InsertOutcome;
 pub use members::{AddMember, HandoffView, LeadRequest, LeadSuggestion, LeadView, MemberView};
 pub use projection::SessionProjector;
-pub use reader::BotText;
+pub use reader::{BotText, DEFAULT_TIMEOUT as DEFAULT_READING_TIMEOUT};
 pub use roles::SharedRoles;
 pub use sessions::{BlockedBy, NewSessionRequest, SessionView};
 pub use situation::{ConversationSituation, Membership};

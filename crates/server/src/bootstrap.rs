@@ -55,6 +55,8 @@ pub struct BootOptions {
     pub database: Option<String>,
     /// Where this node's API listens, recorded with the node.
     pub addr: Option<String>,
+    /// How long one line reading may take, the wait for a reading slot included.
+    pub reading_timeout: std::time::Duration,
 }
 
 impl BootOptions {
@@ -70,6 +72,7 @@ impl BootOptions {
             durability: Durability::default(),
             database: None,
             addr: None,
+            reading_timeout: troupe_collab::DEFAULT_READING_TIMEOUT,
         }
     }
 }
@@ -85,6 +88,7 @@ pub async fn build_state(data_dir: &Path, opts: BootOptions) -> anyhow::Result<B
         durability,
         database,
         addr,
+        reading_timeout,
     } = opts;
     let store = open_store(data_dir, database.as_deref(), durability)?;
     let shared = Arc::new(SharedRoles::new(roles, secrets).with_key_env_rule(key_env));
@@ -102,7 +106,8 @@ pub async fn build_state(data_dir: &Path, opts: BootOptions) -> anyhow::Result<B
         .into_iter()
         .try_fold(builder, |b, t| b.tool(t))?;
     let engine = troupe_workflows::build_engine(builder)?;
-    let collab = Collab::new(engine.clone(), shared, data_dir.join("workspaces"));
+    let collab = Collab::new(engine.clone(), shared, data_dir.join("workspaces"))
+        .with_reading_timeout(reading_timeout);
     tool_host.attach(&collab);
     collab.load_stored_roles()?;
     let workflows = troupe_workflows::Workflows::new(collab.clone());

@@ -40,6 +40,8 @@ pub struct ServeOptions {
     pub durability: Durability,
     /// The database's URL; `None`: `DATA_DIR/troupe.db`.
     pub database: Option<String>,
+    /// How long one line reading may take, the wait for a reading slot included.
+    pub reading_timeout: std::time::Duration,
 }
 
 /// Whether clients must present a bearer token to a daemon bound to `addr`: anything that
@@ -131,6 +133,7 @@ pub async fn serve(opts: ServeOptions) -> anyhow::Result<()> {
             durability: opts.durability,
             database: opts.database,
             addr: Some(local.to_string()),
+            reading_timeout: opts.reading_timeout,
         },
     )
     .await?;

@@ -110,6 +110,8 @@ pub struct Config {
     pub serve: Serve,
     #[serde(default)]
     pub workflows: Workflows,
+    #[serde(default)]
+    pub reading: Reading,
     /// The store's durability; `None` when the file does not say (see [`Config::durability`]).
     #[serde(default, deserialize_with = "durability_name")]
     pub durability: Option<Durability>,
@@ -127,6 +129,21 @@ pub struct Keys {
     /// ([`troupe_collab::DEFAULT_KEY_ENV_PATTERNS`]).
     #[serde(default)]
     pub env_patterns: Option<Vec<String>>,
+}
+
+/// `[reading]`: the line reader (one tool-free call per line on the `reading` role).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct Reading {
+    /// How long one reading may take, the wait for a reading slot included (default 20000);
+    /// past it the word lists read the line.
+    pub timeout_ms: u64,
+}
+
+impl Default for Reading {
+    fn default() -> Self {
+        Reading { timeout_ms: 20_000 }
+    }
 }
 
 /// `[serve]`: settings only `troupe serve` reads.
@@ -207,6 +224,8 @@ pub enum ConfigError {
     InvalidLimit { name: &'static str },
     #[error("keys.env_patterns: {0}")]
     InvalidKeyPatterns(String),
+    #[error("reading.timeout_ms must be between 1000 and 120000 (got {0})")]
+    InvalidReadingTimeout(u64),
     #[error("serve.allowed_hosts: {0}")]
     InvalidAllowedHost(String),
     #[error("workflows.{0}")]
@@ -369,6 +388,9 @@ impl Config {
         for host in &self.serve.allowed_hosts {
             troupe_server::hosts::normalize_allowed_host(host)
                 .map_err(ConfigError::InvalidAllowedHost)?;
+        }
+        if !(1_000..=120_000).contains(&self.reading.timeout_ms) {
+            return Err(ConfigError::InvalidReadingTimeout(self.reading.timeout_ms));
         }
         for (name, spec) in &self.endpoints {
             if name.trim().is_empty() {

@@ -632,3 +632,17 @@ fn an_unknown_durability_is_refused_with_the_file_and_the_choices() {
         "{e}"
     );
 }
+
+#[test]
+fn the_reading_timeout_defaults_to_20_s_and_is_bounded() {
+    assert_eq!(parse("").unwrap().reading.timeout_ms, 20_000);
+    assert_eq!(
+        parse("[reading]\ntimeout_ms = 5000\n")
+            .unwrap()
+            .reading
+            .timeout_ms,
+        5_000
+    );
+    assert!(err("[reading]\ntimeout_ms = 10\n").contains("reading.timeout_ms"));
+    assert!(err("[reading]\nslots = 3\n").contains("slots"));
+}
