@@ -24,6 +24,8 @@ pub struct TurnView {
     pub trigger: String,
     pub started_at: i64,
     pub ended_at: Option<i64>,
+    /// How long the turn took to its end, for the reply's time card (TURN-16).
+    pub reply_ms: Option<i64>,
     pub hops: u32,
     pub tool_calls: u32,
     pub failure_notes: Vec<String>,
@@ -54,6 +56,7 @@ impl TurnView {
             trigger: run.trigger,
             started_at: run.started_at,
             ended_at: run.ended_at,
+            reply_ms: run.ended_at.map(|e| e - run.started_at),
             hops: run.hops,
             tool_calls: run.tool_calls,
             failure_notes: run.failure_notes,

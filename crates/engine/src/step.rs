@@ -88,6 +88,8 @@ impl Ran {
                     cancelled: shell.cancelled,
                     duration_ms: shell.duration_ms,
                     output_tail: shell.output_tail.clone(),
+                    // Derived when read; the store keeps the facts it comes from.
+                    success: false,
                 },
             )?;
         }

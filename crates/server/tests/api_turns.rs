@@ -110,7 +110,13 @@ async fn a_shell_call_shows_as_a_command_of_its_turn() {
     assert_eq!(commands[0]["exit_code"], 0);
     assert_eq!(commands[0]["output_tail"].as_str().unwrap().trim(), "hi");
     assert_eq!(commands[0]["timed_out"], false);
+    assert_eq!(commands[0]["success"], true);
     assert_eq!(commands[0]["run_id"], turn["id"]);
+    let took = turn["ended_at"].as_i64().unwrap() - turn["started_at"].as_i64().unwrap();
+    assert_eq!(
+        turn["reply_ms"], took,
+        "the reply's time is the turn's length"
+    );
 }
 
 #[tokio::test]

@@ -51,6 +51,15 @@ pub struct CommandRecord {
     pub cancelled: bool,
     pub duration_ms: u64,
     pub output_tail: String,
+    /// It ran to the end and exited 0 (not cut off, killed or timed out).
+    pub success: bool,
+}
+
+impl CommandRecord {
+    /// Exit 0, and neither cut off, signalled nor timed out.
+    pub fn ran_clean(&self) -> bool {
+        self.exit_code == Some(0) && self.signal.is_none() && !self.timed_out && !self.cancelled
+    }
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize)]
@@ -168,7 +177,7 @@ impl Tx<'_> {
     pub fn commands(&self, run: RunId) -> Result<Vec<CommandRecord>> {
         self.query_all("SELECT run_id, call_id, command, exit_code, signal, timed_out, cancelled, duration_ms, output_tail
              FROM command_records WHERE run_id = ?1 ORDER BY id", args![run.0], |r| {
-            Ok(CommandRecord {
+            let mut c = CommandRecord {
                 run_id: RunId(r.get(0)?),
                 call_id: r.get(1)?,
                 command: r.get(2)?,
@@ -178,7 +187,10 @@ impl Tx<'_> {
                 cancelled: r.get(6)?,
                 duration_ms: r.get(7)?,
                 output_tail: r.get(8)?,
-            })
+                success: false,
+            };
+            c.success = c.ran_clean();
+            Ok(c)
         })
     }
 
@@ -269,5 +281,39 @@ impl Tx<'_> {
         )?;
         self.exec("DELETE FROM queued_wakes", args![])?;
         Ok(ids)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn record(
+        exit: Option<i32>,
+        signal: Option<i32>,
+        timed_out: bool,
+        cancelled: bool,
+    ) -> CommandRecord {
+        CommandRecord {
+            run_id: RunId(1),
+            call_id: "c".into(),
+            command: "x".into(),
+            exit_code: exit,
+            signal,
+            timed_out,
+            cancelled,
+            duration_ms: 1,
+            output_tail: String::new(),
+            success: false,
+        }
+    }
+
+    #[test]
+    fn a_command_succeeds_only_when_it_ran_to_exit_0() {
+        assert!(record(Some(0), None, false, false).ran_clean());
+        assert!(!record(Some(1), None, false, false).ran_clean());
+        assert!(!record(None, Some(9), false, false).ran_clean());
+        assert!(!record(Some(0), None, true, false).ran_clean());
+        assert!(!record(Some(0), None, false, true).ran_clean());
     }
 }
