@@ -1,112 +1,13 @@
 //! Groups, Bot↔Bot directs, mentions, the lead, judgements and asks over a real engine and
 //! store, with scripted Bots and the collab tools registered.
 
-use std::sync::Arc;
+mod support;
+
 use std::time::Duration;
-use troupe_collab::{
-    AnswerRequest, Collab, CollabError, LeadRequest, NewBotRequest, NewSessionRequest,
-    SessionProjector, SharedRoles,
-};
+use support::*;
+use troupe_collab::{AnswerRequest, CollabError, LeadRequest, NewSessionRequest};
+use troupe_core::SessionId;
 use troupe_core::conversation::{Author, LineKind, SessionKind};
-use troupe_core::thread::EndpointSpec;
-use troupe_core::{BotId, SessionId, ThreadId};
-use troupe_engine::{Engine, RoleTable};
-use troupe_store::Event;
-
-struct World {
-    collab: Collab,
-    dir: tempfile::TempDir,
-}
-
-fn world() -> World {
-    let dir = tempfile::tempdir().unwrap();
-    let store = troupe_store::testing::open_in(dir.path(), Arc::new(troupe_core::SystemClock));
-    let secrets: troupe_engine::models::SecretSource = Arc::new(|_| None);
-    let roles = Arc::new(SharedRoles::new(RoleTable::new(secrets.clone()), secrets));
-    let mut builder = Engine::builder(store, roles.clone())
-        .message_observer(Arc::new(SessionProjector))
-        .context(Arc::new(troupe_collab::ConversationSituation))
-        .admission(Arc::new(troupe_collab::Membership));
-    let host = troupe_collab::tools::ToolHost::new();
-    for t in troupe_collab::tools::registrations(&host) {
-        builder = builder.tool(t).unwrap();
-    }
-    let collab = Collab::new(builder.build(), roles, dir.path().join("workspaces"));
-    host.attach(&collab);
-    World { collab, dir }
-}
-
-fn script(w: &World, name: &str, json: &str) -> EndpointSpec {
-    let path = w.dir.path().join(format!("{name}.json"));
-    std::fs::write(&path, json).unwrap();
-    EndpointSpec {
-        kind: "scripted".into(),
-        base_url: None,
-        model: "s".into(),
-        api_key_env: None,
-        script: Some(path.display().to_string()),
-    }
-}
-
-fn bot(w: &World, name: &str, json: &str) -> BotId {
-    let endpoint = script(w, &name.to_lowercase().replace(' ', "_"), json);
-    w.collab
-        .create_bot(NewBotRequest {
-            name: name.into(),
-            persona: None,
-            endpoint: Some(endpoint),
-        })
-        .unwrap()
-        .id
-}
-
-fn group(w: &World, bots: &[BotId]) -> SessionId {
-    w.collab
-        .create_session(NewSessionRequest {
-            kind: "group".into(),
-            bot_ids: bots.to_vec(),
-            title: Some("Team".into()),
-        })
-        .unwrap()
-        .session
-        .id
-}
-
-fn thread_of(w: &World, s: SessionId, b: BotId) -> ThreadId {
-    w.collab
-        .store()
-        .read(|tx| tx.session_thread(s, b, troupe_store::CONVERSATION))
-        .unwrap()
-        .expect("the member has a thread")
-}
-
-fn runs(w: &World, t: ThreadId) -> usize {
-    w.collab
-        .store()
-        .read(|tx| tx.runs_for_thread(t, 100))
-        .unwrap()
-        .len()
-}
-
-/// Wait (at most 20 s, then fail) until `n` runs of `thread` have ended, counting from when
-/// `events` was subscribed.
-async fn runs_ended(
-    events: &mut tokio::sync::broadcast::Receiver<Event>,
-    thread: ThreadId,
-    n: usize,
-) {
-    let mut seen = 0;
-    tokio::time::timeout(Duration::from_secs(20), async {
-        while seen < n {
-            let e = events.recv().await.unwrap();
-            if e.kind == "run_ended" && e.thread_id == Some(thread) {
-                seen += 1;
-            }
-        }
-    })
-    .await
-    .unwrap_or_else(|_| panic!("thread {thread}: {seen} of {n} runs ended in 20 s"));
-}
 
 fn bodies(w: &World, s: SessionId) -> Vec<(Author, String)> {
     w.collab
@@ -400,13 +301,7 @@ async fn an_ask_answered_resumes_the_bot_and_keeps_its_one_answer() {
         .unwrap();
     let t = thread_of(&w, s, alpha);
     runs_ended(&mut events, t, 1).await;
-    let ask = w
-        .collab
-        .lines(s, None, 100)
-        .unwrap()
-        .into_iter()
-        .find(|l| l.kind == LineKind::Ask)
-        .expect("an ask line");
+    let ask = ask_line(&w, s);
     let member = w.collab.members(s).unwrap().remove(0);
     assert_eq!(member.state, "waiting_ask");
     // Bad answers are refused and change nothing.
@@ -504,13 +399,7 @@ async fn a_plain_line_while_a_bot_waits_on_its_ask_is_the_answer() {
         .await
         .unwrap();
     runs_ended(&mut events, t, 1).await;
-    let ask = w
-        .collab
-        .lines(s, None, 100)
-        .unwrap()
-        .into_iter()
-        .find(|l| l.kind == LineKind::Ask)
-        .unwrap();
+    let ask = ask_line(&w, s);
     let answer = ask.ask.unwrap().answer.unwrap();
     assert_eq!(answer.text.as_deref(), Some("use option B but shorter"));
     let to = w
@@ -537,13 +426,7 @@ async fn a_stopped_turns_ask_takes_no_answer() {
         .unwrap();
     runs_ended(&mut events, thread_of(&w, s, alpha), 1).await;
     let _ = w.collab.stop_turns(s, None).await.unwrap();
-    let ask = w
-        .collab
-        .lines(s, None, 100)
-        .unwrap()
-        .into_iter()
-        .find(|l| l.kind == LineKind::Ask)
-        .unwrap();
+    let ask = ask_line(&w, s);
     let r = w
         .collab
         .answer_ask(

@@ -1,73 +1,12 @@
 //! Line reading and lines in a row over a real engine and store: a scripted model on the
 //! `reading` role answers the reader's prompts.
 
-use std::sync::Arc;
+mod support;
+
 use std::time::Duration;
-use troupe_collab::{
-    Collab, CollabError, NewBotRequest, NewSessionRequest, SessionProjector, SharedRoles,
-};
-use troupe_core::thread::EndpointSpec;
-use troupe_core::{BotId, SessionId};
-use troupe_engine::{Engine, RoleTable};
-
-struct World {
-    collab: Collab,
-    dir: tempfile::TempDir,
-}
-
-fn world() -> World {
-    let dir = tempfile::tempdir().unwrap();
-    let store = troupe_store::testing::open_in(dir.path(), Arc::new(troupe_core::SystemClock));
-    let secrets: troupe_engine::models::SecretSource = Arc::new(|_| None);
-    let roles = Arc::new(SharedRoles::new(RoleTable::new(secrets.clone()), secrets));
-    let mut builder = Engine::builder(store, roles.clone())
-        .message_observer(Arc::new(SessionProjector))
-        .context(Arc::new(troupe_collab::ConversationSituation))
-        .admission(Arc::new(troupe_collab::Membership));
-    let host = troupe_collab::tools::ToolHost::new();
-    for t in troupe_collab::tools::registrations(&host) {
-        builder = builder.tool(t).unwrap();
-    }
-    let collab = Collab::new(builder.build(), roles, dir.path().join("workspaces"));
-    host.attach(&collab);
-    World { collab, dir }
-}
-
-fn script(w: &World, name: &str, json: &str) -> EndpointSpec {
-    let path = w.dir.path().join(format!("{name}.json"));
-    std::fs::write(&path, json).unwrap();
-    EndpointSpec {
-        kind: "scripted".into(),
-        base_url: None,
-        model: "reader-model".into(),
-        api_key_env: None,
-        script: Some(path.display().to_string()),
-    }
-}
-
-fn bot(w: &World, name: &str, json: &str) -> BotId {
-    let endpoint = script(w, &name.to_lowercase(), json);
-    w.collab
-        .create_bot(NewBotRequest {
-            name: name.into(),
-            persona: None,
-            endpoint: Some(endpoint),
-        })
-        .unwrap()
-        .id
-}
-
-fn direct(w: &World, b: BotId) -> SessionId {
-    w.collab
-        .create_session(NewSessionRequest {
-            kind: "direct".into(),
-            bot_ids: vec![b],
-            title: None,
-        })
-        .unwrap()
-        .session
-        .id
-}
+use support::*;
+use troupe_collab::CollabError;
+use troupe_core::SessionId;
 
 /// The reader: a status question is read as one; a prompt with "slow" (and not "quick",
 /// which a later line's prompt has) takes a while.

@@ -1,0 +1,129 @@
+//! What the collab tests share: a real engine and store with the conversation layer built as
+//! `troupe serve` builds it (projector, situation, membership, the collab tools), scripted Bots
+//! from inline scripts, and explicit waits on the store's events.
+#![allow(dead_code)]
+
+use std::sync::Arc;
+use std::time::Duration;
+use troupe_collab::{Collab, NewBotRequest, NewSessionRequest, SessionProjector, SharedRoles};
+use troupe_core::thread::EndpointSpec;
+use troupe_core::{BotId, SessionId, ThreadId};
+use troupe_engine::{Engine, RoleTable};
+use troupe_store::Event;
+
+pub struct World {
+    pub collab: Collab,
+    pub dir: tempfile::TempDir,
+}
+
+pub fn world() -> World {
+    let dir = tempfile::tempdir().unwrap();
+    let store = troupe_store::testing::open_in(dir.path(), Arc::new(troupe_core::SystemClock));
+    let secrets: troupe_engine::models::SecretSource = Arc::new(|_| None);
+    let roles = Arc::new(SharedRoles::new(RoleTable::new(secrets.clone()), secrets));
+    let mut builder = Engine::builder(store, roles.clone())
+        .message_observer(Arc::new(SessionProjector))
+        .context(Arc::new(troupe_collab::ConversationSituation))
+        .admission(Arc::new(troupe_collab::Membership));
+    let host = troupe_collab::tools::ToolHost::new();
+    for t in troupe_collab::tools::registrations(&host) {
+        builder = builder.tool(t).unwrap();
+    }
+    let collab = Collab::new(builder.build(), roles, dir.path().join("workspaces"));
+    host.attach(&collab);
+    World { collab, dir }
+}
+
+pub fn script(w: &World, name: &str, json: &str) -> EndpointSpec {
+    let path = w.dir.path().join(format!("{name}.json"));
+    std::fs::write(&path, json).unwrap();
+    EndpointSpec {
+        kind: "scripted".into(),
+        base_url: None,
+        model: "reader-model".into(),
+        api_key_env: None,
+        script: Some(path.display().to_string()),
+    }
+}
+
+pub fn bot(w: &World, name: &str, json: &str) -> BotId {
+    let endpoint = script(w, &name.to_lowercase().replace(' ', "_"), json);
+    w.collab
+        .create_bot(NewBotRequest {
+            name: name.into(),
+            persona: None,
+            endpoint: Some(endpoint),
+        })
+        .unwrap()
+        .id
+}
+
+pub fn direct(w: &World, b: BotId) -> SessionId {
+    w.collab
+        .create_session(NewSessionRequest {
+            kind: "direct".into(),
+            bot_ids: vec![b],
+            title: None,
+        })
+        .unwrap()
+        .session
+        .id
+}
+
+pub fn group(w: &World, bots: &[BotId]) -> SessionId {
+    w.collab
+        .create_session(NewSessionRequest {
+            kind: "group".into(),
+            bot_ids: bots.to_vec(),
+            title: Some("Team".into()),
+        })
+        .unwrap()
+        .session
+        .id
+}
+
+pub fn thread_of(w: &World, s: SessionId, b: BotId) -> ThreadId {
+    w.collab
+        .store()
+        .read(|tx| tx.session_thread(s, b, troupe_store::CONVERSATION))
+        .unwrap()
+        .expect("the member has a thread")
+}
+
+pub fn runs(w: &World, t: ThreadId) -> usize {
+    w.collab
+        .store()
+        .read(|tx| tx.runs_for_thread(t, 100))
+        .unwrap()
+        .len()
+}
+
+/// Wait (at most 20 s, then fail) until `n` runs of `thread` have ended, counting from when
+/// `events` was subscribed.
+pub async fn runs_ended(
+    events: &mut tokio::sync::broadcast::Receiver<Event>,
+    thread: ThreadId,
+    n: usize,
+) {
+    let mut seen = 0;
+    tokio::time::timeout(Duration::from_secs(20), async {
+        while seen < n {
+            let e = events.recv().await.unwrap();
+            if e.kind == "run_ended" && e.thread_id == Some(thread) {
+                seen += 1;
+            }
+        }
+    })
+    .await
+    .unwrap_or_else(|_| panic!("thread {thread}: {seen} of {n} runs ended in 20 s"));
+}
+
+/// The conversation's ask line (the first one).
+pub fn ask_line(w: &World, s: SessionId) -> troupe_core::conversation::SessionMessage {
+    w.collab
+        .lines(s, None, 100)
+        .unwrap()
+        .into_iter()
+        .find(|l| l.kind == troupe_core::conversation::LineKind::Ask)
+        .expect("an ask line")
+}
