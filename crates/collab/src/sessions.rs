@@ -290,23 +290,33 @@ impl Collab {
         id: SessionId,
         turn: Option<troupe_core::RunId>,
     ) -> Result<Vec<RunRecord>, CollabError> {
+        // Each thread with a running turn, or whose Bot waits on its ask (the turn that asked).
         let threads = self.store().read(|tx| {
             tx.session(id)?;
             let mut out = Vec::new();
             for t in tx.session_threads(id)? {
                 let holder = tx.thread(t)?.lease.holder;
-                if turn.is_none() || holder == turn {
-                    out.push(t);
+                let asked = match tx.open_ask_of_thread(t)? {
+                    Some(ask) => tx.line(ask)?.turn_id,
+                    None => None,
+                };
+                if turn.is_none() || holder == turn || (asked.is_some() && asked == turn) {
+                    out.push((t, asked));
                 }
             }
             Ok(out)
         })?;
         let mut stopped = Vec::new();
-        for thread in threads {
+        for (thread, asked) in threads {
             self.store().write(|tx| tx.close_asks_of_thread(thread))?;
             match self.engine().stop(thread, StopMode::User).await {
                 Ok(run) => stopped.push(run),
-                Err(troupe_engine::EngineError::NotRunning(_)) => {}
+                // Nothing ran, but the Stop ended the wait on the ask: that turn is what stopped.
+                Err(troupe_engine::EngineError::NotRunning(_)) => {
+                    if let Some(run) = asked {
+                        stopped.push(self.store().read(|tx| tx.run(run))?);
+                    }
+                }
                 Err(e) => return Err(e.into()),
             }
         }

@@ -425,7 +425,10 @@ async fn a_stopped_turns_ask_takes_no_answer() {
         .await
         .unwrap();
     runs_ended(&mut events, thread_of(&w, s, alpha), 1).await;
-    let _ = w.collab.stop_turns(s, None).await.unwrap();
+    // The Bot only waits on its ask: Stop ends that wait and answers with the asking turn.
+    let stopped = w.collab.stop_turns(s, None).await.unwrap();
+    assert_eq!(stopped.len(), 1);
+    assert_eq!(Some(stopped[0].id), ask_line(&w, s).turn_id);
     let ask = ask_line(&w, s);
     let r = w
         .collab
