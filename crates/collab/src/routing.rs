@@ -75,7 +75,8 @@ pub(crate) fn labelled(session: &Session, speaker: &str, body: &str) -> String {
     }
 }
 
-fn speaker(tx: &Tx<'_>, line: &SessionMessage) -> Result<String, StoreError> {
+/// Who said a line, as Bots read it.
+pub(crate) fn speaker(tx: &Tx<'_>, line: &SessionMessage) -> Result<String, StoreError> {
     Ok(match (line.author, line.bot_id) {
         (Author::Bot, Some(b)) => tx.bot(b)?.name,
         (Author::System, _) => "Troupe".into(),

@@ -4,7 +4,7 @@
 use crate::threads::ensure_thread;
 use crate::{Collab, CollabError};
 use serde::{Deserialize, Serialize};
-use troupe_core::conversation::{Author, Session, SessionKind, SessionMessage};
+use troupe_core::conversation::{Session, SessionKind, SessionMessage};
 use troupe_core::effect::UnknownCall;
 use troupe_core::pause::Paused;
 use troupe_core::{BotId, SessionId, SessionMessageId, ThreadId};
@@ -250,11 +250,7 @@ impl Collab {
 
     /// Who said a line, as Bots read it.
     pub(crate) fn speaker_name(&self, line: &SessionMessage) -> Result<String, CollabError> {
-        Ok(match (line.author, line.bot_id) {
-            (Author::Bot, Some(b)) => self.bot(b)?.name,
-            (Author::System, _) => "Troupe".into(),
-            _ => "User".into(),
-        })
+        Ok(self.store().read(|tx| crate::routing::speaker(tx, line))?)
     }
 
     pub fn lines(
