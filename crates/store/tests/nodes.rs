@@ -259,10 +259,13 @@ async fn a_write_the_database_cancels_to_break_a_deadlock_runs_again() {
     let (wa, wb) = (writer(a.clone(), t1, t2), writer(b.clone(), t2, t1));
     let (ra, rb) = (wa.await.unwrap(), wb.await.unwrap());
     assert!(ra.is_ok() && rb.is_ok(), "both writes stand: {ra:?} {rb:?}");
-    assert_eq!(
-        runs.load(std::sync::atomic::Ordering::SeqCst),
-        3,
-        "the cancelled one ran a second time"
+    // At least one write was cancelled and ran again. A retry can itself be cancelled: the
+    // cancelled transaction's row lock is free the moment it aborts, so its retry may take that
+    // row before the waiter woken by the abort does, and the two close the same cycle again.
+    let runs = runs.load(std::sync::atomic::Ordering::SeqCst);
+    assert!(
+        runs >= 3,
+        "the cancelled one ran a second time (runs: {runs})"
     );
     let kinds: Vec<String> = a
         .read(|tx| tx.events_after(EventId(0), None, 100))
