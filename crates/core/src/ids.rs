@@ -49,6 +49,14 @@ id_type!(/// A conversation (a "session" in the API).
     SessionId, "ses_");
 id_type!(/// A line in a conversation.
     SessionMessageId, "sm_");
+id_type!(/// A job (the seed's "task", a plan): the work toward one goal, across conversations.
+    PlanId, "plan_");
+id_type!(/// One Bot's work on a job (or its desk in a conversation).
+    WorkItemId, "wi_");
+id_type!(/// One Bot's named request to another's work item on a shared job.
+    DelegationId, "del_");
+id_type!(/// A one-time timer a Bot booked for its own work item.
+    CheckBackId, "cb_");
 
 #[cfg(test)]
 mod tests {

@@ -23,5 +23,6 @@ pub mod time;
 
 pub use clock::{Clock, ManualClock, SystemClock};
 pub use ids::{
-    BotId, EffectId, EventId, InboxItemId, MessageId, RunId, SessionId, SessionMessageId, ThreadId,
+    BotId, CheckBackId, DelegationId, EffectId, EventId, InboxItemId, MessageId, PlanId, RunId,
+    SessionId, SessionMessageId, ThreadId, WorkItemId,
 };
