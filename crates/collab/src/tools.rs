@@ -355,6 +355,7 @@ impl ToolHandler for AskUser {
                 .to_string(),
                 is_error: false,
                 ends_turn: true,
+                ends_run: None,
             },
             Err(e) => tool_error(e),
         }

@@ -67,11 +67,18 @@ pub enum EndReason {
     Interrupted,
     /// The kernel itself failed (store error); detail says what.
     Internal(String),
+    /// A layer above ended it with a code of its own (a segment that delegated, one whose job
+    /// needs attention…). The run counts as completed: the layer's records say what follows.
+    Consumer {
+        code: String,
+        detail: Option<String>,
+    },
 }
 
 impl EndReason {
-    pub fn code(&self) -> &'static str {
+    pub fn code(&self) -> &str {
         match self {
+            EndReason::Consumer { code, .. } => code,
             EndReason::Completed => "completed",
             EndReason::NoWork => "no_work",
             EndReason::ModelError(_) => "model_error",
@@ -85,6 +92,7 @@ impl EndReason {
         match self {
             EndReason::ModelError(d) | EndReason::Internal(d) => Some(d.clone()),
             EndReason::HopLimit(n) => Some(n.to_string()),
+            EndReason::Consumer { detail, .. } => detail.clone(),
             _ => None,
         }
     }
@@ -98,13 +106,19 @@ impl EndReason {
             "stopped" => EndReason::Stopped,
             "interrupted" => EndReason::Interrupted,
             "internal" => EndReason::Internal(d),
-            other => return Err(format!("unknown end reason '{other}'")),
+            "" => return Err("a blank end reason".into()),
+            other => EndReason::Consumer {
+                code: other.to_string(),
+                detail,
+            },
         })
     }
     /// The status a run ending this way takes.
     pub fn status(&self) -> RunStatus {
         match self {
-            EndReason::Completed | EndReason::NoWork => RunStatus::Completed,
+            EndReason::Completed | EndReason::NoWork | EndReason::Consumer { .. } => {
+                RunStatus::Completed
+            }
             EndReason::ModelError(_) | EndReason::HopLimit(_) | EndReason::Internal(_) => {
                 RunStatus::Failed
             }

@@ -39,6 +39,7 @@ impl Engine {
                 // The first stop wins; a second one changes nothing.
                 return Ok(rec);
             }
+            self.inner.ext.run_ended(tx, &rec)?;
             let root = match rec.root_id {
                 Some(r) => Some(r),
                 None => tx.root_state(thread)?.root(),

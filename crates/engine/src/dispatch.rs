@@ -10,6 +10,7 @@ use crate::live::{LiveRun, StreamNotice};
 use crate::run_loop::LoopExit;
 use std::sync::Arc;
 use troupe_core::effect::{EffectOutcome, effect_key, repeated_effect_notice};
+use troupe_core::run::EndReason;
 use troupe_core::thread::Thread;
 use troupe_core::{EffectId, MessageId, RunId, ThreadId};
 use troupe_llm::ToolCall;
@@ -22,6 +23,9 @@ pub(crate) struct Dispatched {
     /// ok, error, refused or repeated — as the tool call record says.
     pub status: &'static str,
     pub ends_turn: bool,
+    /// The call ended the run this way (a tool's or a guard's verdict): later calls of the hop
+    /// are not run.
+    pub ends_run: Option<EndReason>,
     pub shell: Option<ShellRecord>,
     /// The effect this call started, settled by the caller in the same transaction that
     /// records the result the model reads.
@@ -48,6 +52,7 @@ impl Dispatched {
             is_error: true,
             status: "error",
             ends_turn: false,
+            ends_run: None,
             shell: None,
             effect: None,
         }
@@ -63,6 +68,19 @@ impl Dispatched {
             is_error: true,
             status: "refused",
             ends_turn: false,
+            ends_run: None,
+            shell: None,
+            effect: None,
+        }
+    }
+    /// Not run: an earlier call of the same hop ended the run.
+    pub(crate) fn skipped(reason: &EndReason) -> Self {
+        Dispatched {
+            content: format!("not run: an earlier call in this step ended the turn ({reason})"),
+            is_error: true,
+            status: "refused",
+            ends_turn: false,
+            ends_run: None,
             shell: None,
             effect: None,
         }
@@ -73,6 +91,7 @@ impl Dispatched {
             is_error,
             status: if is_error { "error" } else { "ok" },
             ends_turn: false,
+            ends_run: None,
             shell: None,
             effect: None,
         }
@@ -257,6 +276,7 @@ pub(crate) async fn run(
                 is_error: true,
                 status: "repeated",
                 ends_turn: false,
+                ends_run: None,
                 shell: None,
                 effect: None,
             });
@@ -281,7 +301,8 @@ pub(crate) async fn run(
             };
             let reply = reg.handler.call(&ctx, non_empty(&call.arguments)).await;
             let mut d = Dispatched::done(reply.content, reply.is_error);
-            d.ends_turn = reply.ends_turn;
+            d.ends_turn = reply.ends_turn || reply.ends_run.is_some();
+            d.ends_run = reply.ends_run;
             d
         }
         Target::Builtin(parsed, workspace) => {
@@ -355,11 +376,12 @@ fn guard(
         store: &engine.inner.store,
     };
     engine.inner.ext.guards.iter().find_map(|guard| {
-        guard.check(&ctx).err().map(|reason| Dispatched {
-            content: format!("refused by {}: {reason}", guard.name()),
+        guard.check(&ctx).err().map(|refusal| Dispatched {
+            content: format!("refused by {}: {}", guard.name(), refusal.text),
             is_error: true,
             status: "refused",
-            ends_turn: false,
+            ends_turn: refusal.ends_run.is_some(),
+            ends_run: refusal.ends_run,
             shell: None,
             effect: None,
         })

@@ -328,10 +328,15 @@ impl Engine {
             owner_boot: self.inner.config.boot_id.clone(),
         };
         // Queued to the writer, so the starts of many threads woken at once share a commit.
+        let engine = self.clone();
         let started = self
             .inner
             .store
-            .write_async(move |tx| tx.start_run(&new_run))
+            .write_async(move |tx| {
+                let run = tx.start_run(&new_run)?;
+                engine.inner.ext.run_started(tx, &run)?;
+                Ok(run)
+            })
             .await;
         let run = match started {
             Ok(run) => run,

@@ -111,6 +111,10 @@ impl EngineBuilder {
         self.ext.observers.push(o);
         self
     }
+    pub fn run_observer(mut self, o: Arc<dyn crate::extension::RunObserver>) -> Self {
+        self.ext.runs.push(o);
+        self
+    }
     pub fn wait_provider(mut self, w: Arc<dyn WaitProvider>) -> Self {
         self.ext.waits.push(w);
         self

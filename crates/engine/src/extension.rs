@@ -6,6 +6,7 @@ use serde_json::Value;
 use std::sync::Arc;
 use tokio_util::sync::CancellationToken;
 use troupe_core::inbox::Delivery;
+use troupe_core::run::EndReason;
 use troupe_core::thread::Thread;
 use troupe_core::{MessageId, RunId};
 use troupe_llm::ToolSpec;
@@ -44,11 +45,43 @@ pub struct GuardContext<'a> {
     pub store: &'a Store,
 }
 
+/// A guard's refusal: the tool result the model reads and, when the refusal is final for the
+/// run (a budget spent), how the run ends; the hop's later calls are then not run.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Refusal {
+    pub text: String,
+    pub ends_run: Option<EndReason>,
+}
+
+impl From<String> for Refusal {
+    fn from(text: String) -> Self {
+        Refusal {
+            text,
+            ends_run: None,
+        }
+    }
+}
+
+impl From<&str> for Refusal {
+    fn from(text: &str) -> Self {
+        Refusal::from(text.to_string())
+    }
+}
+
+impl Refusal {
+    pub fn ending(text: impl Into<String>, reason: EndReason) -> Self {
+        Refusal {
+            text: text.into(),
+            ends_run: Some(reason),
+        }
+    }
+}
+
 /// Runs before the effect ledger records a side effect's start. A refusal is the tool result
 /// the model reads.
 pub trait EffectGuard: Send + Sync {
     fn name(&self) -> &str;
-    fn check(&self, ctx: &GuardContext<'_>) -> Result<(), String>;
+    fn check(&self, ctx: &GuardContext<'_>) -> Result<(), Refusal>;
 }
 
 /// Sections a contributor adds to one model call.
@@ -87,6 +120,9 @@ pub struct ToolReply {
     pub is_error: bool,
     /// The tool ends the turn (as a final answer would); ending hooks still run.
     pub ends_turn: bool,
+    /// The tool ends the run at once, this way: the hop's later calls are not run and no
+    /// ending hook is asked (the tool was the ending).
+    pub ends_run: Option<EndReason>,
 }
 
 impl ToolReply {
@@ -95,6 +131,7 @@ impl ToolReply {
             content: content.into(),
             is_error: false,
             ends_turn: false,
+            ends_run: None,
         }
     }
     pub fn error(content: impl Into<String>) -> Self {
@@ -102,6 +139,16 @@ impl ToolReply {
             content: content.into(),
             is_error: true,
             ends_turn: false,
+            ends_run: None,
+        }
+    }
+    /// A result that ends the run with a layer's own code.
+    pub fn ending(content: impl Into<String>, is_error: bool, reason: EndReason) -> Self {
+        ToolReply {
+            content: content.into(),
+            is_error,
+            ends_turn: true,
+            ends_run: Some(reason),
         }
     }
 }
@@ -152,12 +199,48 @@ pub struct EndingContext<'a> {
     pub run_id: RunId,
     pub final_text: &'a str,
     pub store: &'a Store,
+    /// The hooks that sent this run's ending back so far, in order (one entry per bounce).
+    pub bounced: &'a [String],
 }
 
-/// May send a turn's ending back once per run with a reason the model reads.
+/// What an ending hook decides about a turn the model ended with a final answer.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum EndingVerdict {
+    Pass,
+    /// Send the ending back with this text the model reads; the run goes on.
+    Bounce(String),
+    /// End the run this way instead of as completed.
+    End(EndReason),
+}
+
+/// Decides about each final answer: a hook may bounce it as often as it likes (it sees its
+/// earlier bounces in the context); the kernel stops asking after [`MAX_ENDING_BOUNCES`].
 pub trait EndingHook: Send + Sync {
     fn name(&self) -> &str;
-    fn check(&self, ctx: &EndingContext<'_>) -> Option<String>;
+    fn check(&self, ctx: &EndingContext<'_>) -> EndingVerdict;
+}
+
+/// Bounces one run may take; past it the ending stands, so no hook can keep a run alive.
+pub const MAX_ENDING_BOUNCES: usize = 8;
+
+/// Sees runs start and end inside the transactions that record it (a run's segment row, a work
+/// item's settlement), on any of the paths a run ends by: its loop, a stop, recovery, shutdown.
+/// Like [`MessageObserver`], it may be called on the store's writer thread.
+pub trait RunObserver: Send + Sync {
+    fn on_run_started(
+        &self,
+        _tx: &mut troupe_store::Tx<'_>,
+        _run: &troupe_store::RunRecord,
+    ) -> Result<(), troupe_store::StoreError> {
+        Ok(())
+    }
+    fn on_run_ended(
+        &self,
+        _tx: &mut troupe_store::Tx<'_>,
+        _run: &troupe_store::RunRecord,
+    ) -> Result<(), troupe_store::StoreError> {
+        Ok(())
+    }
 }
 
 /// The thread state a continuation policy is asked about (the shared gate has passed).
@@ -232,6 +315,7 @@ pub struct Extensions {
     pub(crate) waits: Vec<Arc<dyn WaitProvider>>,
     pub(crate) observers: Vec<Arc<dyn MessageObserver>>,
     pub(crate) scopes: Vec<Arc<dyn ToolScope>>,
+    pub(crate) runs: Vec<Arc<dyn RunObserver>>,
 }
 
 impl Extensions {
@@ -267,6 +351,28 @@ impl Extensions {
     ) -> Result<(), troupe_store::StoreError> {
         for o in &self.observers {
             o.on_message(tx, message)?;
+        }
+        Ok(())
+    }
+
+    pub(crate) fn run_started(
+        &self,
+        tx: &mut troupe_store::Tx<'_>,
+        run: &troupe_store::RunRecord,
+    ) -> Result<(), troupe_store::StoreError> {
+        for o in &self.runs {
+            o.on_run_started(tx, run)?;
+        }
+        Ok(())
+    }
+
+    pub(crate) fn run_ended(
+        &self,
+        tx: &mut troupe_store::Tx<'_>,
+        run: &troupe_store::RunRecord,
+    ) -> Result<(), troupe_store::StoreError> {
+        for o in &self.runs {
+            o.on_run_ended(tx, run)?;
         }
         Ok(())
     }

@@ -133,10 +133,11 @@ impl Engine {
         report: &mut RecoveryReport,
     ) -> Result<(), EngineError> {
         let cut = self.inner.store.write(|tx| {
-            let (_, ended) = tx.force_end_run(run.id, &EndReason::Interrupted)?;
+            let (rec, ended) = tx.force_end_run(run.id, &EndReason::Interrupted)?;
             if !ended {
                 return Ok(Vec::new());
             }
+            self.inner.ext.run_ended(tx, &rec)?;
             let cut = tx.mark_run_effects_unknown(run.id, "the process running it stopped before it finished")?;
             settle_dangling_calls(
                 tx,

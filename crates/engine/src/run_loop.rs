@@ -3,9 +3,8 @@
 //! generation first, so a stopped loop can never write after its stop.
 
 use crate::Engine;
-use crate::extension::EndingContext;
+use crate::extension::{EndingContext, EndingVerdict, MAX_ENDING_BOUNCES};
 use crate::live::{LiveRun, StreamNotice};
-use std::collections::HashSet;
 use std::sync::Arc;
 use std::time::Instant;
 use troupe_core::drive::plan_inbox_take;
@@ -78,8 +77,10 @@ pub(crate) async fn run(engine: Engine, live: Arc<LiveRun>) {
         let failed = reason.status() == troupe_core::run::RunStatus::Failed;
         let thread = live.thread_id;
         let (run_id, generation) = (live.run_id, live.generation);
+        let observer = engine.clone();
         let res = owned_write_async(&engine, &live, move |tx| {
-            tx.end_run(run_id, generation, &reason)?;
+            let ended = tx.end_run(run_id, generation, &reason)?;
+            observer.inner.ext.run_ended(tx, &ended)?;
             if failed {
                 tx.pause(thread, PauseReason::Failed, Some(reason.to_string()))?;
             } else if reason == EndReason::Interrupted {
@@ -198,7 +199,7 @@ async fn drive_loop(engine: &Engine, live: &Arc<LiveRun>) -> Result<EndReason, L
     let thread_id = live.thread_id;
     let mut hops: u32 = 0;
     let mut streaks = FailureStreaks::default();
-    let mut bounced: HashSet<String> = HashSet::new();
+    let mut bounced: Vec<String> = Vec::new();
     let mut first = true;
     let mut pending: Option<InboxStep> = None;
     // The loop owns the thread while it runs, so it keeps the history in memory and appends what
@@ -345,13 +346,23 @@ async fn drive_loop(engine: &Engine, live: &Arc<LiveRun>) -> Result<EndReason, L
         .await?;
         history.push(committed.reply);
         pending = Some(committed.next);
+        if let Some(reason) = committed.ends_run {
+            return Ok(reason);
+        }
         if !response.tool_calls.is_empty() && !committed.ends_turn {
             continue;
         }
 
-        // The model ended its turn: each ending hook may send it back once per run.
-        if let Some((hook, reason)) = check_endings(engine, &thread, live, &response.text, &bounced)
-        {
+        // The model ended its turn: the ending hooks may send it back, or end the run their way.
+        let verdict = if bounced.len() >= MAX_ENDING_BOUNCES {
+            None
+        } else {
+            check_endings(engine, &thread, live, &response.text, &bounced)
+        };
+        if let Some((_, EndingVerdict::End(reason))) = verdict {
+            return Ok(reason);
+        }
+        if let Some((hook, EndingVerdict::Bounce(reason))) = verdict {
             let bounce = owned_write(engine, live, |tx| {
                 let m = tx.insert_message(&NewMessage {
                     thread_id,
@@ -371,7 +382,7 @@ async fn drive_loop(engine: &Engine, live: &Arc<LiveRun>) -> Result<EndReason, L
                 Ok(m)
             })?;
             history.push(bounce);
-            bounced.insert(hook);
+            bounced.push(hook);
             // The bounce reopened the task: take the inbox afresh.
             pending = None;
         }
@@ -409,26 +420,30 @@ fn name_unknown_effects(
     Ok(Some(m))
 }
 
+/// The first hook that does not pass, with its verdict.
 fn check_endings(
     engine: &Engine,
     thread: &Thread,
     live: &LiveRun,
     final_text: &str,
-    bounced: &HashSet<String>,
-) -> Option<(String, String)> {
+    bounced: &[String],
+) -> Option<(String, EndingVerdict)> {
     let ctx = EndingContext {
         thread,
         run_id: live.run_id,
         final_text,
         store: &engine.inner.store,
+        bounced,
     };
     engine
         .inner
         .ext
         .endings
         .iter()
-        .filter(|h| !bounced.contains(h.name()))
-        .find_map(|h| h.check(&ctx).map(|reason| (h.name().to_string(), reason)))
+        .find_map(|h| match h.check(&ctx) {
+            EndingVerdict::Pass => None,
+            verdict => Some((h.name().to_string(), verdict)),
+        })
 }
 
 /// A failed model call leaves a visible reply saying which endpoint failed and why; it is kept

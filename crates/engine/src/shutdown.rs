@@ -21,8 +21,9 @@ impl Engine {
         let mut interrupted = Vec::new();
         for live in self.inner.live.all() {
             let res = self.inner.store.write(|tx| {
-                let (_, ended) = tx.force_end_run(live.run_id, &EndReason::Interrupted)?;
+                let (rec, ended) = tx.force_end_run(live.run_id, &EndReason::Interrupted)?;
                 if ended {
+                    self.inner.ext.run_ended(tx, &rec)?;
                     tx.mark_run_effects_unknown(
                         live.run_id,
                         "the daemon shut down before it finished",

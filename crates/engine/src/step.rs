@@ -13,7 +13,7 @@ use crate::run_loop::{InboxStep, LoopExit, owned_write_async, take_in};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 use troupe_core::message::{Finish, Message, Origin, Part, PartBody, Role};
-use troupe_core::run::FailureStreaks;
+use troupe_core::run::{EndReason, FailureStreaks};
 use troupe_core::thread::Thread;
 use troupe_core::{MessageId, RunId, ThreadId};
 use troupe_llm::{FinishReason, ModelResponse, ToolCall};
@@ -25,6 +25,8 @@ use troupe_store::{
 pub(crate) struct Committed {
     pub reply: Message,
     pub ends_turn: bool,
+    /// A call ended the run this way.
+    pub ends_run: Option<EndReason>,
     /// The inbox step for the next call, taken in the step's last commit.
     pub next: InboxStep,
 }
@@ -230,12 +232,19 @@ async fn commit_once(
     streak_report: u32,
 ) -> Result<Committed, LoopExit> {
     let mut ran = Vec::with_capacity(calls.len());
+    let mut ends_run: Option<EndReason> = None;
     for (call, c) in calls.iter().zip(checked) {
         if live.cancel.is_cancelled() {
             return Err(LoopExit::Stale);
         }
         let started = Instant::now();
-        let d = dispatch::run(engine, live, thread, None, call, c, None).await?;
+        let d = match &ends_run {
+            Some(r) => Dispatched::skipped(r),
+            None => dispatch::run(engine, live, thread, None, call, c, None).await?,
+        };
+        if ends_run.is_none() {
+            ends_run = d.ends_run.clone();
+        }
         let streak_note = streaks.observe(&call.name, d.is_error, streak_report);
         ran.push(Ran {
             call: call.clone(),
@@ -266,6 +275,7 @@ async fn commit_once(
     Ok(Committed {
         reply,
         ends_turn,
+        ends_run,
         next,
     })
 }
@@ -303,6 +313,7 @@ async fn commit_per_effect(
     })
     .await?;
     let mut ends_turn = false;
+    let mut ends_run: Option<EndReason> = None;
     let mut taken_next = None;
     for (i, call) in calls.iter().enumerate() {
         if live.cancel.is_cancelled() {
@@ -331,11 +342,18 @@ async fn commit_per_effect(
             streak_note,
         };
         ends_turn |= ran.d.ends_turn;
+        if ends_run.is_none() {
+            ends_run = ran.d.ends_run.clone();
+        }
         let part = ran.result_part();
         reply.parts.push(part.clone());
         let last = i + 1 == calls.len();
         if !last {
-            next = Some(dispatch::check(engine, live, thread, &calls[i + 1]));
+            // After a call that ended the run, the rest are answered without running.
+            next = Some(match &ends_run {
+                Some(r) => Checked::Done(Dispatched::skipped(r)),
+                None => dispatch::check(engine, live, thread, &calls[i + 1]),
+            });
         }
         let start = next.as_ref().and_then(Checked::effect).cloned();
         let (reply_id, finish_turn) = (reply.id, last && ends_turn);
@@ -373,6 +391,7 @@ async fn commit_per_effect(
     Ok(Committed {
         reply,
         ends_turn,
+        ends_run,
         next,
     })
 }

@@ -99,7 +99,7 @@ impl EffectGuard for NoWrites {
     fn name(&self) -> &str {
         "hold"
     }
-    fn check(&self, ctx: &GuardContext<'_>) -> Result<(), String> {
+    fn check(&self, ctx: &GuardContext<'_>) -> Result<(), troupe_engine::extension::Refusal> {
         if ctx.tool == "write_file" {
             Err("a hold covers this run".into())
         } else {
@@ -407,10 +407,13 @@ impl EndingHook for EndingContract {
     fn name(&self) -> &str {
         "ending_contract"
     }
-    fn check(&self, ctx: &EndingContext<'_>) -> Option<String> {
+    fn check(&self, ctx: &EndingContext<'_>) -> EndingVerdict {
         self.0.fetch_add(1, Ordering::SeqCst);
-        (!ctx.final_text.contains("DONE"))
-            .then(|| "say whether the job is done before you end".to_string())
+        // This contract asks once per run; a hook that sees its own bounce lets the next go.
+        if ctx.final_text.contains("DONE") || ctx.bounced.iter().any(|h| h == self.name()) {
+            return EndingVerdict::Pass;
+        }
+        EndingVerdict::Bounce("say whether the job is done before you end".to_string())
     }
 }
 

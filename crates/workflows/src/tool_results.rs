@@ -12,6 +12,7 @@ pub fn reply(v: Value, is_error: bool, ends_turn: bool) -> ToolReply {
         content: v.to_string(),
         is_error,
         ends_turn,
+        ends_run: None,
     }
 }
 

@@ -93,7 +93,7 @@ impl EffectGuard for LeaseGuard {
         "lease"
     }
 
-    fn check(&self, ctx: &GuardContext<'_>) -> Result<(), String> {
+    fn check(&self, ctx: &GuardContext<'_>) -> Result<(), troupe_engine::extension::Refusal> {
         let Some(lease) = self.table.get(ctx.thread.id) else {
             return if ctx.thread.workspace.contains(SESSION_MARK) {
                 Err("this agent holds no lease: its session branch is not running here".into())
@@ -116,7 +116,8 @@ impl EffectGuard for LeaseGuard {
                         lease.agent,
                         lease.operator,
                         lease.roots_shown()
-                    ))
+                    )
+                    .into())
                 }
             }
             "shell" => {
@@ -126,7 +127,8 @@ impl EffectGuard for LeaseGuard {
                          under {} only",
                         lease.operator,
                         lease.roots_shown()
-                    ));
+                    )
+                    .into());
                 }
                 let dir = normalize(&lease.workspace.join(arg("workdir").unwrap_or_default()));
                 if dir.starts_with(&lease.workspace) {
@@ -139,7 +141,8 @@ impl EffectGuard for LeaseGuard {
             other => Err(format!(
                 "`{}` does not declare the tool `{other}`",
                 lease.operator
-            )),
+            )
+            .into()),
         }
     }
 }

@@ -72,7 +72,7 @@ impl EffectGuard for WakeGuard {
         "agenda_wake"
     }
 
-    fn check(&self, ctx: &GuardContext<'_>) -> Result<(), String> {
+    fn check(&self, ctx: &GuardContext<'_>) -> Result<(), troupe_engine::extension::Refusal> {
         let guided = ctx
             .store
             .read(|tx| {
@@ -86,7 +86,8 @@ impl EffectGuard for WakeGuard {
             return Err(format!(
                 "{} is refused in this turn: {REFUSED}; use agenda_cancel, agenda_list and the stop tool only",
                 ctx.tool
-            ));
+            )
+            .into());
         }
         Ok(())
     }

@@ -340,7 +340,7 @@ impl EffectGuard for AuditRecoveryGuard {
         "blueprint_loop_audit_recovery"
     }
 
-    fn check(&self, ctx: &GuardContext<'_>) -> Result<(), String> {
+    fn check(&self, ctx: &GuardContext<'_>) -> Result<(), troupe_engine::extension::Refusal> {
         if in_audit_recovery(ctx.thread, ctx.store)? {
             return Err(AUDIT_RECOVERY.into());
         }

@@ -146,7 +146,7 @@ pub fn settle(
             "the child hit its limit of {n} model calls before a final reply"
         )),
         Some(EndReason::Stopped) => Settlement::Cancel("the child's run was stopped".into()),
-        Some(EndReason::Completed | EndReason::NoWork) => {
+        Some(EndReason::Completed | EndReason::NoWork | EndReason::Consumer { .. }) => {
             let Some(reply) = reply else {
                 return Settlement::Fail("the child ended without a final reply".into());
             };

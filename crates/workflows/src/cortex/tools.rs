@@ -36,6 +36,7 @@ fn reply(v: Value, is_error: bool) -> ToolReply {
         content: v.to_string(),
         is_error,
         ends_turn: false,
+        ends_run: None,
     }
 }
 

@@ -319,7 +319,7 @@ impl EffectGuard for RecoveryGuard {
         "light_loop_recovery"
     }
 
-    fn check(&self, ctx: &GuardContext<'_>) -> Result<(), String> {
+    fn check(&self, ctx: &GuardContext<'_>) -> Result<(), troupe_engine::extension::Refusal> {
         if in_review_recovery(ctx.thread, ctx.store)? {
             return Err(REVIEW_RECOVERY.into());
         }
