@@ -2,11 +2,14 @@
 //! function of its inputs, so each can be proven by a scenario test without a database.
 
 pub mod blueprint_loop;
+pub mod check_back;
 pub mod clock;
 pub mod continuation_guard;
 pub mod conversation;
+pub mod delegation;
 pub mod drive;
 pub mod effect;
+pub mod ending;
 pub mod ids;
 pub mod inbox;
 pub mod lead;
@@ -20,6 +23,7 @@ pub mod reading;
 pub mod run;
 pub mod thread;
 pub mod time;
+pub mod work_item;
 
 pub use clock::{Clock, ManualClock, SystemClock};
 pub use ids::{
