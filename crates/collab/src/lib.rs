@@ -4,13 +4,18 @@
 
 mod asks;
 mod bots;
+pub mod check_backs;
+mod delegation;
 mod demo;
+mod desk;
+mod ending;
 mod error;
 mod judgement;
 mod key_names;
 mod lines;
 mod members;
 mod oneshot;
+mod plans;
 mod projection;
 mod reader;
 mod roles;
@@ -20,24 +25,50 @@ mod situation;
 mod threads;
 pub mod tools;
 mod turns;
+mod work_items;
 
 pub use asks::AnswerRequest;
 pub use bots::{BotPatch, NewBotRequest, binding_for as bot_binding};
+pub use delegation::DelegationView;
+pub use desk::DeskGuard;
+pub use ending::WorkEnding;
 pub use error::CollabError;
 pub use key_names::{DEFAULT_KEY_ENV_PATTERNS, KeyEnvRule};
 pub use lines::InsertOutcome;
 pub use members::{AddMember, HandoffView, LeadRequest, LeadSuggestion, LeadView, MemberView};
+pub use plans::{OpenPlan, PlanPatchRequest, PlanRevisionView, PlanView};
 pub use projection::SessionProjector;
 pub use reader::{BotText, DEFAULT_TIMEOUT as DEFAULT_READING_TIMEOUT};
 pub use roles::SharedRoles;
 pub use sessions::{BlockedBy, NewSessionRequest, SessionView};
 pub use situation::{ConversationSituation, Membership};
 pub use turns::TurnView;
+pub use work_items::{WorkItemView, WorkItems, WorkSlots};
 
 use std::path::PathBuf;
 use std::sync::Arc;
-use troupe_engine::Engine;
+use troupe_engine::{Engine, EngineBuilder, EngineError};
 use troupe_store::Store;
+
+/// Everything the conversation layer registers with the kernel: the projection of replies into
+/// conversations, the situation, membership and work-slot admission, work items and the desk's
+/// guard, and the Bot tools (attach `host` to the [`Collab`] once built).
+pub fn extend(
+    builder: EngineBuilder,
+    host: &Arc<tools::ToolHost>,
+) -> Result<EngineBuilder, EngineError> {
+    let builder = builder
+        .message_observer(Arc::new(SessionProjector))
+        .context(Arc::new(ConversationSituation))
+        .admission(Arc::new(Membership))
+        .admission(Arc::new(WorkSlots))
+        .run_observer(Arc::new(WorkItems))
+        .ending_hook(Arc::new(WorkEnding))
+        .guard(Arc::new(DeskGuard::new(host.clone())));
+    tools::registrations(host)
+        .into_iter()
+        .try_fold(builder, |b, t| b.tool(t))
+}
 
 /// The conversation layer's handle. Cheap to clone.
 #[derive(Clone)]

@@ -105,6 +105,11 @@ pub(crate) fn deliver(
     if mode == InboxMode::Task {
         text = with_lines_read_before(tx, thread, text)?;
     }
+    // Mail a working Bot reads between steps carries its short id, so its ending can say what
+    // it did with it (END-3).
+    if mode == InboxMode::Steer {
+        text = format!("#{} {text}", line.id.0);
+    }
     let origin = match line.author {
         Author::User => Origin::User,
         _ => Origin::Delegation(format!("line:{}", line.id.0)),
@@ -131,7 +136,7 @@ pub(crate) fn deliver(
 /// A new task carries the lines the Bot only read since its last turn, in order, ahead of the
 /// line it is to answer (as context items they would join the task after it, so the line to
 /// answer would not come last).
-fn with_lines_read_before(
+pub(crate) fn with_lines_read_before(
     tx: &mut Tx<'_>,
     thread: ThreadId,
     text: String,

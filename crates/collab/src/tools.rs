@@ -29,6 +29,8 @@ pub struct ToolHost {
     collab: std::sync::OnceLock<crate::Collab>,
     /// Turns whose ask was already sent back once as a go-ahead (ASK-8).
     go_ahead_refused: Mutex<HashSet<RunId>>,
+    /// The kinds of ending a segment has had sent back (each bounces once).
+    bounced: Mutex<std::collections::HashMap<RunId, Vec<troupe_core::ending::BounceKind>>>,
 }
 
 impl ToolHost {
@@ -37,6 +39,21 @@ impl ToolHost {
     }
     pub fn attach(&self, collab: &crate::Collab) {
         let _ = self.collab.set(collab.clone());
+    }
+    pub(crate) fn collab(&self) -> Option<crate::Collab> {
+        self.collab.get().cloned()
+    }
+    pub(crate) fn bounced(&self, run: RunId) -> Vec<troupe_core::ending::BounceKind> {
+        let map = self.bounced.lock().unwrap_or_else(|p| p.into_inner());
+        map.get(&run).cloned().unwrap_or_default()
+    }
+    pub(crate) fn record_bounce(&self, run: RunId, kind: troupe_core::ending::BounceKind) {
+        let mut map = self.bounced.lock().unwrap_or_else(|p| p.into_inner());
+        map.entry(run).or_default().push(kind);
+    }
+    /// Where conversations' and jobs' folders live, once attached.
+    pub(crate) fn workspaces(&self) -> Option<PathBuf> {
+        self.collab.get().map(|c| c.workspaces.clone())
     }
 }
 
@@ -440,5 +457,29 @@ pub fn registrations(host: &Arc<ToolHost>) -> Vec<ToolRegistration> {
             }),
             Arc::new(AskUser { host: host.clone() }),
         ),
+        reg(
+            "work_on",
+            "Choose which job the line that woke you belongs to, before doing anything with an \
+             effect: one of the jobs listed for your desk, or a new one. Your work then goes \
+             on in that job's own turn, in its folder.",
+            crate::desk::work_on_spec(),
+            Arc::new(crate::desk::WorkOn { host: host.clone() }),
+        ),
+        reg(
+            "delegate",
+            "Ask another Bot on this job for a deliverable, a review or an answer. Unless you \
+             set continue, your turn ends and you are woken with its answer.",
+            crate::delegation::delegate_spec(),
+            Arc::new(crate::delegation::Delegate { host: host.clone() }),
+        ),
+        reg(
+            "end_turn",
+            "End your turn, saying why. Answer a request another Bot made of you with reason \
+             answered and the answer in `answer`; give each message you read (#id) a \
+             disposition in `inbox`.",
+            crate::ending::end_turn_spec(),
+            Arc::new(crate::ending::EndTurn { host: host.clone() }),
+        ),
+        crate::check_backs::registration(),
     ]
 }

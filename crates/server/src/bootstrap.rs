@@ -7,9 +7,7 @@ use crate::AppState;
 use anyhow::Context;
 use std::path::Path;
 use std::sync::Arc;
-use troupe_collab::{
-    Collab, ConversationSituation, KeyEnvRule, Membership, SessionProjector, SharedRoles,
-};
+use troupe_collab::{Collab, KeyEnvRule, SharedRoles};
 use troupe_core::continuation_guard::GuardLimits;
 use troupe_core::run::RunLimits;
 use troupe_engine::models::SecretSource;
@@ -92,19 +90,13 @@ pub async fn build_state(data_dir: &Path, opts: BootOptions) -> anyhow::Result<B
     } = opts;
     let store = open_store(data_dir, database.as_deref(), durability)?;
     let shared = Arc::new(SharedRoles::new(roles, secrets).with_key_env_rule(key_env));
-    let builder = Engine::builder(store, shared.clone())
-        .config(EngineConfig {
-            limits,
-            loops,
-            ..EngineConfig::default()
-        })
-        .message_observer(Arc::new(SessionProjector))
-        .context(Arc::new(ConversationSituation))
-        .admission(Arc::new(Membership));
+    let builder = Engine::builder(store, shared.clone()).config(EngineConfig {
+        limits,
+        loops,
+        ..EngineConfig::default()
+    });
     let tool_host = troupe_collab::tools::ToolHost::new();
-    let builder = troupe_collab::tools::registrations(&tool_host)
-        .into_iter()
-        .try_fold(builder, |b, t| b.tool(t))?;
+    let builder = troupe_collab::extend(builder, &tool_host)?;
     let engine = troupe_workflows::build_engine(builder)?;
     let collab = Collab::new(engine.clone(), shared, data_dir.join("workspaces"))
         .with_reading_timeout(reading_timeout);
@@ -137,6 +129,7 @@ pub async fn build_state(data_dir: &Path, opts: BootOptions) -> anyhow::Result<B
     });
     let shutdown = tokio_util::sync::CancellationToken::new();
     spawn_agenda_timer(workflows, shutdown.clone());
+    spawn_check_back_timer(collab.clone(), shutdown.clone());
     engine.spawn_node_tasks(shutdown.clone());
     spawn_role_follower(collab.clone(), shutdown.clone());
     Ok(Bootstrap {
@@ -168,6 +161,26 @@ fn spawn_role_follower(collab: Collab, shutdown: tokio_util::sync::CancellationT
                     }
                 }
                 Err(tokio::sync::broadcast::error::RecvError::Closed) => break,
+            }
+        }
+    });
+}
+
+/// Check-backs every 15 s: the due ones fire (or clear, for a Bot gone) by the store's clock.
+/// The due times are stored, so the first tick (at start) fires, once, whatever fell due while
+/// the daemon was down (CB-4).
+fn spawn_check_back_timer(collab: Collab, shutdown: tokio_util::sync::CancellationToken) {
+    tokio::spawn(async move {
+        let mut every = tokio::time::interval(std::time::Duration::from_secs(15));
+        every.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
+        loop {
+            tokio::select! {
+                () = shutdown.cancelled() => break,
+                _ = every.tick() => match collab.fire_due_check_backs() {
+                    Ok(r) if r.fired.is_empty() && r.cleared.is_empty() => {}
+                    Ok(r) => tracing::info!(fired = ?r.fired, cleared = ?r.cleared, "check-backs due"),
+                    Err(e) => tracing::warn!(error = %e, "check-back tick failed"),
+                },
             }
         }
     });

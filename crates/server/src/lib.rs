@@ -32,7 +32,10 @@ pub const BODY_LIMIT: usize = 1024 * 1024;
         (name = "notes", description = "Versioned notes and Blueprints"),
         (name = "blueprint-loops", description = "Executions of a Blueprint, audited before they end"),
         (name = "agenda", description = "Scheduled deliveries into a session"),
-        (name = "tasks", description = "Child tasks a session's Bot handed to other agents"),
+        (name = "check-backs", description = "One-time timers Bots booked for their own work"),
+        (name = "work-items", description = "Bots' desks and their work on jobs"),
+        (name = "tasks", description = "Plans (jobs): one job toward a goal, across conversations"),
+        (name = "child-tasks", description = "Child tasks a session's Bot handed to other agents"),
         (name = "events", description = "Live events"),
         (name = "nodes", description = "The daemon processes sharing this database")
     )
@@ -46,13 +49,17 @@ pub fn api() -> (Router<AppState>, utoipa::openapi::OpenApi) {
         .merge(routes::roles::router())
         .merge(routes::sessions::router())
         .merge(routes::members::router())
+        .merge(routes::check_backs::router())
+        .merge(routes::work_items::router())
+        .merge(routes::delegations::router())
         .merge(routes::messages::router())
         .merge(routes::turns::router())
         .merge(routes::workflows::router())
         .merge(routes::notes::router())
         .merge(routes::blueprint_loops::router())
         .merge(routes::agenda::router())
-        .merge(routes::tasks::router())
+        .merge(routes::plans::router())
+        .merge(routes::child_tasks::router())
         .merge(routes::events::router())
         .merge(routes::nodes::router())
         .split_for_parts()

@@ -152,9 +152,19 @@ async fn the_openapi_document_lists_every_route() {
         ("/v1/agenda/{id}", "get"),
         ("/v1/agenda/{id}", "patch"),
         ("/v1/agenda/{id}", "delete"),
+        ("/v1/check-backs", "get"),
         ("/v1/tasks", "get"),
         ("/v1/tasks/{id}", "get"),
-        ("/v1/tasks/{id}/cancel", "post"),
+        ("/v1/tasks/{id}/revisions", "get"),
+        ("/v1/tasks/{id}/messages", "get"),
+        ("/v1/tasks/{id}/spec", "patch"),
+        ("/v1/tasks/{id}/delegations", "get"),
+        ("/v1/sessions/{id}/delegations", "get"),
+        ("/v1/bots/{id}/work-items", "get"),
+        ("/v1/work-items/{id}", "get"),
+        ("/v1/child-tasks", "get"),
+        ("/v1/child-tasks/{id}", "get"),
+        ("/v1/child-tasks/{id}/cancel", "post"),
     ]
     .into_iter()
     .map(|(p, m)| (p.to_string(), m.to_string()))
@@ -170,6 +180,9 @@ async fn the_openapi_document_lists_every_route() {
         "SessionMessage",
         "TurnView",
         "CommandRecord",
+        "PlanView",
+        "PlanRevisionView",
+        "PlanPatchRequest",
         "EndpointSpec",
         "ErrorBody",
     ] {

@@ -227,8 +227,8 @@ async fn light_loop_reviewer_rejects_once_then_approves_through_the_daemon() {
         "the slot is cleared: {view:#}"
     );
 
-    // Each review was a reviewer task of the session, listed by /v1/tasks and completed.
-    let tasks_url = daemon.url(&format!("/v1/tasks?parent_session={sid}"));
+    // Each review was a reviewer task of the session, listed by /v1/child-tasks and completed.
+    let tasks_url = daemon.url(&format!("/v1/child-tasks?parent_session={sid}"));
     let tasks = wait_until("both reviewer tasks have ended", || async {
         let t = get(&client, tasks_url.clone()).await;
         let all = t.as_array().cloned().unwrap_or_default();

@@ -411,10 +411,20 @@ impl Tx<'_> {
         Ok(ids)
     }
 
-    /// The conversation and Bot a thread works for, if any.
+    /// The conversation and Bot a thread works for, if any: a conversation's thread, or a
+    /// Bot × job thread, which speaks where its newest segment does.
     pub fn thread_session(&self, thread: ThreadId) -> Result<Option<(SessionId, BotId)>> {
-        self.query_opt(
+        let bound = self.query_opt(
             "SELECT session_id, bot_id FROM session_threads WHERE thread_id = ?1",
+            args![thread.0],
+            |r| Ok((SessionId(r.get(0)?), BotId(r.get(1)?))),
+        )?;
+        if bound.is_some() {
+            return Ok(bound);
+        }
+        self.query_opt(
+            "SELECT s.session_id, s.bot_id FROM segments s JOIN runs r ON r.id = s.run_id
+             WHERE r.thread_id = ?1 ORDER BY s.run_id DESC LIMIT 1",
             args![thread.0],
             |r| Ok((SessionId(r.get(0)?), BotId(r.get(1)?))),
         )

@@ -378,7 +378,7 @@ async fn running(daemon: &Daemon, session: i64) -> Result<bool> {
         }
     }
     let tasks = daemon
-        .get(&format!("/v1/tasks?parent_session={session}"))
+        .get(&format!("/v1/child-tasks?parent_session={session}"))
         .await?;
     Ok(tasks.as_array().is_some_and(|ts| {
         ts.iter()

@@ -5,7 +5,7 @@
 
 use std::sync::Arc;
 use std::time::Duration;
-use troupe_collab::{Collab, NewBotRequest, NewSessionRequest, SessionProjector, SharedRoles};
+use troupe_collab::{Collab, NewBotRequest, NewSessionRequest, SharedRoles};
 use troupe_core::thread::EndpointSpec;
 use troupe_core::{BotId, SessionId, ThreadId};
 use troupe_engine::{Engine, RoleTable};
@@ -21,14 +21,8 @@ pub fn world() -> World {
     let store = troupe_store::testing::open_in(dir.path(), Arc::new(troupe_core::SystemClock));
     let secrets: troupe_engine::models::SecretSource = Arc::new(|_| None);
     let roles = Arc::new(SharedRoles::new(RoleTable::new(secrets.clone()), secrets));
-    let mut builder = Engine::builder(store, roles.clone())
-        .message_observer(Arc::new(SessionProjector))
-        .context(Arc::new(troupe_collab::ConversationSituation))
-        .admission(Arc::new(troupe_collab::Membership));
     let host = troupe_collab::tools::ToolHost::new();
-    for t in troupe_collab::tools::registrations(&host) {
-        builder = builder.tool(t).unwrap();
-    }
+    let builder = troupe_collab::extend(Engine::builder(store, roles.clone()), &host).unwrap();
     let collab = Collab::new(builder.build(), roles, dir.path().join("workspaces"));
     host.attach(&collab);
     World { collab, dir }

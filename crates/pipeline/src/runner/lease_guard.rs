@@ -138,11 +138,9 @@ impl EffectGuard for LeaseGuard {
                 }
             }
             other if lease.tools.iter().any(|t| t == other) => Ok(()),
-            other => Err(format!(
-                "`{}` does not declare the tool `{other}`",
-                lease.operator
-            )
-            .into()),
+            other => {
+                Err(format!("`{}` does not declare the tool `{other}`", lease.operator).into())
+            }
         }
     }
 }

@@ -3,16 +3,20 @@
 pub mod agenda;
 pub mod blueprint_loops;
 pub mod bots;
+pub mod check_backs;
+pub mod child_tasks;
+pub mod delegations;
 pub mod events;
 pub mod members;
 pub mod messages;
 pub mod nodes;
 pub mod notes;
+pub mod plans;
 pub mod roles;
 pub mod sessions;
-pub mod tasks;
 pub mod turns;
 pub mod web;
+pub mod work_items;
 pub mod workflows;
 
 use crate::ApiError;

@@ -1,5 +1,6 @@
-//! Child tasks (Cortex): listed by the parent session or thread that started them, read, and
-//! cancelled. Tasks are created by the `task` tool (or a workflow's reviewer), not over HTTP.
+//! Child tasks (Cortex), under `/v1/child-tasks` (`/v1/tasks` is plans, "jobs"): listed by the
+//! parent session or thread that started them, read, and cancelled. Tasks are created by the
+//! `task` tool (or a workflow's reviewer), not over HTTP.
 
 use crate::AppState;
 use crate::error::{ApiError, ErrorBody};
@@ -17,14 +18,14 @@ use utoipa_axum::routes;
 
 pub fn router() -> OpenApiRouter<AppState> {
     OpenApiRouter::new()
-        .routes(routes!(list_tasks))
-        .routes(routes!(get_task))
-        .routes(routes!(cancel_task))
+        .routes(routes!(list_child_tasks))
+        .routes(routes!(get_child_task))
+        .routes(routes!(cancel_child_task))
 }
 
 #[derive(Deserialize, utoipa::IntoParams)]
 #[into_params(parameter_in = Query)]
-pub struct TaskQuery {
+pub struct ChildTaskQuery {
     /// The tasks started by this session's threads.
     #[param(value_type = Option<i64>)]
     pub parent_session: Option<String>,
@@ -37,17 +38,17 @@ pub struct TaskQuery {
 }
 
 #[utoipa::path(
-    get, path = "/v1/tasks", tag = "tasks",
-    params(TaskQuery),
+    get, path = "/v1/child-tasks", tag = "child-tasks",
+    params(ChildTaskQuery),
     responses(
         (status = 200, description = "Tasks, oldest first", body = [TaskRecord]),
         (status = 404, description = "No such session or thread", body = ErrorBody),
         (status = 422, description = "Neither or both of parent_session and parent_thread, a bad id or limit", body = ErrorBody),
     )
 )]
-async fn list_tasks(
+async fn list_child_tasks(
     State(state): State<AppState>,
-    q: Result<Query<TaskQuery>, QueryRejection>,
+    q: Result<Query<ChildTaskQuery>, QueryRejection>,
 ) -> Result<Json<Vec<TaskRecord>>, ApiError> {
     let q = query(q)?;
     let limit = query_number("limit", q.limit.as_deref(), 100, 1, 500)?;
@@ -57,7 +58,7 @@ async fn list_tasks(
 }
 
 #[utoipa::path(
-    get, path = "/v1/tasks/{id}", tag = "tasks",
+    get, path = "/v1/child-tasks/{id}", tag = "child-tasks",
     params(("id" = i64, Path, description = "Task id")),
     responses(
         (status = 200, description = "The task, with its output or error once it has ended", body = TaskRecord),
@@ -65,7 +66,7 @@ async fn list_tasks(
         (status = 404, description = "No such task", body = ErrorBody),
     )
 )]
-async fn get_task(
+async fn get_child_task(
     State(state): State<AppState>,
     Path(id): Path<String>,
 ) -> Result<Json<TaskRecord>, ApiError> {
@@ -73,7 +74,7 @@ async fn get_task(
 }
 
 #[utoipa::path(
-    post, path = "/v1/tasks/{id}/cancel", tag = "tasks",
+    post, path = "/v1/child-tasks/{id}/cancel", tag = "child-tasks",
     params(("id" = i64, Path, description = "Task id")),
     responses(
         (status = 200, description = "The task, cancelled: its child's run is aborted and its parent told (cancelling again changes nothing)", body = TaskRecord),
@@ -82,7 +83,7 @@ async fn get_task(
         (status = 409, description = "The task has already completed or failed (`task_finished`), or is a workflow's reviewer, which is cancelled with its loop (`reviewer_task`)", body = ErrorBody),
     )
 )]
-async fn cancel_task(
+async fn cancel_child_task(
     State(state): State<AppState>,
     Path(id): Path<String>,
 ) -> Result<Json<TaskRecord>, ApiError> {

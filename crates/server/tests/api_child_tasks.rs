@@ -1,4 +1,4 @@
-//! `/v1/tasks` over HTTP: child tasks a session's Bot started with the `task` tool, listed by
+//! `/v1/child-tasks` over HTTP: child tasks a session's Bot started with the `task` tool, listed by
 //! parent session or thread, read, and cancelled.
 
 mod support;
@@ -28,7 +28,7 @@ async fn lead_with_task(app: &TestApp, worker_script: Value) -> (i64, Value) {
         .expect(201);
     let task = wait_until("the task", || async {
         let list = app
-            .get(&format!("/v1/tasks?parent_session={s}"))
+            .get(&format!("/v1/child-tasks?parent_session={s}"))
             .await
             .expect(200);
         list.as_array().unwrap().first().cloned()
@@ -38,7 +38,7 @@ async fn lead_with_task(app: &TestApp, worker_script: Value) -> (i64, Value) {
 }
 
 async fn status_of(app: &TestApp, id: i64) -> String {
-    app.get(&format!("/v1/tasks/{id}")).await.expect(200)["status"]
+    app.get(&format!("/v1/child-tasks/{id}")).await.expect(200)["status"]
         .as_str()
         .unwrap()
         .to_string()
@@ -63,18 +63,21 @@ async fn tasks_are_listed_by_parent_read_and_cancelled() {
     })
     .await;
 
-    let one = app.get(&format!("/v1/tasks/task_{id}")).await.expect(200);
+    let one = app
+        .get(&format!("/v1/child-tasks/task_{id}"))
+        .await
+        .expect(200);
     assert_eq!(one["child_thread_id"], task["child_thread_id"]);
     let parent = task["parent_thread_id"].as_i64().unwrap();
     let by_thread = app
-        .get(&format!("/v1/tasks?parent_thread={parent}"))
+        .get(&format!("/v1/child-tasks?parent_thread={parent}"))
         .await
         .expect(200);
     assert_eq!(by_thread.as_array().unwrap().len(), 1);
     assert_eq!(by_thread[0]["id"], id);
 
     let cancelled = app
-        .post(&format!("/v1/tasks/{id}/cancel"), json!({}))
+        .post(&format!("/v1/child-tasks/{id}/cancel"), json!({}))
         .await
         .expect(200);
     assert_eq!(cancelled["status"], "cancelled");
@@ -84,7 +87,7 @@ async fn tasks_are_listed_by_parent_read_and_cancelled() {
     assert!(!app.state.collab.engine().is_running(child));
     // Idempotent.
     let again = app
-        .post(&format!("/v1/tasks/{id}/cancel"), json!({}))
+        .post(&format!("/v1/child-tasks/{id}/cancel"), json!({}))
         .await
         .expect(200);
     assert_eq!(again["status"], "cancelled");
@@ -125,29 +128,33 @@ async fn a_finished_task_is_a_conflict_to_cancel_and_bad_requests_say_why() {
         (status_of(&app, id).await == "completed").then_some(())
     })
     .await;
-    let done = app.get(&format!("/v1/tasks/{id}")).await.expect(200);
+    let done = app.get(&format!("/v1/child-tasks/{id}")).await.expect(200);
     assert_eq!(done["output_text"], "3 files");
-    app.post(&format!("/v1/tasks/{id}/cancel"), json!({}))
+    app.post(&format!("/v1/child-tasks/{id}/cancel"), json!({}))
         .await
         .expect_error(409, "task_finished");
 
-    app.get("/v1/tasks/999")
+    app.get("/v1/child-tasks/999")
         .await
         .expect_error(404, "not_found");
-    app.post("/v1/tasks/999/cancel", json!({}))
+    app.post("/v1/child-tasks/999/cancel", json!({}))
         .await
         .expect_error(404, "not_found");
-    app.get("/v1/tasks/abc")
+    app.get("/v1/child-tasks/abc")
         .await
         .expect_error(400, "bad_request");
-    app.get("/v1/tasks").await.expect_error(422, "invalid");
-    app.get(&format!("/v1/tasks?parent_session={s}&parent_thread=1"))
+    app.get("/v1/child-tasks")
         .await
         .expect_error(422, "invalid");
-    app.get("/v1/tasks?parent_session=999")
+    app.get(&format!(
+        "/v1/child-tasks?parent_session={s}&parent_thread=1"
+    ))
+    .await
+    .expect_error(422, "invalid");
+    app.get("/v1/child-tasks?parent_session=999")
         .await
         .expect_error(404, "not_found");
-    app.get("/v1/tasks?parent_thread=nope")
+    app.get("/v1/child-tasks?parent_thread=nope")
         .await
         .expect_error(422, "invalid");
     app.settle(s).await;

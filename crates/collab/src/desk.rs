@@ -1,0 +1,470 @@
+//! Desk segments (C §2): a Bot woken by a line that no locked reference filed reads, replies
+//! and asks at its desk, and binds to a job before any side effect — with `work_on`, or on its
+//! first effect by the candidates frozen at admission (DS-5: none → a person's line opens a
+//! job, one → that job, several → refused with the choices). Binding hands the line that woke
+//! the desk, verbatim, to the Bot's thread on that job and ends the desk `moved` (the job's
+//! segment starts), `merged` (it was live: WI-15) or `queued` (no free work slot: DS-14). Desk
+//! refusals spend the segment's budget of two; the second ends it needing attention (DS-13).
+
+use crate::bots::binding_for;
+use crate::plans::{OpenPlan, open_plan_in};
+use crate::routing::{labelled, speaker};
+use crate::tools::ToolHost;
+use crate::work_items::queue_position;
+use async_trait::async_trait;
+use serde::Deserialize;
+use serde_json::json;
+use std::path::Path;
+use std::sync::Arc;
+use troupe_core::conversation::{Author, SessionKind};
+use troupe_core::ending::{BOUNCE_BUDGET, NEEDS_JOB_TEXT};
+use troupe_core::inbox::{Delivery, InboxMode};
+use troupe_core::message::Origin;
+use troupe_core::plan::RevisionCause;
+use troupe_core::run::EndReason;
+use troupe_core::thread::Interaction;
+use troupe_core::work_item::{PRIORITY_USER, WorkMode, WorkState};
+use troupe_core::{BotId, PlanId, RunId, SessionId, SessionMessageId};
+use troupe_engine::extension::{
+    EffectGuard, GuardContext, Refusal, ToolCallContext, ToolHandler, ToolReply,
+};
+use troupe_store::{
+    FilingSource, NewFiling, NewThread, NewWorkItem, StoreError, Tx, WorkItemRecord,
+};
+
+/// How a desk ended by binding.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Bound {
+    Moved,
+    Merged,
+    Queued(usize),
+}
+
+fn consumer(code: &str, plan: PlanId) -> EndReason {
+    EndReason::Consumer {
+        code: code.into(),
+        detail: Some(plan.to_string()),
+    }
+}
+
+fn needs_attention() -> EndReason {
+    EndReason::Consumer {
+        code: "needs_attention".into(),
+        detail: Some(NEEDS_JOB_TEXT.into()),
+    }
+}
+
+/// The Bot's job-level work item on `plan`, with its thread in the job's folder, made if new.
+pub(crate) fn ensure_job_item(
+    tx: &mut Tx<'_>,
+    plan: PlanId,
+    bot: BotId,
+) -> Result<WorkItemRecord, StoreError> {
+    if let Some(item) = tx.job_item(bot, plan)? {
+        return Ok(item);
+    }
+    let record = tx.plan(plan)?;
+    std::fs::create_dir_all(&record.folder).map_err(|e| {
+        StoreError::Invalid(format!(
+            "cannot create the job folder {}: {e}",
+            record.folder
+        ))
+    })?;
+    let thread = tx.create_thread(&NewThread {
+        parent_id: None,
+        title: record.name.clone(),
+        agent: binding_for(&tx.bot(bot)?),
+        workspace: record.folder.clone(),
+        interaction: Interaction::Interactive,
+    })?;
+    tx.create_work_item(&NewWorkItem {
+        bot_id: bot,
+        mode: WorkMode::Work,
+        plan_id: Some(plan),
+        session_id: None,
+        thread_id: thread.id,
+        speaks_in: record.home_session_id,
+    })
+}
+
+/// Hand the desk's trigger to the Bot's work on `plan` and say how the desk ends.
+pub(crate) fn bind(
+    tx: &mut Tx<'_>,
+    bot: BotId,
+    session: SessionId,
+    trigger: Option<SessionMessageId>,
+    plan: PlanId,
+) -> Result<Bound, StoreError> {
+    let job = ensure_job_item(tx, plan, bot)?;
+    let s = tx.session(session)?;
+    let (text, origin) = match trigger {
+        Some(id) => {
+            let line = tx.line(id)?;
+            tx.file_line(&NewFiling {
+                message_id: id,
+                plan_id: plan,
+                ticket_id: None,
+                part_id: None,
+                source: FilingSource::WorkOn,
+                filed_by: bot.to_string(),
+                locked: false,
+                primary: true,
+            })?;
+            let origin = match line.author {
+                Author::User => Origin::User,
+                _ => Origin::Delegation(format!("line:{}", id.0)),
+            };
+            (labelled(&s, &speaker(tx, &line)?, &line.body), origin)
+        }
+        None => (
+            format!("You took this job on from your desk in \"{}\".", s.title),
+            Origin::System("work_on".into()),
+        ),
+    };
+    let live = tx.live_segment_of(job.id)?;
+    let mode = if live.is_some() {
+        InboxMode::Steer
+    } else {
+        InboxMode::Task
+    };
+    let key = match trigger {
+        Some(id) => format!("job:{}:line:{}", plan.0, id.0),
+        None => format!("job:{}:desk:{}", plan.0, session.0),
+    };
+    tx.deliver(
+        job.thread_id,
+        &Delivery {
+            origin,
+            ..Delivery::user_task(text).with_mode(mode).with_key(key)
+        },
+    )?;
+    tx.set_work_mail(job.id, session, PRIORITY_USER)?;
+    if live.is_some() {
+        return Ok(Bound::Merged);
+    }
+    let job = tx.set_work_state(job.id, WorkState::Queued, None)?;
+    tx.wake_after_commit(job.thread_id);
+    Ok(match queue_position(tx, &job)? {
+        Some(position) => Bound::Queued(position),
+        None => Bound::Moved,
+    })
+}
+
+fn bound_text(tx: &Tx<'_>, plan: PlanId, how: Bound) -> Result<String, StoreError> {
+    let name = tx.plan(plan)?.name;
+    Ok(match how {
+        Bound::Moved => format!(
+            "This line now belongs to the job \"{name}\" ({plan}). Your desk turn ends here; \
+             your work on the job starts at once with the same line, in the job's folder — do \
+             the work there."
+        ),
+        Bound::Merged => format!(
+            "You are already working on the job \"{name}\" ({plan}); the line went to that \
+             work, which hears it at its next step. Your desk turn ends here."
+        ),
+        Bound::Queued(n) => format!(
+            "This line now belongs to the job \"{name}\" ({plan}), but your work slots are \
+             full: it is queued, at position {n}, and starts when a slot frees up. Nothing was \
+             run. Your desk turn ends here."
+        ),
+    })
+}
+
+fn code_of(how: Bound) -> &'static str {
+    match how {
+        Bound::Moved => "moved",
+        Bound::Merged => "merged",
+        Bound::Queued(_) => "queued",
+    }
+}
+
+/// What a desk's refusal leaves: the text, or the end of the segment once two are spent.
+fn spend(tx: &mut Tx<'_>, run: RunId, text: String) -> Result<Result<String, String>, StoreError> {
+    let used = tx.bump_segment_bounces(run)?;
+    if used >= BOUNCE_BUDGET {
+        return Ok(Err(NEEDS_JOB_TEXT.to_string()));
+    }
+    Ok(Ok(format!("{text} (refusal {used} of {BOUNCE_BUDGET})")))
+}
+
+/// The choices a desk with several candidates is offered (DS-5e).
+fn choices(tx: &Tx<'_>, candidates: &[PlanId]) -> Result<String, StoreError> {
+    let mut out = String::from(
+        "This needs a job before it can run, and this conversation has several. Choose with \
+         work_on, then call it again:\n",
+    );
+    for p in candidates {
+        let plan = tx.plan(*p)?;
+        let mark = if plan.is_dormant() { " (dormant)" } else { "" };
+        out.push_str(&format!(
+            "- work_on({{\"plan\":\"{p}\"}}) for \"{}\"{mark}\n",
+            plan.name
+        ));
+    }
+    out.push_str("- work_on({\"new\":{\"title\":\"<the goal>\"}}) for a new job for this line");
+    Ok(out)
+}
+
+/// DS-4/5: before a desk is bound, its first side effect resolves which job it is for.
+pub struct DeskGuard {
+    pub(crate) host: Arc<ToolHost>,
+}
+
+impl DeskGuard {
+    pub fn new(host: Arc<ToolHost>) -> Self {
+        DeskGuard { host }
+    }
+}
+
+impl EffectGuard for DeskGuard {
+    fn name(&self) -> &str {
+        "desk"
+    }
+
+    fn check(&self, ctx: &GuardContext<'_>) -> Result<(), Refusal> {
+        let run = ctx.run_id;
+        let Some(workspaces) = self.host.workspaces() else {
+            return Ok(());
+        };
+        if ctx.thread.workflow.is_some() {
+            return Ok(());
+        }
+        let decided = ctx.store.write(|tx| {
+            let Some(seg) = tx.segment_work(run)? else {
+                return Ok(None);
+            };
+            if seg.mode != WorkMode::Desk {
+                return Ok(None);
+            }
+            let item = tx.work_item(seg.work_item_id)?;
+            let session = item.session_id.ok_or_else(|| {
+                StoreError::Corrupt(format!("desk {} has no conversation", item.id))
+            })?;
+            // Interim: in a person's direct the Bot's thread there still carries the work
+            // itself (as do workflows, bound to that thread); desks resolve jobs in groups and
+            // Bot↔Bot directs, and `work_on` is offered everywhere.
+            if tx.session(session)?.kind == SessionKind::Direct {
+                return Ok(None);
+            }
+            let trigger = tx.segment(run)?.and_then(|s| s.trigger_line_id);
+            let plan = match seg.candidates.as_slice() {
+                [one] => *one,
+                [] => {
+                    let by_person = match trigger {
+                        Some(t) => tx.line(t)?.author == Author::User,
+                        None => false,
+                    };
+                    if !by_person {
+                        let text = "A Bot's or the app's line cannot open a job by itself: \
+                            call work_on({\"new\":{\"title\":\"<the goal>\"}}) to open one, then \
+                            call this again."
+                            .to_string();
+                        return Ok(Some(spend(tx, run, text)?.map_err(|t| (t, None))));
+                    }
+                    open_plan_in(
+                        tx,
+                        &workspaces,
+                        &OpenPlan {
+                            home_session_id: session,
+                            opening_line_id: trigger,
+                            title: None,
+                            cause: RevisionCause::Turn(run),
+                        },
+                    )?
+                }
+                several => {
+                    let text = choices(tx, several)?;
+                    return Ok(Some(spend(tx, run, text)?.map_err(|t| (t, None))));
+                }
+            };
+            let how = bind(tx, item.bot_id, session, trigger, plan)?;
+            Ok(Some(Err((bound_text(tx, plan, how)?, Some((how, plan))))))
+        });
+        match decided {
+            Ok(None) => Ok(()),
+            Ok(Some(Ok(text))) => Err(Refusal::from(text)),
+            Ok(Some(Err((text, None)))) => Err(Refusal::ending(text, needs_attention())),
+            Ok(Some(Err((text, Some((how, plan)))))) => {
+                Err(Refusal::ending(text, consumer(code_of(how), plan)))
+            }
+            Err(e) => Err(Refusal::from(format!(
+                "the desk could not file this call's job ({e}); nothing was run"
+            ))),
+        }
+    }
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct NewJob {
+    title: String,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct WorkOnArgs {
+    #[serde(default)]
+    plan: Option<String>,
+    #[serde(default)]
+    new: Option<NewJob>,
+    #[serde(default)]
+    quote_message_id: Option<i64>,
+}
+
+/// `work_on`: bind this desk to a candidate job, or open a new one quoting a person's line.
+pub(crate) struct WorkOn {
+    pub(crate) host: Arc<ToolHost>,
+}
+
+#[async_trait]
+impl ToolHandler for WorkOn {
+    async fn call(&self, ctx: &ToolCallContext, arguments: &str) -> ToolReply {
+        let run = ctx.run_id;
+        let parsed: Result<WorkOnArgs, String> = serde_json::from_str(arguments)
+            .map_err(|e| format!("work_on: bad arguments: {e}"))
+            .and_then(|a: WorkOnArgs| match (&a.plan, &a.new) {
+                (Some(_), None) | (None, Some(_)) => Ok(a),
+                _ => Err("work_on: give exactly one of `plan` (a job's id) or `new` \
+                          ({\"title\": \"<the goal>\"})"
+                    .into()),
+            });
+        let Some(workspaces) = self.host.workspaces() else {
+            return ToolReply::error("work_on: the conversation layer is not ready yet");
+        };
+        let out = ctx.store.write(|tx| work_on(tx, &workspaces, run, &parsed));
+        match out {
+            Ok(Outcome::Bound(text, how, plan)) => {
+                ToolReply::ending(text, false, consumer(code_of(how), plan))
+            }
+            Ok(Outcome::Refused(text)) => ToolReply::error(text),
+            Ok(Outcome::Spent) => ToolReply::ending(NEEDS_JOB_TEXT, true, needs_attention()),
+            Err(e) => ToolReply::error(format!("work_on: {e}; nothing was changed")),
+        }
+    }
+}
+
+enum Outcome {
+    Bound(String, Bound, PlanId),
+    /// An ordinary failed call (a bound segment) or a desk refusal with budget left.
+    Refused(String),
+    Spent,
+}
+
+fn work_on(
+    tx: &mut Tx<'_>,
+    workspaces: &Path,
+    run: RunId,
+    parsed: &Result<WorkOnArgs, String>,
+) -> Result<Outcome, StoreError> {
+    let Some(seg) = tx.segment_work(run)? else {
+        return Ok(Outcome::Refused(
+            "work_on: this turn is not a Bot's work in a conversation".into(),
+        ));
+    };
+    // END-19: once bound, a refused work_on is an ordinary failed call.
+    if seg.mode != WorkMode::Desk {
+        let item = tx.work_item(seg.work_item_id)?;
+        let name = match item.plan_id {
+            Some(p) => tx.plan(p)?.name,
+            None => "this job".into(),
+        };
+        return Ok(Outcome::Refused(format!(
+            "work_on: you are already working on \"{name}\"; a segment keeps its job. Finish \
+             here and end your turn; other work starts in its own segment."
+        )));
+    }
+    let refuse = |tx: &mut Tx<'_>, text: String| -> Result<Outcome, StoreError> {
+        Ok(match spend(tx, run, text)? {
+            Ok(t) => Outcome::Refused(t),
+            Err(_) => Outcome::Spent,
+        })
+    };
+    let args = match parsed {
+        Ok(a) => a,
+        // END-18: malformed desk arguments count against the budget.
+        Err(m) => return refuse(tx, m.clone()),
+    };
+    let item = tx.work_item(seg.work_item_id)?;
+    let session = item
+        .session_id
+        .ok_or_else(|| StoreError::Corrupt(format!("desk {} has no conversation", item.id)))?;
+    let trigger = tx.segment(run)?.and_then(|s| s.trigger_line_id);
+    let plan = if let Some(raw) = &args.plan {
+        let id: PlanId = match raw.trim().parse() {
+            Ok(id) => id,
+            Err(m) => return refuse(tx, format!("work_on: plan: {m}")),
+        };
+        if !seg.candidates.contains(&id) {
+            return refuse(
+                tx,
+                format!(
+                    "work_on: {id} is not one of the jobs you may choose here; choose one \
+                     listed for this desk, or open a new one with {{\"new\":{{\"title\":…}}}}"
+                ),
+            );
+        }
+        id
+    } else {
+        let title = args
+            .new
+            .as_ref()
+            .map(|n| n.title.trim())
+            .unwrap_or_default();
+        if title.is_empty() {
+            return refuse(tx, "work_on: new.title must say the job's goal".into());
+        }
+        let quote = match args.quote_message_id {
+            Some(q) => {
+                let ok = match tx.line(SessionMessageId(q)) {
+                    Ok(l) => l.session_id == session && l.author == Author::User,
+                    Err(StoreError::NotFound { .. }) => false,
+                    Err(e) => return Err(e),
+                };
+                if !ok {
+                    return refuse(
+                        tx,
+                        format!(
+                            "work_on: quote_message_id {q} is not a person's line in this \
+                             conversation; leave it out to quote the line that woke you"
+                        ),
+                    );
+                }
+                Some(SessionMessageId(q))
+            }
+            // The line that woke the desk, when a person said it (a Bot's line names no job).
+            None => match trigger {
+                Some(t) if tx.line(t)?.author == Author::User => Some(t),
+                _ => None,
+            },
+        };
+        open_plan_in(
+            tx,
+            workspaces,
+            &OpenPlan {
+                home_session_id: session,
+                opening_line_id: quote,
+                title: Some(title.to_string()),
+                cause: RevisionCause::Turn(run),
+            },
+        )?
+    };
+    let how = bind(tx, item.bot_id, session, trigger, plan)?;
+    Ok(Outcome::Bound(bound_text(tx, plan, how)?, how, plan))
+}
+
+pub(crate) fn work_on_spec() -> serde_json::Value {
+    json!({
+        "type": "object",
+        "properties": {
+            "plan": {"type": "string", "description": "The id of a job listed for this desk, e.g. \"plan_3\"."},
+            "new": {
+                "type": "object",
+                "properties": {"title": {"type": "string", "description": "The new job's goal."}},
+                "required": ["title"],
+                "additionalProperties": false
+            },
+            "quote_message_id": {"type": "integer", "description": "The person's line the new job is for (default: the line that woke you)."}
+        },
+        "additionalProperties": false
+    })
+}

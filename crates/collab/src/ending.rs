@@ -1,0 +1,411 @@
+//! The ending contract (A §4): `end_turn({reason, answer?, note?, needs_from_user?, inbox?})`
+//! ends a segment with its reason once the contract lets it — user mail it read acknowledged,
+//! requests it read answered in `answer`, what it owes said, and (outside a group) no promise
+//! of later work left hanging or a person's direct left without a reply. A refused ending is a
+//! bounce the Bot reads; bounces share the segment's budget of two with desk refusals, after
+//! which it ends needing attention. A prose ending in work that still owes is bounced once too,
+//! then ends `nothing_new` (END-10).
+
+use crate::delegation::{answer_requests, owed, unanswered_requests};
+use crate::members::system_line;
+use crate::tools::ToolHost;
+use async_trait::async_trait;
+use serde_json::json;
+use std::sync::Arc;
+use troupe_core::conversation::{Author, SessionKind};
+use troupe_core::ending::{
+    BOUNCE_BUDGET, BounceKind, EndKind, EndTurnArgs, EndingFacts, EndingVerdict, NEEDS_JOB_TEXT,
+    evaluate, parse_end_turn_args, prose_reason, unacknowledged,
+};
+use troupe_core::message::{Origin, Role};
+use troupe_core::run::EndReason;
+use troupe_core::work_item::{WaitingOn, WorkMode, after_ending};
+use troupe_core::{RunId, SessionId};
+use troupe_engine::extension::{
+    EndingContext, EndingHook, EndingVerdict as KernelVerdict, ToolCallContext, ToolHandler,
+    ToolReply,
+};
+use troupe_store::{SegmentWork, StoreError, Tx, WorkItemRecord};
+
+fn consumer(code: &str, detail: Option<String>) -> EndReason {
+    EndReason::Consumer {
+        code: code.into(),
+        detail,
+    }
+}
+
+/// User mail the segment read after the line that woke it, by the short ids it was shown.
+fn read_user_mail(
+    tx: &Tx<'_>,
+    item: &WorkItemRecord,
+    run: RunId,
+) -> Result<Vec<String>, StoreError> {
+    Ok(tx
+        .messages(item.thread_id, None, u32::MAX)?
+        .into_iter()
+        .filter(|m| m.run_id == Some(run) && m.role == Role::User && !m.is_root)
+        .filter(|m| m.origin == Origin::User)
+        .filter_map(|m| m.delivery_key.as_deref().and_then(line_of_key))
+        .map(|id| format!("#{id}"))
+        .collect())
+}
+
+/// `line:<id>:to:<bot>` (or `job:<plan>:line:<id>`) → the line id.
+fn line_of_key(key: &str) -> Option<i64> {
+    let mut parts = key.split(':');
+    while let Some(p) = parts.next() {
+        if p == "line" {
+            return parts.next()?.parse().ok();
+        }
+    }
+    None
+}
+
+/// Everything about the segment the contract reads, except the reading of its last words.
+struct Segment {
+    seg: SegmentWork,
+    item: WorkItemRecord,
+    session: SessionId,
+    kind: SessionKind,
+    opened_by_person: bool,
+    bot_name: String,
+    /// Its newest words in the conversation it speaks in.
+    last_words: Option<String>,
+    answered: String,
+}
+
+fn segment(tx: &Tx<'_>, run: RunId) -> Result<Option<Segment>, StoreError> {
+    let Some(seg) = tx.segment_work(run)? else {
+        return Ok(None);
+    };
+    let Some(row) = tx.segment(run)? else {
+        return Ok(None);
+    };
+    let item = tx.work_item(seg.work_item_id)?;
+    let session = tx.session(row.session_id)?;
+    let trigger = row.trigger_line_id.map(|t| tx.line(t)).transpose()?;
+    let last_words = tx
+        .lines_of_turn(run)?
+        .into_iter()
+        .rfind(|l| l.session_id == session.id && !l.body.trim().is_empty())
+        .map(|l| l.body);
+    Ok(Some(Segment {
+        bot_name: tx.bot(item.bot_id)?.name,
+        opened_by_person: trigger.as_ref().is_some_and(|t| t.author == Author::User),
+        answered: trigger.map(|t| t.body).unwrap_or_default(),
+        seg,
+        item,
+        session: session.id,
+        kind: session.kind,
+        last_words,
+    }))
+}
+
+fn facts(
+    tx: &Tx<'_>,
+    s: &Segment,
+    run: RunId,
+    args: Option<&EndTurnArgs>,
+    promised_later: Option<String>,
+    bounced_once: Vec<BounceKind>,
+) -> Result<EndingFacts, StoreError> {
+    let reason = args
+        .map(|a| a.reason)
+        .unwrap_or(prose_reason(s.seg.mode == WorkMode::Desk));
+    let answer_given =
+        args.is_some_and(|a| a.answer.as_deref().is_some_and(|t| !t.trim().is_empty()));
+    let read = read_user_mail(tx, &s.item, run)?;
+    let in_user_direct = s.kind == SessionKind::Direct;
+    Ok(EndingFacts {
+        reason,
+        prose: args.is_none(),
+        desk: s.seg.mode == WorkMode::Desk,
+        answer_given,
+        unacknowledged: match args {
+            Some(a) => unacknowledged(&read, &a.inbox),
+            None => Vec::new(),
+        },
+        obligations: owed(tx, &s.item)?,
+        has_valid_wait: matches!(s.item.waiting_on, Some(WaitingOn::Delegation { .. })),
+        unanswered_requests: if reason == EndKind::Answered && !answer_given {
+            unanswered_requests(tx, &s.item)?
+        } else {
+            Vec::new()
+        },
+        promised_later,
+        // END-13: a person's line in their direct, and no words of this turn reached them.
+        said_nothing: in_user_direct && s.opened_by_person && s.last_words.is_none(),
+        budget_used: s.seg.bounces,
+        bounced_once,
+        reply_already_out: s.last_words.is_some(),
+        bot_name: s.bot_name.clone(),
+        in_user_direct,
+    })
+}
+
+/// What the segment's ending comes to.
+enum Decided {
+    Bounce(String),
+    End(String, EndReason),
+}
+
+/// Apply an ending the contract let through: answers, the app's lines, END-11's count.
+fn end(
+    tx: &mut Tx<'_>,
+    s: &Segment,
+    run: RunId,
+    args: Option<&EndTurnArgs>,
+    code: String,
+    app_line: Option<String>,
+) -> Result<Decided, StoreError> {
+    let mut code = code;
+    let mut answered = Vec::new();
+    if let Some(a) = args
+        && a.reason == EndKind::Answered
+        && let Some(answer) = a.answer.as_deref().filter(|t| !t.trim().is_empty())
+    {
+        answered = answer_requests(tx, &s.item, answer, run)?;
+    }
+    let mut detail = args.and_then(|a| a.note.clone());
+    match args.map(|a| a.reason) {
+        Some(EndKind::Blocked) => {
+            let needs = args
+                .and_then(|a| a.needs_from_user.clone())
+                .unwrap_or_default();
+            system_line(
+                tx,
+                s.session,
+                format!("{} needs from you: {needs}", s.bot_name),
+            )?;
+            tx.set_work_state(s.item.id, s.item.state, Some(&WaitingOn::User))?;
+            detail = Some(needs);
+        }
+        Some(EndKind::GaveUp) => {
+            let note = detail.clone().unwrap_or_default();
+            system_line(tx, s.session, format!("{} gave up: {note}", s.bot_name))?;
+        }
+        _ => {}
+    }
+    if s.seg.mode == WorkMode::Work {
+        // END-11: quiet endings while something is still owed block the work.
+        let made_progress = !answered.is_empty()
+            || tx
+                .effects_for_run(run)?
+                .iter()
+                .any(|e| e.outcome == troupe_core::effect::EffectOutcome::Succeeded)
+            || tx
+                .delegations_of_plan(s.item.plan_id.unwrap_or(troupe_core::PlanId(0)))?
+                .iter()
+                .any(|d| d.originating_run_id == Some(run));
+        let still_owed = owed(tx, &tx.work_item(s.item.id)?)?;
+        let np = after_ending(
+            s.item.no_progress_endings,
+            made_progress,
+            !still_owed.is_empty(),
+        );
+        tx.set_no_progress_endings(s.item.id, np.count)?;
+        if np.block && code != "blocked" {
+            code = "blocked".into();
+            let job = match s.item.plan_id {
+                Some(p) => tx.plan(p)?.name,
+                None => String::new(),
+            };
+            system_line(
+                tx,
+                s.session,
+                format!(
+                    "{} ended twice without progress on \"{job}\" while it still owes: {}. \
+                     It waits for you now.",
+                    s.bot_name,
+                    still_owed.join("; ")
+                ),
+            )?;
+            let item = tx.work_item(s.item.id)?;
+            tx.set_work_state(item.id, item.state, Some(&WaitingOn::User))?;
+        }
+    }
+    if let Some(line) = app_line {
+        system_line(tx, s.session, line)?;
+    }
+    let text = match answered.len() {
+        0 => format!("Ended: {code}."),
+        n => format!("Ended: {code}; your answer went to {n} request(s)."),
+    };
+    Ok(Decided::End(text, consumer(&code, detail)))
+}
+
+fn decide(
+    tx: &mut Tx<'_>,
+    run: RunId,
+    parsed: &Result<EndTurnArgs, String>,
+    promised_later: Option<String>,
+    bounced_once: Vec<BounceKind>,
+) -> Result<(Decided, Option<BounceKind>), StoreError> {
+    let Some(s) = segment(tx, run)? else {
+        return Ok((
+            Decided::Bounce("end_turn: this turn is not a Bot's work in a conversation".into()),
+            None,
+        ));
+    };
+    let args = match parsed {
+        Ok(a) => a,
+        Err(m) if s.seg.mode == WorkMode::Desk => {
+            // END-18: malformed arguments at a desk spend its budget.
+            let used = tx.bump_segment_bounces(run)?;
+            if used >= BOUNCE_BUDGET {
+                return Ok((
+                    Decided::End(NEEDS_JOB_TEXT.into(), consumer("needs_attention", None)),
+                    None,
+                ));
+            }
+            return Ok((Decided::Bounce(format!("end_turn: {m}")), None));
+        }
+        Err(m) => return Ok((Decided::Bounce(format!("end_turn: {m}")), None)),
+    };
+    let f = facts(tx, &s, run, Some(args), promised_later, bounced_once)?;
+    Ok(match evaluate(&f) {
+        EndingVerdict::Bounce { kind, text, counts } => {
+            if counts {
+                tx.bump_segment_bounces(run)?;
+            }
+            (Decided::Bounce(text), Some(kind))
+        }
+        EndingVerdict::NeedsAttention { text } => (
+            Decided::End(text.clone(), consumer("needs_attention", Some(text))),
+            None,
+        ),
+        EndingVerdict::End { code, app_line } => {
+            (end(tx, &s, run, Some(args), code, app_line)?, None)
+        }
+    })
+}
+
+/// `end_turn`: the Bot ends its segment with a reason.
+pub(crate) struct EndTurn {
+    pub(crate) host: Arc<ToolHost>,
+}
+
+#[async_trait]
+impl ToolHandler for EndTurn {
+    async fn call(&self, ctx: &ToolCallContext, arguments: &str) -> ToolReply {
+        let run = ctx.run_id;
+        let parsed = parse_end_turn_args(arguments);
+        let bounced = self.host.bounced(run);
+        // END-12: outside a group, its last words are read for a promise of later work when it
+        // owes nothing and waits on nothing.
+        let promised = match self.host.collab() {
+            Some(collab) if parsed.is_ok() && !bounced.contains(&BounceKind::PromisedLater) => {
+                let s = ctx.store.read(|tx| {
+                    let Some(s) = segment(tx, run)? else {
+                        return Ok(None);
+                    };
+                    let quiet = owed(tx, &s.item)?.is_empty() && s.item.waiting_on.is_none();
+                    Ok((quiet && s.kind != SessionKind::Group).then_some(s))
+                });
+                match s {
+                    Ok(Some(s)) => match &s.last_words {
+                        Some(words) => collab
+                            .read_bot_text(run, words, &s.answered)
+                            .await
+                            .ok()
+                            .and_then(|r| r.reading.still_going),
+                        None => None,
+                    },
+                    _ => None,
+                }
+            }
+            _ => None,
+        };
+        match ctx
+            .store
+            .write(|tx| decide(tx, run, &parsed, promised.clone(), bounced.clone()))
+        {
+            Ok((Decided::Bounce(text), kind)) => {
+                if let Some(k) = kind {
+                    self.host.record_bounce(run, k);
+                }
+                ToolReply::error(text)
+            }
+            Ok((Decided::End(text, reason), _)) => {
+                let failed = reason.code() == "needs_attention";
+                ToolReply::ending(text, failed, reason)
+            }
+            Err(e) => ToolReply::error(format!("end_turn: {e}; the turn goes on")),
+        }
+    }
+}
+
+pub(crate) fn end_turn_spec() -> serde_json::Value {
+    json!({
+        "type": "object",
+        "properties": {
+            "reason": {"type": "string", "enum": ["done", "answered", "nothing_new", "blocked", "gave_up"],
+                       "description": "done: the work is finished; answered: you answered (a request's answer goes in `answer`); nothing_new: nothing more to do now; blocked: only the user can give what you need (say it in needs_from_user) — waiting on a Bot is `delegate` or nothing_new; gave_up: say why in `note`."},
+            "answer": {"type": "string", "description": "Your answer to a request another Bot made of you."},
+            "note": {"type": "string"},
+            "needs_from_user": {"type": "string"},
+            "inbox": {"type": "array", "items": {"type": "object", "properties": {
+                "id": {"type": "string", "description": "A message's short id, e.g. #12."},
+                "disposition": {"type": "string", "enum": ["adopted", "answered", "declined", "deferred"]},
+                "why": {"type": "string"}
+            }, "required": ["id", "disposition"], "additionalProperties": false}}
+        },
+        "required": ["reason"],
+        "additionalProperties": false
+    })
+}
+
+/// A prose ending in work that still owes another Bot is sent back once; the next one ends
+/// `nothing_new` (END-10). Other prose endings pass as they are.
+pub struct WorkEnding;
+
+const HOOK: &str = "work_ending";
+
+impl EndingHook for WorkEnding {
+    fn name(&self) -> &str {
+        HOOK
+    }
+
+    fn check(&self, ctx: &EndingContext<'_>) -> KernelVerdict {
+        let run = ctx.run_id;
+        let bounced_once = if ctx.bounced.iter().any(|h| h == HOOK) {
+            vec![BounceKind::UnfinishedObligations]
+        } else {
+            Vec::new()
+        };
+        let decided = ctx.store.write(|tx| {
+            let Some(s) = segment(tx, run)? else {
+                return Ok(None);
+            };
+            if s.seg.mode != WorkMode::Work || owed(tx, &s.item)?.is_empty() {
+                return Ok(None);
+            }
+            let f = facts(tx, &s, run, None, None, bounced_once.clone())?;
+            Ok(Some(match evaluate(&f) {
+                EndingVerdict::Bounce { text, counts, .. } => {
+                    if counts {
+                        tx.bump_segment_bounces(run)?;
+                    }
+                    KernelVerdict::Bounce(text)
+                }
+                EndingVerdict::NeedsAttention { text } => {
+                    KernelVerdict::End(consumer("needs_attention", Some(text)))
+                }
+                EndingVerdict::End { code, app_line } => {
+                    match end(tx, &s, run, None, code, app_line)? {
+                        Decided::End(_, reason) => KernelVerdict::End(reason),
+                        Decided::Bounce(t) => KernelVerdict::Bounce(t),
+                    }
+                }
+            }))
+        });
+        match decided {
+            Ok(Some(v)) => v,
+            Ok(None) => KernelVerdict::Pass,
+            Err(e) => {
+                tracing::warn!(run = %run, error = %e, "the ending contract could not be read");
+                KernelVerdict::Pass
+            }
+        }
+    }
+}

@@ -1,0 +1,258 @@
+//! Work items (C §1): every run of a Bot's thread is a segment of one work item — its desk in
+//! a conversation, or its work on a job (a thread per Bot × job, in the job's folder). The
+//! segment row is written in the run's start, and the work item settles in the run's ending
+//! write, whichever way the run ends (its loop, a stop, recovery, shutdown: WI-12). Job
+//! segments start only under the Bot's work slots, head of its queue first (WI-3…6).
+
+use crate::error::CollabError;
+use serde::Serialize;
+use troupe_core::inbox::InboxMode;
+use troupe_core::run::{EndReason, RunStatus};
+use troupe_core::work_item::{
+    Admit, QueueEntry, SegmentOutcome, Settle, WaitingOn, WorkMode, WorkState, admit,
+    parallel_limit, settle,
+};
+use troupe_core::{BotId, PlanId, RunId, SessionId, WorkItemId};
+use troupe_engine::extension::{Admission, AdmissionCheck, AdmissionContext, RunObserver};
+use troupe_store::{NewSegment, NewWorkItem, RunRecord, StoreError, Tx, WorkItemRecord};
+
+/// Writes segments and settles work items inside the kernel's run start and end writes.
+pub struct WorkItems;
+
+impl RunObserver for WorkItems {
+    fn on_run_started(&self, tx: &mut Tx<'_>, run: &RunRecord) -> Result<(), StoreError> {
+        let Some(item) = item_for(tx, run)? else {
+            return Ok(());
+        };
+        let (session, candidates) = match item.mode {
+            WorkMode::Desk => {
+                let session = item.session_id.ok_or_else(|| corrupt(&item))?;
+                (session, desk_candidates(tx, session)?)
+            }
+            WorkMode::Work => {
+                let plan = item.plan_id.ok_or_else(|| corrupt(&item))?;
+                let home = tx.plan(plan)?.home_session_id;
+                let session = item.speaks_in.or(home).ok_or_else(|| corrupt(&item))?;
+                (session, Vec::new())
+            }
+        };
+        tx.open_segment(&NewSegment {
+            run_id: run.id,
+            bot_id: item.bot_id,
+            session_id: session,
+            trigger_line_id: tx.newest_line_delivered_to(run.thread_id)?,
+            work_item_id: item.id,
+            mode: item.mode,
+            candidates,
+        })?;
+        // A delegation wait outlives the segments that run meanwhile (only its answer or a
+        // cancel ends it: DEL-25); a wait on the person ends with their line starting this.
+        let keep = item
+            .waiting_on
+            .clone()
+            .filter(|w| matches!(w, WaitingOn::Delegation { .. }));
+        tx.set_work_state(item.id, WorkState::Running, keep.as_ref())?;
+        Ok(())
+    }
+
+    fn on_run_ended(&self, tx: &mut Tx<'_>, run: &RunRecord) -> Result<(), StoreError> {
+        let Some(seg) = tx.segment_work(run.id)? else {
+            return Ok(());
+        };
+        let item = tx.work_item(seg.work_item_id)?;
+        let unread_mail = tx
+            .inbox(run.thread_id)?
+            .iter()
+            .any(|i| i.mode != InboxMode::Context && i.failed.is_none());
+        let delegation_wait = matches!(item.waiting_on, Some(WaitingOn::Delegation { .. }));
+        let state = settle(&Settle {
+            mode: item.mode,
+            outcome: outcome_of(run),
+            unread_mail,
+            delegation_wait,
+        });
+        let waiting = match state {
+            WorkState::Waiting => item.waiting_on.clone(),
+            WorkState::Blocked => Some(WaitingOn::User),
+            _ => None,
+        };
+        tx.set_work_state(item.id, state, waiting.as_ref())?;
+        Ok(())
+    }
+}
+
+fn corrupt(item: &WorkItemRecord) -> StoreError {
+    StoreError::Corrupt(format!(
+        "work item {} lacks its conversation or job",
+        item.id
+    ))
+}
+
+/// The thread's work item; a conversation's thread gets its desk item on its first run.
+fn item_for(tx: &mut Tx<'_>, run: &RunRecord) -> Result<Option<WorkItemRecord>, StoreError> {
+    if let Some(item) = tx.work_item_of_thread(run.thread_id)? {
+        return Ok(Some(item));
+    }
+    let Some((session, bot)) = tx.thread_session(run.thread_id)? else {
+        return Ok(None);
+    };
+    if let Some(desk) = tx.desk_item(bot, session)? {
+        return Ok(Some(desk));
+    }
+    tx.create_work_item(&NewWorkItem {
+        bot_id: bot,
+        mode: WorkMode::Desk,
+        plan_id: None,
+        session_id: Some(session),
+        thread_id: run.thread_id,
+        speaks_in: Some(session),
+    })
+    .map(Some)
+}
+
+/// The jobs a desk may choose among, frozen at admission (DS-3): the conversation's jobs that
+/// are not dormant (C §3's candidate set, as far as this conversation's records reach).
+fn desk_candidates(tx: &Tx<'_>, session: SessionId) -> Result<Vec<PlanId>, StoreError> {
+    Ok(tx
+        .plans_of_session(session, false)?
+        .into_iter()
+        .map(|p| p.id)
+        .collect())
+}
+
+/// How settlement reads a run's end.
+pub(crate) fn outcome_of(run: &RunRecord) -> SegmentOutcome {
+    match (&run.status, &run.end_reason) {
+        (RunStatus::Stopped, _) => SegmentOutcome::Stopped,
+        (RunStatus::Interrupted, _) => SegmentOutcome::CutOff,
+        (RunStatus::Failed, _) => SegmentOutcome::Failed,
+        (_, Some(r)) => SegmentOutcome::Ended {
+            code: r.code().to_string(),
+        },
+        (_, None) => SegmentOutcome::Ended {
+            code: EndReason::Completed.code().to_string(),
+        },
+    }
+}
+
+/// Where a work item stands among its Bot's work, as WI-5 shows it: `None` when it may start
+/// (or is a desk, which takes no slot).
+pub(crate) fn queue_position(
+    tx: &Tx<'_>,
+    item: &WorkItemRecord,
+) -> Result<Option<usize>, StoreError> {
+    if item.mode == WorkMode::Desk {
+        return Ok(None);
+    }
+    let live = tx.live_work_segments(item.bot_id)?;
+    let limit = parallel_limit(tx.bot_parallel_limit(item.bot_id)?);
+    let mut queue: Vec<QueueEntry> = tx
+        .queued_work(item.bot_id)?
+        .into_iter()
+        .map(|(id, priority, at)| QueueEntry {
+            work_item: id,
+            priority,
+            order: at,
+        })
+        .collect();
+    if !queue.iter().any(|e| e.work_item == item.id) {
+        queue.push(QueueEntry {
+            work_item: item.id,
+            priority: item.priority,
+            order: tx.now(),
+        });
+    }
+    Ok(match admit(live, limit, &queue, item.id) {
+        Admit::Start => None,
+        Admit::Queued { position } => Some(position),
+    })
+}
+
+/// WI-3/4/6: a job segment starts only in a free work slot of its Bot, head of its queue
+/// first; desks and threads that are not a Bot's work pass.
+pub struct WorkSlots;
+
+impl AdmissionCheck for WorkSlots {
+    fn name(&self) -> &str {
+        "work_slots"
+    }
+    fn check(&self, ctx: &AdmissionContext<'_>) -> Admission {
+        let verdict = ctx.store.read(|tx| {
+            let Some(item) = tx.work_item_of_thread(ctx.thread.id)? else {
+                return Ok(None);
+            };
+            if item.mode == WorkMode::Desk || item.state == WorkState::Running {
+                return Ok(None);
+            }
+            queue_position(tx, &item)
+        });
+        match verdict {
+            Ok(None) => Admission::Admit,
+            Ok(Some(position)) => Admission::Queue(format!("Queued, at position {position}")),
+            // A failed read must not start work past its slots; the wake is retried.
+            Err(e) => Admission::Queue(format!("work slots could not be read: {e}")),
+        }
+    }
+}
+
+/// One Bot's work item as the API shows it.
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[derive(Clone, Debug, Serialize)]
+pub struct WorkItemView {
+    pub id: WorkItemId,
+    pub bot_id: BotId,
+    /// desk | work
+    pub mode: String,
+    pub plan_id: Option<PlanId>,
+    pub plan_name: Option<String>,
+    /// A desk's conversation.
+    pub session_id: Option<SessionId>,
+    /// running | queued | idle | waiting | blocked | needs_attention | closed
+    pub state: String,
+    #[cfg_attr(feature = "openapi", schema(value_type = Option<Object>))]
+    pub waiting_on: Option<WaitingOn>,
+    /// "Queued, at position N" (WI-5): set while it waits for a work slot.
+    pub queue_position: Option<usize>,
+    /// Its live segment.
+    pub turn_id: Option<RunId>,
+    pub updated_at: i64,
+}
+
+fn view(tx: &Tx<'_>, item: &WorkItemRecord) -> Result<WorkItemView, StoreError> {
+    let plan_name = match item.plan_id {
+        Some(p) => Some(tx.plan(p)?.name),
+        None => None,
+    };
+    let queue_position = match item.state {
+        WorkState::Queued => queue_position(tx, item)?,
+        _ => None,
+    };
+    Ok(WorkItemView {
+        id: item.id,
+        bot_id: item.bot_id,
+        mode: item.mode.as_str().into(),
+        plan_id: item.plan_id,
+        plan_name,
+        session_id: item.session_id,
+        state: item.state.as_str().into(),
+        waiting_on: item.waiting_on.clone(),
+        queue_position,
+        turn_id: tx.live_segment_of(item.id)?,
+        updated_at: item.updated_at,
+    })
+}
+
+impl crate::Collab {
+    /// A Bot's work items, desks and jobs, oldest first.
+    pub fn work_items_of_bot(&self, bot: BotId) -> Result<Vec<WorkItemView>, CollabError> {
+        Ok(self.store().read(|tx| {
+            tx.bot(bot)?;
+            let items = tx.work_items_of_bot(bot)?;
+            items.iter().map(|i| view(tx, i)).collect()
+        })?)
+    }
+
+    pub fn work_item(&self, id: WorkItemId) -> Result<WorkItemView, CollabError> {
+        Ok(self.store().read(|tx| view(tx, &tx.work_item(id)?))?)
+    }
+}

@@ -1,0 +1,232 @@
+//! Delegation and the ending contract over a real engine and store, with scripted Bots: a desk
+//! delegates (binding its job first), the other Bot answers in `end_turn`, and the sender is
+//! woken with the answer; refusals, bounces and the budget.
+
+mod support;
+
+use std::time::Duration;
+use support::*;
+use troupe_core::work_item::WorkMode;
+use troupe_core::{BotId, SessionId};
+use troupe_store::{Event, WorkItemRecord};
+
+async fn until(
+    events: &mut tokio::sync::broadcast::Receiver<Event>,
+    what: &str,
+    mut done: impl FnMut() -> bool,
+) {
+    tokio::time::timeout(Duration::from_secs(20), async {
+        while !done() {
+            events.recv().await.unwrap();
+        }
+    })
+    .await
+    .unwrap_or_else(|_| panic!("{what}: not within 20 s"));
+}
+
+fn job(w: &World, b: BotId) -> Option<WorkItemRecord> {
+    w.collab
+        .store()
+        .read(|tx| tx.work_items_of_bot(b))
+        .unwrap()
+        .into_iter()
+        .find(|i| i.mode == WorkMode::Work)
+}
+
+fn ends(w: &World, t: troupe_core::ThreadId) -> Vec<String> {
+    let mut runs = w
+        .collab
+        .store()
+        .read(|tx| tx.runs_for_thread(t, 100))
+        .unwrap();
+    runs.reverse();
+    runs.into_iter()
+        .filter_map(|r| r.end_reason.map(|e| e.code().to_string()))
+        .collect()
+}
+
+fn bodies(w: &World, s: SessionId) -> Vec<String> {
+    w.collab
+        .lines(s, None, 100)
+        .unwrap()
+        .into_iter()
+        .map(|l| l.body)
+        .collect()
+}
+
+const LEAD: &str = r#"{"steps":[{"text":"unused"}],"rules":[
+    {"when_user_contains":"answered your request","reply":{"text":"The slogan is: Fast and calm."}},
+    {"when_user_contains":"ask beta","reply":{"tool_calls":[{"name":"delegate","arguments":{"to":"Beta","ask":"Write a four-word slogan.","expects":"answer"}}]}}
+]}"#;
+
+const HELPER: &str = r#"{"steps":[{"text":"unused"}],"rules":[
+    {"when_user_contains":"asks you","reply":{"tool_calls":[{"name":"end_turn","arguments":{"reason":"answered","answer":"Fast and calm."}}]}}
+]}"#;
+
+#[tokio::test]
+async fn answer_wakes_sender_priority_2() {
+    let w = world();
+    let alpha = bot(&w, "Alpha", LEAD);
+    let beta = bot(&w, "Beta", HELPER);
+    let s = group(&w, &[alpha, beta]);
+    let mut events = w.collab.store().subscribe();
+    w.collab
+        .post_line(s, "@Alpha ask Beta for the slogan".into(), None)
+        .await
+        .unwrap();
+    until(&mut events, "the lead replied in the group", || {
+        bodies(&w, s)
+            .iter()
+            .any(|b| b == "The slogan is: Fast and calm.")
+    })
+    .await;
+    let desk = thread_of(&w, s, alpha);
+    assert_eq!(
+        ends(&w, desk),
+        vec!["delegated"],
+        "the desk bound its job and delegated"
+    );
+    let plans = w.collab.plans(s).unwrap();
+    assert_eq!(plans.len(), 1);
+    let delegations = w.collab.plan_delegations(plans[0].id).unwrap();
+    assert_eq!(delegations.len(), 1);
+    let d = &delegations[0];
+    assert_eq!((d.from_bot_id, d.to_bot_id), (alpha, beta));
+    assert_eq!(d.state, "replied");
+    assert_eq!(d.result.as_ref().unwrap()["text"], "Fast and calm.");
+    assert!(!d.waiting && d.due_at.is_none());
+    // The pair's direct shows the request and the answer, and only records.
+    let pair = bodies(&w, d.pair_session_id);
+    assert!(
+        pair[0].starts_with(&format!("Request {}", d.id)),
+        "{pair:?}"
+    );
+    assert!(
+        pair.iter()
+            .any(|b| b.contains("Answer to") && b.contains("Fast and calm."))
+    );
+    // Beta's work answered; the lead's work was woken by the reply and is idle again.
+    let beta_job = job(&w, beta).unwrap();
+    assert_eq!(ends(&w, beta_job.thread_id), vec!["answered"]);
+    let alpha_job = job(&w, alpha).unwrap();
+    assert_eq!(alpha_job.state.as_str(), "idle");
+    assert_eq!(alpha_job.waiting_on, None, "the answer voided the wait");
+    let reply_mail = w
+        .collab
+        .store()
+        .read(|tx| tx.messages(alpha_job.thread_id, None, 100))
+        .unwrap()
+        .into_iter()
+        .find(|m| m.delivery_key.as_deref() == Some(&format!("delegation_reply:{}", d.id.0)[..]))
+        .expect("the reply reached the lead's work on the job");
+    assert!(reply_mail.text().contains("Fast and calm."));
+}
+
+/// The desk opens the job with `work_on`; the job's turn tries `work_on` again, delegates to an
+/// unknown Bot and to one not present here, and ends `done`.
+const REFUSED: &str = r#"{"steps":[
+    {"text":"unused"},
+    {"tool_calls":[{"name":"delegate","arguments":{"to":"Nobody","ask":"help","expects":"answer"}}]},
+    {"tool_calls":[{"name":"delegate","arguments":{"to":"Gamma","ask":"help","expects":"answer"}}]},
+    {"tool_calls":[{"name":"end_turn","arguments":{"reason":"done"}}]}],
+  "rules":[{"when_user_contains":"slogan please","reply":{"tool_calls":[{"name":"work_on","arguments":{"new":{"title":"slogan"}}}]}}]}"#;
+
+#[tokio::test]
+async fn refused_delegate_not_a_bounce() {
+    let w = world();
+    let alpha = bot(&w, "Alpha", REFUSED);
+    let _gamma = bot(&w, "Gamma", r#"{"steps":[{"text":"ok"}]}"#);
+    let s = group(&w, &[alpha]);
+    let mut events = w.collab.store().subscribe();
+    w.collab
+        .post_line(s, "@Alpha slogan please".into(), None)
+        .await
+        .unwrap();
+    until(&mut events, "the job's turn ended", || {
+        job(&w, alpha).is_some_and(|j| !ends(&w, j.thread_id).is_empty())
+    })
+    .await;
+    let j = job(&w, alpha).unwrap();
+    assert_eq!(
+        ends(&w, j.thread_id),
+        vec!["done"],
+        "three refused calls, then done"
+    );
+    let run = w
+        .collab
+        .store()
+        .read(|tx| tx.runs_for_thread(j.thread_id, 1))
+        .unwrap()
+        .remove(0);
+    let calls = w.collab.store().read(|tx| tx.tool_calls(run.id)).unwrap();
+    let results: Vec<_> = calls
+        .iter()
+        .map(|c| (c.name.as_str(), c.result.clone()))
+        .collect();
+    assert!(results[0].1.contains("already working"), "{results:?}");
+    assert!(results[1].1.contains("unknown_bot"), "{results:?}");
+    assert!(results[2].1.contains("not_present"), "{results:?}");
+    let seg = w
+        .collab
+        .store()
+        .read(|tx| tx.segment_work(run.id))
+        .unwrap()
+        .unwrap();
+    assert_eq!(
+        seg.bounces, 0,
+        "refused calls in a bound segment spend no budget (END-19)"
+    );
+}
+
+/// Beta posts its verdict with send_message and ends `answered` without `answer`: bounced with
+/// `unanswered_request`; it then answers.
+const POSTS_INSTEAD: &str = r#"{"steps":[
+    {"tool_calls":[{"name":"send_message","arguments":{"text":"Looks good to me."}},
+                   {"name":"end_turn","arguments":{"reason":"answered"}}]},
+    {"tool_calls":[{"name":"end_turn","arguments":{"reason":"answered","answer":"Looks good."}}]}]}"#;
+
+#[tokio::test]
+async fn review_posted_with_send_message_bounces_unanswered_request() {
+    let w = world();
+    let alpha = bot(&w, "Alpha", LEAD);
+    let beta = bot(&w, "Beta", POSTS_INSTEAD);
+    let s = group(&w, &[alpha, beta]);
+    let mut events = w.collab.store().subscribe();
+    w.collab
+        .post_line(s, "@Alpha ask Beta for the slogan".into(), None)
+        .await
+        .unwrap();
+    until(&mut events, "the delegation was answered", || {
+        w.collab
+            .plans(s)
+            .unwrap()
+            .first()
+            .and_then(|p| w.collab.plan_delegations(p.id).unwrap().pop())
+            .is_some_and(|d| d.state == "replied")
+    })
+    .await;
+    let beta_job = job(&w, beta).unwrap();
+    let run = w
+        .collab
+        .store()
+        .read(|tx| tx.runs_for_thread(beta_job.thread_id, 1))
+        .unwrap()
+        .remove(0);
+    let calls = w.collab.store().read(|tx| tx.tool_calls(run.id)).unwrap();
+    let first_end = calls.iter().find(|c| c.name == "end_turn").unwrap();
+    assert!(first_end.result.contains("answer"), "{}", first_end.result);
+    let seg = w
+        .collab
+        .store()
+        .read(|tx| tx.segment_work(run.id))
+        .unwrap()
+        .unwrap();
+    assert_eq!(seg.bounces, 1, "the bounce counted against the budget");
+    assert_eq!(ends(&w, beta_job.thread_id), vec!["answered"]);
+    let d = w
+        .collab
+        .plan_delegations(w.collab.plans(s).unwrap()[0].id)
+        .unwrap()
+        .remove(0);
+    assert_eq!(d.result.unwrap()["text"], "Looks good.");
+}

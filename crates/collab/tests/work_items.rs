@@ -1,0 +1,221 @@
+//! Work items, desks and work slots over a real engine and store, with scripted Bots: a desk's
+//! first effect opens a job and hands the line to the Bot's work on it, `work_on` chooses or
+//! opens a job, and a Bot's third job waits for a slot.
+
+mod support;
+
+use std::time::Duration;
+use support::*;
+use troupe_core::work_item::WorkMode;
+use troupe_core::{BotId, SessionId, ThreadId};
+use troupe_store::{Event, WorkItemRecord};
+
+/// Wait (at most 20 s, then fail) until `n` runs of any thread have ended.
+async fn any_runs_ended(events: &mut tokio::sync::broadcast::Receiver<Event>, n: usize) {
+    let mut seen = 0;
+    tokio::time::timeout(Duration::from_secs(20), async {
+        while seen < n {
+            if events.recv().await.unwrap().kind == "run_ended" {
+                seen += 1;
+            }
+        }
+    })
+    .await
+    .unwrap_or_else(|_| panic!("{seen} of {n} runs ended in 20 s"));
+}
+
+/// Wait (at most 20 s) until `n` runs have started.
+async fn runs_started(events: &mut tokio::sync::broadcast::Receiver<Event>, n: usize) {
+    let mut seen = 0;
+    tokio::time::timeout(Duration::from_secs(20), async {
+        while seen < n {
+            if events.recv().await.unwrap().kind == "run_started" {
+                seen += 1;
+            }
+        }
+    })
+    .await
+    .unwrap_or_else(|_| panic!("{seen} of {n} runs started in 20 s"));
+}
+
+fn items(w: &World, b: BotId) -> Vec<WorkItemRecord> {
+    w.collab.store().read(|tx| tx.work_items_of_bot(b)).unwrap()
+}
+
+fn jobs(w: &World, b: BotId) -> Vec<WorkItemRecord> {
+    items(w, b)
+        .into_iter()
+        .filter(|i| i.mode == WorkMode::Work)
+        .collect()
+}
+
+fn last_end(w: &World, t: ThreadId) -> String {
+    w.collab
+        .store()
+        .read(|tx| tx.runs_for_thread(t, 1))
+        .unwrap()
+        .remove(0)
+        .end_reason
+        .map(|r| r.code().to_string())
+        .unwrap_or_default()
+}
+
+fn bodies(w: &World, s: SessionId) -> Vec<String> {
+    w.collab
+        .lines(s, None, 100)
+        .unwrap()
+        .into_iter()
+        .map(|l| l.body)
+        .collect()
+}
+
+const WRITER: &str = r#"{"steps":[
+    {"tool_calls":[{"name":"write_file","arguments":{"path":"report.md","content":"the report"}}]},
+    {"text":"Written."}]}"#;
+
+#[tokio::test]
+async fn desk_first_effect_opens_a_job_and_the_job_does_the_work_in_its_folder() {
+    let w = world();
+    let alpha = bot(&w, "Alpha", WRITER);
+    let s = group(&w, &[alpha]);
+    let mut events = w.collab.store().subscribe();
+    let line = w
+        .collab
+        .post_line(s, "@Alpha write the launch report".into(), None)
+        .await
+        .unwrap();
+    // The desk's run ends when its first effect binds it; the job's run does the work.
+    any_runs_ended(&mut events, 2).await;
+    let desk = thread_of(&w, s, alpha);
+    assert_eq!(last_end(&w, desk), "moved");
+    let plans = w.collab.plans(s).unwrap();
+    assert_eq!(plans.len(), 1, "one job opened for the line");
+    assert_eq!(
+        plans[0].name, "write the launch report",
+        "Bot names left out (DS-7)"
+    );
+    let job = &jobs(&w, alpha)[0];
+    assert_eq!(job.plan_id, Some(plans[0].id));
+    assert_eq!(last_end(&w, job.thread_id), "completed");
+    let folder = std::path::PathBuf::from(&plans[0].folder);
+    assert_eq!(
+        std::fs::read_to_string(folder.join("report.md")).unwrap(),
+        "the report",
+        "the work ran in the job's folder"
+    );
+    let conversation_dir = w
+        .collab
+        .store()
+        .read(|tx| tx.thread(desk))
+        .unwrap()
+        .workspace;
+    assert!(
+        !std::path::Path::new(&conversation_dir)
+            .join("report.md")
+            .exists()
+    );
+    // The job's words are said in the group; the line is filed under the job.
+    assert!(bodies(&w, s).contains(&"Written.".to_string()));
+    let filed = w.collab.plan_messages(plans[0].id, None, 10).unwrap();
+    assert!(filed.iter().any(|l| l.id == line.id));
+    // Settlement: the desk closed, the job's work idle (WI-12).
+    let desk_item = items(&w, alpha)
+        .into_iter()
+        .find(|i| i.mode == WorkMode::Desk)
+        .unwrap();
+    assert_eq!(desk_item.state.as_str(), "closed");
+    assert_eq!(jobs(&w, alpha)[0].state.as_str(), "idle");
+}
+
+/// A desk that chooses its job with `work_on`; the job's own turn first tries `work_on` again
+/// (refused: it already has its job) and then hangs until stopped.
+const CHOOSER: &str = r#"{"steps":[{"text":"unused"},{"text":"working","delay_ms":60000}],
+    "rules":[
+        {"when_user_contains":"job one","reply":{"tool_calls":[{"name":"work_on","arguments":{"new":{"title":"one"}}}]}},
+        {"when_user_contains":"job two","reply":{"tool_calls":[{"name":"work_on","arguments":{"new":{"title":"two"}}}]}},
+        {"when_user_contains":"job three","reply":{"tool_calls":[{"name":"work_on","arguments":{"new":{"title":"three"}}}]}}
+    ]}"#;
+
+#[tokio::test]
+async fn third_plan_queued_at_position_1_and_starts_when_a_slot_frees() {
+    let w = world();
+    let alpha = bot(&w, "Alpha", CHOOSER);
+    let s = group(&w, &[alpha]);
+    let mut events = w.collab.store().subscribe();
+    for (i, l) in ["@Alpha job one", "@Alpha job two"].iter().enumerate() {
+        w.collab.post_line(s, (*l).into(), None).await.unwrap();
+        // Its desk run, then its job's run, which stays live.
+        runs_started(&mut events, 2).await;
+        assert_eq!(jobs(&w, alpha).len(), i + 1);
+    }
+    w.collab
+        .post_line(s, "@Alpha job three".into(), None)
+        .await
+        .unwrap();
+    runs_started(&mut events, 1).await;
+    let desk = thread_of(&w, s, alpha);
+    tokio::time::timeout(Duration::from_secs(20), async {
+        while last_end(&w, desk) != "queued" {
+            events.recv().await.unwrap();
+        }
+    })
+    .await
+    .expect("the third desk ended queued");
+    let third = jobs(&w, alpha).pop().unwrap();
+    let view = w.collab.work_item(third.id).unwrap();
+    assert_eq!(view.state, "queued");
+    assert_eq!(view.queue_position, Some(1), "Queued, at position 1 (WI-5)");
+    assert!(!w.collab.engine().is_running(third.thread_id));
+    // One job's segment ends; the queued one takes the slot.
+    let first = jobs(&w, alpha).remove(0);
+    w.collab
+        .engine()
+        .stop(first.thread_id, troupe_engine::StopMode::Internal)
+        .await
+        .unwrap();
+    tokio::time::timeout(Duration::from_secs(20), async {
+        while !w.collab.engine().is_running(third.thread_id) {
+            events.recv().await.unwrap();
+        }
+    })
+    .await
+    .expect("the queued job started when a slot freed up");
+    assert_eq!(w.collab.work_item(third.id).unwrap().state, "running");
+    assert_eq!(
+        w.collab.work_item(first.id).unwrap().state,
+        "idle",
+        "a stop leaves it idle"
+    );
+    for j in jobs(&w, alpha) {
+        let _ = w
+            .collab
+            .engine()
+            .stop(j.thread_id, troupe_engine::StopMode::Internal)
+            .await;
+    }
+}
+
+#[tokio::test]
+async fn work_on_refuses_a_job_that_is_no_candidate_and_two_refusals_need_attention() {
+    let w = world();
+    let alpha = bot(
+        &w,
+        "Alpha",
+        r#"{"steps":[
+            {"tool_calls":[{"name":"work_on","arguments":{"plan":"plan_999"}}]},
+            {"tool_calls":[{"name":"work_on","arguments":{"new":{"title":"x"},"quote_message_id":424242}}]},
+            {"text":"never"}]}"#,
+    );
+    let s = group(&w, &[alpha]);
+    let mut events = w.collab.store().subscribe();
+    w.collab
+        .post_line(s, "@Alpha do the thing".into(), None)
+        .await
+        .unwrap();
+    let desk = thread_of(&w, s, alpha);
+    runs_ended(&mut events, desk, 1).await;
+    assert_eq!(last_end(&w, desk), "needs_attention");
+    assert!(w.collab.plans(s).unwrap().is_empty(), "no job was opened");
+    let desk_item = items(&w, alpha).remove(0);
+    assert_eq!(desk_item.state.as_str(), "needs_attention");
+}

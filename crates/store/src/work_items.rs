@@ -1,0 +1,354 @@
+//! Work items: one Bot's work on a job (a thread per Bot × job) or its desk in a conversation
+//! (the Bot's thread there), their states, and the segments (runs) that execute them.
+
+use crate::{Result, StoreError, Tx, args};
+use serde::Serialize;
+use serde_json::json;
+use troupe_core::work_item::{WaitingOn, WorkMode, WorkState};
+use troupe_core::{BotId, PlanId, RunId, SessionId, SessionMessageId, ThreadId, WorkItemId};
+
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct WorkItemRecord {
+    pub id: WorkItemId,
+    pub bot_id: BotId,
+    #[cfg_attr(feature = "openapi", schema(value_type = String))]
+    pub mode: WorkMode,
+    pub plan_id: Option<PlanId>,
+    pub ticket_id: Option<i64>,
+    /// A desk's conversation.
+    pub session_id: Option<SessionId>,
+    pub thread_id: ThreadId,
+    #[cfg_attr(feature = "openapi", schema(value_type = String))]
+    pub state: WorkState,
+    #[cfg_attr(feature = "openapi", schema(value_type = Option<Object>))]
+    pub waiting_on: Option<WaitingOn>,
+    pub no_progress_endings: u32,
+    /// Where its next segment speaks.
+    pub speaks_in: Option<SessionId>,
+    pub priority: u8,
+    pub queued_at: Option<i64>,
+    pub created_at: i64,
+    pub updated_at: i64,
+}
+
+pub struct NewWorkItem {
+    pub bot_id: BotId,
+    pub mode: WorkMode,
+    pub plan_id: Option<PlanId>,
+    pub session_id: Option<SessionId>,
+    pub thread_id: ThreadId,
+    pub speaks_in: Option<SessionId>,
+}
+
+/// What a segment row records beyond the conversation it speaks in.
+pub struct NewSegment {
+    pub run_id: RunId,
+    pub bot_id: BotId,
+    pub session_id: SessionId,
+    pub trigger_line_id: Option<SessionMessageId>,
+    pub work_item_id: WorkItemId,
+    pub mode: WorkMode,
+    /// A desk's candidate jobs, frozen now (DS-3).
+    pub candidates: Vec<PlanId>,
+}
+
+/// A segment's work and its counters.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SegmentWork {
+    pub run_id: RunId,
+    pub work_item_id: WorkItemId,
+    pub mode: WorkMode,
+    pub candidates: Vec<PlanId>,
+    pub bounces: u32,
+    pub progress_messages: u32,
+}
+
+const COLUMNS: &str = "id, bot_id, mode, plan_id, ticket_id, session_id, thread_id, state, \
+    waiting_on, no_progress_endings, speaks_in, priority, queued_at, created_at, updated_at";
+
+fn bad(what: &str, e: impl std::fmt::Display) -> StoreError {
+    StoreError::Corrupt(format!("{what}: {e}"))
+}
+
+fn from_row(r: &crate::Row) -> Result<WorkItemRecord> {
+    let waiting: Option<String> = r.get(8)?;
+    Ok(WorkItemRecord {
+        id: WorkItemId(r.get(0)?),
+        bot_id: BotId(r.get(1)?),
+        mode: WorkMode::parse(&r.get::<String>(2)?).map_err(|e| bad("work item mode", e))?,
+        plan_id: r.get::<Option<i64>>(3)?.map(PlanId),
+        ticket_id: r.get(4)?,
+        session_id: r.get::<Option<i64>>(5)?.map(SessionId),
+        thread_id: ThreadId(r.get(6)?),
+        state: WorkState::parse(&r.get::<String>(7)?).map_err(|e| bad("work item state", e))?,
+        waiting_on: waiting
+            .map(|w| serde_json::from_str(&w).map_err(|e| bad("work item wait", e)))
+            .transpose()?,
+        no_progress_endings: r.get::<i64>(9)? as u32,
+        speaks_in: r.get::<Option<i64>>(10)?.map(SessionId),
+        priority: r.get::<i64>(11)? as u8,
+        queued_at: r.get(12)?,
+        created_at: r.get(13)?,
+        updated_at: r.get(14)?,
+    })
+}
+
+impl Tx<'_> {
+    pub fn create_work_item(&mut self, w: &NewWorkItem) -> Result<WorkItemRecord> {
+        let id = self.insert(
+            "INSERT INTO work_items (bot_id, mode, plan_id, session_id, thread_id, speaks_in,
+                                     created_at, updated_at)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?7)",
+            args![
+                w.bot_id.0,
+                w.mode.as_str(),
+                w.plan_id.map(|p| p.0),
+                w.session_id.map(|s| s.0),
+                w.thread_id.0,
+                w.speaks_in.map(|s| s.0),
+                self.now
+            ],
+        )?;
+        let item = self.work_item(WorkItemId(id))?;
+        self.work_item_event(&item)?;
+        Ok(item)
+    }
+
+    pub fn work_item(&self, id: WorkItemId) -> Result<WorkItemRecord> {
+        let sql = format!("SELECT {COLUMNS} FROM work_items WHERE id = ?1");
+        self.query_opt(&sql, args![id.0], from_row)?
+            .ok_or_else(|| StoreError::not_found("work item", id))
+    }
+
+    /// The work item a thread runs: a desk's, or the job-level item of a Bot × job thread.
+    pub fn work_item_of_thread(&self, thread: ThreadId) -> Result<Option<WorkItemRecord>> {
+        let sql = format!(
+            "SELECT {COLUMNS} FROM work_items WHERE thread_id = ?1
+             ORDER BY ticket_id IS NOT NULL, id LIMIT 1"
+        );
+        self.query_opt(&sql, args![thread.0], from_row)
+    }
+
+    pub fn desk_item(&self, bot: BotId, session: SessionId) -> Result<Option<WorkItemRecord>> {
+        let sql = format!(
+            "SELECT {COLUMNS} FROM work_items WHERE mode = 'desk' AND bot_id = ?1 AND session_id = ?2"
+        );
+        self.query_opt(&sql, args![bot.0, session.0], from_row)
+    }
+
+    /// A Bot's job-level work item on a job.
+    pub fn job_item(&self, bot: BotId, plan: PlanId) -> Result<Option<WorkItemRecord>> {
+        let sql = format!(
+            "SELECT {COLUMNS} FROM work_items
+             WHERE mode = 'work' AND bot_id = ?1 AND plan_id = ?2 AND ticket_id IS NULL"
+        );
+        self.query_opt(&sql, args![bot.0, plan.0], from_row)
+    }
+
+    pub fn work_items_of_bot(&self, bot: BotId) -> Result<Vec<WorkItemRecord>> {
+        let sql = format!("SELECT {COLUMNS} FROM work_items WHERE bot_id = ?1 ORDER BY id");
+        self.query_all(&sql, args![bot.0], from_row)
+    }
+
+    /// Work items on a job, every Bot's.
+    pub fn work_items_of_plan(&self, plan: PlanId) -> Result<Vec<WorkItemRecord>> {
+        let sql = format!("SELECT {COLUMNS} FROM work_items WHERE plan_id = ?1 ORDER BY id");
+        self.query_all(&sql, args![plan.0], from_row)
+    }
+
+    /// Move a work item to `state`; a queued one keeps the time it first queued (its place).
+    pub fn set_work_state(
+        &mut self,
+        id: WorkItemId,
+        state: WorkState,
+        waiting_on: Option<&WaitingOn>,
+    ) -> Result<WorkItemRecord> {
+        let waiting = waiting_on
+            .map(|w| serde_json::to_string(w).map_err(|e| bad("work item wait", e)))
+            .transpose()?;
+        let before = self.work_item(id)?;
+        let queued_at = match (state, before.queued_at) {
+            (WorkState::Queued, Some(at)) => Some(at),
+            (WorkState::Queued, None) => Some(self.now),
+            _ => None,
+        };
+        self.exec(
+            "UPDATE work_items SET state = ?2, waiting_on = ?3, queued_at = ?4, updated_at = ?5
+             WHERE id = ?1",
+            args![id.0, state.as_str(), waiting, queued_at, self.now],
+        )?;
+        let after = self.work_item(id)?;
+        if after.state != before.state || after.waiting_on != before.waiting_on {
+            self.work_item_event(&after)?;
+        }
+        Ok(after)
+    }
+
+    /// Where the item's next segment speaks, and at what priority its waiting work is.
+    pub fn set_work_mail(
+        &mut self,
+        id: WorkItemId,
+        speaks_in: SessionId,
+        priority: u8,
+    ) -> Result<()> {
+        // The most urgent waiting mail decides the item's place in its Bot's queue.
+        self.exec(
+            "UPDATE work_items SET speaks_in = ?2,
+                 priority = CASE WHEN state = 'queued' AND priority < ?3 THEN priority ELSE ?3 END,
+                 updated_at = ?4
+             WHERE id = ?1",
+            args![id.0, speaks_in.0, priority as i64, self.now],
+        )?;
+        Ok(())
+    }
+
+    pub fn set_no_progress_endings(&mut self, id: WorkItemId, n: u32) -> Result<()> {
+        self.exec(
+            "UPDATE work_items SET no_progress_endings = ?2 WHERE id = ?1",
+            args![id.0, n as i64],
+        )?;
+        Ok(())
+    }
+
+    /// Work segments of the Bot that are live now (desks and read-only answers do not count).
+    pub fn live_work_segments(&self, bot: BotId) -> Result<usize> {
+        let n: i64 = self.query_one(
+            "SELECT COUNT(*) FROM segments s JOIN runs r ON r.id = s.run_id
+             WHERE s.bot_id = ?1 AND s.mode = 'work' AND r.status = 'running'",
+            args![bot.0],
+            |r| r.get(0),
+        )?;
+        Ok(n as usize)
+    }
+
+    /// The Bot's queued work items, with priority and since when (in no particular order).
+    pub fn queued_work(&self, bot: BotId) -> Result<Vec<(WorkItemId, u8, i64)>> {
+        self.query_all(
+            "SELECT id, priority, COALESCE(queued_at, updated_at) FROM work_items
+             WHERE bot_id = ?1 AND mode = 'work' AND state = 'queued'",
+            args![bot.0],
+            |r| {
+                Ok((
+                    WorkItemId(r.get(0)?),
+                    r.get::<i64>(1)? as u8,
+                    r.get::<i64>(2)?,
+                ))
+            },
+        )
+    }
+
+    /// `bots.parallel_limit` as stored (no API sets it).
+    pub fn bot_parallel_limit(&self, bot: BotId) -> Result<Option<i64>> {
+        self.query_opt(
+            "SELECT parallel_limit FROM bots WHERE id = ?1",
+            args![bot.0],
+            |r| r.get::<Option<i64>>(0),
+        )
+        .map(Option::flatten)
+    }
+
+    /// The run a work item is executing now, if any.
+    pub fn live_segment_of(&self, item: WorkItemId) -> Result<Option<RunId>> {
+        self.query_opt(
+            "SELECT s.run_id FROM segments s JOIN runs r ON r.id = s.run_id
+             WHERE s.work_item_id = ?1 AND r.status = 'running' ORDER BY s.run_id DESC LIMIT 1",
+            args![item.0],
+            |r| Ok(RunId(r.get(0)?)),
+        )
+    }
+
+    /// Record the segment a run executes (a row the projection may already have written with
+    /// the conversation alone is completed).
+    pub fn open_segment(&mut self, s: &NewSegment) -> Result<()> {
+        let candidates =
+            serde_json::to_string(&s.candidates.iter().map(|p| p.0).collect::<Vec<_>>())
+                .map_err(|e| bad("segment candidates", e))?;
+        self.exec(
+            "INSERT INTO segments (run_id, bot_id, session_id, trigger_line_id, work_item_id, mode,
+                                   candidates, binding, created_at)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)
+             ON CONFLICT (run_id) DO UPDATE SET work_item_id = excluded.work_item_id,
+                 mode = excluded.mode, candidates = excluded.candidates, binding = excluded.binding",
+            args![
+                s.run_id.0,
+                s.bot_id.0,
+                s.session_id.0,
+                s.trigger_line_id.map(|l| l.0),
+                s.work_item_id.0,
+                s.mode.as_str(),
+                candidates,
+                json!({"kind": s.mode.as_str(), "work_item_id": s.work_item_id}).to_string(),
+                self.now
+            ],
+        )?;
+        Ok(())
+    }
+
+    pub fn segment_work(&self, run: RunId) -> Result<Option<SegmentWork>> {
+        type Row = (Option<i64>, Option<String>, Option<String>, i64, i64);
+        let row: Option<Row> = self.query_opt(
+            "SELECT work_item_id, mode, candidates, bounces, progress_messages FROM segments
+             WHERE run_id = ?1",
+            args![run.0],
+            |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?)),
+        )?;
+        let Some((Some(item), Some(mode), candidates, bounces, progress)) = row else {
+            return Ok(None);
+        };
+        let candidates: Vec<i64> = match candidates {
+            Some(c) => serde_json::from_str(&c).map_err(|e| bad("segment candidates", e))?,
+            None => Vec::new(),
+        };
+        Ok(Some(SegmentWork {
+            run_id: run,
+            work_item_id: WorkItemId(item),
+            mode: WorkMode::parse(&mode).map_err(|e| bad("segment mode", e))?,
+            candidates: candidates.into_iter().map(PlanId).collect(),
+            bounces: bounces as u32,
+            progress_messages: progress as u32,
+        }))
+    }
+
+    /// Count one more bounce or desk refusal against the segment's shared budget; answers the
+    /// count now.
+    pub fn bump_segment_bounces(&mut self, run: RunId) -> Result<u32> {
+        let n: i64 = self.query_one(
+            "UPDATE segments SET bounces = bounces + 1 WHERE run_id = ?1 RETURNING bounces",
+            args![run.0],
+            |r| r.get(0),
+        )?;
+        Ok(n as u32)
+    }
+
+    fn work_item_event(&mut self, w: &WorkItemRecord) -> Result<()> {
+        let payload = json!({
+            "work_item_id": w.id, "bot_id": w.bot_id, "mode": w.mode.as_str(),
+            "plan_id": w.plan_id, "state": w.state.as_str(), "waiting_on": w.waiting_on,
+        });
+        match w.session_id.or(w.speaks_in) {
+            Some(s) => self.session_event("work_item_changed", s, None, payload),
+            None => {
+                self.event("work_item_changed", Some(w.thread_id), None, payload)?;
+                Ok(())
+            }
+        }
+    }
+}
+
+impl Tx<'_> {
+    /// The lines a run posted, in order (its words in every conversation).
+    pub fn lines_of_turn(
+        &self,
+        run: RunId,
+    ) -> Result<Vec<troupe_core::conversation::SessionMessage>> {
+        let ids: Vec<i64> = self.query_all(
+            "SELECT id FROM session_messages WHERE turn_id = ?1 ORDER BY id",
+            args![run.0],
+            |r| r.get(0),
+        )?;
+        ids.into_iter()
+            .map(|id| self.line(SessionMessageId(id)))
+            .collect()
+    }
+}
