@@ -247,7 +247,18 @@ impl EffectGuard for DeskGuard {
                 return Ok(None);
             }
             let trigger = tx.segment(run)?.and_then(|s| s.trigger_line_id);
-            let plan = match seg.candidates.as_slice() {
+            let verdict = tx.segment_verdict(run)?;
+            // DS-5a: done in place runs as it is and opens no job.
+            if verdict.as_deref() == Some("done_in_place") {
+                return Ok(None);
+            }
+            // DS-5b: read as new, the first effect opens a job for the line, whatever the count.
+            let candidates: &[PlanId] = if verdict.as_deref() == Some("new") {
+                &[]
+            } else {
+                &seg.candidates
+            };
+            let plan = match candidates {
                 [one] => *one,
                 [] => {
                     let by_person = match trigger {

@@ -3,6 +3,7 @@
 //! kernel thread into the conversation people see. The kernel stays unaware of all of this.
 
 mod asks;
+mod attribution;
 mod bots;
 pub mod check_backs;
 mod delegation;

@@ -94,7 +94,8 @@ impl Collab {
         tokio::pin!(turn);
         // Polled once now, so this line takes its place in the queue before it is read.
         let mut guard = (&mut turn).now_or_never();
-        let reading = self.read_user_line(id).await;
+        // Meaning and filing are read at once; routing waits for the slower (LR-2).
+        let (reading, filing) = tokio::join!(self.read_user_line(id), self.read_filing(id));
         if guard.is_none() {
             guard = (&mut turn).now_or_never();
         }
@@ -112,6 +113,7 @@ impl Collab {
         // A failed reading is read by the word lists and stored; only the store failing
         // leaves the line for the next start.
         reading?;
+        filing?;
         self.route_line(id).await?;
         drop(guard);
         Ok(())

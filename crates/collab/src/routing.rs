@@ -258,13 +258,30 @@ pub(crate) fn route_person_line(
             }
         }
     }
+    // Jobs decide which work hears the line (C §3); desks hear what no job claims.
+    let filed = match session.kind {
+        SessionKind::Group => crate::attribution::file_person_line(tx, line)?,
+        _ => Vec::new(),
+    };
     for &(b, how) in &recipients {
         let bot = tx.bot(b)?;
         if how == How::AskAnswer.as_str() {
             crate::asks::take_as_answer(tx, &session, line, &bot)?;
+            out.woke
+                .push(deliver(tx, workspace, &session, line, &bot, Some(how))?);
+            continue;
         }
-        out.woke
-            .push(deliver(tx, workspace, &session, line, &bot, Some(how))?);
+        if filed.is_empty() {
+            out.woke
+                .push(deliver(tx, workspace, &session, line, &bot, Some(how))?);
+            continue;
+        }
+        for plan in &filed {
+            out.woke
+                .push(crate::attribution::deliver_to_job(tx, line, b, *plan, how)?);
+        }
+        // Its desk still reads the line, as every member does.
+        deliver(tx, workspace, &session, line, &bot, None)?;
     }
     // Judged Bots hear the line once they have answered; the rest read it as context.
     for b in session.bot_ids.clone() {

@@ -36,15 +36,27 @@ impl RunObserver for WorkItems {
                 (session, Vec::new())
             }
         };
+        let trigger = tx.newest_line_delivered_to(run.thread_id)?;
         tx.open_segment(&NewSegment {
             run_id: run.id,
             bot_id: item.bot_id,
             session_id: session,
-            trigger_line_id: tx.newest_line_delivered_to(run.thread_id)?,
+            trigger_line_id: trigger,
             work_item_id: item.id,
             mode: item.mode,
             candidates,
         })?;
+        // A desk acts on what the reader made of its line (C §2: new, done in place, …).
+        if item.mode == WorkMode::Desk {
+            let verdict = match trigger {
+                Some(t) => tx
+                    .filing_reading(t)?
+                    .and_then(|r| r.filing)
+                    .map_or("unread", |f| f.verdict()),
+                None => "unread",
+            };
+            tx.set_segment_verdict(run.id, verdict)?;
+        }
         // A delegation wait outlives the segments that run meanwhile (only its answer or a
         // cancel ends it: DEL-25); a wait on the person ends with their line starting this.
         let keep = item

@@ -352,3 +352,93 @@ impl Tx<'_> {
             .collect()
     }
 }
+
+/// A stored "where a line belongs" reading.
+#[derive(Clone, Debug, PartialEq)]
+pub struct FilingReadingRecord {
+    pub candidates: Vec<PlanId>,
+    /// `None`: unread (the failure says why).
+    pub filing: Option<troupe_core::reading::filing::Filing>,
+    pub model: Option<String>,
+    pub failure: Option<String>,
+}
+
+impl Tx<'_> {
+    /// Keep the first reading of a line; a second answers `false` and changes nothing.
+    pub fn save_filing_reading(
+        &mut self,
+        line: SessionMessageId,
+        r: &FilingReadingRecord,
+        raw: Option<&str>,
+    ) -> Result<bool> {
+        let candidates = json!(r.candidates.iter().map(|p| p.0).collect::<Vec<_>>()).to_string();
+        let filing = r
+            .filing
+            .as_ref()
+            .map(|f| serde_json::to_string(f).map_err(|e| bad("filing reading", e)))
+            .transpose()?;
+        let n = self.exec(
+            "INSERT INTO filing_readings (line_id, candidates, filing, model, failure, raw, created_at)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7) ON CONFLICT DO NOTHING",
+            args![
+                line.0,
+                candidates,
+                filing,
+                r.model.as_deref(),
+                r.failure.as_deref(),
+                raw,
+                self.now
+            ],
+        )?;
+        if n > 0 {
+            let session = self.line(line)?.session_id;
+            self.session_event(
+                "line_filing_read",
+                session,
+                None,
+                json!({"message_id": line, "filing": r.filing, "failure": r.failure}),
+            )?;
+        }
+        Ok(n > 0)
+    }
+
+    pub fn filing_reading(&self, line: SessionMessageId) -> Result<Option<FilingReadingRecord>> {
+        type Row = (String, Option<String>, Option<String>, Option<String>);
+        let row: Option<Row> = self.query_opt(
+            "SELECT candidates, filing, model, failure FROM filing_readings WHERE line_id = ?1",
+            args![line.0],
+            |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)),
+        )?;
+        row.map(|(candidates, filing, model, failure)| {
+            let ids: Vec<i64> =
+                serde_json::from_str(&candidates).map_err(|e| bad("filing candidates", e))?;
+            Ok(FilingReadingRecord {
+                candidates: ids.into_iter().map(PlanId).collect(),
+                filing: filing
+                    .map(|f| serde_json::from_str(&f).map_err(|e| bad("filing reading", e)))
+                    .transpose()?,
+                model,
+                failure,
+            })
+        })
+        .transpose()
+    }
+
+    /// Record a desk's reading verdict (C §2) on its segment.
+    pub fn set_segment_verdict(&mut self, run: RunId, verdict: &str) -> Result<()> {
+        self.exec(
+            "UPDATE segments SET reading_verdict = ?2 WHERE run_id = ?1",
+            args![run.0, verdict],
+        )?;
+        Ok(())
+    }
+
+    pub fn segment_verdict(&self, run: RunId) -> Result<Option<String>> {
+        self.query_opt(
+            "SELECT reading_verdict FROM segments WHERE run_id = ?1",
+            args![run.0],
+            |r| r.get::<Option<String>>(0),
+        )
+        .map(Option::flatten)
+    }
+}

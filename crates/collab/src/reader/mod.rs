@@ -7,6 +7,7 @@
 //! its own record.
 
 mod bot;
+mod filing;
 mod user;
 
 pub use bot::BotText;

@@ -4,6 +4,7 @@
 
 pub mod bot;
 pub mod fallback;
+pub mod filing;
 pub mod fold;
 pub mod judgement;
 pub mod user;

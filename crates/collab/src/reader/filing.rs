@@ -1,0 +1,119 @@
+//! Reading where a person's line belongs (C §3, §8) in a group, when no locked reference
+//! (a quoted line's jobs) filed it: the reader is shown the conversation's jobs that are not
+//! dormant and those of the lines before it, and says which the line is about. No word lists:
+//! without a usable answer the line is unread and goes to the Bot's desk unplaced (LR-10).
+
+use crate::{Collab, CollabError};
+use troupe_core::conversation::SessionKind;
+use troupe_core::reading::filing::{
+    Candidate, FILING_LINES_BEFORE, Filing, filing_prompt, parse_filing,
+};
+use troupe_core::{PlanId, SessionMessageId};
+use troupe_store::{FilingReadingRecord, StoreError, Tx};
+
+/// The jobs a line may be filed under (C §3's candidate set, as far as this conversation's
+/// records reach): its jobs that are not dormant, and the jobs of the lines before it.
+pub(crate) fn line_candidates(
+    tx: &Tx<'_>,
+    line: SessionMessageId,
+) -> Result<Vec<PlanId>, StoreError> {
+    let l = tx.line(line)?;
+    let mut out: Vec<PlanId> = tx
+        .plans_of_session(l.session_id, false)?
+        .into_iter()
+        .map(|p| p.id)
+        .collect();
+    for before in tx.lines_before(l.session_id, line, FILING_LINES_BEFORE as u32)? {
+        for f in tx.filings_of_line(before.id)? {
+            if !out.contains(&f.plan_id) {
+                out.push(f.plan_id);
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// How long ago, said briefly.
+fn ago(now: i64, at: i64) -> String {
+    let mins = ((now - at).max(0) / 60_000) as u64;
+    match mins {
+        0 => "just now".into(),
+        m if m < 120 => format!("{m} min ago"),
+        m => format!("{} h ago", m / 60),
+    }
+}
+
+impl Collab {
+    /// The line's filing reading: the stored one, or a new one. `None` when it needs none: the
+    /// line is not in a group, or a quoted line's jobs already filed it (locked).
+    pub(crate) async fn read_filing(
+        &self,
+        id: SessionMessageId,
+    ) -> Result<Option<FilingReadingRecord>, CollabError> {
+        let prepared = self.store().read(|tx| {
+            if let Some(stored) = tx.filing_reading(id)? {
+                return Ok(Err(stored));
+            }
+            let line = tx.line(id)?;
+            let session = tx.session(line.session_id)?;
+            if session.kind != SessionKind::Group {
+                return Ok(Ok(None));
+            }
+            if let Some(p) = line.parent_id
+                && !tx.filings_of_line(p)?.is_empty()
+            {
+                return Ok(Ok(None));
+            }
+            let ids = line_candidates(tx, id)?;
+            let now = tx.now();
+            let mut shown = Vec::new();
+            for p in &ids {
+                let plan = tx.plan(*p)?;
+                shown.push(Candidate {
+                    id: plan.id,
+                    name: plan.name,
+                    goal: plan.spec.goal,
+                    last_move: ago(now, plan.updated_at),
+                });
+            }
+            let mut before = Vec::new();
+            for l in tx.lines_before(line.session_id, id, FILING_LINES_BEFORE as u32)? {
+                before.push((crate::routing::speaker(tx, &l)?, l.body));
+            }
+            let where_said = format!("group \"{}\"", session.title);
+            Ok(Ok(Some((
+                filing_prompt(&line.body, &where_said, &before, &shown),
+                ids,
+            ))))
+        })?;
+        let (prompt, ids) = match prepared {
+            Err(stored) => return Ok(Some(stored)),
+            Ok(None) => return Ok(None),
+            Ok(Some(p)) => p,
+        };
+        let answer = self.reader().ask(self.roles(), prompt).await;
+        let parsed: Result<Filing, String> = match (&answer.raw, &answer.failure) {
+            (Some(raw), None) => {
+                parse_filing(raw, &ids).map_err(|e| format!("unreadable answer: {e}"))
+            }
+            (_, Some(f)) => Err(f.clone()),
+            (None, None) => Err("no answer".into()),
+        };
+        if let Err(why) = &parsed {
+            tracing::info!(line = %id, reason = %why, "no filing reading: the line goes to the desk");
+        }
+        let record = FilingReadingRecord {
+            candidates: ids,
+            filing: parsed.as_ref().ok().cloned(),
+            model: answer.model.clone(),
+            failure: parsed.err(),
+        };
+        self.store()
+            .write(|tx| tx.save_filing_reading(id, &record, answer.raw.as_deref()))?;
+        // Two readers racing keep the first record; answer with what is stored.
+        Ok(self
+            .store()
+            .read(|tx| tx.filing_reading(id))?
+            .or(Some(record)))
+    }
+}
