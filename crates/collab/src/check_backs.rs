@@ -103,8 +103,6 @@ fn fire(tx: &mut Tx<'_>, c: &CheckBackRecord) -> Result<(), StoreError> {
 }
 
 /// CB-6: the situation's line about the work item's own pending check-back.
-// Read by the situation once work items are wired into it.
-#[allow(dead_code)]
 pub(crate) fn pending_note(
     tx: &Tx<'_>,
     work_item: WorkItemId,

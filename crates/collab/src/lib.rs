@@ -21,6 +21,7 @@ mod projection;
 mod reader;
 mod roles;
 mod routing;
+mod segment_situation;
 mod sessions;
 mod situation;
 mod threads;
@@ -41,6 +42,7 @@ pub use plans::{OpenPlan, PlanPatchRequest, PlanRevisionView, PlanView};
 pub use projection::SessionProjector;
 pub use reader::{BotText, DEFAULT_TIMEOUT as DEFAULT_READING_TIMEOUT};
 pub use roles::SharedRoles;
+pub use segment_situation::SegmentSituation;
 pub use sessions::{BlockedBy, NewSessionRequest, SessionView};
 pub use situation::{ConversationSituation, Membership};
 pub use turns::TurnView;
@@ -61,6 +63,7 @@ pub fn extend(
     let builder = builder
         .message_observer(Arc::new(SessionProjector))
         .context(Arc::new(ConversationSituation))
+        .context(Arc::new(segment_situation::SegmentSituation))
         .admission(Arc::new(Membership))
         .admission(Arc::new(WorkSlots))
         .run_observer(Arc::new(WorkItems))

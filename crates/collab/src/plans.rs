@@ -304,8 +304,6 @@ pub(crate) const RENAMED_NOTE: &str = "the user renamed this job after its goal 
 
 /// The job as a segment bound to it reads it (PLAN-O6): its name, the spec fields written so
 /// far, the original request, and the rename note while PLAN-3 calls for it.
-// Read by the segment situation once segments bind to jobs (the engine work).
-#[cfg_attr(not(test), allow(dead_code))]
 pub(crate) fn plan_situation(tx: &Tx<'_>, id: PlanId) -> Result<String, StoreError> {
     let plan = tx.plan(id)?;
     let status = match plan.status {

@@ -219,3 +219,101 @@ async fn work_on_refuses_a_job_that_is_no_candidate_and_two_refusals_need_attent
     let desk_item = items(&w, alpha).remove(0);
     assert_eq!(desk_item.state.as_str(), "needs_attention");
 }
+
+fn segment_situation(w: &World, t: ThreadId) -> String {
+    use troupe_engine::extension::{ContextContributor, ContextParts};
+    let thread = w.collab.store().read(|tx| tx.thread(t)).unwrap();
+    let mut parts = ContextParts::default();
+    troupe_collab::SegmentSituation.contribute(&thread, w.collab.store(), &mut parts);
+    parts.situation.join("\n")
+}
+
+/// The desk answers slowly (so it is live while the test looks); its job hangs the same way.
+const SLOW: &str = r#"{"steps":[{"text":"thinking","delay_ms":60000}],"on_exhausted":"repeat_last",
+    "rules":[{"when_user_contains":"job four","reply":{"tool_calls":[{"name":"work_on","arguments":{"new":{"title":"four"}}}]}}]}"#;
+
+#[tokio::test]
+async fn a_desk_reads_its_candidates_and_a_job_reads_its_record() {
+    let w = world();
+    let alpha = bot(&w, "Alpha", SLOW);
+    let s = group(&w, &[alpha]);
+    let opening = w
+        .collab
+        .store()
+        .write(|tx| {
+            tx.insert_line(&troupe_store::NewLine::plain(
+                s,
+                troupe_core::conversation::Author::User,
+                "the launch plan".into(),
+            ))
+        })
+        .unwrap();
+    let plan = w
+        .collab
+        .open_plan(troupe_collab::OpenPlan {
+            home_session_id: s,
+            opening_line_id: Some(opening.id),
+            title: Some("a launch plan".into()),
+            cause: troupe_core::plan::RevisionCause::User,
+        })
+        .unwrap();
+    let mut events = w.collab.store().subscribe();
+    w.collab
+        .post_line(s, "@Alpha what do you think".into(), None)
+        .await
+        .unwrap();
+    runs_started(&mut events, 1).await;
+    let desk = thread_of(&w, s, alpha);
+    let text = segment_situation(&w, desk);
+    assert!(
+        text.contains(&format!(
+            "work_on({{\"plan\":\"{}\"}}): \"the launch plan\"",
+            plan.id
+        )),
+        "{text}"
+    );
+    assert!(
+        text.contains("goal: a launch plan") && text.contains("default"),
+        "{text}"
+    );
+    w.collab
+        .engine()
+        .stop(desk, troupe_engine::StopMode::Internal)
+        .await
+        .unwrap();
+    // A new job (another Bot's): its work reads the job's record and its folder.
+    let beta = bot(&w, "Beta", SLOW);
+    w.collab.add_member(s, beta).unwrap();
+    w.collab
+        .post_line(s, "@Beta job four".into(), None)
+        .await
+        .unwrap();
+    tokio::time::timeout(Duration::from_secs(20), async {
+        while !jobs(&w, beta)
+            .iter()
+            .any(|j| w.collab.engine().is_running(j.thread_id))
+        {
+            events.recv().await.unwrap();
+        }
+    })
+    .await
+    .expect("Beta's work on job four started");
+    let four = jobs(&w, beta)
+        .into_iter()
+        .find(|j| j.plan_id != Some(plan.id))
+        .unwrap();
+    let text = segment_situation(&w, four.thread_id);
+    let record = w.collab.plan(four.plan_id.unwrap()).unwrap();
+    assert!(text.contains(&format!("Job \"{}\"", record.name)), "{text}");
+    assert!(
+        text.contains("Goal: four") && text.contains(&record.folder),
+        "{text}"
+    );
+    for t in [four.thread_id, desk] {
+        let _ = w
+            .collab
+            .engine()
+            .stop(t, troupe_engine::StopMode::Internal)
+            .await;
+    }
+}

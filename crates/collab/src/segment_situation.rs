@@ -1,0 +1,127 @@
+//! What a segment reads about its work with every model call (PLAN-O6, C §2, CB-6): at a
+//! desk, the jobs it may choose among and what the reader made of its line; in work on a job,
+//! the job's record, its folder, the requests open between it and other Bots, and its own
+//! pending check-back.
+
+use crate::check_backs::pending_note;
+use crate::plans::plan_situation;
+use troupe_core::thread::Thread;
+use troupe_core::work_item::WorkMode;
+use troupe_engine::extension::{ContextContributor, ContextParts};
+use troupe_store::{Store, StoreError, Tx};
+
+pub struct SegmentSituation;
+
+fn desk(
+    tx: &Tx<'_>,
+    candidates: &[troupe_core::PlanId],
+    verdict: Option<&str>,
+) -> Result<String, StoreError> {
+    let mut out = String::from(
+        "You are at your desk in this conversation: you have not yet chosen which job the \
+         line that woke you is for. Replies, questions to the person (ask_user), reading \
+         files and end_turn need no job; before anything with an effect, choose with work_on.",
+    );
+    match verdict {
+        Some("done_in_place") => {
+            out.push_str(" The line was read as something to do here and now: no job opens for it.")
+        }
+        Some("new") => out.push_str(
+            " The line was read as new work: your first action with an effect opens a job for it.",
+        ),
+        _ => {}
+    }
+    if candidates.is_empty() {
+        out.push_str(
+            "\nNo job is open here. To open one for the line: work_on({\"new\":{\"title\":\"<the goal>\"}}).",
+        );
+        return Ok(out);
+    }
+    out.push_str("\nJobs you may choose:");
+    for p in candidates {
+        match tx.find_plan(*p)? {
+            Some(plan) => {
+                let dormant = if plan.is_dormant() { " (dormant)" } else { "" };
+                out.push_str(&format!(
+                    "\n- work_on({{\"plan\":\"{p}\"}}): \"{}\"{dormant}",
+                    plan.name
+                ));
+                if !plan.spec.goal.trim().is_empty() {
+                    out.push_str(&format!(" — goal: {}", plan.spec.goal.trim()));
+                }
+            }
+            None => out.push_str(&format!("\n- {p}: unavailable")),
+        }
+    }
+    out.push_str("\nOr a new job: work_on({\"new\":{\"title\":\"<the goal>\"}}).");
+    if candidates.len() == 1 {
+        out.push_str(" The one job listed is the default: your first effect works on it.");
+    }
+    Ok(out)
+}
+
+fn work(tx: &Tx<'_>, item: &troupe_store::WorkItemRecord) -> Result<Option<String>, StoreError> {
+    let Some(plan) = item.plan_id else {
+        return Ok(None);
+    };
+    let mut out = plan_situation(tx, plan)?;
+    out.push_str(&format!(
+        "\nYou work on this job in its folder: {}",
+        tx.plan(plan)?.folder
+    ));
+    for d in tx.open_delegations_from(item.id)? {
+        let to = tx.bot(tx.work_item(d.recipient_work_item)?.bot_id)?.name;
+        out.push_str(&format!(
+            "\nYou asked {to} ({}): {} — not answered yet.",
+            d.id, d.ask
+        ));
+    }
+    for d in tx.open_delegations_to(item.id)? {
+        let from = tx.bot(tx.work_item(d.sender_work_item)?.bot_id)?.name;
+        out.push_str(&format!(
+            "\n{from} asked you ({}, expects {}): {} — answer with end_turn reason \"answered\" and `answer`.",
+            d.id,
+            d.expects.as_str(),
+            d.ask
+        ));
+    }
+    if let Some(note) = pending_note(tx, item.id)? {
+        out.push('\n');
+        out.push_str(&note);
+    }
+    Ok(Some(out))
+}
+
+fn situation(thread: &Thread, store: &Store) -> Result<Option<String>, StoreError> {
+    let Some(run) = thread.lease.holder else {
+        return Ok(None);
+    };
+    store.read(|tx| {
+        let Some(seg) = tx.segment_work(run)? else {
+            return Ok(None);
+        };
+        match seg.mode {
+            WorkMode::Desk => {
+                let verdict = tx.segment_verdict(run)?;
+                desk(tx, &seg.candidates, verdict.as_deref()).map(Some)
+            }
+            WorkMode::Work => work(tx, &tx.work_item(seg.work_item_id)?),
+        }
+    })
+}
+
+impl ContextContributor for SegmentSituation {
+    fn name(&self) -> &str {
+        "segment"
+    }
+
+    fn contribute(&self, thread: &Thread, store: &Store, out: &mut ContextParts) {
+        match situation(thread, store) {
+            Ok(Some(text)) => out.situation.push(text),
+            Ok(None) => {}
+            Err(e) => {
+                tracing::warn!(thread = %thread.id, error = %e, "the segment's situation could not be read")
+            }
+        }
+    }
+}
