@@ -290,7 +290,15 @@ impl Collab {
         let threads = self.store().read(|tx| {
             tx.session(id)?;
             let mut out = Vec::new();
-            for t in tx.session_threads(id)? {
+            // Its Bots' threads here, and the work on jobs speaking here from threads of their
+            // own (until holds exist, Stop ends every live segment speaking in the conversation).
+            let mut threads = tx.session_threads(id)?;
+            for t in tx.live_segment_threads_in(id)? {
+                if !threads.contains(&t) {
+                    threads.push(t);
+                }
+            }
+            for t in threads {
                 let holder = tx.thread(t)?.lease.holder;
                 let asked = match tx.open_ask_of_thread(t)? {
                     Some(ask) => tx.line(ask)?.turn_id,

@@ -168,6 +168,17 @@ impl ToolHandler for SendMessage {
                     mentions.unknown.join(", @")
                 ));
             }
+            // MSG-2: three progress messages per segment; a reply to a line is exempt.
+            if let Some(seg) = tx.segment_work(run)? {
+                troupe_core::ending::progress_message(
+                    seg.progress_messages as usize,
+                    args.parent_id.is_some(),
+                )
+                .map_err(StoreError::Invalid)?;
+                if args.parent_id.is_none() {
+                    tx.bump_progress_messages(run)?;
+                }
+            }
             let line = tx.insert_line(&NewLine {
                 bot_id: Some(bot),
                 parent_id: args.parent_id.map(SessionMessageId),

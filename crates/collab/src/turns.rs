@@ -71,19 +71,31 @@ impl Collab {
             tx.session(session)?;
             tx.session_threads(session)
         })?;
-        let mut runs = Vec::new();
+        let mut runs: Vec<RunId> = Vec::new();
         for t in threads {
-            runs.extend(self.store().read(|tx| tx.runs_for_thread(t, limit))?);
+            runs.extend(
+                self.store()
+                    .read(|tx| tx.runs_for_thread(t, limit))?
+                    .into_iter()
+                    .map(|r| r.id),
+            );
         }
-        runs.sort_by_key(|r| std::cmp::Reverse(r.id));
+        // Work on a job speaks here from a thread of its own.
+        runs.extend(self.store().read(|tx| tx.segment_runs_in(session, limit))?);
+        runs.sort_by_key(|r| std::cmp::Reverse(*r));
+        runs.dedup();
         runs.truncate(limit as usize);
-        runs.into_iter().map(|r| self.turn(r.id)).collect()
+        runs.into_iter().map(|r| self.turn(r)).collect()
     }
 
     pub fn turn(&self, id: RunId) -> Result<TurnView, CollabError> {
         Ok(self.store().read(|tx| {
             let run = tx.run(id)?;
-            let at = tx.thread_session(run.thread_id)?;
+            // Where this turn spoke: its segment's conversation, else its thread's.
+            let at = match tx.segment(id)? {
+                Some(seg) => Some((seg.session_id, seg.bot_id)),
+                None => tx.thread_session(run.thread_id)?,
+            };
             let waiting_ask = tx
                 .open_ask_of_thread(run.thread_id)?
                 .map(|ask| tx.line(ask))

@@ -317,3 +317,73 @@ async fn a_desk_reads_its_candidates_and_a_job_reads_its_record() {
             .await;
     }
 }
+
+#[tokio::test]
+async fn a_fourth_progress_message_without_parent_is_refused_progress_limit() {
+    let w = world();
+    let send =
+        |n: u32| format!(r#"{{"name":"send_message","arguments":{{"text":"progress {n}"}}}}"#);
+    let script = format!(
+        r#"{{"steps":[{{"tool_calls":[{},{},{},{}]}},{{"text":"done"}}]}}"#,
+        send(1),
+        send(2),
+        send(3),
+        send(4)
+    );
+    let alpha = bot(&w, "Alpha", &script);
+    let s = group(&w, &[alpha]);
+    let mut events = w.collab.store().subscribe();
+    w.collab
+        .post_line(s, "@Alpha keep me posted".into(), None)
+        .await
+        .unwrap();
+    let desk = thread_of(&w, s, alpha);
+    runs_ended(&mut events, desk, 1).await;
+    let run = w
+        .collab
+        .store()
+        .read(|tx| tx.runs_for_thread(desk, 1))
+        .unwrap()
+        .remove(0);
+    let calls = w.collab.store().read(|tx| tx.tool_calls(run.id)).unwrap();
+    assert_eq!(calls.len(), 4);
+    assert!(calls[..3].iter().all(|c| c.status == "ok"));
+    assert!(
+        calls[3].result.contains("progress_limit"),
+        "{}",
+        calls[3].result
+    );
+    let said = bodies(&w, s);
+    assert!(said.contains(&"progress 3".to_string()) && !said.contains(&"progress 4".to_string()));
+}
+
+#[tokio::test]
+async fn stop_in_a_group_ends_the_work_on_jobs_speaking_there() {
+    let w = world();
+    let alpha = bot(&w, "Alpha", CHOOSER);
+    let s = group(&w, &[alpha]);
+    let mut events = w.collab.store().subscribe();
+    w.collab
+        .post_line(s, "@Alpha job one".into(), None)
+        .await
+        .unwrap();
+    tokio::time::timeout(Duration::from_secs(20), async {
+        while !jobs(&w, alpha)
+            .iter()
+            .any(|j| w.collab.engine().is_running(j.thread_id))
+        {
+            events.recv().await.unwrap();
+        }
+    })
+    .await
+    .expect("the job's work started");
+    let job = jobs(&w, alpha).remove(0);
+    let stopped = w.collab.stop_turns(s, None).await.unwrap();
+    assert_eq!(stopped.len(), 1);
+    assert_eq!(stopped[0].thread_id, job.thread_id);
+    assert_eq!(last_end(&w, job.thread_id), "stopped");
+    assert_eq!(w.collab.work_item(job.id).unwrap().state, "idle");
+    // The turn shows among the group's turns, speaking there.
+    let turns = w.collab.turns(s, 10).unwrap();
+    assert!(turns.iter().any(|t| t.id == stopped[0].id));
+}

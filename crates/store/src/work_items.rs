@@ -442,3 +442,36 @@ impl Tx<'_> {
         .map(Option::flatten)
     }
 }
+
+impl Tx<'_> {
+    /// Runs whose segment speaks in a conversation, newest first (a Bot's work on a job
+    /// speaks where its work came from, from a thread of its own).
+    pub fn segment_runs_in(&self, session: SessionId, limit: u32) -> Result<Vec<RunId>> {
+        self.query_all(
+            "SELECT run_id FROM segments WHERE session_id = ?1 ORDER BY run_id DESC LIMIT ?2",
+            args![session.0, limit],
+            |r| Ok(RunId(r.get(0)?)),
+        )
+    }
+
+    /// The threads of live segments speaking in a conversation.
+    pub fn live_segment_threads_in(&self, session: SessionId) -> Result<Vec<ThreadId>> {
+        self.query_all(
+            "SELECT r.thread_id FROM segments s JOIN runs r ON r.id = s.run_id
+             WHERE s.session_id = ?1 AND r.status = 'running' ORDER BY r.id",
+            args![session.0],
+            |r| Ok(ThreadId(r.get(0)?)),
+        )
+    }
+
+    /// Count one more progress message of the segment (MSG-2); answers the count before it.
+    pub fn bump_progress_messages(&mut self, run: RunId) -> Result<u32> {
+        let n: i64 = self.query_one(
+            "UPDATE segments SET progress_messages = progress_messages + 1 WHERE run_id = ?1
+             RETURNING progress_messages",
+            args![run.0],
+            |r| r.get(0),
+        )?;
+        Ok((n - 1) as u32)
+    }
+}
