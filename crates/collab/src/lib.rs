@@ -46,7 +46,7 @@ pub use segment_situation::SegmentSituation;
 pub use sessions::{BlockedBy, NewSessionRequest, SessionView};
 pub use situation::{ConversationSituation, Membership};
 pub use turns::TurnView;
-pub use work_items::{WorkItemView, WorkItems, WorkSlots};
+pub use work_items::{ContinueOutcome, WorkItemView, WorkItems, WorkSlots};
 
 use std::path::PathBuf;
 use std::sync::Arc;

@@ -268,3 +268,59 @@ impl crate::Collab {
         Ok(self.store().read(|tx| view(tx, &tx.work_item(id)?))?)
     }
 }
+
+/// What `POST /v1/turns/:id/continue` did (WI-13, DS-18).
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[derive(Clone, Debug, Serialize)]
+pub struct ContinueOutcome {
+    pub work_item_id: WorkItemId,
+    /// No work slot was free: it waits, at `position`, and starts when one frees up.
+    pub queued: bool,
+    pub position: Option<usize>,
+}
+
+impl crate::Collab {
+    /// Continue a segment that was cut off (interrupted, failed, or stopped): its work item
+    /// runs again, limited only by one live segment per Bot and job and by its work slots.
+    pub async fn continue_turn(&self, run: RunId) -> Result<ContinueOutcome, CollabError> {
+        let (item, position) = self.store().read(|tx| {
+            let rec = tx.run(run)?;
+            let Some(seg) = tx.segment_work(run)? else {
+                return Ok(Err(CollabError::invalid(format!(
+                    "turn {run} is not a Bot's work in a conversation"
+                ))));
+            };
+            let item = tx.work_item(seg.work_item_id)?;
+            if let Some(live) = tx.live_segment_of(item.id)? {
+                return Ok(Err(CollabError::conflict(
+                    "already_working",
+                    format!("this work is already running (turn {live})"),
+                )));
+            }
+            if matches!(rec.status, RunStatus::Completed | RunStatus::Running) {
+                return Ok(Err(CollabError::conflict(
+                    "not_cut_off",
+                    format!(
+                        "turn {run} ended {}; only a cut-off turn is continued",
+                        rec.status.as_str()
+                    ),
+                )));
+            }
+            let position = queue_position(tx, &item)?;
+            Ok(Ok((item, position)))
+        })??;
+        if position.is_some() {
+            self.store().write(|tx| {
+                let waiting = item.waiting_on.clone();
+                tx.set_work_state(item.id, WorkState::Queued, waiting.as_ref())
+            })?;
+        }
+        // Refused for want of a slot, the wake is kept and retried when a slot frees up.
+        self.engine().continue_thread(item.thread_id).await?;
+        Ok(ContinueOutcome {
+            work_item_id: item.id,
+            queued: position.is_some(),
+            position,
+        })
+    }
+}

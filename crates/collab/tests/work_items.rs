@@ -387,3 +387,53 @@ async fn stop_in_a_group_ends_the_work_on_jobs_speaking_there() {
     let turns = w.collab.turns(s, 10).unwrap();
     assert!(turns.iter().any(|t| t.id == stopped[0].id));
 }
+
+#[tokio::test]
+async fn continue_on_a_cut_off_job_runs_it_again_and_409_while_it_works() {
+    let w = world();
+    let alpha = bot(&w, "Alpha", CHOOSER);
+    let s = group(&w, &[alpha]);
+    let mut events = w.collab.store().subscribe();
+    let running = |w: &World| {
+        jobs(w, alpha)
+            .into_iter()
+            .find(|j| w.collab.engine().is_running(j.thread_id))
+    };
+    w.collab
+        .post_line(s, "@Alpha job one".into(), None)
+        .await
+        .unwrap();
+    tokio::time::timeout(Duration::from_secs(20), async {
+        while running(&w).is_none() {
+            events.recv().await.unwrap();
+        }
+    })
+    .await
+    .expect("the job's work started");
+    let job = running(&w).unwrap();
+    let live = w
+        .collab
+        .store()
+        .read(|tx| tx.live_segment_of(job.id))
+        .unwrap()
+        .unwrap();
+    match w.collab.continue_turn(live).await {
+        Err(troupe_collab::CollabError::Conflict { code, .. }) => {
+            assert_eq!(code, "already_working")
+        }
+        other => panic!("expected already_working, got {other:?}"),
+    }
+    w.collab.stop_turns(s, None).await.unwrap();
+    let again = w.collab.continue_turn(live).await.unwrap();
+    assert!(!again.queued && again.position.is_none());
+    assert_eq!(again.work_item_id, job.id);
+    tokio::time::timeout(Duration::from_secs(20), async {
+        while running(&w).is_none() {
+            events.recv().await.unwrap();
+        }
+    })
+    .await
+    .expect("the job's work runs again");
+    assert_eq!(w.collab.work_item(job.id).unwrap().state, "running");
+    w.collab.stop_turns(s, None).await.unwrap();
+}
