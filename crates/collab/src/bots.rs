@@ -158,8 +158,30 @@ impl Collab {
         result.map_err(|e| duplicate(e.into()))
     }
 
-    /// Archive: the Bot leaves the list; its conversations and history stay.
+    /// Archive: the Bot leaves the list; its conversations and history stay. In the same write
+    /// its open delegations are cancelled and its work items closed (DEL-33, 34, 36); its live
+    /// turns are then stopped.
     pub fn archive_bot(&self, id: BotId) -> Result<Bot, CollabError> {
-        Ok(self.store().write(|tx| tx.archive_bot(id))?)
+        let (bot, live) = self.store().write(|tx| {
+            let bot = tx.archive_bot(id)?;
+            crate::delegation::cancel_for_archived(tx, id)?;
+            let mut live = Vec::new();
+            for item in tx.work_items_of_bot(id)? {
+                if tx.live_segment_of(item.id)?.is_some() {
+                    live.push(item.thread_id);
+                }
+                tx.set_work_state(item.id, troupe_core::work_item::WorkState::Closed, None)?;
+            }
+            Ok((bot, live))
+        })?;
+        if let Ok(rt) = tokio::runtime::Handle::try_current() {
+            for thread in live {
+                let engine = self.engine().clone();
+                rt.spawn(async move {
+                    let _ = engine.stop(thread, troupe_engine::StopMode::User).await;
+                });
+            }
+        }
+        Ok(bot)
     }
 }

@@ -391,6 +391,54 @@ pub(crate) fn answer_requests(
     Ok(ids)
 }
 
+/// DEL-33/34: cancel the open delegations of an archived Bot. Its senders (still live) each
+/// hear one waking cancellation; when it was the sender, nobody is woken.
+pub(crate) fn cancel_for_archived(tx: &mut Tx<'_>, bot: BotId) -> Result<(), StoreError> {
+    for item in tx.work_items_of_bot(bot)? {
+        let name = tx.bot(bot)?.name;
+        for d in tx.open_delegations_to(item.id)? {
+            let reason = format!("{name} was archived");
+            tx.settle_delegation(d.id, DelegationState::Cancelled, &json!({"reason": reason}))?;
+            system_line(
+                tx,
+                d.pair_session_id,
+                format!("Request {} cancelled: {reason}", d.id),
+            )?;
+            let sender = tx.work_item(d.sender_work_item)?;
+            if tx.bot(sender.bot_id)?.archived {
+                continue;
+            }
+            if sender.waiting_on
+                == Some(WaitingOn::Delegation {
+                    delegation_id: d.id,
+                })
+            {
+                tx.set_work_state(sender.id, sender.state, None)?;
+            }
+            let sender = tx.work_item(sender.id)?;
+            let speaks = sender.speaks_in.unwrap_or(d.pair_session_id);
+            mail(
+                tx,
+                &sender,
+                speaks,
+                PRIORITY_DELEGATION_REPLY,
+                &format!("delegation_cancelled:{}", d.id.0),
+                troupe_core::delegation::cancellation_text(&name, d.id, &reason),
+            )?;
+        }
+        for d in tx.open_delegations_from(item.id)? {
+            let reason = format!("{name}, who asked, was archived");
+            tx.settle_delegation(d.id, DelegationState::Cancelled, &json!({"reason": reason}))?;
+            system_line(
+                tx,
+                d.pair_session_id,
+                format!("Request {} cancelled: {reason}", d.id),
+            )?;
+        }
+    }
+    Ok(())
+}
+
 /// `delegate`: ask another Bot's work on this job. Refusals are ordinary failed calls (END-19).
 pub(crate) struct Delegate {
     pub(crate) host: Arc<ToolHost>,

@@ -83,6 +83,12 @@ impl RunObserver for WorkItems {
             unread_mail,
             delegation_wait,
         });
+        // An archived Bot's work is closed for good (DEL-36), however its last run ended.
+        let state = if tx.bot(item.bot_id)?.archived {
+            WorkState::Closed
+        } else {
+            state
+        };
         let waiting = match state {
             WorkState::Waiting => item.waiting_on.clone(),
             WorkState::Blocked => Some(WaitingOn::User),

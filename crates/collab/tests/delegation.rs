@@ -230,3 +230,55 @@ async fn review_posted_with_send_message_bounces_unanswered_request() {
         .remove(0);
     assert_eq!(d.result.unwrap()["text"], "Looks good.");
 }
+
+#[tokio::test]
+async fn archiving_the_recipient_cancels_and_wakes_the_sender_once() {
+    let w = world();
+    let alpha = bot(
+        &w,
+        "Alpha",
+        r#"{"steps":[{"text":"unused"}],"rules":[
+            {"when_user_contains":"was cancelled","reply":{"text":"Doing it myself."}},
+            {"when_user_contains":"ask beta","reply":{"tool_calls":[{"name":"delegate","arguments":{"to":"Beta","ask":"A slogan.","expects":"answer"}}]}}
+        ]}"#,
+    );
+    // Beta never answers: its work on the job hangs.
+    let beta = bot(
+        &w,
+        "Beta",
+        r#"{"steps":[{"text":"thinking","delay_ms":60000}],"on_exhausted":"repeat_last"}"#,
+    );
+    let s = group(&w, &[alpha, beta]);
+    let mut events = w.collab.store().subscribe();
+    w.collab
+        .post_line(s, "@Alpha ask Beta for the slogan".into(), None)
+        .await
+        .unwrap();
+    until(&mut events, "Beta's work on the job started", || {
+        job(&w, beta).is_some_and(|j| w.collab.engine().is_running(j.thread_id))
+    })
+    .await;
+    w.collab.archive_bot(beta).unwrap();
+    until(&mut events, "the lead went on by itself", || {
+        bodies(&w, s).iter().any(|b| b == "Doing it myself.")
+    })
+    .await;
+    let plan = w.collab.plans(s).unwrap()[0].id;
+    let d = w.collab.plan_delegations(plan).unwrap().remove(0);
+    assert_eq!(d.state, "cancelled");
+    assert!(
+        d.result.unwrap()["reason"]
+            .as_str()
+            .unwrap()
+            .contains("archived")
+    );
+    let alpha_job = job(&w, alpha).unwrap();
+    assert_eq!(ends(&w, alpha_job.thread_id).len(), 1, "woken once");
+    assert_eq!(alpha_job.waiting_on, None);
+    let beta_job = job(&w, beta).unwrap();
+    assert_eq!(beta_job.state.as_str(), "closed");
+    until(&mut events, "Beta's turn was stopped", || {
+        !w.collab.engine().is_running(beta_job.thread_id)
+    })
+    .await;
+}

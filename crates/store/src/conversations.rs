@@ -398,10 +398,13 @@ impl Tx<'_> {
     }
 
     /// Every thread a Bot works in, across conversations.
+    /// Every thread a Bot works in: its conversations' and its work on jobs.
     pub fn bot_threads(&self, bot: BotId) -> Result<Vec<ThreadId>> {
         let ids: Vec<_> = self
             .query_all(
-                "SELECT thread_id FROM session_threads WHERE bot_id = ?1 ORDER BY thread_id",
+                "SELECT thread_id FROM session_threads WHERE bot_id = ?1
+                 UNION SELECT thread_id FROM work_items WHERE bot_id = ?1 AND mode = 'work'
+                 ORDER BY 1",
                 args![bot.0],
                 |r| r.get::<i64>(0),
             )?
