@@ -7,8 +7,10 @@ use crate::{Collab, CollabError};
 use serde::{Deserialize, Serialize};
 use std::path::Path;
 use troupe_core::conversation::{Author, SessionMessage};
+use troupe_core::dormancy::{PlanActivity, delivered_goes_dormant, may_set_aside};
 use troupe_core::plan::{PlanSpec, PlanStatus, RevisionCause, SpecPatch, validate_patch};
 use troupe_core::plan_name::{folder_name, plan_name};
+use troupe_core::work_item::WorkState;
 use troupe_core::{PlanId, SessionId, SessionMessageId};
 use troupe_store::{FilingSource, NewFiling, NewPlan, PlanRecord, PlanRevision, StoreError, Tx};
 
@@ -294,7 +296,42 @@ pub(crate) fn open_plan_in(
             primary: true,
         })?;
     }
+    set_aside_quiet_plans(tx, req.home_session_id, plan.id)?;
     Ok(plan.id)
+}
+
+/// PLAN-D3/D5: opening a job sets the conversation's older jobs dormant only when quiet — 2 h
+/// without the person or a segment and no work under way — or delivered 72 h ago and not
+/// touched by the person since. Dormancy changes no stage and lifts no hold.
+fn set_aside_quiet_plans(
+    tx: &mut Tx<'_>,
+    session: SessionId,
+    opened: PlanId,
+) -> Result<(), StoreError> {
+    let now = tx.now();
+    for older in tx.plans_of_session(session, false)? {
+        if older.id == opened {
+            continue;
+        }
+        let busy = tx
+            .work_items_of_plan(older.id)?
+            .iter()
+            .filter(|w| !matches!(w.state, WorkState::Idle | WorkState::Closed))
+            .count();
+        let activity = PlanActivity {
+            last_user_activity_at: older.last_user_activity_at,
+            last_segment_at: tx.last_segment_on(older.id)?,
+            non_idle_work_items: busy,
+            delivered_at: older.delivered_at,
+            created_at: older.created_at,
+        };
+        if delivered_goes_dormant(&activity, now) {
+            tx.set_plan_dormant(older.id, "delivered")?;
+        } else if may_set_aside(&activity, now) {
+            tx.set_plan_dormant(older.id, "set_aside")?;
+        }
+    }
+    Ok(())
 }
 
 /// The note a segment reads after the person renamed the job and before they wrote its goal

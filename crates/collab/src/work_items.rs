@@ -202,11 +202,19 @@ impl AdmissionCheck for WorkSlots {
             if item.mode == WorkMode::Desk || item.state == WorkState::Running {
                 return Ok(None);
             }
-            queue_position(tx, &item)
+            // WI-7, PLAN-D8: a dormant job's work does not start (a person's line filed under
+            // it, or their edit, wakes it first).
+            if let Some(plan) = item.plan_id
+                && tx.plan(plan)?.is_dormant()
+            {
+                return Ok(Some(None));
+            }
+            queue_position(tx, &item).map(|p| p.map(Some))
         });
         match verdict {
             Ok(None) => Admission::Admit,
-            Ok(Some(position)) => Admission::Queue(format!("Queued, at position {position}")),
+            Ok(Some(None)) => Admission::Refuse("its job is dormant".into()),
+            Ok(Some(Some(position))) => Admission::Queue(format!("Queued, at position {position}")),
             // A failed read must not start work past its slots; the wake is retried.
             Err(e) => Admission::Queue(format!("work slots could not be read: {e}")),
         }

@@ -475,3 +475,16 @@ impl Tx<'_> {
         Ok((n - 1) as u32)
     }
 }
+
+impl Tx<'_> {
+    /// When a Bot last ran a segment on the job, if ever.
+    pub fn last_segment_on(&self, plan: PlanId) -> Result<Option<i64>> {
+        self.query_opt(
+            "SELECT MAX(s.created_at) FROM segments s JOIN work_items w ON w.id = s.work_item_id
+             WHERE w.plan_id = ?1",
+            args![plan.0],
+            |r| r.get::<Option<i64>>(0),
+        )
+        .map(Option::flatten)
+    }
+}

@@ -17,8 +17,13 @@ pub struct World {
 }
 
 pub fn world() -> World {
+    world_on(Arc::new(troupe_core::SystemClock))
+}
+
+/// A world whose store reads time from `clock` (a `ManualClock` to move time in a test).
+pub fn world_on(clock: Arc<dyn troupe_core::Clock>) -> World {
     let dir = tempfile::tempdir().unwrap();
-    let store = troupe_store::testing::open_in(dir.path(), Arc::new(troupe_core::SystemClock));
+    let store = troupe_store::testing::open_in(dir.path(), clock);
     let secrets: troupe_engine::models::SecretSource = Arc::new(|_| None);
     let roles = Arc::new(SharedRoles::new(RoleTable::new(secrets.clone()), secrets));
     let host = troupe_collab::tools::ToolHost::new();
