@@ -30,6 +30,11 @@ pub struct TurnView {
     pub tool_calls: u32,
     pub failure_notes: Vec<String>,
     pub model_calls: Vec<ModelCallRecord>,
+    /// The work item this turn ran for, and as what (desk, work).
+    pub work_item_id: Option<troupe_core::WorkItemId>,
+    pub mode: Option<String>,
+    /// Endings sent back and desk refusals, against the segment's budget of two.
+    pub bounces: u32,
 }
 
 impl TurnView {
@@ -38,6 +43,7 @@ impl TurnView {
         at: Option<(SessionId, troupe_core::BotId)>,
         waiting_ask: bool,
         model_calls: Vec<ModelCallRecord>,
+        work: Option<troupe_store::SegmentWork>,
     ) -> Self {
         let state = if waiting_ask {
             "waiting_ask".to_string()
@@ -61,6 +67,9 @@ impl TurnView {
             tool_calls: run.tool_calls,
             failure_notes: run.failure_notes,
             model_calls,
+            work_item_id: work.as_ref().map(|w| w.work_item_id),
+            mode: work.as_ref().map(|w| w.mode.as_str().to_string()),
+            bounces: work.map_or(0, |w| w.bounces),
         }
     }
 }
@@ -102,7 +111,8 @@ impl Collab {
                 .transpose()?
                 .is_some_and(|ask| ask.turn_id == Some(id));
             let model_calls = tx.model_calls(id)?;
-            Ok(TurnView::new(run, at, waiting_ask, model_calls))
+            let work = tx.segment_work(id)?;
+            Ok(TurnView::new(run, at, waiting_ask, model_calls, work))
         })?)
     }
 

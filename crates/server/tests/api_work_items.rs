@@ -66,6 +66,20 @@ async fn a_delegation_and_the_work_items_it_links_are_listed() {
         .await
         .expect(200);
     assert_eq!(shown.as_array().unwrap().len(), 1);
+    // Beta's answer was its work on the job, speaking in the pair direct.
+    let turns = app
+        .get(&format!("/v1/turns?session_id={pair}"))
+        .await
+        .expect(200);
+    let answered = turns
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["end_reason"] == "answered")
+        .expect("Beta's answering turn is listed in the pair direct");
+    assert_eq!(answered["mode"], "work");
+    assert_eq!(answered["bot_id"], beta);
+    assert_eq!(answered["bounces"], 0);
     let items = app
         .get(&format!("/v1/bots/{alpha}/work-items"))
         .await
