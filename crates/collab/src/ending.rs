@@ -172,11 +172,7 @@ fn end(
             let needs = args
                 .and_then(|a| a.needs_from_user.clone())
                 .unwrap_or_default();
-            system_line(
-                tx,
-                s.session,
-                format!("{} needs from you: {needs}", s.bot_name),
-            )?;
+            crate::work_questions::post(tx, &s.item, s.session, run, &needs)?;
             tx.set_work_state(s.item.id, s.item.state, Some(&WaitingOn::User))?;
             detail = Some(needs);
         }

@@ -28,6 +28,7 @@ mod threads;
 pub mod tools;
 mod turns;
 mod work_items;
+mod work_questions;
 
 pub use asks::AnswerRequest;
 pub use bots::{BotPatch, NewBotRequest, binding_for as bot_binding};
@@ -47,6 +48,7 @@ pub use sessions::{BlockedBy, NewSessionRequest, SessionView};
 pub use situation::{ConversationSituation, Membership};
 pub use turns::TurnView;
 pub use work_items::{ContinueOutcome, WorkItemView, WorkItems, WorkSlots};
+pub use work_questions::WorkAnswerRequest;
 
 use std::path::PathBuf;
 use std::sync::Arc;

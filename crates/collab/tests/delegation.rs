@@ -282,3 +282,65 @@ async fn archiving_the_recipient_cancels_and_wakes_the_sender_once() {
     })
     .await;
 }
+
+/// The job needs something only the person has; their answer to the card wakes it.
+const NEEDS_KEY: &str = r#"{"steps":[
+    {"text":"unused"},
+    {"tool_calls":[{"name":"end_turn","arguments":{"reason":"blocked","needs_from_user":"the staging API key"}}]}],
+  "rules":[
+    {"when_user_contains":"the person answered","reply":{"text":"Thanks, going on."}},
+    {"when_user_contains":"deploy please","reply":{"tool_calls":[{"name":"work_on","arguments":{"new":{"title":"deploy"}}}]}}
+  ]}"#;
+
+#[tokio::test]
+async fn blocked_leaves_a_work_question_whose_answer_wakes_the_work_once() {
+    let w = world();
+    let alpha = bot(&w, "Alpha", NEEDS_KEY);
+    let s = group(&w, &[alpha]);
+    let mut events = w.collab.store().subscribe();
+    w.collab
+        .post_line(s, "@Alpha deploy please".into(), None)
+        .await
+        .unwrap();
+    let card = || {
+        w.collab
+            .lines(s, None, 100)
+            .unwrap()
+            .into_iter()
+            .find(|l| l.kind == troupe_core::conversation::LineKind::Ask)
+    };
+    until(&mut events, "the work question card", || card().is_some()).await;
+    let card = card().unwrap();
+    assert!(card.body.contains("the staging API key"), "{}", card.body);
+    let j = job(&w, alpha).unwrap();
+    until(&mut events, "the job's turn ended blocked", || {
+        ends(&w, j.thread_id) == vec!["blocked"]
+    })
+    .await;
+    assert_eq!(job(&w, alpha).unwrap().state.as_str(), "blocked");
+    let answer = |request: &str| {
+        w.collab.work_answer(
+            card.id,
+            troupe_collab::WorkAnswerRequest {
+                body: "sk-staging-123".into(),
+                request_id: request.into(),
+            },
+        )
+    };
+    answer("r1").await.unwrap();
+    until(&mut events, "the work went on", || {
+        bodies(&w, s).iter().any(|b| b == "Thanks, going on.")
+    })
+    .await;
+    // The same request again changes nothing; another one is refused.
+    answer("r1").await.unwrap();
+    match answer("r2").await {
+        Err(troupe_collab::CollabError::Conflict { code, .. }) => {
+            assert_eq!(code, "already_answered")
+        }
+        other => panic!("expected already_answered, got {other:?}"),
+    }
+    let j = job(&w, alpha).unwrap();
+    assert_eq!(ends(&w, j.thread_id).len(), 2, "woken once by the answer");
+    assert_eq!(j.waiting_on, None);
+}

@@ -163,6 +163,7 @@ async fn the_openapi_document_lists_every_route() {
         ("/v1/bots/{id}/work-items", "get"),
         ("/v1/work-items/{id}", "get"),
         ("/v1/turns/{id}/continue", "post"),
+        ("/v1/messages/{id}/work-answer", "post"),
         ("/v1/child-tasks", "get"),
         ("/v1/child-tasks/{id}", "get"),
         ("/v1/child-tasks/{id}/cancel", "post"),

@@ -59,7 +59,9 @@ pub use stats::StoreStats;
 pub use tasks::{NewTask, TaskEdit, TaskId, TaskRecord, TaskRole, TaskStatus};
 pub use threads::NewThread;
 pub use usage::UsageTotals;
-pub use work_items::{FilingReadingRecord, NewSegment, NewWorkItem, SegmentWork, WorkItemRecord};
+pub use work_items::{
+    FilingReadingRecord, NewSegment, NewWorkItem, SegmentWork, WorkItemRecord, WorkQuestion,
+};
 pub use workflow_terminals::{NewWorkflowTerminal, WorkflowTerminal};
 
 use db::{Conn, PgConn, PgTarget};

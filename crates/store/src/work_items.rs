@@ -488,3 +488,63 @@ impl Tx<'_> {
         .map(Option::flatten)
     }
 }
+
+/// A work question card: what a blocked segment needs from the person, and their answer.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct WorkQuestion {
+    pub message_id: SessionMessageId,
+    pub work_item_id: WorkItemId,
+    pub needs: String,
+    pub request_id: Option<String>,
+    pub answer: Option<String>,
+    pub answered_at: Option<i64>,
+}
+
+impl Tx<'_> {
+    pub fn create_work_question(
+        &mut self,
+        message: SessionMessageId,
+        item: WorkItemId,
+        needs: &str,
+    ) -> Result<()> {
+        self.exec(
+            "INSERT INTO work_questions (message_id, work_item_id, needs, created_at)
+             VALUES (?1, ?2, ?3, ?4)",
+            args![message.0, item.0, needs, self.now],
+        )?;
+        Ok(())
+    }
+
+    pub fn work_question(&self, message: SessionMessageId) -> Result<Option<WorkQuestion>> {
+        type Row = (i64, String, Option<String>, Option<String>, Option<i64>);
+        let row: Option<Row> = self.query_opt(
+            "SELECT work_item_id, needs, request_id, answer, answered_at FROM work_questions
+             WHERE message_id = ?1",
+            args![message.0],
+            |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?)),
+        )?;
+        Ok(row.map(|(item, needs, request_id, answer, answered_at)| WorkQuestion {
+            message_id: message,
+            work_item_id: WorkItemId(item),
+            needs,
+            request_id,
+            answer,
+            answered_at,
+        }))
+    }
+
+    /// Store the answer once; `false` when the card was answered already.
+    pub fn answer_work_question(
+        &mut self,
+        message: SessionMessageId,
+        request_id: &str,
+        answer: &str,
+    ) -> Result<bool> {
+        let n = self.exec(
+            "UPDATE work_questions SET request_id = ?2, answer = ?3, answered_at = ?4
+             WHERE message_id = ?1 AND answer IS NULL",
+            args![message.0, request_id, answer, self.now],
+        )?;
+        Ok(n == 1)
+    }
+}

@@ -5,7 +5,7 @@ use crate::error::{ApiError, ApiJson, ErrorBody};
 use crate::routes::path_id;
 use axum::Json;
 use axum::extract::{Path, State};
-use troupe_collab::{AnswerRequest, InsertOutcome};
+use troupe_collab::{AnswerRequest, InsertOutcome, WorkAnswerRequest};
 use troupe_core::SessionMessageId;
 use troupe_core::conversation::SessionMessage;
 use troupe_store::LineReading;
@@ -16,9 +16,31 @@ pub fn router() -> OpenApiRouter<AppState> {
     OpenApiRouter::new()
         .routes(routes!(get_line))
         .routes(routes!(answer))
+        .routes(routes!(work_answer))
         .routes(routes!(withdraw))
         .routes(routes!(insert))
         .routes(routes!(readings))
+}
+
+#[utoipa::path(
+    post, path = "/v1/messages/{id}/work-answer", tag = "sessions",
+    params(("id" = i64, Path, description = "The work question card's line id")),
+    request_body = WorkAnswerRequest,
+    responses(
+        (status = 200, description = "The card with its answer (the same `request_id` again answers the same); the blocked work goes on", body = SessionMessage),
+        (status = 400, description = "Malformed JSON or id", body = ErrorBody),
+        (status = 404, description = "No such line", body = ErrorBody),
+        (status = 409, description = "Answered already by another request (`already_answered`), its work closed (`work_closed`) or its card closed by a stop (`ask_closed`)", body = ErrorBody),
+        (status = 422, description = "Not a work question; empty body or request_id", body = ErrorBody),
+    )
+)]
+async fn work_answer(
+    State(state): State<AppState>,
+    Path(id): Path<String>,
+    ApiJson(req): ApiJson<WorkAnswerRequest>,
+) -> Result<Json<SessionMessage>, ApiError> {
+    let id = path_id::<SessionMessageId>(&id)?;
+    Ok(Json(state.collab.work_answer(id, req).await?))
 }
 
 #[utoipa::path(

@@ -1,0 +1,131 @@
+//! Work question cards (END-22, WQ): a segment that ends `blocked` asks the person, as an ask
+//! line in the conversation it spoke in, for what only they can give. Their answer —
+//! `POST /v1/messages/:id/work-answer {body, request_id}` — is taken once (the same request
+//! again answers as before), reaches the blocked work as priority-1 mail, ends its wait on the
+//! person and wakes it.
+
+use crate::asks::post_ask;
+use crate::{Collab, CollabError};
+use serde::Deserialize;
+use troupe_core::conversation::{Ask, AskAnswer, SessionMessage};
+use troupe_core::inbox::Delivery;
+use troupe_core::work_item::{PRIORITY_USER, WaitingOn, WorkState};
+use troupe_core::{RunId, SessionId, SessionMessageId};
+use troupe_store::{StoreError, Tx, WorkItemRecord};
+
+/// Post the card for `item`, blocked on `needs`.
+pub(crate) fn post(
+    tx: &mut Tx<'_>,
+    item: &WorkItemRecord,
+    session: SessionId,
+    run: RunId,
+    needs: &str,
+) -> Result<SessionMessageId, StoreError> {
+    let name = tx.bot(item.bot_id)?.name;
+    let ask = Ask {
+        question: format!("{name} needs from you: {}", needs.trim()),
+        options: Vec::new(),
+        multiple: false,
+        answer: None,
+        answered_at: None,
+        closed_at: None,
+    };
+    let line = post_ask(tx, session, item.bot_id, run, item.thread_id, ask)?;
+    tx.create_work_question(line, item.id, needs.trim())?;
+    Ok(line)
+}
+
+/// `POST /v1/messages/:id/work-answer`.
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct WorkAnswerRequest {
+    pub body: String,
+    /// The client's id for this answer: sending it again changes nothing.
+    pub request_id: String,
+}
+
+enum Taken {
+    Now(troupe_core::ThreadId),
+    Before,
+}
+
+impl Collab {
+    pub async fn work_answer(
+        &self,
+        id: SessionMessageId,
+        req: WorkAnswerRequest,
+    ) -> Result<SessionMessage, CollabError> {
+        let body = req.body.trim().to_string();
+        if body.is_empty() {
+            return Err(CollabError::invalid("body: must not be empty"));
+        }
+        let request = req.request_id.trim().to_string();
+        if request.is_empty() || request.chars().count() > 200 {
+            return Err(CollabError::invalid("request_id: 1 to 200 characters"));
+        }
+        let taken = self.store().write(|tx| {
+            tx.line(id)?;
+            let Some(q) = tx.work_question(id)? else {
+                return Ok(Err(CollabError::invalid(format!(
+                    "message {id} is not a work question"
+                ))));
+            };
+            if let Some(done) = &q.request_id {
+                return Ok(if *done == request {
+                    Ok(Taken::Before)
+                } else {
+                    Err(CollabError::conflict(
+                        "already_answered",
+                        format!("work question {id} is answered already"),
+                    ))
+                });
+            }
+            let item = tx.work_item(q.work_item_id)?;
+            if item.state == WorkState::Closed || tx.bot(item.bot_id)?.archived {
+                return Ok(Err(CollabError::conflict(
+                    "work_closed",
+                    format!("the work that asked {id} is closed; it takes no answer"),
+                )));
+            }
+            if tx.line(id)?.ask.is_some_and(|a| a.closed_at.is_some()) {
+                return Ok(Err(CollabError::conflict(
+                    "ask_closed",
+                    format!("work question {id} was closed by a stop"),
+                )));
+            }
+            tx.answer_work_question(id, &request, &body)?;
+            tx.answer_ask(
+                id,
+                &AskAnswer {
+                    options: Vec::new(),
+                    text: Some(body.clone()),
+                },
+            )?;
+            tx.deliver(
+                item.thread_id,
+                &Delivery::user_task(format!(
+                    "The person answered what you needed ({}):\n{body}",
+                    q.needs
+                ))
+                .with_key(format!("work_answer:{}", id.0)),
+            )?;
+            let session = tx.line(id)?.session_id;
+            tx.set_work_mail(item.id, session, PRIORITY_USER)?;
+            if tx.live_segment_of(item.id)?.is_none() {
+                tx.set_work_state(item.id, WorkState::Queued, None)?;
+            } else if item.waiting_on == Some(WaitingOn::User) {
+                tx.set_work_state(item.id, item.state, None)?;
+            }
+            tx.clear_pause(item.thread_id)?;
+            tx.wake_after_commit(item.thread_id);
+            Ok(Ok(Taken::Now(item.thread_id)))
+        })??;
+        if let Taken::Now(thread) = taken
+            && let Err(e) = self.engine().request_drive(thread, "inbox", false).await
+        {
+            tracing::warn!(thread = %thread, error = %e, "drive after a work answer failed");
+        }
+        Ok(self.store().read(|tx| tx.line(id))?)
+    }
+}
