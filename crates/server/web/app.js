@@ -58,6 +58,9 @@
     upsertMessage,
   });
 
+  // Work (work.js): the conversation's jobs, its Bots' work items, delegation records.
+  const work = window.troupeWork({ $, el, state, api, showError, loadSessions, selectSession });
+
   // ---------- HTTP ----------
 
   async function api(method, path, body) {
@@ -396,6 +399,7 @@
     $("#send").disabled = false;
     showError($("#composer-error"), null);
     grp.enter();
+    work.enter();
     if (isPhone()) setSidebarCollapsed(true);
     if (location.hash !== "#session=" + id) history.replaceState(null, "", "#session=" + id);
     try {
@@ -585,6 +589,7 @@
     };
     const live = () => gen === state.gen;
     grp.listen(es, live);
+    work.listen(es, live);
     es.addEventListener("session_message", (e) => {
       const ev = parse(e);
       if (live() && ev && ev.payload) upsertMessage(ev.payload.message);
@@ -721,6 +726,7 @@
     $("#stop").addEventListener("click", stop);
     wf.bind();
     grp.bind();
+    work.bind();
     $("#sidebar-toggle").addEventListener("click", () => {
       setSidebarCollapsed(!$("#sidebar").classList.contains("collapsed"));
     });

@@ -158,7 +158,7 @@ window.troupeGroup = function (ctx) {
     const s = state.current;
     const group = isGroup(s);
     const readOnly = isBotDirect(s);
-    $("#group-bar").hidden = !(group || readOnly);
+    $("#group-bar").hidden = !s; // it also holds the Jobs button (work.js), in every kind
     $("#group-settings-toggle").hidden = !group;
     showSettings(false);
     $("#readonly-note").hidden = !readOnly;

@@ -11,6 +11,7 @@ const APP_JS: &str = include_str!("../../web/app.js");
 const WORKFLOW_JS: &str = include_str!("../../web/workflow.js");
 const GROUP_JS: &str = include_str!("../../web/group.js");
 const COMMANDS_JS: &str = include_str!("../../web/commands.js");
+const WORK_JS: &str = include_str!("../../web/work.js");
 const STYLE: &str = include_str!("../../web/style.css");
 
 pub fn router() -> Router<AppState> {
@@ -57,6 +58,16 @@ pub fn router() -> Router<AppState> {
                 (
                     [(header::CONTENT_TYPE, "text/javascript; charset=utf-8")],
                     COMMANDS_JS,
+                )
+                    .into_response()
+            }),
+        )
+        .route(
+            "/work.js",
+            get(|| async {
+                (
+                    [(header::CONTENT_TYPE, "text/javascript; charset=utf-8")],
+                    WORK_JS,
                 )
                     .into_response()
             }),
