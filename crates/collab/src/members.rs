@@ -94,6 +94,21 @@ impl Collab {
                     ),
                     None => (false, None),
                 };
+                // Its work on a job speaking here counts as its turn here too.
+                let turn = match turn {
+                    Some(t) => Some(t),
+                    None => tx
+                        .live_segment_threads_in(id)?
+                        .into_iter()
+                        .filter_map(|t| tx.thread(t).ok())
+                        .filter(|t| {
+                            tx.work_item_of_thread(t.id)
+                                .ok()
+                                .flatten()
+                                .is_some_and(|w| w.bot_id == r.bot_id)
+                        })
+                        .find_map(|t| t.lease.holder),
+                };
                 out.push((r, bot.name, turn, asking, unread));
             }
             Ok(out)

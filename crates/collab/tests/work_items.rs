@@ -378,6 +378,10 @@ async fn stop_in_a_group_ends_the_work_on_jobs_speaking_there() {
     .await
     .expect("the job's work started");
     let job = jobs(&w, alpha).remove(0);
+    // Its member chip shows the work on the job, which speaks here.
+    let members = w.collab.members(s).unwrap();
+    assert_eq!(members[0].state, "running");
+    assert!(members[0].turn_id.is_some());
     let stopped = w.collab.stop_turns(s, None).await.unwrap();
     assert_eq!(stopped.len(), 1);
     assert_eq!(stopped[0].thread_id, job.thread_id);
