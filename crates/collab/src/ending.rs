@@ -290,7 +290,7 @@ impl ToolHandler for EndTurn {
         // END-12: outside a group, its last words are read for a promise of later work when it
         // owes nothing and waits on nothing.
         let promised = match self.host.collab() {
-            Some(collab) if parsed.is_ok() && !bounced.contains(&BounceKind::PromisedLater) => {
+            Some(collab) if parsed.is_ok() => {
                 let s = ctx.store.read(|tx| {
                     let Some(s) = segment(tx, run)? else {
                         return Ok(None);

@@ -237,3 +237,49 @@ async fn reader_down_goes_to_desk() {
         "its one candidate"
     );
 }
+
+#[tokio::test]
+async fn done_in_place_runs_at_the_desk_and_opens_no_job() {
+    let w = world();
+    let spec = script(
+        &w,
+        "reader",
+        r#"{"steps":[{"text":"{\"control\":\"neither\",\"belongs\":\"done_in_place\"}"}],
+            "on_exhausted":"repeat_last"}"#,
+    );
+    w.collab.set_role("reading", spec).unwrap();
+    let alpha = bot(&w, "Alpha", WRITER);
+    let s = group(&w, &[alpha]);
+    let mut events = w.collab.store().subscribe();
+    let line = w
+        .collab
+        .post_line(s, "@Alpha jot this down for me".into(), None)
+        .await
+        .unwrap();
+    until(&mut events, "the Bot said it wrote", || {
+        said(&w, s, "Written.")
+    })
+    .await;
+    assert!(
+        w.collab.plans(s).unwrap().is_empty(),
+        "no job opened (DS-5a)"
+    );
+    assert!(job(&w, alpha).is_none());
+    let desk = thread_of(&w, s, alpha);
+    let dir = w
+        .collab
+        .store()
+        .read(|tx| tx.thread(desk))
+        .unwrap()
+        .workspace;
+    assert!(
+        std::path::Path::new(&dir).join("report.md").exists(),
+        "it ran at the desk"
+    );
+    let filed = w
+        .collab
+        .store()
+        .read(|tx| tx.filings_of_line(line.id))
+        .unwrap();
+    assert!(filed.is_empty());
+}
