@@ -523,14 +523,16 @@ impl Tx<'_> {
             args![message.0],
             |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?)),
         )?;
-        Ok(row.map(|(item, needs, request_id, answer, answered_at)| WorkQuestion {
-            message_id: message,
-            work_item_id: WorkItemId(item),
-            needs,
-            request_id,
-            answer,
-            answered_at,
-        }))
+        Ok(row.map(
+            |(item, needs, request_id, answer, answered_at)| WorkQuestion {
+                message_id: message,
+                work_item_id: WorkItemId(item),
+                needs,
+                request_id,
+                answer,
+                answered_at,
+            },
+        ))
     }
 
     /// Store the answer once; `false` when the card was answered already.

@@ -17,7 +17,9 @@ pub const FILING_LINES_BEFORE: usize = 6;
 #[serde(tag = "belongs", rename_all = "snake_case")]
 pub enum Filing {
     /// It concerns these jobs (each one shown to the reader).
-    Jobs { jobs: Vec<PlanId> },
+    Jobs {
+        jobs: Vec<PlanId>,
+    },
     /// New work: something to hand over, or longer work to follow up.
     New,
     /// A greeting, a question, a look-up, a one-off small action: no job opens for it.
@@ -147,7 +149,10 @@ mod tests {
 
     #[test]
     fn a_reading_names_only_jobs_it_was_shown() {
-        let f = parse_filing(r#"{"belongs":"jobs","jobs":["plan_3","plan_9",5,"plan_3"]}"#, &shown());
+        let f = parse_filing(
+            r#"{"belongs":"jobs","jobs":["plan_3","plan_9",5,"plan_3"]}"#,
+            &shown(),
+        );
         assert_eq!(
             f.unwrap(),
             Filing::Jobs {
@@ -164,12 +169,18 @@ mod tests {
 
     #[test]
     fn new_done_in_place_and_no_telling_are_read() {
-        assert_eq!(parse_filing(r#"{"belongs":"new"}"#, &[]).unwrap(), Filing::New);
+        assert_eq!(
+            parse_filing(r#"{"belongs":"new"}"#, &[]).unwrap(),
+            Filing::New
+        );
         assert_eq!(
             parse_filing("```json\n{\"belongs\":\"done_in_place\"}\n```", &[]).unwrap(),
             Filing::DoneInPlace
         );
-        assert_eq!(parse_filing(r#"{"belongs":"no_telling"}"#, &[]).unwrap(), Filing::NoTelling);
+        assert_eq!(
+            parse_filing(r#"{"belongs":"no_telling"}"#, &[]).unwrap(),
+            Filing::NoTelling
+        );
     }
 
     #[test]
@@ -182,7 +193,9 @@ mod tests {
 
     #[test]
     fn the_prompt_shows_the_jobs_and_the_last_six_lines() {
-        let before: Vec<_> = (0..8).map(|i| ("User".to_string(), format!("line {i}"))).collect();
+        let before: Vec<_> = (0..8)
+            .map(|i| ("User".to_string(), format!("line {i}")))
+            .collect();
         let p = filing_prompt(
             "fix the logo colour",
             "group \"Team\"",
