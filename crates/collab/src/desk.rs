@@ -226,7 +226,16 @@ impl EffectGuard for DeskGuard {
         let Some(workspaces) = self.host.workspaces() else {
             return Ok(());
         };
-        if ctx.thread.workflow.is_some() {
+        if ctx.thread.workflow.is_some() || !crate::tools::in_conversation(ctx.thread) {
+            return Ok(());
+        }
+        // Most effects are not a desk's: decide that from a read, and write only at a desk.
+        let at_desk = ctx.store.read(|tx| {
+            Ok(tx
+                .segment_work(run)?
+                .is_some_and(|seg| seg.mode == WorkMode::Desk))
+        });
+        if !matches!(at_desk, Ok(true)) {
             return Ok(());
         }
         let decided = ctx.store.write(|tx| {

@@ -369,6 +369,22 @@ impl EndingHook for WorkEnding {
         } else {
             Vec::new()
         };
+        if !crate::tools::in_conversation(ctx.thread) {
+            return KernelVerdict::Pass;
+        }
+        // Most endings owe nothing: decide that from a read, and write only to bounce or end.
+        let owes = ctx.store.read(|tx| {
+            let Some(seg) = tx.segment_work(run)? else {
+                return Ok(false);
+            };
+            if seg.mode != WorkMode::Work {
+                return Ok(false);
+            }
+            Ok(!tx.open_delegations_to(seg.work_item_id)?.is_empty())
+        });
+        if !matches!(owes, Ok(true)) {
+            return KernelVerdict::Pass;
+        }
         let decided = ctx.store.write(|tx| {
             let Some(s) = segment(tx, run)? else {
                 return Ok(None);

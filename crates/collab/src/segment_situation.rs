@@ -93,6 +93,10 @@ fn work(tx: &Tx<'_>, item: &troupe_store::WorkItemRecord) -> Result<Option<Strin
 }
 
 fn situation(thread: &Thread, store: &Store) -> Result<Option<String>, StoreError> {
+    // Only a Bot's own threads have segments (a child task's or an operator's never does).
+    if !crate::tools::in_conversation(thread) {
+        return Ok(None);
+    }
     let Some(run) = thread.lease.holder else {
         return Ok(None);
     };

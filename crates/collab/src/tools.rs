@@ -65,7 +65,7 @@ const GO_AHEAD: &str = "asks_go_ahead: not asked. The person has already said wh
     which it is.";
 
 /// A conversation's own thread (not a child task's, not an unattended worker's).
-fn in_conversation(t: &Thread) -> bool {
+pub(crate) fn in_conversation(t: &Thread) -> bool {
     t.parent_id.is_none() && t.interaction == Interaction::Interactive
 }
 

@@ -195,6 +195,9 @@ impl AdmissionCheck for WorkSlots {
         "work_slots"
     }
     fn check(&self, ctx: &AdmissionContext<'_>) -> Admission {
+        if !crate::tools::in_conversation(ctx.thread) {
+            return Admission::Admit;
+        }
         let verdict = ctx.store.read(|tx| {
             let Some(item) = tx.work_item_of_thread(ctx.thread.id)? else {
                 return Ok(None);
