@@ -4,47 +4,10 @@
 
 mod support;
 
-use std::time::Duration;
 use support::*;
+use troupe_core::PlanId;
 use troupe_core::conversation::Author;
-use troupe_core::work_item::WorkMode;
-use troupe_core::{BotId, PlanId, ThreadId};
-use troupe_store::{Event, FilingSource, WorkItemRecord};
-
-async fn until(
-    events: &mut tokio::sync::broadcast::Receiver<Event>,
-    what: &str,
-    mut done: impl FnMut() -> bool,
-) {
-    tokio::time::timeout(Duration::from_secs(20), async {
-        while !done() {
-            events.recv().await.unwrap();
-        }
-    })
-    .await
-    .unwrap_or_else(|_| panic!("{what}: not within 20 s"));
-}
-
-fn job(w: &World, b: BotId) -> Option<WorkItemRecord> {
-    w.collab
-        .store()
-        .read(|tx| tx.work_items_of_bot(b))
-        .unwrap()
-        .into_iter()
-        .find(|i| i.mode == WorkMode::Work)
-}
-
-fn runs_of(w: &World, t: ThreadId) -> usize {
-    runs(w, t)
-}
-
-fn said(w: &World, s: troupe_core::SessionId, words: &str) -> bool {
-    w.collab
-        .lines(s, None, 100)
-        .unwrap()
-        .iter()
-        .any(|l| l.body == words)
-}
+use troupe_store::FilingSource;
 
 /// The desk's first effect opens the job; the job writes, says so, and later shortens it.
 const WRITER: &str = r#"{"steps":[
@@ -83,7 +46,7 @@ async fn quoted_reply_inherits_every_target() {
     assert_eq!(bound[0].plan_id, plan);
     assert_eq!(bound[0].source, FilingSource::Binding);
     let desk = thread_of(&w, s, alpha);
-    let desk_runs = runs_of(&w, desk);
+    let desk_runs = runs(&w, desk);
     let line = w
         .collab
         .post_line(s, "@Alpha make it shorter".into(), Some(written.id))
@@ -102,8 +65,8 @@ async fn quoted_reply_inherits_every_target() {
     assert_eq!(filed[0].plan_id, plan);
     assert_eq!(filed[0].source, FilingSource::QuotedReply);
     assert!(filed[0].locked);
-    assert_eq!(runs_of(&w, desk), desk_runs, "the desk did not run for it");
-    assert_eq!(runs_of(&w, job(&w, alpha).unwrap().thread_id), 2);
+    assert_eq!(runs(&w, desk), desk_runs, "the desk did not run for it");
+    assert_eq!(runs(&w, job(&w, alpha).unwrap().thread_id), 2);
 }
 
 /// Reads every line as plain (no stop) and about plan_1.
@@ -148,7 +111,7 @@ async fn the_reader_files_a_line_under_a_job_it_was_shown() {
     assert_eq!(w.collab.plans(s).unwrap()[0].id, PlanId(1));
     // Now plan_1 is shown, and the reader's filing sends the line to the job, not the desk.
     let desk = thread_of(&w, s, alpha);
-    let desk_runs = runs_of(&w, desk);
+    let desk_runs = runs(&w, desk);
     let line = w
         .collab
         .post_line(s, "@Alpha now shorten it".into(), None)
@@ -169,7 +132,7 @@ async fn the_reader_files_a_line_under_a_job_it_was_shown() {
         !filed[0].locked,
         "a reading is a default, not a locked signal"
     );
-    assert_eq!(runs_of(&w, desk), desk_runs);
+    assert_eq!(runs(&w, desk), desk_runs);
     let plan = w.collab.plan(PlanId(1)).unwrap();
     assert!(plan.last_user_activity_at.is_some());
 }

@@ -4,55 +4,7 @@
 
 mod support;
 
-use std::time::Duration;
 use support::*;
-use troupe_core::work_item::WorkMode;
-use troupe_core::{BotId, SessionId};
-use troupe_store::{Event, WorkItemRecord};
-
-async fn until(
-    events: &mut tokio::sync::broadcast::Receiver<Event>,
-    what: &str,
-    mut done: impl FnMut() -> bool,
-) {
-    tokio::time::timeout(Duration::from_secs(20), async {
-        while !done() {
-            events.recv().await.unwrap();
-        }
-    })
-    .await
-    .unwrap_or_else(|_| panic!("{what}: not within 20 s"));
-}
-
-fn job(w: &World, b: BotId) -> Option<WorkItemRecord> {
-    w.collab
-        .store()
-        .read(|tx| tx.work_items_of_bot(b))
-        .unwrap()
-        .into_iter()
-        .find(|i| i.mode == WorkMode::Work)
-}
-
-fn ends(w: &World, t: troupe_core::ThreadId) -> Vec<String> {
-    let mut runs = w
-        .collab
-        .store()
-        .read(|tx| tx.runs_for_thread(t, 100))
-        .unwrap();
-    runs.reverse();
-    runs.into_iter()
-        .filter_map(|r| r.end_reason.map(|e| e.code().to_string()))
-        .collect()
-}
-
-fn bodies(w: &World, s: SessionId) -> Vec<String> {
-    w.collab
-        .lines(s, None, 100)
-        .unwrap()
-        .into_iter()
-        .map(|l| l.body)
-        .collect()
-}
 
 const LEAD: &str = r#"{"steps":[{"text":"unused"}],"rules":[
     {"when_user_contains":"answered your request","reply":{"text":"The slogan is: Fast and calm."}},
@@ -75,7 +27,7 @@ async fn answer_wakes_sender_priority_2() {
         .await
         .unwrap();
     until(&mut events, "the lead replied in the group", || {
-        bodies(&w, s)
+        lines_said(&w, s)
             .iter()
             .any(|b| b == "The slogan is: Fast and calm.")
     })
@@ -96,7 +48,7 @@ async fn answer_wakes_sender_priority_2() {
     assert_eq!(d.result.as_ref().unwrap()["text"], "Fast and calm.");
     assert!(!d.waiting && d.due_at.is_none());
     // The pair's direct shows the request and the answer, and only records.
-    let pair = bodies(&w, d.pair_session_id);
+    let pair = lines_said(&w, d.pair_session_id);
     assert!(
         pair[0].starts_with(&format!("Request {}", d.id)),
         "{pair:?}"
@@ -260,7 +212,7 @@ async fn archiving_the_recipient_cancels_and_wakes_the_sender_once() {
     .await;
     w.collab.archive_bot(beta).unwrap();
     until(&mut events, "the lead went on by itself", || {
-        bodies(&w, s).iter().any(|b| b == "Doing it myself.")
+        lines_said(&w, s).iter().any(|b| b == "Doing it myself.")
     })
     .await;
     let plan = w.collab.plans(s).unwrap()[0].id;
@@ -329,7 +281,7 @@ async fn blocked_leaves_a_work_question_whose_answer_wakes_the_work_once() {
     };
     answer("r1").await.unwrap();
     until(&mut events, "the work went on", || {
-        bodies(&w, s).iter().any(|b| b == "Thanks, going on.")
+        lines_said(&w, s).iter().any(|b| b == "Thanks, going on.")
     })
     .await;
     // The same request again changes nothing; another one is refused.

@@ -6,9 +6,9 @@ mod support;
 
 use std::time::Duration;
 use support::*;
+use troupe_core::ThreadId;
 use troupe_core::work_item::WorkMode;
-use troupe_core::{BotId, SessionId, ThreadId};
-use troupe_store::{Event, WorkItemRecord};
+use troupe_store::Event;
 
 /// Wait (at most 20 s, then fail) until `n` runs of any thread have ended.
 async fn any_runs_ended(events: &mut tokio::sync::broadcast::Receiver<Event>, n: usize) {
@@ -36,37 +36,6 @@ async fn runs_started(events: &mut tokio::sync::broadcast::Receiver<Event>, n: u
     })
     .await
     .unwrap_or_else(|_| panic!("{seen} of {n} runs started in 20 s"));
-}
-
-fn items(w: &World, b: BotId) -> Vec<WorkItemRecord> {
-    w.collab.store().read(|tx| tx.work_items_of_bot(b)).unwrap()
-}
-
-fn jobs(w: &World, b: BotId) -> Vec<WorkItemRecord> {
-    items(w, b)
-        .into_iter()
-        .filter(|i| i.mode == WorkMode::Work)
-        .collect()
-}
-
-fn last_end(w: &World, t: ThreadId) -> String {
-    w.collab
-        .store()
-        .read(|tx| tx.runs_for_thread(t, 1))
-        .unwrap()
-        .remove(0)
-        .end_reason
-        .map(|r| r.code().to_string())
-        .unwrap_or_default()
-}
-
-fn bodies(w: &World, s: SessionId) -> Vec<String> {
-    w.collab
-        .lines(s, None, 100)
-        .unwrap()
-        .into_iter()
-        .map(|l| l.body)
-        .collect()
 }
 
 const WRITER: &str = r#"{"steps":[
@@ -115,7 +84,7 @@ async fn desk_first_effect_opens_a_job_and_the_job_does_the_work_in_its_folder()
             .exists()
     );
     // The job's words are said in the group; the line is filed under the job.
-    assert!(bodies(&w, s).contains(&"Written.".to_string()));
+    assert!(lines_said(&w, s).contains(&"Written.".to_string()));
     let filed = w.collab.plan_messages(plans[0].id, None, 10).unwrap();
     assert!(filed.iter().any(|l| l.id == line.id));
     // Settlement: the desk closed, the job's work idle (WI-12).
@@ -353,7 +322,7 @@ async fn a_fourth_progress_message_without_parent_is_refused_progress_limit() {
         "{}",
         calls[3].result
     );
-    let said = bodies(&w, s);
+    let said = lines_said(&w, s);
     assert!(said.contains(&"progress 3".to_string()) && !said.contains(&"progress 4".to_string()));
 }
 

@@ -11,6 +11,10 @@ use troupe_core::{BotId, SessionId, ThreadId};
 use troupe_engine::{Engine, RoleTable};
 use troupe_store::Event;
 
+mod work;
+#[allow(unused_imports)]
+pub use work::*;
+
 pub struct World {
     pub collab: Collab,
     pub dir: tempfile::TempDir,
