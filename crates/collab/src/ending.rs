@@ -189,10 +189,7 @@ fn end(
                 .effects_for_run(run)?
                 .iter()
                 .any(|e| e.outcome == troupe_core::effect::EffectOutcome::Succeeded)
-            || tx
-                .delegations_of_plan(s.item.plan_id.unwrap_or(troupe_core::PlanId(0)))?
-                .iter()
-                .any(|d| d.originating_run_id == Some(run));
+            || tx.delegated_in(run)?;
         let still_owed = owed(tx, &tx.work_item(s.item.id)?)?;
         let np = after_ending(
             s.item.no_progress_endings,

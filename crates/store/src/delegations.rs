@@ -191,3 +191,16 @@ impl Tx<'_> {
         )
     }
 }
+
+impl Tx<'_> {
+    /// Whether the run sent a delegation (progress for END-11).
+    pub fn delegated_in(&self, run: RunId) -> Result<bool> {
+        Ok(self
+            .query_opt(
+                "SELECT 1 FROM delegations WHERE originating_run_id = ?1 LIMIT 1",
+                args![run.0],
+                |r| r.get::<i64>(0),
+            )?
+            .is_some())
+    }
+}
