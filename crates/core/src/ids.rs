@@ -57,6 +57,10 @@ id_type!(/// One Bot's named request to another's work item on a shared job.
     DelegationId, "del_");
 id_type!(/// A one-time timer a Bot booked for its own work item.
     CheckBackId, "cb_");
+id_type!(/// One deliverable of a job (its tickets arrive with Deliverables; holds name them already).
+    TicketId, "tk_");
+id_type!(/// A person's stop, kept as its own row until they lift it.
+    HoldId, "hold_");
 
 #[cfg(test)]
 mod tests {

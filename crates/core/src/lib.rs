@@ -11,6 +11,7 @@ pub mod dormancy;
 pub mod drive;
 pub mod effect;
 pub mod ending;
+pub mod hold;
 pub mod ids;
 pub mod inbox;
 pub mod lead;
@@ -30,6 +31,6 @@ pub mod work_item;
 
 pub use clock::{Clock, ManualClock, SystemClock};
 pub use ids::{
-    BotId, CheckBackId, DelegationId, EffectId, EventId, InboxItemId, MessageId, PlanId, RunId,
-    SessionId, SessionMessageId, ThreadId, WorkItemId,
+    BotId, CheckBackId, DelegationId, EffectId, EventId, HoldId, InboxItemId, MessageId, PlanId,
+    RunId, SessionId, SessionMessageId, ThreadId, TicketId, WorkItemId,
 };
