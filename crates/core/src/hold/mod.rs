@@ -5,5 +5,5 @@ pub mod scope;
 
 pub use scope::{
     HeldOver, Hold, HoldEffect, HoldScope, HoldSource, HoldStatus, HoldTarget, LiftedBy,
-    ParkedPlan, StoppedTurn,
+    ParkedPlan, StoppedTurn, TurnFacts,
 };

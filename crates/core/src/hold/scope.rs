@@ -169,6 +169,20 @@ impl LiftedBy {
     }
 }
 
+/// What coverage is judged on: a turn (live, or about to start) of one Bot on one thread.
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TurnFacts {
+    pub bot_id: BotId,
+    /// The conversation it speaks in.
+    pub session_id: SessionId,
+    pub thread_id: ThreadId,
+    pub plan_id: Option<PlanId>,
+    /// The job's home conversation (a session hold covers its jobs everywhere).
+    pub plan_home: Option<SessionId>,
+    pub ticket_id: Option<TicketId>,
+}
+
 /// A turn the hold ended, as it was when it stopped (HOLD-5): enough to reopen it on a note.
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
