@@ -1,16 +1,21 @@
 //! Stopping a run: one transaction records the stop (run stopped, effects in flight unknown,
-//! the partial reply kept as the breakpoint, steer and context dropped, the latch written);
-//! then the model stream is cancelled and the run's process groups are ended.
+//! the partial reply kept as the breakpoint, the latch written for a person's Stop); then the
+//! model stream is cancelled and the run's process groups are ended. `record_stop` is the
+//! first half, inside a caller's own write (a hold ends every run it covers in the write that
+//! makes it); `release_stops` the second, after that write commits.
 
 use crate::Engine;
 use crate::error::EngineError;
+use crate::live::LiveRun;
+use crate::node::Control;
 use crate::recovery::settle_dangling_calls;
-use troupe_core::ThreadId;
+use std::sync::Arc;
 use troupe_core::inbox::dropped_on_abort;
 use troupe_core::message::{Finish, Origin, Part, Role};
 use troupe_core::pause::PauseReason;
 use troupe_core::run::EndReason;
-use troupe_store::{NewMessage, RunRecord};
+use troupe_core::{RunId, ThreadId};
+use troupe_store::{NewMessage, RunRecord, StoreError, Tx};
 
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub enum StopMode {
@@ -18,6 +23,17 @@ pub enum StopMode {
     User,
     /// A domain cancelled its own work: no latch, the inbox is left to the domain.
     Internal,
+    /// A hold ended the run: no latch (the hold is the latch) and every unread line stays
+    /// queued, held until the hold lifts.
+    Hold,
+}
+
+/// A stop recorded in a write; what is left to do once that write has committed.
+pub struct RecordedStop {
+    pub run: RunRecord,
+    /// Whether this write ended the run (false: it had ended already; the release still runs).
+    pub ended: bool,
+    live: Option<Arc<LiveRun>>,
 }
 
 impl Engine {
@@ -32,59 +48,152 @@ impl Engine {
                 None => Err(EngineError::NotRunning(thread)),
             };
         };
-        let partial = live.take_partial();
-        let record = self.inner.store.write(|tx| {
-            let (rec, ended) = tx.force_end_run(live.run_id, &EndReason::Stopped)?;
-            if !ended {
-                // The first stop wins; a second one changes nothing.
-                return Ok(rec);
-            }
-            self.inner.ext.run_ended(tx, &rec)?;
-            let root = match rec.root_id {
-                Some(r) => Some(r),
-                None => tx.root_state(thread)?.root(),
-            };
-            tx.mark_run_effects_unknown(live.run_id, "stopped before it finished")?;
-            settle_dangling_calls(
-                tx,
-                thread,
-                "stopped before it finished; whether it took effect is unknown",
-            )?;
-            if !partial.is_empty() && root.is_some() {
-                let m = tx.insert_message(&NewMessage {
-                    thread_id: thread,
-                    role: Role::Assistant,
-                    origin: Origin::Agent,
-                    is_root: false,
-                    root_id: root,
-                    run_id: Some(live.run_id),
-                    parts: vec![Part::text(partial.clone())],
-                    finish: Some(Finish::Interrupted),
-                    error: None,
-                    delivery_key: None,
-                    metadata: None,
-                })?;
-                self.inner.ext.observe(tx, &m)?;
-            }
-            if mode == StopMode::User {
-                let items = tx.inbox(thread)?;
-                tx.drop_inbox_items(thread, &dropped_on_abort(&items))?;
-                tx.pause(thread, PauseReason::Aborted, None)?;
-            }
-            Ok(rec)
-        })?;
-        live.cancel.cancel();
-        let grace = self.inner.config.kill_grace;
-        // Each group gets its own grace period, concurrently.
-        let ends: Vec<_> = live
-            .pgids()
-            .into_iter()
-            .map(|pgid| tokio::spawn(troupe_tools::terminate_group(pgid, grace)))
-            .collect();
-        for end in ends {
-            let _ = end.await;
-        }
+        let stop = self
+            .inner
+            .store
+            .write(|tx| self.record_live_stop(tx, &live, mode))?;
+        let run = stop.run.clone();
+        let _ = self.release_stops(vec![stop]).await;
         live.wait_done().await;
-        Ok(record)
+        Ok(run)
+    }
+
+    /// Record, inside `tx`, the stop of the thread's live run — here or on another node.
+    /// `None` when the thread runs nothing. Call `release_stops` after the write commits.
+    pub fn record_stop(
+        &self,
+        tx: &mut Tx<'_>,
+        thread: ThreadId,
+        mode: StopMode,
+    ) -> Result<Option<RecordedStop>, StoreError> {
+        if let Some(live) = self.inner.live.get(thread) {
+            return self.record_live_stop(tx, &live, mode).map(Some);
+        }
+        let Some(run) = tx.thread(thread)?.lease.holder else {
+            return Ok(None);
+        };
+        // Held by another node (or left by a dead one): the record is the same; its owner is
+        // told to cancel after commit.
+        let (rec, ended) = self.record_end(tx, run, thread, mode, "")?;
+        Ok(Some(RecordedStop {
+            run: rec,
+            ended,
+            live: None,
+        }))
+    }
+
+    fn record_live_stop(
+        &self,
+        tx: &mut Tx<'_>,
+        live: &Arc<LiveRun>,
+        mode: StopMode,
+    ) -> Result<RecordedStop, StoreError> {
+        let partial = live.partial();
+        let (rec, ended) = self.record_end(tx, live.run_id, live.thread_id, mode, &partial)?;
+        Ok(RecordedStop {
+            run: rec,
+            ended,
+            live: Some(live.clone()),
+        })
+    }
+
+    fn record_end(
+        &self,
+        tx: &mut Tx<'_>,
+        run: RunId,
+        thread: ThreadId,
+        mode: StopMode,
+        partial: &str,
+    ) -> Result<(RunRecord, bool), StoreError> {
+        let (rec, ended) = tx.force_end_run(run, &EndReason::Stopped)?;
+        if !ended {
+            // The first stop wins; a second one changes nothing.
+            return Ok((rec, false));
+        }
+        self.inner.ext.run_ended(tx, &rec)?;
+        let root = match rec.root_id {
+            Some(r) => Some(r),
+            None => tx.root_state(thread)?.root(),
+        };
+        tx.mark_run_effects_unknown(run, "stopped before it finished")?;
+        settle_dangling_calls(
+            tx,
+            thread,
+            "stopped before it finished; whether it took effect is unknown",
+        )?;
+        if !partial.is_empty() && root.is_some() {
+            let m = tx.insert_message(&NewMessage {
+                thread_id: thread,
+                role: Role::Assistant,
+                origin: Origin::Agent,
+                is_root: false,
+                root_id: root,
+                run_id: Some(run),
+                parts: vec![Part::text(partial.to_string())],
+                finish: Some(Finish::Interrupted),
+                error: None,
+                delivery_key: None,
+                metadata: None,
+            })?;
+            self.inner.ext.observe(tx, &m)?;
+        }
+        if mode == StopMode::User {
+            let items = tx.inbox(thread)?;
+            tx.drop_inbox_items(thread, &dropped_on_abort(&items))?;
+            tx.pause(thread, PauseReason::Aborted, None)?;
+        }
+        Ok((rec, true))
+    }
+
+    /// After the write that recorded them: cancel each run's model stream and tool calls and
+    /// end its process groups (SIGTERM, SIGKILL after the grace), every group concurrently.
+    /// Runs another node holds are handed to that node. Resolves to the runs whose groups
+    /// outlived the kill (empty unless something is wrong); nobody needs to wait for it.
+    pub fn release_stops(&self, stops: Vec<RecordedStop>) -> tokio::task::JoinHandle<Vec<RunId>> {
+        let grace = self.inner.config.kill_grace;
+        let mut ends = Vec::new();
+        for stop in &stops {
+            match &stop.live {
+                Some(live) => {
+                    live.take_partial();
+                    live.cancel.cancel();
+                    for pgid in live.pgids() {
+                        ends.push((
+                            stop.run.id,
+                            tokio::spawn(troupe_tools::terminate_group(pgid, grace)),
+                        ));
+                    }
+                }
+                None => self.hand_stop_to_owner(&stop.run),
+            }
+        }
+        tokio::spawn(async move {
+            let mut left = Vec::new();
+            for (run, end) in ends {
+                let survived = matches!(end.await, Ok(troupe_tools::GroupEnd::Survived));
+                if survived && !left.contains(&run) {
+                    left.push(run);
+                }
+            }
+            left
+        })
+    }
+
+    fn hand_stop_to_owner(&self, run: &RunRecord) {
+        if run.owner_boot == self.node_id() {
+            return;
+        }
+        let ask = Control::Stop {
+            node: run.owner_boot.clone(),
+            thread: run.thread_id,
+            run: run.id,
+            internal: true,
+        };
+        let sent = serde_json::to_string(&ask)
+            .map_err(|e| StoreError::Corrupt(e.to_string()))
+            .and_then(|ask| self.inner.store.write(|tx| tx.notify_control(&ask)));
+        if let Err(e) = sent {
+            tracing::warn!(run = %run.id, error = %e, "could not ask the owning node to cancel a stopped run");
+        }
     }
 }

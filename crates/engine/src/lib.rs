@@ -17,7 +17,7 @@ mod run_loop;
 mod shutdown;
 mod step;
 
-pub use abort::StopMode;
+pub use abort::{RecordedStop, StopMode};
 pub use drive::DriveOutcome;
 pub use engine::{Engine, EngineBuilder, EngineConfig};
 pub use error::EngineError;

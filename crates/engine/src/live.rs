@@ -108,6 +108,13 @@ impl LiveRun {
             .unwrap_or_else(|p| p.into_inner())
             .push_str(text);
     }
+    /// The reply streamed so far, left in place (a write that records it may be retried).
+    pub fn partial(&self) -> String {
+        self.partial
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone()
+    }
     pub fn take_partial(&self) -> String {
         std::mem::take(&mut *self.partial.lock().unwrap_or_else(|p| p.into_inner()))
     }

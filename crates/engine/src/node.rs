@@ -48,7 +48,7 @@ pub struct NodeTick {
 /// A request from one node to another, sent as a control message.
 #[derive(Clone, Debug, Serialize, Deserialize)]
 #[serde(tag = "op", rename_all = "snake_case")]
-enum Control {
+pub(crate) enum Control {
     Stop {
         node: String,
         thread: ThreadId,
@@ -278,7 +278,7 @@ impl Engine {
             node: node.id.clone(),
             thread,
             run: run.id,
-            internal: mode == StopMode::Internal,
+            internal: mode != StopMode::User,
         })
         .map_err(|e| EngineError::Invalid(e.to_string()))?;
         store.write(|tx| tx.notify_control(&ask))?;
