@@ -1,8 +1,13 @@
 //! Holds (digest A §13–16): a person's stop kept as a row, what it covers, what lifts it,
 //! what reopens after, and how a stop line's words and place name its scope.
 
+pub mod cover;
 pub mod scope;
 
+#[cfg(test)]
+mod test_support;
+
+pub use cover::{covering, covers};
 pub use scope::{
     HeldOver, Hold, HoldEffect, HoldScope, HoldSource, HoldStatus, HoldTarget, LiftedBy,
     ParkedPlan, StoppedTurn, TurnFacts,
