@@ -2,7 +2,7 @@
 //! conversations. Its spec is versioned; every revision names its cause (PLAN-O2), and only
 //! the person renames it (PLAN-2).
 
-use crate::ids::{RunId, SessionMessageId};
+use crate::ids::{HoldId, RunId, SessionMessageId};
 use serde::{Deserialize, Serialize};
 use std::fmt;
 use std::str::FromStr;
@@ -87,6 +87,8 @@ pub enum RevisionCause {
     User,
     Message(SessionMessageId),
     Turn(RunId),
+    /// A hold parked the job, or gave its status back on lift (HOLD-P5).
+    Hold(HoldId),
 }
 
 impl RevisionCause {
@@ -101,8 +103,9 @@ impl RevisionCause {
         match s.split_once(':') {
             Some(("message", id)) => id.parse().map(RevisionCause::Message),
             Some(("turn", id)) => id.parse().map(RevisionCause::Turn),
+            Some(("hold", id)) => id.parse().map(RevisionCause::Hold),
             _ => Err(format!(
-                "unknown revision cause '{s}' (expected user, message:<id> or turn:<id>)"
+                "unknown revision cause '{s}' (expected user, message:<id>, turn:<id> or hold:<id>)"
             )),
         }
     }
@@ -115,6 +118,7 @@ impl fmt::Display for RevisionCause {
             RevisionCause::User => f.write_str("user"),
             RevisionCause::Message(m) => write!(f, "message:{}", m.0),
             RevisionCause::Turn(r) => write!(f, "turn:{}", r.0),
+            RevisionCause::Hold(h) => write!(f, "hold:{}", h.0),
         }
     }
 }

@@ -315,7 +315,15 @@ impl Tx<'_> {
         patch: &SpecPatch,
         cause: RevisionCause,
     ) -> Result<PlanRecord> {
-        validate_patch(patch).map_err(StoreError::Invalid)?;
+        // Only a hold writes `parked` (and gives the status back).
+        let checked = match cause {
+            RevisionCause::Hold(_) => SpecPatch {
+                status: None,
+                ..patch.clone()
+            },
+            _ => patch.clone(),
+        };
+        validate_patch(&checked).map_err(StoreError::Invalid)?;
         let cur = self.plan(id)?;
         let stale = |current: i64| {
             StoreError::Conflict(format!(
