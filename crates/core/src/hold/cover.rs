@@ -158,7 +158,7 @@ mod tests {
     }
 
     #[test]
-    fn covering_lists_in_force_holds_in_order() {
+    fn cover_per_scope_covering_lists_in_force_holds_in_order() {
         let t = facts(1, 10, 100);
         let mut lifted = hold(3, 0, HoldScope::Everything);
         lifted.status = HoldStatus::Lifted;

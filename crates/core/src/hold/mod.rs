@@ -2,12 +2,14 @@
 //! what reopens after, and how a stop line's words and place name its scope.
 
 pub mod cover;
+pub mod lift;
 pub mod scope;
 
 #[cfg(test)]
 mod test_support;
 
 pub use cover::{covering, covers};
+pub use lift::{LineFacts, lift_by_line};
 pub use scope::{
     HeldOver, Hold, HoldEffect, HoldScope, HoldSource, HoldStatus, HoldTarget, LiftedBy,
     ParkedPlan, StoppedTurn, TurnFacts,
