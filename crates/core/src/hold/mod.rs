@@ -3,6 +3,7 @@
 
 pub mod cover;
 pub mod lift;
+pub mod reopen;
 pub mod scope;
 
 #[cfg(test)]
