@@ -3,6 +3,7 @@
 
 pub mod cover;
 pub mod lift;
+pub mod parking;
 pub mod reopen;
 pub mod scope;
 
