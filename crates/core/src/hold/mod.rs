@@ -7,6 +7,7 @@ pub mod lift;
 pub mod parking;
 pub mod reopen;
 pub mod scope;
+pub mod scope_words;
 
 #[cfg(test)]
 mod test_support;
@@ -18,3 +19,4 @@ pub use scope::{
     HeldOver, Hold, HoldEffect, HoldScope, HoldSource, HoldStatus, HoldTarget, LiftedBy,
     ParkedPlan, StoppedTurn, TurnFacts,
 };
+pub use scope_words::{Place, scope_from_words};
