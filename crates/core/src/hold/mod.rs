@@ -1,6 +1,7 @@
 //! Holds (digest A §13–16): a person's stop kept as a row, what it covers, what lifts it,
 //! what reopens after, and how a stop line's words and place name its scope.
 
+pub mod cascade;
 pub mod control;
 pub mod cover;
 pub mod lift;
@@ -12,6 +13,7 @@ pub mod scope_words;
 #[cfg(test)]
 mod test_support;
 
+pub use cascade::{DelegationEdge, Handoff, MAX_HANDOFFS, delegation_targets, handed_on};
 pub use control::{ControlAction, ControlHandling, control_handling, visible_offer};
 pub use cover::{covering, covers};
 pub use lift::{LineFacts, lift_by_line};
