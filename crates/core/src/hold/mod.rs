@@ -17,6 +17,8 @@ pub use cascade::{DelegationEdge, Handoff, MAX_HANDOFFS, delegation_targets, han
 pub use control::{ControlAction, ControlHandling, control_handling, visible_offer};
 pub use cover::{covering, covers};
 pub use lift::{LineFacts, lift_by_line};
+pub use parking::{Restore, held_by, park, parking_holds, parks_plan, restore};
+pub use reopen::{LiftTrigger, Reopen, reopen_after_lift};
 pub use scope::{
     HeldOver, Hold, HoldEffect, HoldScope, HoldSource, HoldStatus, HoldTarget, LiftedBy,
     ParkedPlan, StoppedTurn, TurnFacts,
