@@ -404,6 +404,7 @@ fn run_job(
 fn copy_error(e: &StoreError) -> StoreError {
     match e {
         StoreError::Sql(e) => StoreError::Sql(e.clone()),
+        StoreError::Held => StoreError::Held,
         other => StoreError::Conflict(format!("the batch this write joined failed: {other}")),
     }
 }

@@ -72,7 +72,7 @@ impl From<rusqlite::Error> for SqlError {
 
 impl From<rusqlite::Error> for crate::StoreError {
     fn from(e: rusqlite::Error) -> Self {
-        crate::StoreError::Sql(e.into())
+        SqlError::from(e).into()
     }
 }
 

@@ -378,7 +378,7 @@ impl ToSql for Value {
 
 impl From<tokio_postgres::Error> for StoreError {
     fn from(e: tokio_postgres::Error) -> Self {
-        StoreError::Sql(SqlError::from_pg(&e))
+        SqlError::from_pg(&e).into()
     }
 }
 
