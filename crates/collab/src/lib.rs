@@ -11,6 +11,7 @@ mod demo;
 mod desk;
 mod ending;
 mod error;
+pub mod holds;
 mod judgement;
 mod key_names;
 mod lines;
@@ -66,10 +67,12 @@ pub fn extend(
         .message_observer(Arc::new(SessionProjector))
         .context(Arc::new(ConversationSituation))
         .context(Arc::new(segment_situation::SegmentSituation))
+        .admission(Arc::new(holds::HoldAdmission))
         .admission(Arc::new(Membership))
         .admission(Arc::new(WorkSlots))
         .run_observer(Arc::new(WorkItems))
         .ending_hook(Arc::new(WorkEnding))
+        .guard(Arc::new(holds::HoldGuard))
         .guard(Arc::new(DeskGuard::new(host.clone())));
     tools::registrations(host)
         .into_iter()

@@ -96,6 +96,12 @@ impl Collab {
         let mut guard = (&mut turn).now_or_never();
         // Meaning and filing are read at once; routing waits for the slower (LR-2).
         let (reading, filing) = tokio::join!(self.read_user_line(id), self.read_filing(id));
+        // A pure stop is carried out now, ahead of the lines still waiting (CL-2).
+        if let Ok(r) = &reading
+            && self.execute_stop(&line, r).await?.is_some()
+        {
+            return Ok(());
+        }
         if guard.is_none() {
             guard = (&mut turn).now_or_never();
         }
@@ -167,6 +173,7 @@ impl Collab {
                 tracing::warn!(thread = %thread, error = %e, "drive after a user line failed");
             }
         }
+        self.drive_reopened(&routed.reopened).await;
         if !routed.judge.is_empty() {
             let me = self.clone();
             tokio::spawn(async move {

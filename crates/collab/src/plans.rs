@@ -74,7 +74,7 @@ impl From<PlanRecord> for PlanView {
 pub struct PlanRevisionView {
     pub plan_id: PlanId,
     pub version: i64,
-    /// `user`, `message:<id>` or `turn:<id>`.
+    /// `user`, `message:<id>`, `turn:<id>` or `hold:<id>`.
     pub cause: String,
     /// The fields this version changed: `{"goal": {"old": "…", "new": "…"}}` (old is null in
     /// version 1).

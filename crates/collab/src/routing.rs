@@ -30,6 +30,9 @@ pub(crate) struct Routed {
     pub woke: Vec<ThreadId>,
     /// No lead and nobody named: ask these Bots whether they join (after commit).
     pub judge: Vec<BotId>,
+    /// Stopped work the line's lift reopened on a note: driven as the person's own act
+    /// (past a call whose outcome the stop left unknown).
+    pub reopened: Vec<ThreadId>,
 }
 
 /// Every live Bot, marked present when it is a member here.
@@ -290,6 +293,20 @@ pub(crate) fn route_person_line(
             deliver(tx, workspace, &session, line, &bot, None)?;
         }
     }
+    // Whom the line is said to, for the holds it lifts: in a group naming nobody, everyone.
+    let said_to: Vec<BotId> = match session.kind {
+        SessionKind::Group if !parse_mentions(&line.body, &roster(tx, &session)?).is_empty() => {
+            recipients.iter().map(|(b, _)| *b).collect()
+        }
+        _ => session.bot_ids.clone(),
+    };
+    let lifted = crate::holds::lines::lift_by_person_line(tx, line, &said_to, &filed, &out.woke)?;
+    for t in lifted.drive {
+        if !out.woke.contains(&t) && !lifted.reopened.contains(&t) {
+            out.woke.push(t);
+        }
+    }
+    out.reopened = lifted.reopened;
     routed_event(tx, session.id, line, &recipients)?;
     tx.set_line_routing(line.id, "routed")?;
     Ok(out)

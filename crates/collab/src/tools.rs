@@ -405,7 +405,15 @@ pub fn registrations(host: &Arc<ToolHost>) -> Vec<ToolRegistration> {
             effectful: false,
             read_only: false,
             available: Arc::new(in_conversation),
-            handler,
+            // Every tool here but end_turn has an effect a hold refuses (HOLD-T1).
+            handler: if name == "end_turn" {
+                handler
+            } else {
+                Arc::new(crate::holds::Held {
+                    tool: name.into(),
+                    inner: handler,
+                })
+            },
         }
     };
     vec![
@@ -491,6 +499,13 @@ pub fn registrations(host: &Arc<ToolHost>) -> Vec<ToolRegistration> {
             crate::ending::end_turn_spec(),
             Arc::new(crate::ending::EndTurn { host: host.clone() }),
         ),
-        crate::check_backs::registration(),
+        {
+            let mut cb = crate::check_backs::registration();
+            cb.handler = Arc::new(crate::holds::Held {
+                tool: cb.spec.name.clone(),
+                inner: cb.handler,
+            });
+            cb
+        },
     ]
 }

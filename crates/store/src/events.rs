@@ -214,6 +214,60 @@ impl Tx<'_> {
         )
     }
 
+    /// The newest event of `kind` on `thread`.
+    pub fn last_event_of(&self, kind: &str, thread: ThreadId) -> Result<Option<Event>> {
+        let sql = "SELECT id, at, thread_id, run_id, session_id, kind, payload FROM events
+             WHERE thread_id = ?1 AND kind = ?2 ORDER BY id DESC LIMIT 1";
+        Ok(self
+            .query_all(sql, args![thread.0, kind], event_row)?
+            .into_iter()
+            .next())
+    }
+
+    /// Events of the given kinds after `after`, oldest first (the work log reads these).
+    pub fn events_of_kinds(
+        &self,
+        kinds: &[&str],
+        after: EventId,
+        limit: u32,
+    ) -> Result<Vec<Event>> {
+        if kinds.is_empty() {
+            return Ok(Vec::new());
+        }
+        let list = kinds
+            .iter()
+            .map(|k| format!("'{}'", k.replace('\'', "")))
+            .collect::<Vec<_>>()
+            .join(", ");
+        self.events_where(
+            &format!("id > ?1 AND kind IN ({list})"),
+            args![after.0],
+            limit,
+        )
+    }
+
+    /// Events of the given kinds at or after `since` (ms), oldest first.
+    pub fn events_of_kinds_since(
+        &self,
+        kinds: &[&str],
+        since: i64,
+        limit: u32,
+    ) -> Result<Vec<Event>> {
+        if kinds.is_empty() {
+            return Ok(Vec::new());
+        }
+        let list = kinds
+            .iter()
+            .map(|k| format!("'{}'", k.replace('\'', "")))
+            .collect::<Vec<_>>()
+            .join(", ");
+        self.events_where(
+            &format!("at >= ?1 AND kind IN ({list})"),
+            args![since],
+            limit,
+        )
+    }
+
     pub(crate) fn events_where(
         &self,
         clause: &str,
@@ -223,18 +277,7 @@ impl Tx<'_> {
         let sql = format!(
             "SELECT id, at, thread_id, run_id, session_id, kind, payload FROM events WHERE {clause} ORDER BY id LIMIT {limit}"
         );
-        self.query_all(&sql, args, |r| {
-            let payload: String = r.get(6)?;
-            Ok(Event {
-                id: EventId(r.get(0)?),
-                at: r.get(1)?,
-                thread_id: r.get::<Option<i64>>(2)?.map(ThreadId),
-                run_id: r.get::<Option<i64>>(3)?.map(RunId),
-                session_id: r.get::<Option<i64>>(4)?.map(troupe_core::SessionId),
-                kind: r.get(5)?,
-                payload: serde_json::from_str(&payload).unwrap_or(serde_json::Value::Null),
-            })
-        })
+        self.query_all(&sql, args, event_row)
     }
 
     pub fn last_event_id(&self) -> Result<EventId> {
@@ -242,4 +285,17 @@ impl Tx<'_> {
             self.query_one("SELECT MAX(id) FROM events", args![], |r| r.get(0))?;
         Ok(EventId(id.unwrap_or(0)))
     }
+}
+
+fn event_row(r: &crate::Row) -> Result<Event> {
+    let payload: String = r.get(6)?;
+    Ok(Event {
+        id: EventId(r.get(0)?),
+        at: r.get(1)?,
+        thread_id: r.get::<Option<i64>>(2)?.map(ThreadId),
+        run_id: r.get::<Option<i64>>(3)?.map(RunId),
+        session_id: r.get::<Option<i64>>(4)?.map(troupe_core::SessionId),
+        kind: r.get(5)?,
+        payload: serde_json::from_str(&payload).unwrap_or(serde_json::Value::Null),
+    })
 }

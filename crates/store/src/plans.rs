@@ -315,15 +315,20 @@ impl Tx<'_> {
         patch: &SpecPatch,
         cause: RevisionCause,
     ) -> Result<PlanRecord> {
-        // Only a hold writes `parked` (and gives the status back).
-        let checked = match cause {
-            RevisionCause::Hold(_) => SpecPatch {
-                status: None,
-                ..patch.clone()
-            },
-            _ => patch.clone(),
-        };
-        validate_patch(&checked).map_err(StoreError::Invalid)?;
+        // Only a hold writes `parked` (and gives the status back); it changes nothing else.
+        match cause {
+            RevisionCause::Hold(_) => {
+                if patch.status.is_none()
+                    || patch.name.is_some()
+                    || patch.fields().iter().any(|(_, v)| v.is_some())
+                {
+                    return Err(StoreError::Invalid(
+                        "a hold changes a job's status only".into(),
+                    ));
+                }
+            }
+            _ => validate_patch(patch).map_err(StoreError::Invalid)?,
+        }
         let cur = self.plan(id)?;
         let stale = |current: i64| {
             StoreError::Conflict(format!(

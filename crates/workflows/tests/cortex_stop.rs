@@ -33,8 +33,8 @@ async fn stopping_a_turn_cancels_its_running_child_tasks() {
     let task = w.tasks(parent).remove(0);
     assert_eq!(task.status, TaskStatus::Running);
 
-    let run = w.wf.stop_session(s, None).await.unwrap();
-    assert_eq!(run.thread_id, parent);
+    let stop = w.wf.stop_session(s, None).await.unwrap();
+    assert_eq!(stop.run.thread_id, parent);
     w.until("the task cancelled", || {
         w.task(task.id).status == TaskStatus::Cancelled
     })

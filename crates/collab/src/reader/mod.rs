@@ -11,6 +11,7 @@ mod filing;
 mod user;
 
 pub use bot::BotText;
+pub(crate) use user::UserLineReading;
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};

@@ -6,7 +6,7 @@
 use crate::cortex::runtime;
 use crate::{WorkflowError, Workflows};
 use troupe_core::{SessionId, ThreadId};
-use troupe_store::{RunRecord, TaskId, TaskRole, TaskStatus};
+use troupe_store::{TaskId, TaskRole, TaskStatus};
 
 impl Workflows {
     /// Cancel `thread`'s queued and running child tasks. Returns the ones cancelled.
@@ -29,24 +29,15 @@ impl Workflows {
         Ok(out)
     }
 
-    /// The Stop button: end the session's running turn, then its child tasks.
-    /// Stop one turn of a conversation (or all), cancelling the child tasks each handed out;
-    /// answers the first stopped.
+    /// The composer Stop in a direct: a hold on the turn's work (ending it), then the child
+    /// tasks it handed out are cancelled.
     pub async fn stop_session(
         &self,
         session: SessionId,
         turn: Option<troupe_core::RunId>,
-    ) -> Result<RunRecord, WorkflowError> {
-        let runs = self.collab.stop_turns(session, turn).await?;
-        for run in &runs {
-            self.cancel_child_tasks(run.thread_id).await?;
-        }
-        runs.into_iter().next().ok_or_else(|| {
-            troupe_collab::CollabError::conflict(
-                "not_running",
-                format!("conversation {session} has no running turn"),
-            )
-            .into()
-        })
+    ) -> Result<troupe_collab::holds::ComposerStop, WorkflowError> {
+        let stop = self.collab.composer_stop(session, turn).await?;
+        self.cancel_child_tasks(stop.run.thread_id).await?;
+        Ok(stop)
     }
 }

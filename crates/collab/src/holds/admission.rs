@@ -1,0 +1,38 @@
+//! Under a hold nothing it covers starts by itself (HOLD-L1, W1): a check-back coming due,
+//! another Bot's line, a delegation's answer, a continuation, a boot resume or Continue. The
+//! work stays queued in the inbox and runs when the person lifts the hold. Each suppressed
+//! wake is put in the work log once per hold set and cause (HOLD-W4).
+
+use super::facts::holds_over_thread;
+use super::log;
+use troupe_engine::extension::{Admission, AdmissionCheck, AdmissionContext};
+
+pub struct HoldAdmission;
+
+impl AdmissionCheck for HoldAdmission {
+    fn name(&self) -> &str {
+        "hold"
+    }
+
+    fn check(&self, ctx: &AdmissionContext<'_>) -> Admission {
+        if !crate::tools::in_conversation(ctx.thread) {
+            return Admission::Admit;
+        }
+        let thread = ctx.thread.id;
+        let holds = match ctx.store.read(|tx| holds_over_thread(tx, thread)) {
+            Ok(h) => h,
+            // A cover that cannot be read must not start held work; the wake stays queued.
+            Err(e) => return Admission::Refuse(format!("holds could not be read: {e}")),
+        };
+        if holds.is_empty() {
+            return Admission::Admit;
+        }
+        if let Err(e) = ctx
+            .store
+            .write(|tx| log::wake_suppressed(tx, thread, ctx.reason, &holds))
+        {
+            tracing::warn!(thread = %thread, error = %e, "a suppressed wake could not be logged");
+        }
+        Admission::Refuse(format!("held by {}", log::ids(&holds)))
+    }
+}

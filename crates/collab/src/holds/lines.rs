@@ -1,0 +1,205 @@
+//! A person's line and the holds (§15, HOLD-L*): a line read as nothing but a stop is carried
+//! out at once — the holds its words and place name, no filing, no turn, no line of the
+//! app's — ahead of lines still waiting; any other line, in the write that files and routes
+//! it, lifts the holds it is the person's word on, before anyone wakes.
+
+use super::facts::thread_facts;
+use super::lift::{AfterLift, lift_in};
+use super::make::HoldSpec;
+use crate::reader::UserLineReading;
+use crate::{Collab, CollabError};
+use troupe_core::conversation::{Author, Session, SessionKind, SessionMessage};
+use troupe_core::hold::control::{ControlHandling, control_handling};
+use troupe_core::hold::lift::{LineFacts, lift_by_line};
+use troupe_core::hold::reopen::LiftTrigger;
+use troupe_core::hold::scope_words::{Place, scope_from_words};
+use troupe_core::hold::{HoldScope, HoldSource, LiftedBy};
+use troupe_core::mention::parse_mentions;
+use troupe_core::reading::user::{Control, UserReading};
+use troupe_core::{BotId, HoldId, PlanId, ThreadId};
+use troupe_store::{StoreError, Tx};
+
+/// How long a Bot's words to the person count as "the one you are talking to" (CL-S3).
+const ANSWERED_WINDOW_MS: i64 = 10 * 60 * 1000;
+
+/// The stored reading's handling, and whether the word lists (not a model) read a stop in it
+/// — such a line is delivered as said, but it is no word of the person's to go on (S-LR-3).
+pub(crate) fn handling_of(
+    tx: &Tx<'_>,
+    line: &SessionMessage,
+) -> Result<(ControlHandling, bool), StoreError> {
+    let Some(r) = tx
+        .line_readings(line.id)?
+        .into_iter()
+        .find(|r| r.kind == "user")
+    else {
+        return Ok((ControlHandling::Ordinary, false));
+    };
+    let Ok(reading) = serde_json::from_value::<UserReading>(r.reading) else {
+        return Ok((ControlHandling::Ordinary, false));
+    };
+    let by_model = r.failure.is_none();
+    let listed_stop = !by_model && matches!(reading.control, Control::Stop | Control::Both);
+    Ok((control_handling(&reading, by_model), listed_stop))
+}
+
+/// Where the line was said, for reading a stop's scope from its words.
+fn place_scopes(
+    tx: &Tx<'_>,
+    session: &Session,
+    line: &SessionMessage,
+) -> Result<Vec<HoldScope>, StoreError> {
+    let roster = crate::routing::roster(tx, session)?;
+    let members: Vec<(BotId, String)> = roster
+        .iter()
+        .filter(|b| b.present)
+        .map(|b| (b.id, b.name.clone()))
+        .collect();
+    let member_refs: Vec<(BotId, &str)> = members.iter().map(|(b, n)| (*b, n.as_str())).collect();
+    let mentions = parse_mentions(&line.body, &roster);
+    let direct_bot = match session.kind {
+        SessionKind::Direct => session.bot_ids.first().copied(),
+        _ => None,
+    };
+    let mut answered = match line.parent_id {
+        Some(p) => tx.line(p)?.bot_id,
+        None => None,
+    };
+    if answered.is_none() {
+        let since = line.created_at - ANSWERED_WINDOW_MS;
+        let mut spoke: Vec<BotId> = tx
+            .lines_before(session.id, line.id, 50)?
+            .into_iter()
+            .filter(|l| l.author == Author::Bot && l.created_at >= since)
+            .filter_map(|l| l.bot_id)
+            .collect();
+        spoke.sort();
+        spoke.dedup();
+        if spoke.len() == 1 {
+            answered = spoke.first().copied();
+        }
+    }
+    Ok(scope_from_words(
+        &line.body,
+        &Place {
+            session_id: session.id,
+            direct_bot,
+            members: &member_refs,
+            mentioned: &mentions.named,
+            answered,
+        },
+    ))
+}
+
+/// The jobs a person's direct line is about: the work the Bot's thread there is on (lines in
+/// a direct are not filed; they are about what the Bot does there).
+fn direct_plans(tx: &Tx<'_>, session: &Session) -> Result<Vec<PlanId>, StoreError> {
+    let mut out = Vec::new();
+    for t in tx.session_threads(session.id)? {
+        if let Some(p) = thread_facts(tx, t)?.and_then(|f| f.plan_id)
+            && !out.contains(&p)
+        {
+            out.push(p);
+        }
+    }
+    Ok(out)
+}
+
+/// In the write that routes `line`: lift what it is the person's word on (item 7).
+pub(crate) fn lift_by_person_line(
+    tx: &mut Tx<'_>,
+    line: &SessionMessage,
+    said_to: &[BotId],
+    filed: &[PlanId],
+    reaches: &[ThreadId],
+) -> Result<AfterLift, StoreError> {
+    let holds = tx.holds_in_force()?;
+    if holds.is_empty() {
+        return Ok(AfterLift::default());
+    }
+    let session = tx.session(line.session_id)?;
+    let (handling, listed_stop) = handling_of(tx, line)?;
+    if listed_stop {
+        tracing::info!(line = %line.id, "the word lists read a stop: delivered as said, nothing lifted or held");
+        return Ok(AfterLift::default());
+    }
+    let mut filed = filed.to_vec();
+    if session.kind == SessionKind::Direct {
+        filed.extend(direct_plans(tx, &session)?);
+    }
+    let names_everything =
+        handling.go_on() && place_scopes(tx, &session, line)? == vec![HoldScope::Everything];
+    let facts = LineFacts {
+        at: line.created_at,
+        session_id: session.id,
+        said_to: said_to.to_vec(),
+        filed,
+        tickets: Vec::new(),
+        status_question: handling.status_question(),
+        has_control_buttons: handling.has_buttons(),
+        names_everything,
+        go_on: handling.go_on(),
+    };
+    let ids = lift_by_line(&holds, &facts);
+    if ids.is_empty() {
+        return Ok(AfterLift::default());
+    }
+    let named_nobody = session.kind == SessionKind::Group
+        && parse_mentions(&line.body, &crate::routing::roster(tx, &session)?).is_empty();
+    lift_in(
+        tx,
+        &ids,
+        LiftedBy::UserText,
+        Some(line.id),
+        LiftTrigger::Line {
+            line: &facts,
+            reaches,
+            names_nobody_in_group: named_nobody,
+            in_user_direct: session.kind == SessionKind::Direct,
+        },
+    )
+}
+
+impl Collab {
+    /// A pure stop, carried out as soon as it is read (CL-2): the holds it names, made from
+    /// the person's words; the line is routed to nobody. Returns the holds, or `None` when
+    /// the reading is not a pure stop (the line then goes its usual way).
+    pub(crate) async fn execute_stop(
+        &self,
+        line: &SessionMessage,
+        reading: &UserLineReading,
+    ) -> Result<Option<Vec<HoldId>>, CollabError> {
+        if control_handling(&reading.reading, reading.by_model) != ControlHandling::ExecuteStop {
+            return Ok(None);
+        }
+        let scopes = self.store().read(|tx| {
+            let session = tx.session(line.session_id)?;
+            place_scopes(tx, &session, line)
+        })?;
+        let mut made = Vec::new();
+        for scope in scopes {
+            let m = self
+                .make_hold(HoldSpec {
+                    scope,
+                    source: HoldSource::UserText,
+                    source_message_id: Some(line.id),
+                    session_id: Some(line.session_id),
+                    lift_on_next_user_message: true,
+                    cancel: false,
+                    composer_stop: false,
+                })
+                .await?;
+            made.push(m.hold.id);
+        }
+        self.store().write(|tx| {
+            tx.session_event(
+                "line_routed",
+                line.session_id,
+                None,
+                serde_json::json!({"message_id": line.id, "recipients": [], "control": "stop", "hold_ids": made}),
+            )?;
+            tx.set_line_routing(line.id, "routed")
+        })?;
+        Ok(Some(made))
+    }
+}
