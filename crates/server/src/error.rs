@@ -8,12 +8,16 @@ use axum::response::{IntoResponse, Response};
 use serde::Serialize;
 use serde_json::json;
 use troupe_collab::CollabError;
+use troupe_core::HoldId;
+use troupe_store::StoreError;
 
 #[derive(Debug)]
 pub struct ApiError {
     pub status: StatusCode,
     pub code: &'static str,
     pub message: String,
+    /// With `409 held`: the holds in force that refused the request, when they are known.
+    pub hold_ids: Option<Vec<HoldId>>,
 }
 
 /// The error body, for the OpenAPI document.
@@ -24,9 +28,14 @@ pub struct ErrorBody {
 
 #[derive(Serialize, utoipa::ToSchema)]
 pub struct ErrorDetail {
-    /// Machine-readable: `bad_request`, `not_found`, `invalid`, `not_running`, `unauthorized`, …
+    /// Machine-readable: `bad_request`, `not_found`, `invalid`, `not_running`, `held`,
+    /// `unauthorized`, …
     pub code: String,
     pub message: String,
+    /// Only with `held`: the holds in force that refused it, when known.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(value_type = Option<Vec<i64>>)]
+    pub hold_ids: Option<Vec<HoldId>>,
 }
 
 impl ApiError {
@@ -35,7 +44,23 @@ impl ApiError {
             status,
             code,
             message: message.into(),
+            hold_ids: None,
         }
+    }
+    /// `409 held`: a hold in force covers the work the request would start or change.
+    pub fn held(hold_ids: Option<Vec<HoldId>>, message: impl Into<String>) -> Self {
+        ApiError {
+            hold_ids,
+            ..Self::new(StatusCode::CONFLICT, "held", message)
+        }
+    }
+    /// A `409` with its code; `held` also names the holds its message names.
+    pub fn conflict(code: &'static str, message: String) -> Self {
+        if code == "held" {
+            let ids = holds_named_in(&message);
+            return Self::held((!ids.is_empty()).then_some(ids), message);
+        }
+        Self::new(StatusCode::CONFLICT, code, message)
     }
     pub fn bad_request(message: impl Into<String>) -> Self {
         Self::new(StatusCode::BAD_REQUEST, "bad_request", message)
@@ -50,10 +75,17 @@ impl ApiError {
 
 impl IntoResponse for ApiError {
     fn into_response(self) -> Response {
-        let body = json!({"error": {"code": self.code, "message": self.message}});
-        (self.status, Json(body)).into_response()
+        let mut error = json!({"code": self.code, "message": self.message});
+        if let Some(ids) = &self.hold_ids {
+            error["hold_ids"] = json!(ids);
+        }
+        (self.status, Json(json!({ "error": error }))).into_response()
     }
 }
+
+/// What `409 held` says when the refusal came from the database's trigger.
+pub(crate) const HELD_MESSAGE: &str =
+    "held: a stop in force covers this work; it goes on once the stop is lifted";
 
 impl From<CollabError> for ApiError {
     fn from(e: CollabError) -> Self {
@@ -62,8 +94,11 @@ impl From<CollabError> for ApiError {
                 ApiError::not_found(format!("{what} {id} not found"))
             }
             CollabError::Invalid(m) => ApiError::invalid(m),
-            CollabError::Conflict { code, message } => {
-                ApiError::new(StatusCode::CONFLICT, code, message)
+            CollabError::Conflict { code, message } => ApiError::conflict(code, message),
+            // The database's refusal names no hold.
+            CollabError::Store(StoreError::Held)
+            | CollabError::Engine(troupe_engine::EngineError::Store(StoreError::Held)) => {
+                ApiError::held(None, HELD_MESSAGE)
             }
             other => {
                 tracing::error!(error = %other, "request failed");
@@ -133,6 +168,26 @@ fn body_rejection(rejection: JsonRejection) -> ApiError {
     }
 }
 
+/// The hold ids (`hold_N`) a `held` refusal's message names, in order, each once.
+fn holds_named_in(message: &str) -> Vec<HoldId> {
+    let mut out: Vec<HoldId> = Vec::new();
+    let mut rest = message;
+    while let Some(at) = rest.find("hold_") {
+        let after = &rest[at + "hold_".len()..];
+        let digits: String = after.chars().take_while(char::is_ascii_digit).collect();
+        let boundary = at == 0 || !rest[..at].ends_with(|c: char| c.is_alphanumeric() || c == '_');
+        if boundary
+            && !digits.is_empty()
+            && let Ok(n) = digits.parse::<i64>()
+            && !out.contains(&HoldId(n))
+        {
+            out.push(HoldId(n));
+        }
+        rest = after;
+    }
+    out
+}
+
 fn json_kind(v: &serde_json::Value) -> &'static str {
     match v {
         serde_json::Value::Null => "null",
@@ -146,4 +201,44 @@ fn json_kind(v: &serde_json::Value) -> &'static str {
 
 pub async fn not_found(uri: axum::http::Uri) -> ApiError {
     ApiError::not_found(format!("no route for {}", uri.path()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    async fn body(e: ApiError) -> (StatusCode, serde_json::Value) {
+        let resp = e.into_response();
+        let status = resp.status();
+        let bytes = axum::body::to_bytes(resp.into_body(), usize::MAX)
+            .await
+            .unwrap();
+        (status, serde_json::from_slice(&bytes).unwrap())
+    }
+
+    #[tokio::test]
+    async fn held_is_409_with_the_holds_when_known() {
+        let (status, v) = body(CollabError::Store(StoreError::Held).into()).await;
+        assert_eq!(status, StatusCode::CONFLICT);
+        assert_eq!(v["error"]["code"], "held");
+        assert!(v["error"].get("hold_ids").is_none(), "{v}");
+
+        let e = CollabError::conflict("held", "held: stopped by hold_3, hold_12 and hold_3");
+        let (status, v) = body(e.into()).await;
+        assert_eq!(status, StatusCode::CONFLICT);
+        assert_eq!(v["error"]["code"], "held");
+        assert_eq!(v["error"]["hold_ids"], json!([3, 12]), "{v}");
+
+        // Another conflict carries no hold ids, whatever its message says.
+        let (_, v) = body(CollabError::conflict("not_running", "hold_3 is in force").into()).await;
+        assert_eq!(v["error"]["code"], "not_running");
+        assert!(v["error"].get("hold_ids").is_none(), "{v}");
+    }
+
+    #[test]
+    fn hold_ids_are_read_only_as_whole_ids() {
+        assert_eq!(holds_named_in("hold_7"), vec![HoldId(7)]);
+        assert_eq!(holds_named_in("xhold_7, hold_x, (hold_8)"), vec![HoldId(8)]);
+        assert!(holds_named_in("held").is_empty());
+    }
 }

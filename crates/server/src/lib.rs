@@ -27,7 +27,8 @@ pub const BODY_LIMIT: usize = 1024 * 1024;
         (name = "bots", description = "Bots and their model endpoints"),
         (name = "roles", description = "Which model each role uses"),
         (name = "sessions", description = "Conversations and their lines"),
-        (name = "turns", description = "What a Bot's turn did, and stopping it"),
+        (name = "turns", description = "What a Bot's turn did, and the composer Stop in a direct"),
+        (name = "holds", description = "The person's stops, kept until they lift them, and their work log"),
         (name = "workflows", description = "A session's workflow (Plan, Light Loop), Continue and Abandon"),
         (name = "notes", description = "Versioned notes and Blueprints"),
         (name = "blueprint-loops", description = "Executions of a Blueprint, audited before they end"),
@@ -54,6 +55,7 @@ pub fn api() -> (Router<AppState>, utoipa::openapi::OpenApi) {
         .merge(routes::delegations::router())
         .merge(routes::messages::router())
         .merge(routes::turns::router())
+        .merge(routes::holds::router())
         .merge(routes::workflows::router())
         .merge(routes::notes::router())
         .merge(routes::blueprint_loops::router())

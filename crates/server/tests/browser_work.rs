@@ -79,11 +79,12 @@ async fn web_page_shows_plans_work_items_and_a_delegation_thread() {
     let http = reqwest::Client::new();
     let mut hanging = None;
     let result = scenario(&client, &daemon, &http, &scripts, &mut hanging).await;
-    // The job turns hang for a minute: stop them so the daemon shuts down promptly.
+    // The job turns hang for a minute: stop the group's work (its menu's "Stop the work in
+    // this group") so the daemon shuts down promptly.
     if let Some(sid) = hanging {
         let _ = http
-            .post(format!("{}/v1/turns/stop", daemon.base_url))
-            .json(&json!({ "session_id": sid }))
+            .post(format!("{}/v1/holds", daemon.base_url))
+            .json(&json!({ "scope": { "kind": "session", "session_id": sid }, "session_id": sid }))
             .send()
             .await;
     }

@@ -1,5 +1,6 @@
 //! `GET /v1/events`: the conversation's stored events in order with their ids, live text
-//! deltas without ids, and resumption from `Last-Event-ID` with nothing lost or repeated.
+//! deltas without ids, and resumption from `Last-Event-ID` with nothing lost or repeated;
+//! without `session_id`, the global stream (events of no conversation and no thread).
 
 mod sse;
 
@@ -283,7 +284,7 @@ fn scripted_session_named(d: &Daemon, name: &str) -> SessionId {
 }
 
 #[tokio::test]
-async fn unknown_session_is_404_and_missing_or_bad_ids_are_422() {
+async fn unknown_session_is_404_and_bad_ids_are_422() {
     let d = daemon().await;
     let client = reqwest::Client::new();
     let get = |q: &str| client.get(format!("{}/v1/events{q}", d.base)).send();
@@ -293,7 +294,13 @@ async fn unknown_session_is_404_and_missing_or_bad_ids_are_422() {
     let body: Value = r.json().await.unwrap();
     assert_eq!(body["error"]["code"], "not_found");
 
-    for q in ["", "?session_id=", "?session_id=abc", "?after=3"] {
+    // Without session_id it is the global stream; an empty or bad one, or a bad id, is 422.
+    for q in [
+        "?session_id=",
+        "?session_id=abc",
+        "?after=abc",
+        "?session_id=1&after=x",
+    ] {
         let r = get(q).await.unwrap();
         assert_eq!(r.status(), 422, "{q}");
         let body: Value = r.json().await.unwrap();
@@ -308,4 +315,76 @@ async fn unknown_session_is_404_and_missing_or_bad_ids_are_422() {
         .await
         .unwrap();
     assert_eq!(r.status(), 422);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn global_stream_carries_hold_upserts_and_no_conversation_events() {
+    let d = daemon().await;
+    let session = scripted_session(&d, d._dir.path());
+    let client = reqwest::Client::new();
+    let mut global = SseStream::connect(&client, &format!("{}/v1/events", d.base), None).await;
+    let mut mine = SseStream::connect(
+        &client,
+        &format!("{}/v1/events?session_id={}", d.base, session.0),
+        None,
+    )
+    .await;
+
+    // A conversation's line and reply stay on its own stream.
+    d.state
+        .collab
+        .post_line(session, "hello".into(), None)
+        .await
+        .unwrap();
+    mine.until(WAIT, |m| m.event == "run_ended").await;
+
+    // A stop from that conversation's menu: hold_upsert globally and in the conversation.
+    let made = client
+        .post(format!("{}/v1/holds", d.base))
+        .json(&json!({"scope": {"kind": "everything"}, "session_id": session.0}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(made.status(), 201);
+    let hold: Value = made.json().await.unwrap();
+    let got = global.until(WAIT, |m| m.event == "hold_upsert").await;
+    for m in &got {
+        let e = m.json();
+        assert!(
+            e["session_id"].is_null() && e["thread_id"].is_null(),
+            "a conversation's or thread's event on the global stream: {e}"
+        );
+        assert_ne!(m.event, "delta");
+    }
+    let upsert = got.last().unwrap().json();
+    assert_eq!(upsert["payload"]["hold"]["id"], hold["id"], "{upsert}");
+    assert_eq!(upsert["payload"]["hold_ids"], json!([hold["id"]]));
+    let here = mine.until(WAIT, |m| m.event == "hold_upsert").await;
+    assert_eq!(
+        here.last().unwrap().json()["session_id"],
+        json!(session.0),
+        "the conversation's copy is its own"
+    );
+
+    // Resuming the global stream after the upsert gives what followed, not it again.
+    let last = got.last().unwrap().event_id().unwrap();
+    client
+        .post(format!("{}/v1/holds/{}/lift", d.base, hold["id"]))
+        .send()
+        .await
+        .unwrap()
+        .error_for_status()
+        .unwrap();
+    let mut again = SseStream::connect(
+        &client,
+        &format!("{}/v1/events", d.base),
+        Some(&last.to_string()),
+    )
+    .await;
+    let next = again.until(WAIT, |m| m.event == "hold_upsert").await;
+    assert!(ids(&next).iter().all(|id| *id > last), "{next:#?}");
+    assert_eq!(
+        next.last().unwrap().json()["payload"]["hold"]["status"],
+        "lifted"
+    );
 }

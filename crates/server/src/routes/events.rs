@@ -1,4 +1,6 @@
-//! Live events of one conversation over Server-Sent Events.
+//! Live events over Server-Sent Events: one conversation's, or (without `session_id`) the
+//! global stream of events that belong to no conversation and no thread — a hold's
+//! `hold_upsert`, the work log of holds, a homeless job's `plan_changed`.
 //!
 //! The stream is the event log read in order: first what is stored after the client's last
 //! event id (`Last-Event-ID`, or `?after=`), then what commits from then on. Stored events
@@ -43,19 +45,21 @@ pub fn router() -> OpenApiRouter<AppState> {
 #[derive(Debug, Deserialize, utoipa::IntoParams)]
 #[into_params(parameter_in = Query)]
 pub struct EventsQuery {
-    /// The conversation (`ses_N` or `N`).
-    #[param(value_type = String)]
+    /// The conversation (`ses_N` or `N`); without it, the global stream.
+    #[param(value_type = Option<String>)]
     session_id: Option<String>,
     /// Resume after this event id; the `Last-Event-ID` header wins when both are given.
     #[param(value_type = Option<String>)]
     after: Option<String>,
 }
 
-/// The conversation's events as Server-Sent Events.
+/// A conversation's events, or the global ones, as Server-Sent Events.
 ///
 /// Each stored event is sent as `id: <event id>`, `event: <kind>`, `data: <the event as JSON>`
-/// (`session_message`, `run_started`, `run_ended`, `command_finished`, …). Live notices have no
-/// id: `delta` (`{"session_id", "turn_id", "text"}`), `tool_started` and `command_started`.
+/// (`session_message`, `run_started`, `run_ended`, `command_finished`, `hold_upsert`, …). Live
+/// notices have no id: `delta` (`{"session_id", "turn_id", "text"}`), `tool_started` and
+/// `command_started`. Without `session_id` the stream carries only the events of no
+/// conversation and no thread (`hold_upsert`, `control_hold`, `hold_lifted`, …) and no notices.
 /// A comment is sent every 15 s to keep the connection open.
 #[utoipa::path(
     get,
@@ -68,7 +72,7 @@ pub struct EventsQuery {
     responses(
         (status = 200, description = "The event stream", content_type = "text/event-stream", body = String),
         (status = 404, description = "No such conversation", body = ErrorBody),
-        (status = 422, description = "Missing or malformed session_id or event id", body = ErrorBody),
+        (status = 422, description = "Malformed session_id or event id", body = ErrorBody),
     )
 )]
 pub async fn session_events(
@@ -78,10 +82,16 @@ pub async fn session_events(
 ) -> Result<Sse<impl futures::Stream<Item = Result<SseEvent, Infallible>>>, ApiError> {
     let Query(query) = query.map_err(|e| ApiError::invalid(e.body_text()))?;
     let session = match query.session_id.as_deref().map(str::trim) {
-        None | Some("") => return Err(ApiError::invalid("session_id is required")),
-        Some(s) => s
-            .parse::<SessionId>()
-            .map_err(|m| ApiError::invalid(format!("session_id: {m}")))?,
+        None => None,
+        Some("") => {
+            return Err(ApiError::invalid(
+                "session_id: empty (leave it out for the global stream)",
+            ));
+        }
+        Some(s) => Some(
+            s.parse::<SessionId>()
+                .map_err(|m| ApiError::invalid(format!("session_id: {m}")))?,
+        ),
     };
     let header = headers
         .get("last-event-id")
@@ -96,15 +106,18 @@ pub async fn session_events(
     // Subscribed before anything is read, so nothing committed from here on is missed.
     let events = store.subscribe();
     let notices = state.collab.engine().subscribe_stream();
-    let members = match store.read(|tx| {
-        tx.session(session)?;
-        tx.session_threads(session)
-    }) {
-        Ok(m) => m,
-        Err(troupe_store::StoreError::NotFound { .. }) => {
-            return Err(ApiError::not_found(format!("session {session} not found")));
-        }
-        Err(e) => return Err(troupe_collab::CollabError::from(e).into()),
+    let members = match session {
+        None => Vec::new(),
+        Some(session) => match store.read(|tx| {
+            tx.session(session)?;
+            tx.session_threads(session)
+        }) {
+            Ok(m) => m,
+            Err(troupe_store::StoreError::NotFound { .. }) => {
+                return Err(ApiError::not_found(format!("session {session} not found")));
+            }
+            Err(e) => return Err(troupe_collab::CollabError::from(e).into()),
+        },
     };
     let (out, rx) = mpsc::channel(CLIENT_BUFFER);
     let pump = Pump {
@@ -136,7 +149,8 @@ enum Stop {
 /// Feeds one client: the backlog, then live events, in id order, each once.
 struct Pump {
     store: Store,
-    session: SessionId,
+    /// The conversation; `None` is the global stream (events of no conversation, no thread).
+    session: Option<SessionId>,
     /// The last stored event sent to the client.
     last_sent: EventId,
     /// Every event with an id up to here has been considered (sent or not this session's).
@@ -177,7 +191,7 @@ impl Pump {
                 e = events.recv() => match e {
                     Ok(e) => self.on_event(e).await,
                     Err(broadcast::error::RecvError::Lagged(n)) => {
-                        tracing::debug!(session = %self.session, missed = n, "event stream lagged; reading the store");
+                        tracing::debug!(session = ?self.session, missed = n, "event stream lagged; reading the store");
                         self.catch_up().await
                     }
                     Err(broadcast::error::RecvError::Closed) => Err(Stop::Gone),
@@ -185,7 +199,7 @@ impl Pump {
             };
             if let Err(stop) = step {
                 if matches!(stop, Stop::Store) {
-                    tracing::warn!(session = %self.session, "event stream ended: the store failed");
+                    tracing::warn!(session = ?self.session, "event stream ended: the store failed");
                 }
                 return;
             }
@@ -193,29 +207,44 @@ impl Pump {
     }
 
     /// Send what is stored after `last_sent`, page by page, and move the horizon to the last
-    /// committed id seen in the final page's snapshot.
+    /// committed id seen in the final page's snapshot. The global stream reads every event
+    /// from its horizon on (what is below it was considered already) and keeps its own.
     async fn catch_up(&mut self) -> Result<(), Stop> {
+        let mut cursor = match self.session {
+            Some(_) => self.last_sent,
+            None => self.last_sent.max(self.horizon),
+        };
         loop {
             let (page, last, threads) = self
                 .store
                 .read(|tx| {
-                    Ok((
-                        tx.session_events_after(self.last_sent, self.session, PAGE)?,
-                        tx.last_event_id()?,
-                        tx.session_threads(self.session)?,
-                    ))
+                    Ok(match self.session {
+                        Some(s) => (
+                            tx.session_events_after(cursor, s, PAGE)?,
+                            tx.last_event_id()?,
+                            tx.session_threads(s)?,
+                        ),
+                        None => (
+                            tx.events_after(cursor, None, PAGE)?,
+                            tx.last_event_id()?,
+                            Vec::new(),
+                        ),
+                    })
                 })
                 .map_err(|e| {
-                    tracing::warn!(session = %self.session, error = %e, "reading events failed");
+                    tracing::warn!(session = ?self.session, error = %e, "reading events failed");
                     Stop::Store
                 })?;
             self.members.extend(threads);
             let full = page.len() as u32 >= PAGE;
             for e in page {
-                self.send(&e).await?;
+                cursor = cursor.max(e.id);
+                if self.session.is_some() || is_global(&e) {
+                    self.send(&e).await?;
+                }
             }
             if !full {
-                self.horizon = self.horizon.max(last).max(self.last_sent);
+                self.horizon = self.horizon.max(last).max(cursor);
                 return Ok(());
             }
         }
@@ -237,6 +266,10 @@ impl Pump {
     }
 
     async fn on_notice(&mut self, n: StreamNotice) -> Result<(), Stop> {
+        // Every notice is a thread's: none is global.
+        let Some(session) = self.session else {
+            return Ok(());
+        };
         let (kind, thread, data) = match n {
             StreamNotice::TextDelta {
                 thread_id,
@@ -245,7 +278,7 @@ impl Pump {
             } => (
                 "delta",
                 thread_id,
-                json!({"session_id": self.session, "turn_id": run_id, "text": text}),
+                json!({"session_id": session, "turn_id": run_id, "text": text}),
             ),
             StreamNotice::ToolCallStarted {
                 thread_id,
@@ -255,7 +288,7 @@ impl Pump {
             } => (
                 "tool_started",
                 thread_id,
-                json!({"session_id": self.session, "turn_id": run_id, "call_id": call_id, "name": name}),
+                json!({"session_id": session, "turn_id": run_id, "call_id": call_id, "name": name}),
             ),
             StreamNotice::CommandStarted {
                 thread_id,
@@ -264,7 +297,7 @@ impl Pump {
             } => (
                 "command_started",
                 thread_id,
-                json!({"session_id": self.session, "turn_id": run_id, "command": command}),
+                json!({"session_id": session, "turn_id": run_id, "command": command}),
             ),
             StreamNotice::ModelCallStarted { .. } => return Ok(()),
         };
@@ -276,7 +309,10 @@ impl Pump {
     }
 
     fn belongs(&mut self, e: &Event) -> Result<bool, Stop> {
-        if e.session_id == Some(self.session) {
+        let Some(session) = self.session else {
+            return Ok(is_global(e));
+        };
+        if e.session_id == Some(session) {
             return Ok(true);
         }
         match e.thread_id {
@@ -289,6 +325,9 @@ impl Pump {
     /// read again (a thread is bound in the transaction that creates it, so by the time any
     /// of its events is heard the binding is visible).
     fn is_member(&mut self, t: ThreadId) -> Result<bool, Stop> {
+        let Some(session) = self.session else {
+            return Ok(false);
+        };
         if self.members.contains(&t) {
             return Ok(true);
         }
@@ -297,7 +336,7 @@ impl Pump {
         }
         let threads = self
             .store
-            .read(|tx| tx.session_threads(self.session))
+            .read(|tx| tx.session_threads(session))
             .map_err(|_| Stop::Store)?;
         self.members.extend(threads);
         if self.members.contains(&t) {
@@ -320,4 +359,9 @@ impl Pump {
         self.last_sent = e.id;
         Ok(())
     }
+}
+
+/// Whether an event is the global stream's: about no conversation and no thread.
+fn is_global(e: &Event) -> bool {
+    e.session_id.is_none() && e.thread_id.is_none()
 }

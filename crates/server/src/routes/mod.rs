@@ -7,6 +7,7 @@ pub mod check_backs;
 pub mod child_tasks;
 pub mod delegations;
 pub mod events;
+pub mod holds;
 pub mod members;
 pub mod messages;
 pub mod nodes;

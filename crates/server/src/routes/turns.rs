@@ -1,4 +1,5 @@
-//! Turns: what a Bot's turn did (model calls, shell commands), and stopping the running one.
+//! Turns: what a Bot's turn did (model calls, shell commands), and the composer Stop in a
+//! direct, which is a hold on the Bot's work there (digest A STOP-5).
 
 use crate::AppState;
 use crate::error::{ApiError, ApiJson, ErrorBody};
@@ -7,9 +8,9 @@ use crate::routes::{path_id, query_id, query_number};
 use axum::Json;
 use axum::extract::rejection::QueryRejection;
 use axum::extract::{Path, Query, State};
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 use troupe_collab::TurnView;
-use troupe_core::{RunId, SessionId};
+use troupe_core::{HoldId, RunId, SessionId};
 use troupe_store::CommandRecord;
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
@@ -33,14 +34,25 @@ pub struct TurnsQuery {
     pub limit: Option<String>,
 }
 
-/// Which conversation's running turn to stop.
+/// Which direct's running turn to stop.
 #[derive(Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct StopRequest {
+    /// A person's direct (a group's work is stopped from its stop menu, `POST /v1/holds`).
     pub session_id: SessionId,
-    /// Only this turn; without it, every running turn in the conversation.
+    /// Only this turn; without it, the Bot's running turn there.
     #[serde(default)]
     pub turn_id: Option<RunId>,
+}
+
+/// The turn the composer Stop ended, and the hold it made.
+#[derive(Serialize, utoipa::ToSchema)]
+pub struct StopAnswer {
+    #[serde(flatten)]
+    pub turn: TurnView,
+    /// The hold on the Bot's work in the turn's job (`bot_plan`), or on the turn when it had
+    /// no job; the person's next line there lifts it.
+    pub hold_id: HoldId,
 }
 
 #[utoipa::path(
@@ -99,20 +111,23 @@ async fn turn_commands(
     post, path = "/v1/turns/stop", tag = "turns",
     request_body = StopRequest,
     responses(
-        (status = 200, description = "The stopped turn (its queued and running child tasks are cancelled)", body = TurnView),
+        (status = 200, description = "The stopped turn and the hold that stopped it (its queued and running child tasks are cancelled)", body = StopAnswer),
         (status = 400, description = "Malformed JSON", body = ErrorBody),
         (status = 404, description = "No such conversation", body = ErrorBody),
-        (status = 409, description = "Nothing is running (`not_running`)", body = ErrorBody),
+        (status = 409, description = "Nothing is running (`not_running`), or the conversation is not a direct (`not_direct`)", body = ErrorBody),
         (status = 422, description = "Invalid values", body = ErrorBody),
     )
 )]
 async fn stop_turn(
     State(state): State<AppState>,
     ApiJson(req): ApiJson<StopRequest>,
-) -> Result<Json<TurnView>, ApiError> {
+) -> Result<Json<StopAnswer>, ApiError> {
     // The workflow layer's stop also cancels the child tasks the turn handed out.
-    let run = crate::routes::workflows::workflows(&state)
+    let stop = crate::routes::workflows::workflows(&state)
         .stop_session(req.session_id, req.turn_id)
         .await?;
-    Ok(Json(state.collab.turn(run.id)?))
+    Ok(Json(StopAnswer {
+        turn: state.collab.turn(stop.run.id)?,
+        hold_id: stop.hold_id,
+    }))
 }

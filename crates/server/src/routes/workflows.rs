@@ -32,10 +32,12 @@ impl From<WorkflowError> for ApiError {
                 ApiError::not_found(format!("{what} {id} not found"))
             }
             WorkflowError::Invalid(m) => ApiError::invalid(m),
-            WorkflowError::Conflict { code, message } => {
-                ApiError::new(StatusCode::CONFLICT, code, message)
-            }
+            WorkflowError::Conflict { code, message } => ApiError::conflict(code, message),
             WorkflowError::Collab(c) => c.into(),
+            WorkflowError::Store(troupe_store::StoreError::Held)
+            | WorkflowError::Engine(troupe_engine::EngineError::Store(
+                troupe_store::StoreError::Held,
+            )) => ApiError::held(None, crate::error::HELD_MESSAGE),
             other => {
                 tracing::error!(error = %other, "request failed");
                 ApiError::new(
