@@ -185,7 +185,9 @@ impl Collab {
                 &Delivery::user_task(text.clone()).with_key(format!("ask:{}:answer", id.0)),
             )?;
             tx.clear_pause(thread)?;
-            tx.line(id)
+            // Answering is the person's word to the Bot: it lifts what a line would (HOLD-L2).
+            let (lifted, _) = crate::holds::lines::lift_by_person_act(tx, thread)?;
+            Ok((tx.line(id)?, lifted))
         });
         let out = match out {
             Err(StoreError::Conflict(m)) => {
@@ -193,6 +195,8 @@ impl Collab {
             }
             other => other?,
         };
+        let (out, lifted) = out;
+        self.drive_lifted(&lifted).await;
         if let Err(e) = self.engine().request_drive(thread, "inbox", false).await {
             tracing::warn!(thread = %thread, error = %e, "drive after an answer failed");
         }

@@ -35,6 +35,8 @@ pub struct FireReport {
     pub fired: Vec<CheckBackId>,
     /// Came due for a Bot archived or gone from the conversation: woke nobody.
     pub cleared: Vec<CheckBackId>,
+    /// Came due under a hold: set aside until it lifts.
+    pub set_aside: Vec<CheckBackId>,
 }
 
 impl Collab {
@@ -58,6 +60,12 @@ impl Collab {
                         report.cleared.push(c.id);
                     }
                     DueAction::Fire => {
+                        // Under a hold it is set aside, not fired: it returns on the lift and,
+                        // overdue by then, fires once (HOLD-C1/C2, S-CB-5).
+                        if crate::holds::set_aside_if_held(tx, &c)? {
+                            report.set_aside.push(c.id);
+                            continue;
+                        }
                         fire(tx, &c)?;
                         report.fired.push(c.id);
                     }

@@ -326,6 +326,15 @@ impl crate::Collab {
             let position = queue_position(tx, &item)?;
             Ok(Ok((item, position)))
         })??;
+        // Continue is the person's word on this work: it lifts what a line to the Bot about
+        // it would; what still covers it keeps it held (HOLD-L2, W1).
+        let (lifted, still) = self
+            .store()
+            .write(|tx| crate::holds::lines::lift_by_person_act(tx, item.thread_id))?;
+        if !still.is_empty() {
+            return Err(crate::holds::lines::held(&format!("turn {run}"), &still));
+        }
+        self.drive_lifted(&lifted).await;
         if position.is_some() {
             self.store().write(|tx| {
                 let waiting = item.waiting_on.clone();

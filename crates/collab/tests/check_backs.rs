@@ -416,3 +416,97 @@ async fn check_back_spares_delegation_wait() {
     );
     assert_eq!(runs(&w, job_thread), 0);
 }
+
+fn hold_bot(b: BotId) -> troupe_collab::holds::HoldRequest {
+    troupe_collab::holds::HoldRequest {
+        scope: troupe_collab::holds::ScopeRequest {
+            kind: "bot".into(),
+            bot_id: Some(b),
+            session_id: None,
+            task_id: None,
+            ticket_id: None,
+            turn_id: None,
+        },
+        session_id: None,
+        action: None,
+    }
+}
+
+#[tokio::test]
+async fn a_held_check_back_is_set_aside_and_fires_once_after_the_lift() {
+    // S-HOLD-7 / S-CB-5: due at T during the hold, lifted at T+1h, fires once after.
+    let (clock, w) = start();
+    let alpha = bot(&w, "Alpha", &booking_script("verify render", "Verified."));
+    let s = direct(&w, alpha);
+    let t = thread_of(&w, s, alpha);
+    say(&w, s, t, "render the intro").await;
+    let cb = check_backs_of(&w, alpha).remove(0);
+    let (hold, _) = w.collab.post_hold(hold_bot(alpha)).await.unwrap();
+    assert_eq!(hold.hold.effect.check_backs_set_aside, vec![cb.id]);
+    assert_eq!(check_backs_of(&w, alpha)[0].state, CheckBackState::SetAside);
+    clock.advance(30 * MINUTE);
+    assert_eq!(w.collab.fire_due_check_backs().unwrap(), Default::default());
+    clock.advance(60 * MINUTE);
+    w.collab.lift_hold(hold.hold.id).await.unwrap();
+    assert_eq!(check_backs_of(&w, alpha)[0].state, CheckBackState::Pending);
+    let report = fire_and_wait(&w, &[t]).await;
+    assert_eq!(report.fired, vec![cb.id]);
+    assert_eq!(w.collab.fire_due_check_backs().unwrap(), Default::default());
+    assert_eq!(wakes_on(&w, t).len(), 1);
+    assert_eq!(runs(&w, t), 2);
+}
+
+#[tokio::test]
+async fn a_check_back_coming_due_under_a_hold_is_set_aside_not_fired() {
+    // HOLD-C1, W4: a hold that came to cover a pending check-back (here written beside it, as
+    // another node's write would be) sets it aside when it comes due, and logs the wake.
+    let (clock, w) = start();
+    let alpha = bot(&w, "Alpha", &booking_script("verify render", "Verified."));
+    let s = direct(&w, alpha);
+    let t = thread_of(&w, s, alpha);
+    say(&w, s, t, "render the intro").await;
+    let cb = check_backs_of(&w, alpha).remove(0);
+    let hold = w
+        .collab
+        .store()
+        .write(|tx| {
+            tx.insert_hold(&troupe_store::NewHold {
+                scope: troupe_core::hold::HoldScope::Bot { bot_id: alpha },
+                targets: vec![],
+                source: troupe_core::hold::HoldSource::UserButton,
+                source_message_id: None,
+                session_id: None,
+                lift_on_next_user_message: true,
+                cancel: false,
+                composer_stop: false,
+                effect: Default::default(),
+            })
+        })
+        .unwrap();
+    clock.advance(30 * MINUTE);
+    let report = w.collab.fire_due_check_backs().unwrap();
+    assert_eq!(
+        (report.fired.len(), report.set_aside.clone()),
+        (0, vec![cb.id])
+    );
+    assert_eq!(
+        w.collab
+            .hold(hold.id)
+            .unwrap()
+            .hold
+            .effect
+            .check_backs_set_aside,
+        vec![cb.id]
+    );
+    let log = w
+        .collab
+        .audit(
+            Some("wake_suppressed"),
+            Some(hold.id),
+            troupe_core::EventId(0),
+            10,
+        )
+        .unwrap();
+    assert_eq!(log.len(), 1);
+    assert!(wakes_on(&w, t).is_empty());
+}

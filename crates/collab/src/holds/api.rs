@@ -218,13 +218,18 @@ impl Collab {
             tx.hold(id)?;
             lift_in(tx, &[id], LiftedBy::UserButton, None, LiftTrigger::Button)
         })?;
+        self.drive_lifted(&after).await;
+        self.hold(id)
+    }
+
+    /// After a lift commits: the work the holds kept back runs, reopened work first.
+    pub(crate) async fn drive_lifted(&self, after: &super::lift::AfterLift) {
+        self.drive_reopened(&after.reopened).await;
         for t in &after.drive {
             if let Err(e) = self.engine().request_drive(*t, "hold_lifted", false).await {
                 tracing::warn!(thread = %t, error = %e, "drive after a lift failed");
             }
         }
-        self.drive_reopened(&after.reopened).await;
-        self.hold(id)
     }
 
     /// Stopped work reopened on a note runs because the person let it go on: a forced drive,

@@ -203,3 +203,60 @@ impl Collab {
         Ok(Some(made))
     }
 }
+
+/// A person's act on one Bot's work other than a line — Continue, answering its question
+/// (HOLD-L2) — counts as a line to that Bot about that work: it lifts what such a line would.
+/// Returns the lift and the holds still covering the work (then it stays held: `409 held`).
+pub(crate) fn lift_by_person_act(
+    tx: &mut Tx<'_>,
+    thread: ThreadId,
+) -> Result<(AfterLift, Vec<HoldId>), StoreError> {
+    let Some(f) = thread_facts(tx, thread)? else {
+        return Ok((AfterLift::default(), Vec::new()));
+    };
+    let holds = tx.holds_in_force()?;
+    if holds.is_empty() {
+        return Ok((AfterLift::default(), Vec::new()));
+    }
+    let facts = LineFacts {
+        at: tx.now(),
+        session_id: f.session_id,
+        said_to: vec![f.bot_id],
+        filed: f.plan_id.into_iter().collect(),
+        tickets: f.ticket_id.into_iter().collect(),
+        status_question: false,
+        has_control_buttons: false,
+        names_everything: false,
+        go_on: true,
+    };
+    let ids = lift_by_line(&holds, &facts);
+    let after = if ids.is_empty() {
+        AfterLift::default()
+    } else {
+        lift_in(
+            tx,
+            &ids,
+            LiftedBy::UserButton,
+            None,
+            LiftTrigger::Line {
+                line: &facts,
+                reaches: &[thread],
+                names_nobody_in_group: false,
+                in_user_direct: false,
+            },
+        )?
+    };
+    let still = tx.covering_holds(&f)?;
+    Ok((after, still))
+}
+
+/// `409 held`, naming the holds (`hold_N`, as the API reads them back).
+pub(crate) fn held(what: &str, holds: &[HoldId]) -> CollabError {
+    CollabError::conflict(
+        "held",
+        format!(
+            "held: {what} is stopped by {}; lift the stop first",
+            super::log::ids(holds)
+        ),
+    )
+}

@@ -18,3 +18,25 @@ pub(crate) use guard::Held;
 pub use guard::HoldGuard;
 pub use log::WORK_LOG_KINDS;
 pub use make::{HoldSpec, Made};
+
+use troupe_store::{CheckBackRecord, StoreError, Tx};
+
+/// A check-back a hold covers is set aside on its first hold's list instead of firing
+/// (HOLD-C1, W4); the suppressed wake is logged. Whether it was.
+pub(crate) fn set_aside_if_held(tx: &mut Tx<'_>, cb: &CheckBackRecord) -> Result<bool, StoreError> {
+    let Some(f) = facts::check_back_facts(tx, cb)? else {
+        return Ok(false);
+    };
+    let holds = tx.covering_holds(&f)?;
+    let Some(first) = holds.first() else {
+        return Ok(false);
+    };
+    tx.set_check_back_state(cb.id, troupe_core::check_back::CheckBackState::SetAside)?;
+    let mut h = tx.hold(*first)?;
+    if !h.effect.check_backs_set_aside.contains(&cb.id) {
+        h.effect.check_backs_set_aside.push(cb.id);
+        tx.set_hold_effect(h.id, &h.effect)?;
+    }
+    log::wake_suppressed(tx, f.thread_id, "check_back", &holds)?;
+    Ok(true)
+}
