@@ -1,0 +1,197 @@
+//! A person's lines and the holds (§15, HOLD-L*): only the model reader's pure stop is carried
+//! out, at once and reaching nobody; the word lists never stop anything; a line lifts the
+//! holds it is the person's word on, and no other.
+
+mod support;
+
+use std::time::Duration;
+use support::*;
+use troupe_collab::holds::{HoldRequest, ScopeRequest};
+use troupe_core::hold::{HoldScope, HoldSource, HoldStatus};
+use troupe_core::run::RunStatus;
+use troupe_core::{BotId, ThreadId};
+
+/// A reader that reads lines with "stop" as a pure stop and everything else as nothing.
+fn stop_reader(w: &World) {
+    let spec = script(
+        w,
+        "reader",
+        r#"{"steps":[{"text":"{\"control\":\"neither\"}"}],"on_exhausted":"repeat_last",
+            "rules":[{"when_user_contains":"stop now","reply":{"text":"{\"control\":\"stop\",\"only_control\":true}"}}]}"#,
+    );
+    w.collab.set_role("reading", spec).unwrap();
+}
+
+const LONG: &str = r#"{"steps":[
+    {"tool_calls":[{"name":"shell","arguments":{"command":"touch started; sleep 30"}}]},
+    {"text":"finished"}],
+    "rules":[{"when_user_contains":"停下","reply":{"text":"ok, pausing"}}]}"#;
+
+async fn started(w: &World, t: ThreadId) {
+    let dir = std::path::PathBuf::from(w.collab.store().read(|tx| tx.thread(t)).unwrap().workspace);
+    tokio::time::timeout(Duration::from_secs(20), async {
+        while !dir.join("started").exists() {
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+    })
+    .await
+    .expect("the command started");
+}
+
+async fn idle(w: &World, t: ThreadId) {
+    tokio::time::timeout(Duration::from_secs(20), w.collab.engine().wait_idle(t))
+        .await
+        .expect("the thread went idle");
+}
+
+fn bot_hold(b: BotId) -> HoldRequest {
+    HoldRequest {
+        scope: ScopeRequest {
+            kind: "bot".into(),
+            bot_id: Some(b),
+            session_id: None,
+            task_id: None,
+            ticket_id: None,
+            turn_id: None,
+        },
+        session_id: None,
+        action: None,
+    }
+}
+
+#[tokio::test]
+async fn a_pure_stop_read_by_the_model_holds_the_bot_and_reaches_nobody() {
+    let w = world();
+    stop_reader(&w);
+    let b = bot(&w, "Worker", LONG);
+    let s = direct(&w, b);
+    w.collab.post_line(s, "run it".into(), None).await.unwrap();
+    let t = w.collab.direct_thread(s).unwrap();
+    started(&w, t).await;
+    let run = w
+        .collab
+        .store()
+        .read(|tx| tx.thread(t))
+        .unwrap()
+        .lease
+        .holder
+        .unwrap();
+
+    let line = w
+        .collab
+        .post_line(s, "stop now".into(), None)
+        .await
+        .unwrap();
+    let holds = w.collab.holds(false).unwrap();
+    assert_eq!(holds.len(), 1);
+    let h = &holds[0].hold;
+    // CL-S1: in a direct, the Bot on the other side.
+    assert_eq!(h.scope, HoldScope::Bot { bot_id: b });
+    assert_eq!(
+        (h.source, h.source_message_id),
+        (HoldSource::UserText, Some(line.id))
+    );
+    assert_eq!(
+        w.collab.store().read(|tx| tx.run(run)).unwrap().status,
+        RunStatus::Stopped
+    );
+    idle(&w, t).await;
+    // Not filed, no turn: the line reached no thread, and the Bot said nothing.
+    let deliveries = w
+        .collab
+        .store()
+        .read(|tx| tx.line_deliveries(line.id))
+        .unwrap();
+    assert!(deliveries.is_empty(), "{deliveries:?}");
+    assert_eq!(runs_of(&w, t).len(), 1);
+    assert_eq!(
+        w.collab.line(line.id).unwrap().routing.as_deref(),
+        Some("routed")
+    );
+}
+
+#[tokio::test]
+async fn reader_down_a_stop_holds_nothing_and_reaches_the_bot() {
+    // S-LR-3, CL-1: with no reader the lists see a stop, but nothing is held; the line goes
+    // to the Bot as said.
+    let w = world();
+    let b = bot(&w, "Worker", LONG);
+    let s = direct(&w, b);
+    let t = w.collab.direct_thread(s).unwrap();
+    w.collab.post_line(s, "停下".into(), None).await.unwrap();
+    idle(&w, t).await;
+    assert!(w.collab.holds(true).unwrap().is_empty());
+    let said: Vec<String> = w
+        .collab
+        .lines(s, None, 100)
+        .unwrap()
+        .into_iter()
+        .filter(|l| l.author == troupe_core::conversation::Author::Bot)
+        .map(|l| l.body)
+        .collect();
+    assert_eq!(said, vec!["ok, pausing".to_string()]);
+}
+
+#[tokio::test]
+async fn a_line_to_another_bot_leaves_the_stop_and_a_line_naming_nobody_lifts_it() {
+    // S-STOP-2: X stopped in a group; "@Y use blue" keeps X held; "continue" naming nobody
+    // is said to X too and lifts it.
+    let w = world();
+    let quiet = r#"{"steps":[{"text":"ok"}],"on_exhausted":"repeat_last"}"#;
+    let x = bot(&w, "Xavier", quiet);
+    let y = bot(&w, "Yolanda", quiet);
+    let g = group(&w, &[x, y]);
+    let (h, _) = w.collab.post_hold(bot_hold(x)).await.unwrap();
+    let ty = thread_of(&w, g, y);
+    w.collab
+        .post_line(g, "@Yolanda use blue".into(), None)
+        .await
+        .unwrap();
+    idle(&w, ty).await;
+    assert_eq!(
+        w.collab.hold(h.hold.id).unwrap().hold.status,
+        HoldStatus::InForce
+    );
+    let line = w
+        .collab
+        .post_line(g, "continue".into(), None)
+        .await
+        .unwrap();
+    let lifted = w.collab.hold(h.hold.id).unwrap().hold;
+    assert_eq!(lifted.status, HoldStatus::Lifted);
+    assert_eq!(lifted.lift_message_id, Some(line.id));
+}
+
+#[tokio::test]
+async fn a_line_sent_before_the_stop_does_not_lift_it() {
+    // S-STOP-3: a line already stored when the hold is made is no word on it.
+    let w = world();
+    let quiet = r#"{"steps":[{"text":"ok"}],"on_exhausted":"repeat_last"}"#;
+    let x = bot(&w, "Xavier", quiet);
+    let s = direct(&w, x);
+    let early = w
+        .collab
+        .store()
+        .write(|tx| {
+            tx.insert_line(&troupe_store::NewLine {
+                routing: Some("reading"),
+                ..troupe_store::NewLine::plain(
+                    s,
+                    troupe_core::conversation::Author::User,
+                    "and one more thing".into(),
+                )
+            })
+        })
+        .unwrap();
+    let (h, _) = w.collab.post_hold(bot_hold(x)).await.unwrap();
+    // The early line is routed only now (as a line left by a restart would be).
+    w.collab.resume_lines().await.unwrap();
+    assert_eq!(
+        w.collab.line(early.id).unwrap().routing.as_deref(),
+        Some("routed")
+    );
+    assert_eq!(
+        w.collab.hold(h.hold.id).unwrap().hold.status,
+        HoldStatus::InForce
+    );
+}
