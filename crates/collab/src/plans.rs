@@ -116,9 +116,40 @@ pub struct PlanPatchRequest {
     pub process: Option<String>,
     #[serde(default)]
     pub progress: Option<String>,
-    /// `active` or `done` (parked is a stop's, not an edit's).
+    /// `active`, `done`, or `parked` (which stops the job with a hold; `active`/`done` on a
+    /// parked job lifts its holds).
     #[serde(default)]
     pub status: Option<String>,
+}
+
+impl PlanPatchRequest {
+    fn has_fields(&self) -> bool {
+        [
+            &self.name,
+            &self.kind,
+            &self.goal,
+            &self.done_when,
+            &self.rules,
+            &self.process,
+            &self.progress,
+        ]
+        .iter()
+        .any(|f| f.is_some())
+    }
+
+    fn clear_fields(&mut self) {
+        for f in [
+            &mut self.name,
+            &mut self.kind,
+            &mut self.goal,
+            &mut self.done_when,
+            &mut self.rules,
+            &mut self.process,
+            &mut self.progress,
+        ] {
+            *f = None;
+        }
+    }
 }
 
 /// A plan to open in its home conversation.
@@ -211,6 +242,72 @@ impl Collab {
             Err(StoreError::Conflict(m)) => Err(CollabError::conflict("revision_conflict", m)),
             Err(e) => Err(e.into()),
         }
+    }
+
+    /// The spec route under holds (HOLD-P9): `status: parked` makes a hold on the job (which
+    /// ends its running turns like any hold); `active` or `done` lifts the job's own holds
+    /// first, so the status given back is the person's; a hold over its conversation still
+    /// keeps it parked (`held_by` says which). Other fields are the person's edit as usual.
+    pub async fn edit_plan_spec(
+        &self,
+        id: PlanId,
+        mut req: PlanPatchRequest,
+    ) -> Result<PlanView, CollabError> {
+        let wanted = req
+            .status
+            .as_deref()
+            .map(|s| PlanStatus::parse(s.trim()).map_err(|m| format!("status: {m}")))
+            .transpose()
+            .map_err(CollabError::invalid)?;
+        let current = self.store().read(|tx| tx.plan(id))?;
+        if current.version != req.version {
+            return Err(CollabError::conflict(
+                "revision_conflict",
+                format!(
+                    "plan {id} is at version {}, not {}: read it again and redo the edit",
+                    current.version, req.version
+                ),
+            ));
+        }
+        let lift = matches!(wanted, Some(PlanStatus::Active | PlanStatus::Done))
+            && current.status == PlanStatus::Parked;
+        if wanted == Some(PlanStatus::Parked) || lift {
+            req.status = None;
+            // The other fields first, on the version the person read.
+            let edited = req.has_fields();
+            if edited {
+                self.patch_plan_spec(id, req.clone())?;
+            }
+            if wanted == Some(PlanStatus::Parked) {
+                self.hold_plan_by_edit(id).await?;
+            } else {
+                self.lift_plan_holds(id).await?;
+                let now = self.store().read(|tx| tx.plan(id))?;
+                // Still parked by a wider hold, or given back as asked: nothing more to do.
+                if now.status != PlanStatus::Parked && Some(now.status) != wanted {
+                    req.version = now.version;
+                    req.status = wanted.map(|s| s.as_str().to_string());
+                    req.clear_fields();
+                    return self.patch_plan_spec(id, req);
+                }
+            }
+            return self.plan(id);
+        }
+        self.patch_plan_spec(id, req)
+    }
+
+    async fn hold_plan_by_edit(&self, id: PlanId) -> Result<(), CollabError> {
+        self.make_hold(crate::holds::HoldSpec {
+            scope: troupe_core::hold::HoldScope::Plan { plan_id: id },
+            source: troupe_core::hold::HoldSource::UserButton,
+            source_message_id: None,
+            session_id: None,
+            lift_on_next_user_message: true,
+            cancel: false,
+            composer_stop: false,
+        })
+        .await?;
+        Ok(())
     }
 
     /// Open a plan in its own transaction (see [`open_plan_in`]).

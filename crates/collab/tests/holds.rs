@@ -341,3 +341,54 @@ async fn a_bad_scope_is_refused_naming_what_is_wrong_and_makes_nothing() {
     assert!(err.to_string().contains("scope.kind"), "{err}");
     assert!(w.collab.holds(true).unwrap().is_empty());
 }
+
+#[tokio::test]
+async fn the_spec_route_parks_with_a_hold_refuses_a_stale_version_and_lifts_on_active() {
+    // HOLD-P9, S-HOLD-6.
+    let w = world();
+    let a = bot(
+        &w,
+        "Ann",
+        r#"{"steps":[{"text":"ok"}],"on_exhausted":"repeat_last"}"#,
+    );
+    let g = group(&w, &[a]);
+    let plan = open_job(&w, g, "make the poster");
+    let v = plan.version;
+    let edit = |version: i64, status: &str| troupe_collab::PlanPatchRequest {
+        version,
+        status: Some(status.into()),
+        ..Default::default()
+    };
+    let parked = w
+        .collab
+        .edit_plan_spec(plan.id, edit(v, "parked"))
+        .await
+        .unwrap();
+    assert_eq!(parked.status, troupe_core::plan::PlanStatus::Parked);
+    let holds = w.collab.holds(false).unwrap();
+    assert_eq!(holds.len(), 1);
+    assert_eq!(holds[0].hold.scope, HoldScope::Plan { plan_id: plan.id });
+    // The board still holds version v; the hold wrote v+1.
+    let stale = w
+        .collab
+        .edit_plan_spec(plan.id, edit(v, "active"))
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(
+            stale,
+            troupe_collab::CollabError::Conflict {
+                code: "revision_conflict",
+                ..
+            }
+        ),
+        "{stale:?}"
+    );
+    let back = w
+        .collab
+        .edit_plan_spec(plan.id, edit(parked.version, "active"))
+        .await
+        .unwrap();
+    assert_eq!(back.status, troupe_core::plan::PlanStatus::Active);
+    assert!(w.collab.holds(false).unwrap().is_empty());
+}

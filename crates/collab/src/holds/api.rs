@@ -382,3 +382,21 @@ impl Collab {
         })
     }
 }
+
+impl Collab {
+    /// The spec route's go-on (HOLD-P9): lift the holds on this job itself, by the person's
+    /// button; a hold over its conversation or everything still stands.
+    pub(crate) async fn lift_plan_holds(&self, plan: PlanId) -> Result<(), CollabError> {
+        let after = self.store().write(|tx| {
+            let ids: Vec<HoldId> = tx
+                .holds_in_force()?
+                .into_iter()
+                .filter(|h| h.scope == HoldScope::Plan { plan_id: plan })
+                .map(|h| h.id)
+                .collect();
+            lift_in(tx, &ids, LiftedBy::UserButton, None, LiftTrigger::Button)
+        })?;
+        self.drive_lifted(&after).await;
+        Ok(())
+    }
+}

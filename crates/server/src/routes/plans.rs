@@ -135,5 +135,5 @@ async fn patch_plan_spec(
     ApiJson(req): ApiJson<PlanPatchRequest>,
 ) -> Result<Json<PlanView>, ApiError> {
     let id = path_id::<PlanId>(&id)?;
-    Ok(Json(state.collab.patch_plan_spec(id, req)?))
+    Ok(Json(state.collab.edit_plan_spec(id, req).await?))
 }
