@@ -17,7 +17,8 @@ fn stop_reader(w: &World) {
         w,
         "reader",
         r#"{"steps":[{"text":"{\"control\":\"neither\"}"}],"on_exhausted":"repeat_last",
-            "rules":[{"when_user_contains":"stop now","reply":{"text":"{\"control\":\"stop\",\"only_control\":true}"}}]}"#,
+            "rules":[{"when_user_contains":"stop now","reply":{"text":"{\"control\":\"stop\",\"only_control\":true}"}},
+                     {"when_user_contains":"night","reply":{"text":"{\"control\":\"stop\",\"only_control\":false}"}}]}"#,
     );
     w.collab.set_role("reading", spec).unwrap();
 }
@@ -194,4 +195,54 @@ async fn a_line_sent_before_the_stop_does_not_lift_it() {
         w.collab.hold(h.hold.id).unwrap().hold.status,
         HoldStatus::InForce
     );
+}
+
+#[tokio::test]
+async fn a_stop_with_more_words_gets_a_stop_button_pressed_once() {
+    // §15.1 "stop + other words", HOLD-B1: delivered as usual, nothing executed; the Stop
+    // button makes the stop the line meant, once.
+    let w = world();
+    stop_reader(&w);
+    let quiet = r#"{"steps":[{"text":"ok"}],"on_exhausted":"repeat_last"}"#;
+    let b = bot(&w, "Worker", quiet);
+    let s = direct(&w, b);
+    let t = w.collab.direct_thread(s).unwrap();
+    let line = w
+        .collab
+        .post_line(s, "stop, and make shot three a night scene".into(), None)
+        .await
+        .unwrap();
+    idle(&w, t).await;
+    assert!(w.collab.holds(true).unwrap().is_empty(), "nothing executed");
+    let line = w.collab.line(line.id).unwrap();
+    let control = line.control.expect("buttons on the line");
+    assert_eq!(control["kind"], "possible_control");
+    assert_eq!(control["offer"], serde_json::json!(["stop"]));
+    assert_eq!(runs_of(&w, t).len(), 1, "the line reached the Bot");
+    let press = |action: &str| troupe_collab::holds::ControlRequest {
+        action: action.into(),
+        task_id: None,
+    };
+    let err = w
+        .collab
+        .press_control(line.id, press("continue"))
+        .await
+        .unwrap_err();
+    assert!(err.to_string().contains("no continue button"), "{err}");
+    let first = w
+        .collab
+        .press_control(line.id, press("stop"))
+        .await
+        .unwrap();
+    assert_eq!(first.made.len(), 1);
+    let again = w
+        .collab
+        .press_control(line.id, press("stop"))
+        .await
+        .unwrap();
+    assert_eq!(again, first);
+    let holds = w.collab.holds(false).unwrap();
+    assert_eq!(holds.len(), 1);
+    assert_eq!(holds[0].hold.scope, HoldScope::Bot { bot_id: b });
+    assert_eq!(holds[0].hold.source_message_id, Some(line.id));
 }

@@ -292,6 +292,15 @@ pub struct SessionMessage {
     pub routing: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ask: Option<Ask>,
+    /// Buttons under a line read as possibly control: `{kind: "possible_control", offer,
+    /// scopes}`.
+    #[cfg_attr(feature = "openapi", schema(value_type = Option<Object>))]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub control: Option<serde_json::Value>,
+    /// What the one press of a button did: `{action, made, lifted, at}` (HOLD-B1).
+    #[cfg_attr(feature = "openapi", schema(value_type = Option<Object>))]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub control_acted: Option<serde_json::Value>,
 }
 
 /// A user line must say something, and not be absurdly long.

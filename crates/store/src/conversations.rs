@@ -86,7 +86,7 @@ fn bot_from_row(r: &crate::Row) -> Result<Bot> {
 }
 
 const LINE_COLUMNS: &str = "id, session_id, author, bot_id, parent_id, body, turn_id, status, \
-     created_at, kind, routing, ask, ask_answer, answered_at, ask_closed_at";
+     created_at, kind, routing, ask, ask_answer, answered_at, ask_closed_at, control, control_acted";
 
 fn line_from_row(r: &crate::Row) -> Result<SessionMessage> {
     let author: String = r.get(2)?;
@@ -104,6 +104,13 @@ fn line_from_row(r: &crate::Row) -> Result<SessionMessage> {
     let answer: Option<String> = r.get(12)?;
     let answered_at: Option<i64> = r.get(13)?;
     let closed_at: Option<i64> = r.get(14)?;
+    let json = |i: usize, what: &str| -> Result<Option<serde_json::Value>> {
+        r.get::<Option<String>>(i)?
+            .map(|t| serde_json::from_str(&t).map_err(|e| bad(what, e)))
+            .transpose()
+    };
+    let control = json(15, "line control")?;
+    let control_acted = json(16, "line control press")?;
     let ask = ask
         .map(|text| -> Result<Ask> {
             let mut ask: Ask = serde_json::from_str(&text).map_err(|e| bad("line ask", e))?;
@@ -130,11 +137,39 @@ fn line_from_row(r: &crate::Row) -> Result<SessionMessage> {
             kind: LineKind::parse(&kind).map_err(|e| bad("line kind", e))?,
             routing,
             ask,
+            control,
+            control_acted,
         })
     })()
 }
 
 impl Tx<'_> {
+    /// Give a line its control buttons.
+    pub fn set_line_control(
+        &mut self,
+        line: SessionMessageId,
+        control: &serde_json::Value,
+    ) -> Result<()> {
+        self.exec(
+            "UPDATE session_messages SET control = ?2 WHERE id = ?1",
+            args![line.0, control.to_string()],
+        )?;
+        Ok(())
+    }
+
+    /// Record the one press of a line's buttons; false when one was pressed already.
+    pub fn press_line_control(
+        &mut self,
+        line: SessionMessageId,
+        acted: &serde_json::Value,
+    ) -> Result<bool> {
+        let n = self.exec(
+            "UPDATE session_messages SET control_acted = ?2 WHERE id = ?1 AND control_acted IS NULL",
+            args![line.0, acted.to_string()],
+        )?;
+        Ok(n == 1)
+    }
+
     /// Append an event that belongs to a conversation (published on commit).
     pub fn session_event(
         &mut self,

@@ -113,16 +113,23 @@ pub(crate) fn lift_by_person_line(
     filed: &[PlanId],
     reaches: &[ThreadId],
 ) -> Result<AfterLift, StoreError> {
+    let (handling, listed_stop) = handling_of(tx, line)?;
+    if let ControlHandling::PossibleControl { offer } = &handling {
+        let scopes = place_scopes(tx, &tx.session(line.session_id)?, line)?;
+        tx.set_line_control(
+            line.id,
+            &serde_json::json!({"kind": "possible_control", "offer": offer, "scopes": scopes}),
+        )?;
+    }
+    if listed_stop {
+        tracing::info!(line = %line.id, "the word lists read a stop: delivered as said, nothing lifted or held");
+        return Ok(AfterLift::default());
+    }
     let holds = tx.holds_in_force()?;
     if holds.is_empty() {
         return Ok(AfterLift::default());
     }
     let session = tx.session(line.session_id)?;
-    let (handling, listed_stop) = handling_of(tx, line)?;
-    if listed_stop {
-        tracing::info!(line = %line.id, "the word lists read a stop: delivered as said, nothing lifted or held");
-        return Ok(AfterLift::default());
-    }
     let mut filed = filed.to_vec();
     if session.kind == SessionKind::Direct {
         filed.extend(direct_plans(tx, &session)?);

@@ -5,6 +5,7 @@
 
 mod admission;
 mod api;
+mod control;
 mod facts;
 mod guard;
 mod lift;
@@ -14,6 +15,7 @@ mod make;
 
 pub use admission::HoldAdmission;
 pub use api::{ComposerStop, HoldRequest, HoldView, ScopeRequest};
+pub use control::{ControlOutcome, ControlRequest};
 pub(crate) use guard::Held;
 pub use guard::HoldGuard;
 pub use log::WORK_LOG_KINDS;
