@@ -5,6 +5,7 @@ use crate::error::{ApiError, ApiJson, ErrorBody};
 use crate::routes::path_id;
 use axum::Json;
 use axum::extract::{Path, State};
+use troupe_collab::holds::{ControlOutcome, ControlRequest};
 use troupe_collab::{AnswerRequest, InsertOutcome, WorkAnswerRequest};
 use troupe_core::SessionMessageId;
 use troupe_core::conversation::SessionMessage;
@@ -17,6 +18,7 @@ pub fn router() -> OpenApiRouter<AppState> {
         .routes(routes!(get_line))
         .routes(routes!(answer))
         .routes(routes!(work_answer))
+        .routes(routes!(control))
         .routes(routes!(withdraw))
         .routes(routes!(insert))
         .routes(routes!(readings))
@@ -133,4 +135,24 @@ async fn get_line(
 ) -> Result<Json<SessionMessage>, ApiError> {
     let id = path_id::<SessionMessageId>(&id)?;
     Ok(Json(state.collab.line(id)?))
+}
+
+#[utoipa::path(
+    post, path = "/v1/messages/{id}/control", tag = "holds",
+    params(("id" = i64, Path, description = "A person's line read as possibly control")),
+    request_body = ControlRequest,
+    responses(
+        (status = 200, description = "What the press did: holds made (Stop) or lifted (Continue). Pressed once per line: a repeat answers the first press and does nothing", body = ControlOutcome),
+        (status = 400, description = "Malformed JSON or id", body = ErrorBody),
+        (status = 404, description = "No such line", body = ErrorBody),
+        (status = 422, description = "The line has no buttons, or not that one; an unknown action", body = ErrorBody),
+    )
+)]
+async fn control(
+    State(state): State<AppState>,
+    Path(id): Path<String>,
+    ApiJson(req): ApiJson<ControlRequest>,
+) -> Result<Json<ControlOutcome>, ApiError> {
+    let id = path_id::<SessionMessageId>(&id)?;
+    Ok(Json(state.collab.press_control(id, req).await?))
 }
