@@ -127,6 +127,12 @@ pub(crate) fn bind(
     } else {
         InboxMode::Task
     };
+    // Mail a working segment reads between steps carries its short id, so its ending can say
+    // what it did with it (END-3), as every other line handed to live work does.
+    let text = match (trigger, live) {
+        (Some(id), Some(_)) => format!("#{} {text}", id.0),
+        _ => text,
+    };
     let key = match trigger {
         Some(id) => format!("job:{}:line:{}", plan.0, id.0),
         None => format!("job:{}:desk:{}", plan.0, session.0),
