@@ -130,3 +130,41 @@ pub fn ask_line(w: &World, s: SessionId) -> troupe_core::conversation::SessionMe
         .find(|l| l.kind == troupe_core::conversation::LineKind::Ask)
         .expect("an ask line")
 }
+
+/// Give the Bot a new script (its threads are rebound to it at once): for a script that names
+/// ids known only once the conversations exist. Each one is a new file, so no provider built
+/// for the old one is reused.
+pub fn rescript(w: &World, b: BotId, json: &str) {
+    static N: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    let n = N.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let name = w
+        .collab
+        .bot(b)
+        .unwrap()
+        .name
+        .to_lowercase()
+        .replace(' ', "_");
+    let endpoint = script(w, &format!("{name}-rescripted-{n}"), json);
+    w.collab
+        .update_bot(
+            b,
+            troupe_collab::BotPatch {
+                name: None,
+                persona: None,
+                endpoint: Some(Some(endpoint)),
+            },
+        )
+        .unwrap();
+}
+
+/// A reader (the `reading` role) that gives every reading the same answer: `answer` is the
+/// JSON object it answers with, e.g. `{"control":"neither","belongs":"new"}`.
+pub fn reader_says(w: &World, answer: &str) {
+    let text = serde_json::to_string(answer).unwrap();
+    let spec = script(
+        w,
+        "reader",
+        &format!(r#"{{"steps":[{{"text":{text}}}],"on_exhausted":"repeat_last"}}"#),
+    );
+    w.collab.set_role("reading", spec).unwrap();
+}
