@@ -392,3 +392,46 @@ async fn the_spec_route_parks_with_a_hold_refuses_a_stale_version_and_lifts_on_a
     assert_eq!(back.status, troupe_core::plan::PlanStatus::Active);
     assert!(w.collab.holds(false).unwrap().is_empty());
 }
+
+#[tokio::test]
+async fn boot_repair_parks_a_held_job_left_active() {
+    // Item 10: a plan hold in force over a job that is not parked (as a write cut short by an
+    // older build could leave it) is made consistent at boot, and the lift gives it back.
+    let w = world();
+    let a = bot(
+        &w,
+        "Ann",
+        r#"{"steps":[{"text":"ok"}],"on_exhausted":"repeat_last"}"#,
+    );
+    let g = group(&w, &[a]);
+    let plan = open_job(&w, g, "make the poster");
+    let hold = w
+        .collab
+        .store()
+        .write(|tx| {
+            tx.insert_hold(&troupe_store::NewHold {
+                scope: HoldScope::Plan { plan_id: plan.id },
+                targets: vec![],
+                source: HoldSource::UserButton,
+                source_message_id: None,
+                session_id: None,
+                lift_on_next_user_message: true,
+                cancel: false,
+                composer_stop: false,
+                effect: Default::default(),
+            })
+        })
+        .unwrap();
+    let report = w.collab.repair_holds().await.unwrap();
+    assert_eq!(report.plans_parked, 1);
+    assert_eq!(
+        w.collab.plan(plan.id).unwrap().status,
+        troupe_core::plan::PlanStatus::Parked
+    );
+    assert_eq!(w.collab.repair_holds().await.unwrap(), Default::default());
+    w.collab.lift_hold(hold.id).await.unwrap();
+    assert_eq!(
+        w.collab.plan(plan.id).unwrap().status,
+        troupe_core::plan::PlanStatus::Active
+    );
+}

@@ -179,6 +179,19 @@ impl Engine {
         })
     }
 
+    /// End process groups a stopped run left on this machine (a boot after the daemon died
+    /// inside a kill's grace). Returns those that were still alive.
+    pub async fn end_left_groups(&self, pgids: &[i32]) -> Vec<i32> {
+        let mut ended = Vec::new();
+        for &pgid in pgids {
+            if troupe_tools::group_alive(pgid) {
+                troupe_tools::terminate_group(pgid, self.inner.config.kill_grace).await;
+                ended.push(pgid);
+            }
+        }
+        ended
+    }
+
     fn hand_stop_to_owner(&self, run: &RunRecord) {
         if run.owner_boot == self.node_id() {
             return;

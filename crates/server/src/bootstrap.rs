@@ -117,6 +117,8 @@ pub async fn build_state(data_dir: &Path, opts: BootOptions) -> anyhow::Result<B
     workflows.recover_light_loops().await?;
     workflows.recover_blueprint_loops().await?;
     collab.ensure_demo_bot(data_dir)?;
+    // What the holds in force cover is made consistent before anything is routed or fires.
+    collab.repair_holds().await?;
     // Lines a stop left unread or unrouted are read (or their stored reading reused) and
     // routed now, in order; delivery keys make each reach its Bots once.
     let resumed = collab.clone();

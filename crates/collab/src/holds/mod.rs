@@ -5,6 +5,7 @@
 
 mod admission;
 mod api;
+mod boot;
 mod control;
 mod facts;
 mod guard;
@@ -15,6 +16,7 @@ mod make;
 
 pub use admission::HoldAdmission;
 pub use api::{ComposerStop, HoldRequest, HoldView, ScopeRequest};
+pub use boot::HoldRepair;
 pub use control::{ControlOutcome, ControlRequest};
 pub(crate) use guard::Held;
 pub use guard::HoldGuard;
