@@ -193,9 +193,6 @@ async fn a_line_said_to_a_working_bot_in_another_conversation_is_marked_and_answ
 
 // S-WI-3
 #[tokio::test]
-#[ignore = "fails: the engine's step that ends the run (end_turn here) takes the waiting line \
-            into that run in its last commit (crates/engine/src/step.rs, `take_in`), so it is \
-            marked read, never shown to a model, and the item settles idle"]
 async fn mail_left_unread_at_a_job_segments_end_queues_it_and_is_the_next_trigger() {
     let w = world();
     // The job's turn holds at the gate and ends right after it, in the same hop: a line that

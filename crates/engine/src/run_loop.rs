@@ -345,7 +345,7 @@ async fn drive_loop(engine: &Engine, live: &Arc<LiveRun>) -> Result<EndReason, L
         )
         .await?;
         history.push(committed.reply);
-        pending = Some(committed.next);
+        pending = committed.next;
         if let Some(reason) = committed.ends_run {
             return Ok(reason);
         }

@@ -27,8 +27,9 @@ pub(crate) struct Committed {
     pub ends_turn: bool,
     /// A call ended the run this way.
     pub ends_run: Option<EndReason>,
-    /// The inbox step for the next call, taken in the step's last commit.
-    pub next: InboxStep,
+    /// The inbox step for the next call, taken in the step's last commit; none when a call
+    /// ended the run (mail that came meanwhile stays unread, to start the next run).
+    pub next: Option<InboxStep>,
 }
 
 /// A call that ran, with what its records need.
@@ -260,6 +261,7 @@ async fn commit_once(
     }
     let (thread_id, run_id) = (live.thread_id, live.run_id);
     let (observer, run) = (engine.clone(), live.clone());
+    let continues = ends_run.is_none();
     let (reply, next) = owned_write_async(engine, live, move |tx| {
         tx.record_model_call(thread_id, &record)?;
         tx.bump_run_hops(run_id)?;
@@ -268,7 +270,11 @@ async fn commit_once(
         for r in &ran {
             r.write(tx, thread_id, run_id, m.id)?;
         }
-        let next = take_in(tx, &observer, &run, false)?;
+        let next = if continues {
+            Some(take_in(tx, &observer, &run, false)?)
+        } else {
+            None
+        };
         Ok((m, next))
     })
     .await?;
@@ -358,6 +364,7 @@ async fn commit_per_effect(
         let start = next.as_ref().and_then(Checked::effect).cloned();
         let (reply_id, finish_turn) = (reply.id, last && ends_turn);
         let (owner, run) = (engine.clone(), live.clone());
+        let continues = ends_run.is_none();
         let (b, taken) = owned_write_async(engine, live, move |tx| {
             ran.write(tx, thread_id, run_id, reply_id)?;
             tx.append_part(reply_id, &part)?;
@@ -368,8 +375,9 @@ async fn commit_per_effect(
                 Some(s) => Some(s.begin(tx, thread_id, run_id, reply_id)?),
                 None => None::<EffectBegin>,
             };
-            // The step's last commit takes the inbox for the next call.
-            let taken = if last {
+            // The step's last commit takes the inbox for the next call, unless a call ended
+            // the run: then mail that came meanwhile stays unread for the next run.
+            let taken = if last && continues {
                 Some(take_in(tx, &owner, &run, false)?)
             } else {
                 None
@@ -383,11 +391,12 @@ async fn commit_per_effect(
     if ends_turn {
         reply.finish = Some(Finish::Stop);
     }
-    let next = taken_next.ok_or_else(|| {
-        LoopExit::Store(StoreError::Invalid(
+    let next = taken_next;
+    if next.is_none() && ends_run.is_none() {
+        return Err(LoopExit::Store(StoreError::Invalid(
             "a step with tool calls ended without its last commit".into(),
-        ))
-    })?;
+        )));
+    }
     Ok(Committed {
         reply,
         ends_turn,
