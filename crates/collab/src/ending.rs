@@ -374,7 +374,8 @@ impl EndingHook for WorkEnding {
             let Some(seg) = tx.segment_work(run)? else {
                 return Ok(false);
             };
-            if seg.mode != WorkMode::Work {
+            // A read-only turn under a hold only answers; it owes nothing (HOLD-R2).
+            if seg.mode != WorkMode::Work || seg.readonly {
                 return Ok(false);
             }
             Ok(!tx.open_delegations_to(seg.work_item_id)?.is_empty())

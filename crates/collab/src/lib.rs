@@ -73,6 +73,7 @@ pub fn extend(
         .run_observer(Arc::new(WorkItems))
         .ending_hook(Arc::new(WorkEnding))
         .guard(Arc::new(holds::HoldGuard))
+        .tool_scope(Arc::new(holds::ReadonlyTools))
         .guard(Arc::new(DeskGuard::new(host.clone())));
     tools::registrations(host)
         .into_iter()

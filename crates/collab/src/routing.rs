@@ -350,6 +350,12 @@ pub(crate) fn route_bot_line_in(
     let Some(author) = line.bot_id else {
         return Ok(());
     };
+    // A read-only turn's reply under a hold wakes nobody (HOLD-R3).
+    if let Some(run) = line.turn_id
+        && crate::holds::readonly::is_readonly(tx, run)?
+    {
+        return Ok(());
+    }
     let mut session = tx.session(line.session_id)?;
     if session.kind == SessionKind::Direct {
         return Ok(());

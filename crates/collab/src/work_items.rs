@@ -37,6 +37,9 @@ impl RunObserver for WorkItems {
             }
         };
         let trigger = tx.newest_line_delivered_to(run.thread_id)?;
+        // Admitted under a hold only for a read-only answer (HOLD-R1): the segment says so,
+        // the one kind the hold trigger lets live.
+        let readonly = !crate::holds::holds_over(tx, run.thread_id)?.is_empty();
         tx.open_segment(&NewSegment {
             run_id: run.id,
             bot_id: item.bot_id,
@@ -45,6 +48,7 @@ impl RunObserver for WorkItems {
             work_item_id: item.id,
             mode: item.mode,
             candidates,
+            readonly,
         })?;
         // A desk acts on what the reader made of its line (C §2: new, done in place, …).
         if item.mode == WorkMode::Desk {

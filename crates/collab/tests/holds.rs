@@ -209,16 +209,14 @@ async fn a_menu_stop_on_a_bot_ends_its_turn_and_lift_reopens_it_on_a_note() {
 
 #[tokio::test]
 async fn a_turn_a_hold_comes_to_cover_while_it_runs_takes_no_effect() {
-    // HOLD-D1 behind HOLD-T1: a hold row written beside a live turn (as another node's write
-    // would leave it before this node hears of it); the turn's next write is refused as held
-    // and its command never runs.
+    // S-HOLD-8, HOLD-T1: a hold row written beside a live turn (as another node's write would
+    // leave it before this node hears of it); its shell call answers `held` without running.
     let w = world();
     let b = bot(
         &w,
         "Reader",
         r#"{"steps":[
-            {"text":"thinking","delay_ms":300},
-            {"tool_calls":[{"name":"shell","arguments":{"command":"touch ran"}}]},
+            {"tool_calls":[{"name":"shell","arguments":{"command":"touch ran"}}],"delay_ms":300},
             {"text":"done"}]}"#,
     );
     let s = direct(&w, b);
@@ -257,14 +255,13 @@ async fn a_turn_a_hold_comes_to_cover_while_it_runs_takes_no_effect() {
         "the command must not run"
     );
     let run = runs_of(&w, t).pop().unwrap();
-    assert_ne!(run.status, RunStatus::Completed);
+    let calls = calls_of(&w, run.id);
     assert!(
-        run.end_reason
-            .unwrap()
-            .detail()
-            .unwrap_or_default()
-            .contains("held"),
-        "the run ended on the hold"
+        calls[0]
+            .result
+            .contains("held: the person stopped this work"),
+        "{}",
+        calls[0].result
     );
 }
 

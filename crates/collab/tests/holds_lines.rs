@@ -18,7 +18,8 @@ fn stop_reader(w: &World) {
         "reader",
         r#"{"steps":[{"text":"{\"control\":\"neither\"}"}],"on_exhausted":"repeat_last",
             "rules":[{"when_user_contains":"stop now","reply":{"text":"{\"control\":\"stop\",\"only_control\":true}"}},
-                     {"when_user_contains":"night","reply":{"text":"{\"control\":\"stop\",\"only_control\":false}"}}]}"#,
+                     {"when_user_contains":"night","reply":{"text":"{\"control\":\"stop\",\"only_control\":false}"}},
+                     {"when_user_contains":"how is it going","reply":{"text":"{\"control\":\"neither\",\"status_question\":true}"}}]}"#,
     );
     w.collab.set_role("reading", spec).unwrap();
 }
@@ -245,4 +246,48 @@ async fn a_stop_with_more_words_gets_a_stop_button_pressed_once() {
     assert_eq!(holds.len(), 1);
     assert_eq!(holds[0].hold.scope, HoldScope::Bot { bot_id: b });
     assert_eq!(holds[0].hold.source_message_id, Some(line.id));
+}
+
+#[tokio::test]
+async fn a_status_question_under_a_stop_gets_a_read_only_answer_and_lifts_nothing() {
+    // SQ-3, HOLD-L5, HOLD-R1..R3: the Bot answers, still stopped; nothing with an effect runs.
+    let w = world();
+    stop_reader(&w);
+    let b = bot(
+        &w,
+        "Worker",
+        r#"{"steps":[
+            {"tool_calls":[{"name":"shell","arguments":{"command":"touch ran"}}]},
+            {"text":"Stopped at the second shot; say go on and I resume."}]}"#,
+    );
+    let s = direct(&w, b);
+    let t = w.collab.direct_thread(s).unwrap();
+    let (h, _) = w.collab.post_hold(bot_hold(b)).await.unwrap();
+    w.collab
+        .post_line(s, "how is it going?".into(), None)
+        .await
+        .unwrap();
+    idle(&w, t).await;
+    assert_eq!(
+        w.collab.hold(h.hold.id).unwrap().hold.status,
+        HoldStatus::InForce
+    );
+    let run = runs_of(&w, t).pop().expect("a read-only turn ran");
+    assert!(segment_of(&w, run.id).readonly);
+    let calls = calls_of(&w, run.id);
+    assert!(calls[0].status != "ok", "{calls:?}");
+    let dir = std::path::PathBuf::from(w.collab.store().read(|tx| tx.thread(t)).unwrap().workspace);
+    assert!(!dir.join("ran").exists(), "nothing with an effect runs");
+    let said: Vec<String> = w
+        .collab
+        .lines(s, None, 100)
+        .unwrap()
+        .into_iter()
+        .filter(|l| l.author == troupe_core::conversation::Author::Bot)
+        .map(|l| l.body)
+        .collect();
+    assert_eq!(
+        said,
+        vec!["Stopped at the second shot; say go on and I resume.".to_string()]
+    );
 }

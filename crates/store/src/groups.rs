@@ -234,8 +234,10 @@ impl Tx<'_> {
         trigger_line: Option<SessionMessageId>,
     ) -> Result<()> {
         self.exec(
-            "INSERT INTO segments (run_id, bot_id, session_id, trigger_line_id, created_at) VALUES (?1, ?2, ?3, ?4, ?5)
-             ON CONFLICT (run_id) DO NOTHING",
+            // Not an upsert: an INSERT's triggers run even when its conflict clause then does
+            // nothing, and the hold trigger refuses a covered row without a mode.
+            "INSERT INTO segments (run_id, bot_id, session_id, trigger_line_id, created_at)
+             SELECT ?1, ?2, ?3, ?4, ?5 WHERE NOT EXISTS (SELECT 1 FROM segments WHERE run_id = ?1)",
             args![run.0, bot.0, session.0, trigger_line.map(|l| l.0), self.now],
         )?;
         Ok(())

@@ -51,6 +51,9 @@ pub struct NewSegment {
     pub mode: WorkMode,
     /// A desk's candidate jobs, frozen now (DS-3).
     pub candidates: Vec<PlanId>,
+    /// A read-only turn under a hold (HOLD-R1): stored as mode `readonly`, the one mode the
+    /// hold trigger lets through.
+    pub readonly: bool,
 }
 
 /// A segment's work and its counters.
@@ -62,6 +65,8 @@ pub struct SegmentWork {
     pub candidates: Vec<PlanId>,
     pub bounces: u32,
     pub progress_messages: u32,
+    /// A read-only turn under a hold: no effect, no ending contract (HOLD-R1..R4).
+    pub readonly: bool,
 }
 
 const COLUMNS: &str = "id, bot_id, mode, plan_id, ticket_id, session_id, thread_id, state, \
@@ -276,7 +281,7 @@ impl Tx<'_> {
                 s.session_id.0,
                 s.trigger_line_id.map(|l| l.0),
                 s.work_item_id.0,
-                s.mode.as_str(),
+                if s.readonly { "readonly" } else { s.mode.as_str() },
                 candidates,
                 json!({"kind": s.mode.as_str(), "work_item_id": s.work_item_id}).to_string(),
                 self.now
@@ -286,15 +291,39 @@ impl Tx<'_> {
     }
 
     pub fn segment_work(&self, run: RunId) -> Result<Option<SegmentWork>> {
-        type Row = (Option<i64>, Option<String>, Option<String>, i64, i64);
+        type Row = (
+            Option<i64>,
+            Option<String>,
+            Option<String>,
+            i64,
+            i64,
+            Option<String>,
+        );
         let row: Option<Row> = self.query_opt(
-            "SELECT work_item_id, mode, candidates, bounces, progress_messages FROM segments
-             WHERE run_id = ?1",
+            "SELECT s.work_item_id, s.mode, s.candidates, s.bounces, s.progress_messages, w.mode
+             FROM segments s LEFT JOIN work_items w ON w.id = s.work_item_id
+             WHERE s.run_id = ?1",
             args![run.0],
-            |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?)),
+            |r| {
+                Ok((
+                    r.get(0)?,
+                    r.get(1)?,
+                    r.get(2)?,
+                    r.get(3)?,
+                    r.get(4)?,
+                    r.get(5)?,
+                ))
+            },
         )?;
-        let Some((Some(item), Some(mode), candidates, bounces, progress)) = row else {
+        let Some((Some(item), Some(mode), candidates, bounces, progress, item_mode)) = row else {
             return Ok(None);
+        };
+        // A read-only turn works as its item does, with every effect closed.
+        let readonly = mode == "readonly";
+        let mode = if readonly {
+            item_mode.unwrap_or_else(|| "desk".into())
+        } else {
+            mode
         };
         let candidates: Vec<i64> = match candidates {
             Some(c) => serde_json::from_str(&c).map_err(|e| bad("segment candidates", e))?,
@@ -307,6 +336,7 @@ impl Tx<'_> {
             candidates: candidates.into_iter().map(PlanId).collect(),
             bounces: bounces as u32,
             progress_messages: progress as u32,
+            readonly,
         }))
     }
 

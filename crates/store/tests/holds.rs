@@ -270,6 +270,7 @@ fn trigger_refuses_covered_live_turn() {
             work_item_id: w.ada_launch.id,
             mode: WorkMode::Work,
             candidates: vec![],
+            readonly: false,
         })
     });
     assert!(matches!(err, Err(StoreError::Held)), "{err:?}");

@@ -171,6 +171,7 @@ fn bound_run(s: &Store, w: &World) -> troupe_core::RunId {
             work_item_id: item.id,
             mode: WorkMode::Work,
             candidates: vec![],
+            readonly: false,
         })?;
         assert_eq!(tx.live_work_segments(w.bot)?, 1);
         Ok(run.id)

@@ -27,6 +27,10 @@ impl AdmissionCheck for HoldAdmission {
         if holds.is_empty() {
             return Admission::Admit;
         }
+        // The one wake a hold lets through: a read-only answer (HOLD-R1, SQ-3).
+        if matches!(super::readonly::waiting(ctx.store, thread), Ok(true)) {
+            return Admission::Admit;
+        }
         if let Err(e) = ctx
             .store
             .write(|tx| log::wake_suppressed(tx, thread, ctx.reason, &holds))

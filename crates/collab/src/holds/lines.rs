@@ -91,12 +91,24 @@ fn place_scopes(
     ))
 }
 
-/// The jobs a person's direct line is about: the work the Bot's thread there is on (lines in
-/// a direct are not filed; they are about what the Bot does there).
+/// The jobs a person's direct line is about: the work the Bot does there (lines in a direct
+/// are not filed; they are about what the Bot does there) — the job its thread there is on,
+/// and each job whose work speaks there (a desk that bound the line to a job handed the work
+/// to the job's own thread).
 fn direct_plans(tx: &Tx<'_>, session: &Session) -> Result<Vec<PlanId>, StoreError> {
+    let mut threads = tx.session_threads(session.id)?;
+    for b in &session.bot_ids {
+        for item in tx.work_items_of_bot(*b)? {
+            if item.mode == troupe_core::work_item::WorkMode::Work {
+                threads.push(item.thread_id);
+            }
+        }
+    }
     let mut out = Vec::new();
-    for t in tx.session_threads(session.id)? {
-        if let Some(p) = thread_facts(tx, t)?.and_then(|f| f.plan_id)
+    for t in threads {
+        if let Some(f) = thread_facts(tx, t)?
+            && f.session_id == session.id
+            && let Some(p) = f.plan_id
             && !out.contains(&p)
         {
             out.push(p);
@@ -148,23 +160,30 @@ pub(crate) fn lift_by_person_line(
         go_on: handling.go_on(),
     };
     let ids = lift_by_line(&holds, &facts);
-    if ids.is_empty() {
-        return Ok(AfterLift::default());
+    let after = if ids.is_empty() {
+        AfterLift::default()
+    } else {
+        let named_nobody = session.kind == SessionKind::Group
+            && parse_mentions(&line.body, &crate::routing::roster(tx, &session)?).is_empty();
+        lift_in(
+            tx,
+            &ids,
+            LiftedBy::UserText,
+            Some(line.id),
+            LiftTrigger::Line {
+                line: &facts,
+                reaches,
+                names_nobody_in_group: named_nobody,
+                in_user_direct: session.kind == SessionKind::Direct,
+            },
+        )?
+    };
+    // Work the line reaches that a stop still holds: a status question (or any line under
+    // an app hold) gets a read-only answer; anything else waits for the lift.
+    for t in reaches {
+        super::readonly::open_for(tx, line, *t, handling.status_question())?;
     }
-    let named_nobody = session.kind == SessionKind::Group
-        && parse_mentions(&line.body, &crate::routing::roster(tx, &session)?).is_empty();
-    lift_in(
-        tx,
-        &ids,
-        LiftedBy::UserText,
-        Some(line.id),
-        LiftTrigger::Line {
-            line: &facts,
-            reaches,
-            names_nobody_in_group: named_nobody,
-            in_user_direct: session.kind == SessionKind::Direct,
-        },
-    )
+    Ok(after)
 }
 
 impl Collab {

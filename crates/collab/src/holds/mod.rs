@@ -13,6 +13,7 @@ mod lift;
 pub(crate) mod lines;
 mod log;
 mod make;
+pub(crate) mod readonly;
 
 pub use admission::HoldAdmission;
 pub use api::{ComposerStop, HoldRequest, HoldView, ScopeRequest};
@@ -22,6 +23,15 @@ pub(crate) use guard::Held;
 pub use guard::HoldGuard;
 pub use log::WORK_LOG_KINDS;
 pub use make::{HoldSpec, Made};
+pub use readonly::ReadonlyTools;
+
+/// The holds in force over the next turn on `thread`.
+pub(crate) fn holds_over(
+    tx: &Tx<'_>,
+    thread: troupe_core::ThreadId,
+) -> Result<Vec<troupe_core::HoldId>, StoreError> {
+    facts::holds_over_thread(tx, thread)
+}
 
 use troupe_store::{CheckBackRecord, StoreError, Tx};
 
