@@ -129,6 +129,7 @@ async fn the_openapi_document_lists_every_route() {
         ("/v1/messages/{id}/answer", "post"),
         ("/v1/messages/{id}/withdraw", "post"),
         ("/v1/messages/{id}/insert", "post"),
+        ("/v1/messages/{id}/control", "post"),
         ("/v1/messages/{id}/readings", "get"),
         ("/v1/turns", "get"),
         ("/v1/turns/{id}", "get"),

@@ -128,8 +128,10 @@ async fn workflow_changes_are_refused_while_running() {
     assert_eq!(view["running"], false);
 }
 
+/// A composer Stop is a hold, not the pause latch (StopMode::Hold writes none): the session
+/// shows no pause, and the person's next line lifts the hold and the Bot goes on.
 #[tokio::test]
-async fn continue_after_stop_lifts_the_latch() {
+async fn a_stop_is_a_hold_not_the_pause_latch() {
     let app = TestApp::start().await;
     let s = session(
         &app,
@@ -149,21 +151,35 @@ async fn continue_after_stop_lifts_the_latch() {
     })
     .await
     .expect("no text streamed within 20 s");
-    app.post("/v1/turns/stop", json!({"session_id": s}))
+    let stopped = app
+        .post("/v1/turns/stop", json!({"session_id": s}))
         .await
         .expect(200);
+    app.settle(s).await;
     let view = app.get(&format!("/v1/sessions/{s}")).await.expect(200);
-    assert_eq!(view["paused"]["reason"], "aborted", "{view}");
-    let c = app
-        .post(&format!("/v1/sessions/{s}/continue"), json!({}))
+    assert!(view["paused"].is_null(), "{view}");
+    let hold = app
+        .get(&format!("/v1/holds/{}", stopped["hold_id"]))
         .await
         .expect(200);
-    assert_eq!(c["latch_cleared"], true, "{c}");
+    assert_eq!(hold["status"], "in_force", "{hold}");
+
+    app.post(
+        &format!("/v1/sessions/{s}/messages"),
+        json!({"body": "go on"}),
+    )
+    .await
+    .expect(201);
     app.wait_for_bot_line(s, |l| l["body"] == "resumed and finished")
         .await;
     app.settle(s).await;
     let view = app.get(&format!("/v1/sessions/{s}")).await.expect(200);
     assert!(view["paused"].is_null(), "{view}");
+    let hold = app
+        .get(&format!("/v1/holds/{}", stopped["hold_id"]))
+        .await
+        .expect(200);
+    assert_eq!(hold["status"], "lifted", "{hold}");
 }
 
 #[tokio::test]

@@ -16,7 +16,8 @@
 //!
 //! Three scenarios, each with its own daemon and browser: chatting (create a Bot, send,
 //! stream, Stop), workflows (Plan and Light Loop on and off from the header, the 409
-//! shown inline, the pause latch with Continue and Abandon) and a group (members, the
+//! shown inline, a Stop's hold lifted from the Stops panel, the pause latch with Continue)
+//! and a group (members, the
 //! lead, mentions with pull-in, a Bot↔Bot direct read-only, an ask answered from its card).
 //!
 //! Phone-width screenshots are written to `target/browser-phone.png`,
@@ -32,8 +33,8 @@ use std::time::{Duration, Instant};
 use anyhow::{Context, Result, anyhow, bail};
 use browser_support::page::{
     ENTER, SHORT, TAB, TURN, active_session_id, add_scripted_bot, chips, click, click_in,
-    click_session, elements, fill, start_conversation, wait_bot_line, wait_chip, wait_for_texts,
-    wait_hidden, wait_text,
+    click_session, elements, fill, past_send_guard, start_conversation, wait_bot_line, wait_chip,
+    wait_for_texts, wait_hidden, wait_text,
 };
 use browser_support::{
     ALPHA_FOLLOW_UP, ALPHA_REPLY, BOT_DIRECT_LINE, ChromeDriver, Daemon, GAMMA_REPLY,
@@ -208,6 +209,7 @@ async fn scenario(c: &Client, daemon: &Daemon, quick: &Path, slow: &Path) -> Res
         .await?
         .send_keys(ENTER)
         .await?; // Enter sends
+    let sent = Instant::now();
 
     poll(
         "#stop to show and streamed text to appear",
@@ -221,6 +223,7 @@ async fn scenario(c: &Client, daemon: &Daemon, quick: &Path, slow: &Path) -> Res
         },
     )
     .await?;
+    past_send_guard(sent).await?;
     let clicked = Instant::now();
     c.find(Locator::Css("#stop")).await?.click().await?;
     wait_hidden(c, "#stop", Duration::from_secs(20))
@@ -321,6 +324,7 @@ async fn workflow_scenario(c: &Client, daemon: &Daemon, slow: &Path, failing: &P
     // --- while a turn runs, turning the workflow off is refused; the 409 shows inline
     fill(c, "#composer", "go").await?;
     click(c, "#send").await?;
+    let sent = Instant::now();
     poll("#stop to show for the slow turn", TURN, || async {
         Ok(elements(c, "#stop")
             .await?
@@ -333,23 +337,36 @@ async fn workflow_scenario(c: &Client, daemon: &Daemon, slow: &Path, failing: &P
     wait_text(c, "#workflow-error", "running").await?;
     wait_text(c, "#workflow-status", "Workflow: Plan").await?;
 
-    // --- Stop latches the session (aborted); Abandon lifts it and Plan stays on
+    // --- Stop is a hold, not the pause latch: no pause notice; its Lift (the Stops panel)
+    // leaves the Bot idle (a composer Stop's lift reopens nothing) and Plan stays on
+    past_send_guard(sent).await?;
     click(c, "#stop").await?;
-    wait_text(c, "#paused-reason", "aborted").await?;
-    wait_text(c, "#continue", "Continue").await?;
-    click(c, "#abandon").await?;
-    wait_hidden(c, "#paused", SHORT)
-        .await
-        .context("the latch after Abandon")?;
+    wait_hidden(c, "#stop", SHORT).await?;
+    let holds: Value = http
+        .get(format!("{}/v1/holds", daemon.base_url))
+        .send()
+        .await?
+        .json()
+        .await?;
+    if holds.as_array().map(Vec::len) != Some(1) {
+        bail!("the Stop should have made one hold: {holds}");
+    }
+    if elements(c, "#paused").await?.iter().any(|p| p.visible) {
+        bail!("a Stop shows the pause notice");
+    }
+    click(c, "#stops-details > summary").await?;
+    click_in(c, "#stops-list .stop-row", "You pressed Stop", ".stop-lift").await?;
+    wait_text(c, "#stops-empty", "Nothing is stopped.").await?;
     let view: Value = http
         .get(format!("{}/v1/sessions/{}", daemon.base_url, sid))
         .send()
         .await?
         .json()
         .await?;
-    if !view["paused"].is_null() {
-        bail!("the API still reports a latch after Abandon: {view}");
+    if !view["paused"].is_null() || view["running"] != false {
+        bail!("after the Lift the Bot should be idle, with no latch: {view}");
     }
+    click(c, "#stops-details > summary").await?;
     wait_text(c, "#workflow-status", "Workflow: Plan").await?;
 
     // --- off while idle

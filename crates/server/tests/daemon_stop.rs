@@ -1,6 +1,7 @@
 //! As a new user meets it, through a real `troupe serve` and a fake OpenAI-compatible server:
-//! a line runs a long command, Stop ends the turn, and the person's next line still gets an
-//! answer (a stopped call's unknown outcome holds back only what would resume by itself).
+//! a line runs a long command, Stop ends the turn (a hold on the Bot's work there), and the
+//! person's next line lifts the hold and still gets an answer (a stopped call's unknown
+//! outcome holds back only what would resume by itself).
 //!
 //! Runs `target/debug/troupe` (or `$TROUPE_BIN`); see daemon.rs for how it is found.
 
@@ -73,9 +74,21 @@ async fn person_line_after_stop_starts_a_turn() {
     )
     .await;
     assert_eq!(stopped["status"], "stopped", "{stopped}");
-    let view = get(&client, daemon.url(&format!("/v1/sessions/{sid}"))).await;
-    assert_eq!(view["paused"]["reason"], "aborted", "{view:#}");
+    // The Stop is a hold on the Bot's work, not the pause latch; once the command's group is
+    // ended, the cut-off call is what the view names.
+    let view = wait_until("the stopped turn to let go", || async {
+        let view = get(&client, daemon.url(&format!("/v1/sessions/{sid}"))).await;
+        (view["running"] == false).then_some(view)
+    })
+    .await;
+    assert!(view["paused"].is_null(), "{view:#}");
     assert_eq!(view["blocked_by"]["reason"], "unknown_effect", "{view:#}");
+    let hold = get(
+        &client,
+        daemon.url(&format!("/v1/holds/{}", stopped["hold_id"])),
+    )
+    .await;
+    assert_eq!(hold["status"], "in_force", "{hold:#}");
 
     post(
         &client,
@@ -102,4 +115,13 @@ async fn person_line_after_stop_starts_a_turn() {
     assert!(view["paused"].is_null(), "{view:#}");
     let turns = get(&client, daemon.url(&format!("/v1/turns?session_id={sid}"))).await;
     assert_eq!(turns[1]["status"], "stopped", "{turns:#}");
+    let hold = get(
+        &client,
+        daemon.url(&format!("/v1/holds/{}", stopped["hold_id"])),
+    )
+    .await;
+    assert_eq!(
+        hold["status"], "lifted",
+        "the person's line lifted the stop: {hold:#}"
+    );
 }

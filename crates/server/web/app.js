@@ -20,6 +20,9 @@
     // dropped instead of starting a new bubble.
     closed: new Map(),
     ended: new Set(), // turn ids whose run_ended was seen: their late deltas are dropped
+    // turn id -> bubble kept when its turn ended before the stored reply arrived (a stop
+    // records the end first): the stored reply takes that bubble over instead of adding one.
+    orphans: new Map(),
     running: false,
     activeTurn: null,
     workflow: null, // the current session's WorkflowView (GET /v1/sessions/{id}/workflow)
@@ -43,6 +46,9 @@
   // The commands a turn ran, under its last reply (commands.js).
   const cmd = window.troupeCommands({ $, el, state, api, scrollToEnd });
 
+  // Stops (holds.js), created below; group.js tells it when members change.
+  let hold = null;
+
   // Groups (group.js): the list with Bot↔Bot directs, members, the lead, mentions, asks.
   const grp = window.troupeGroup({
     $,
@@ -56,10 +62,24 @@
     sessionTitle,
     scriptedSuffix,
     upsertMessage,
+    onMembers: () => hold && hold.renderComposer(),
   });
 
   // Work (work.js): the conversation's jobs, its Bots' work items, delegation records.
   const work = window.troupeWork({ $, el, state, api, showError, loadSessions, selectSession });
+
+  // Stops (holds.js): the composer Stop, a group's stop menu, Stop everything, the Stops panel.
+  hold = window.troupeHolds({
+    $,
+    el,
+    state,
+    api,
+    showError,
+    sessionTitle,
+    isPhone,
+    setRunning,
+    refreshView: () => grp.refreshView(),
+  });
 
   // ---------- HTTP ----------
 
@@ -364,8 +384,7 @@
 
   function setRunning(on) {
     state.running = !!on;
-    $("#stop").hidden = !state.running;
-    $("#stop").disabled = false;
+    if (hold) hold.renderComposer();
     renderSessions();
   }
 
@@ -379,6 +398,7 @@
     state.streams.clear();
     state.closed.clear();
     state.ended.clear();
+    state.orphans.clear();
     state.lastId = 0;
     state.activeTurn = null;
     const s = state.sessions.find((x) => x.id === id);
@@ -400,6 +420,7 @@
     showError($("#composer-error"), null);
     grp.enter();
     work.enter();
+    hold.enter();
     if (isPhone()) setSidebarCollapsed(true);
     if (location.hash !== "#session=" + id) history.replaceState(null, "", "#session=" + id);
     try {
@@ -447,6 +468,11 @@
       // The stored message takes over the bubble that was streaming for this turn.
       node = stream.el;
       stream.msgId = m.id;
+    }
+    if (!node && m.author === "bot" && turnKey !== null && state.orphans.has(turnKey)) {
+      // The turn ended before its reply was stored: the reply takes the bubble left behind.
+      node = state.orphans.get(turnKey);
+      state.orphans.delete(turnKey);
     }
     const fresh = !node;
     if (fresh) {
@@ -566,6 +592,7 @@
     if (status && status !== "completed") {
       st.el.classList.add(status === "failed" ? "failed" : "interrupted");
     }
+    state.orphans.set(key, st.el);
   }
 
   function scrollToEnd(force) {
@@ -590,6 +617,7 @@
     const live = () => gen === state.gen;
     grp.listen(es, live);
     work.listen(es, live);
+    hold.listen(es, live);
     es.addEventListener("session_message", (e) => {
       const ev = parse(e);
       if (live() && ev && ev.payload) upsertMessage(ev.payload.message);
@@ -661,6 +689,7 @@
     const gen = state.gen;
     const btn = $("#send");
     btn.disabled = true;
+    hold.noteSend();
     showError($("#composer-error"), null);
     try {
       const m = await api("POST", "/v1/sessions/" + encodeURIComponent(state.current.id) + "/messages", {
@@ -668,6 +697,7 @@
       });
       if (gen === state.gen) {
         ta.value = "";
+        hold.renderComposer();
         upsertMessage(m);
         scrollToEnd(true);
         grp.refreshView();
@@ -677,23 +707,6 @@
     } finally {
       btn.disabled = false;
       ta.focus();
-    }
-  }
-
-  async function stop() {
-    if (!state.current) return;
-    const btn = $("#stop");
-    btn.disabled = true;
-    try {
-      await api("POST", "/v1/turns/stop", { session_id: state.current.id });
-    } catch (e) {
-      if (e.code === "not_running" || e.status === 409) {
-        setRunning(false);
-      } else {
-        showError($("#composer-error"), e);
-      }
-    } finally {
-      btn.disabled = false;
     }
   }
 
@@ -723,10 +736,11 @@
         send();
       }
     });
-    $("#stop").addEventListener("click", stop);
     wf.bind();
     grp.bind();
     work.bind();
+    hold.bind();
+    hold.start();
     $("#sidebar-toggle").addEventListener("click", () => {
       setSidebarCollapsed(!$("#sidebar").classList.contains("collapsed"));
     });

@@ -190,6 +190,7 @@ window.troupeGroup = function (ctx) {
     renderComposerHint();
     renameStreams();
     if (!$("#group-settings").hidden) renderSettings();
+    if (ctx.onMembers) ctx.onMembers();
   }
 
   function renderSub() {

@@ -12,6 +12,7 @@ const WORKFLOW_JS: &str = include_str!("../../web/workflow.js");
 const GROUP_JS: &str = include_str!("../../web/group.js");
 const COMMANDS_JS: &str = include_str!("../../web/commands.js");
 const WORK_JS: &str = include_str!("../../web/work.js");
+const HOLDS_JS: &str = include_str!("../../web/holds.js");
 const STYLE: &str = include_str!("../../web/style.css");
 
 pub fn router() -> Router<AppState> {
@@ -68,6 +69,16 @@ pub fn router() -> Router<AppState> {
                 (
                     [(header::CONTENT_TYPE, "text/javascript; charset=utf-8")],
                     WORK_JS,
+                )
+                    .into_response()
+            }),
+        )
+        .route(
+            "/holds.js",
+            get(|| async {
+                (
+                    [(header::CONTENT_TYPE, "text/javascript; charset=utf-8")],
+                    HOLDS_JS,
                 )
                     .into_response()
             }),

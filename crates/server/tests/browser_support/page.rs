@@ -18,6 +18,18 @@ pub const TAB: &str = "\u{E004}";
 pub const SHORT: Duration = Duration::from_secs(10);
 pub const TURN: Duration = Duration::from_secs(45);
 
+/// The page ignores a tap on Stop this soon after a send (the send's double tap, STOP-10).
+pub const SEND_GUARD: Duration = Duration::from_millis(600);
+
+/// Waits until a tap on Stop is no longer within [`SEND_GUARD`] of the send at `sent`.
+pub async fn past_send_guard(sent: std::time::Instant) -> Result<()> {
+    let guard = SEND_GUARD + Duration::from_millis(150);
+    poll("the send's double-tap guard to pass", SHORT, || async {
+        Ok((sent.elapsed() > guard).then_some(()))
+    })
+    .await
+}
+
 pub async fn add_scripted_bot(c: &Client, name: &str, script: &Path) -> Result<()> {
     let details = c.find(Locator::Css("#bots-details")).await?;
     if details.attr("open").await?.is_none() {
