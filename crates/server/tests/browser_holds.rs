@@ -3,7 +3,8 @@
 //! line lifts the stop and the Bot answers; in a group, "Stop all of X's work" from the stop
 //! menu stops X while Y goes on, and X leaves the menu; "Stop everything" with nothing
 //! running makes a hold, the Stops panel lists it and its Lift lifts it; a dropped job's hold
-//! shows above the conversation list with Lift; with the daemon gone the buttons are disabled.
+//! shows above the conversation list with Lift; a refused press says "That did not work; try
+//! again" where it was pressed; with the daemon gone the buttons are disabled.
 //! No line about any stop appears in a conversation.
 //!
 //! Same setup as `tests/browser.rs` (Debian's `chromium` and `chromium-driver`; without
@@ -437,6 +438,25 @@ async fn scenario(
     let all = get(http, daemon, "/v1/holds?status=all").await?;
     if all.as_array().map(Vec::len) != Some(3) {
         bail!("three holds were made in all: {all}");
+    }
+
+    // --- A refused press says so where it was pressed, and makes nothing
+    c.execute(
+        "window.__fetch = window.fetch;
+         window.fetch = (url, opts) =>
+           opts && opts.method === 'POST' && String(url).startsWith('/v1/holds')
+             ? Promise.resolve(new Response(
+                 JSON.stringify({ error: { code: 'internal', message: 'refused' } }),
+                 { status: 500, headers: { 'content-type': 'application/json' } }))
+             : window.__fetch(url, opts);",
+        vec![],
+    )
+    .await?;
+    click(c, "#stop-everything").await?;
+    wait_text(c, "#stop-everything-error", "That did not work; try again").await?;
+    c.execute("window.fetch = window.__fetch;", vec![]).await?;
+    if !holds_in_force(http, daemon).await?.is_empty() {
+        bail!("a refused Stop everything made a hold");
     }
 
     // --- A dropped job's hold shows above the conversation list, with Lift
