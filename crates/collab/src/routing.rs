@@ -307,6 +307,18 @@ pub(crate) fn route_person_line(
         }
     }
     out.reopened = lifted.reopened;
+    // A held Bot is not asked to judge a line (HOLD-W7): what the line did not lift stands.
+    let mut judge = Vec::with_capacity(out.judge.len());
+    for b in std::mem::take(&mut out.judge) {
+        let held = match tx.session_thread(session.id, b, troupe_store::CONVERSATION)? {
+            Some(t) => !crate::holds::holds_over(tx, t)?.is_empty(),
+            None => false,
+        };
+        if !held {
+            judge.push(b);
+        }
+    }
+    out.judge = judge;
     routed_event(tx, session.id, line, &recipients)?;
     tx.set_line_routing(line.id, "routed")?;
     Ok(out)

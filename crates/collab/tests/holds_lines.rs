@@ -291,3 +291,32 @@ async fn a_status_question_under_a_stop_gets_a_read_only_answer_and_lifts_nothin
         vec!["Stopped at the second shot; say go on and I resume.".to_string()]
     );
 }
+
+#[tokio::test]
+async fn a_held_bot_is_not_asked_to_judge_a_line_naming_nobody() {
+    // HOLD-W7: Beta's work was dropped (an app hold no line lifts); an unaddressed line in the
+    // leaderless group asks only Alpha whether it joins.
+    let w = world();
+    let joins = r#"{"steps":[{"text":"I can help."}],
+        "rules":[{"when_user_contains":"troupe-judgement","reply":{"text":"{\"join\": true}"}}]}"#;
+    let a = bot(&w, "Alpha", joins);
+    let b = bot(&w, "Beta", joins);
+    let g = group(&w, &[a, b]);
+    w.collab
+        .post_hold(HoldRequest {
+            action: Some("cancel".into()),
+            ..bot_hold(b)
+        })
+        .await
+        .unwrap();
+    let mut events = w.collab.store().subscribe();
+    let line = w
+        .collab
+        .post_line(g, "who can help with taxes".into(), None)
+        .await
+        .unwrap();
+    runs_ended(&mut events, thread_of(&w, g, a), 1).await;
+    let judged = w.collab.store().read(|tx| tx.judgements(line.id)).unwrap();
+    assert_eq!(judged, vec![(a, Some(true))]);
+    assert_eq!(runs(&w, thread_of(&w, g, b)), 0);
+}
