@@ -432,3 +432,34 @@ async fn boot_repair_parks_a_held_job_left_active() {
         troupe_core::plan::PlanStatus::Active
     );
 }
+
+#[tokio::test]
+async fn continue_lifts_a_stop_on_that_work_and_is_409_held_under_a_dropped_job() {
+    // HOLD-L2, W1: Continue is the person's word to the Bot; an app hold still stands.
+    let w = world();
+    let b = bot(&w, "Worker", LONG);
+    let s = direct(&w, b);
+    w.collab.post_line(s, "run it".into(), None).await.unwrap();
+    let t = w.collab.direct_thread(s).unwrap();
+    started(&w, t).await;
+    let stop = w.collab.composer_stop(s, None).await.unwrap();
+    idle(&w, t).await;
+    w.collab.go_on_by_person(t).await.unwrap();
+    assert_eq!(
+        w.collab.hold(stop.hold_id).unwrap().hold.status,
+        HoldStatus::Lifted
+    );
+    idle(&w, t).await;
+    w.collab
+        .post_hold(HoldRequest {
+            action: Some("cancel".into()),
+            ..hold_on_bot(b, Some(s))
+        })
+        .await
+        .unwrap();
+    let err = w.collab.go_on_by_person(t).await.unwrap_err();
+    assert!(
+        matches!(&err, troupe_collab::CollabError::Conflict { code: "held", message } if message.contains("hold_2")),
+        "{err:?}"
+    );
+}

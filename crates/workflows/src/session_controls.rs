@@ -138,6 +138,9 @@ impl Workflows {
         session: SessionId,
     ) -> Result<ContinueReport, WorkflowError> {
         let thread = self.collab.direct_thread(session)?;
+        // Continue is the person's word to the Bot: it lifts the stops a line would, and work
+        // another stop still covers stays held (409 held).
+        self.collab.go_on_by_person(thread).await?;
         let before = self.store().read(|tx| tx.thread(thread))?;
         // Continue is the person's decision to go on: a loop its guard paused gets one more.
         self.store()

@@ -400,3 +400,18 @@ impl Collab {
         Ok(())
     }
 }
+
+impl Collab {
+    /// A person's Continue on a thread's work (HOLD-L2): lifts what a line to its Bot about
+    /// that work would; `409 held` when another hold still covers it.
+    pub async fn go_on_by_person(&self, thread: troupe_core::ThreadId) -> Result<(), CollabError> {
+        let (after, still) = self
+            .store()
+            .write(|tx| super::lines::lift_by_person_act(tx, thread))?;
+        self.drive_lifted(&after).await;
+        if !still.is_empty() {
+            return Err(super::lines::held(&format!("thread {thread}"), &still));
+        }
+        Ok(())
+    }
+}
