@@ -320,3 +320,58 @@ async fn a_held_bot_is_not_asked_to_judge_a_line_naming_nobody() {
     assert_eq!(judged, vec![(a, Some(true))]);
     assert_eq!(runs(&w, thread_of(&w, g, b)), 0);
 }
+
+#[tokio::test]
+async fn a_line_under_a_dropped_job_gets_a_read_only_answer_and_is_handed_back_on_lift() {
+    // HOLD-L7, HOLD-N5, S-HOLD-2's second half: under an app hold a line to the Bot opens a
+    // read-only turn; the line is kept and, on the lift, becomes the Bot's work.
+    let w = world();
+    let b = bot(
+        &w,
+        "Worker",
+        r#"{"steps":[{"text":"That work is dropped for now."}],"on_exhausted":"repeat_last",
+            "rules":[{"when_user_contains":"While the work was stopped","reply":{"text":"Making the logo bigger now."}}]}"#,
+    );
+    let s = direct(&w, b);
+    let t = w.collab.direct_thread(s).unwrap();
+    let (h, _) = w
+        .collab
+        .post_hold(HoldRequest {
+            action: Some("cancel".into()),
+            ..bot_hold(b)
+        })
+        .await
+        .unwrap();
+    let line = w
+        .collab
+        .post_line(s, "make the logo bigger".into(), None)
+        .await
+        .unwrap();
+    idle(&w, t).await;
+    let kept = w.collab.hold(h.hold.id).unwrap().hold;
+    assert_eq!(
+        kept.status,
+        HoldStatus::InForce,
+        "no line lifts an app hold"
+    );
+    assert_eq!(kept.effect.answered_lines, vec![line.id]);
+    assert!(segment_of(&w, runs_of(&w, t)[0].id).readonly);
+    w.collab.lift_hold(h.hold.id).await.unwrap();
+    idle(&w, t).await;
+    let said: Vec<String> = w
+        .collab
+        .lines(s, None, 100)
+        .unwrap()
+        .into_iter()
+        .filter(|l| l.author == troupe_core::conversation::Author::Bot)
+        .map(|l| l.body)
+        .collect();
+    assert_eq!(
+        said,
+        vec![
+            "That work is dropped for now.".to_string(),
+            "Making the logo bigger now.".to_string()
+        ]
+    );
+    assert!(!segment_of(&w, runs_of(&w, t).last().unwrap().id).readonly);
+}

@@ -123,6 +123,7 @@ pub(crate) fn lift_in(
     // Wakes the holds refused while they stood (a check-back, a Bot's line, a routine):
     // their threads run what waited.
     let since = out.lifted.iter().map(|h| h.created_at).min().unwrap_or(0);
+    hand_back_answered(tx, &out.lifted, &mut still, &mut out.drive)?;
     out.drive.retain(|t| !out.reopened.contains(t));
     for e in tx.events_of_kinds_since(&["wake_suppressed"], since, 10_000)? {
         if out.lifted.iter().any(|h| log::names_hold(&e.payload, h.id))
@@ -274,4 +275,54 @@ fn reopen_on_note(
         &[hold],
         serde_json::json!({"run_id": turn.run_id, "thread_id": turn.thread_id}),
     )
+}
+
+/// HOLD-N5: lines that got only a read-only answer under a lifted hold are handed back — per
+/// thread the last one becomes the Bot's work as if nothing had been stopped (the turn reads
+/// the others above it in its history); a hold that still covers the thread keeps them.
+fn hand_back_answered(
+    tx: &mut Tx<'_>,
+    lifted: &[Hold],
+    still: &mut [Hold],
+    drive: &mut Vec<ThreadId>,
+) -> Result<(), StoreError> {
+    for h in lifted {
+        let mut last: Vec<(ThreadId, SessionMessageId)> = Vec::new();
+        for line in &h.effect.answered_lines {
+            for d in tx.line_deliveries(*line)? {
+                match last.iter_mut().find(|(t, _)| *t == d.thread_id) {
+                    Some(entry) => entry.1 = entry.1.max(*line),
+                    None => last.push((d.thread_id, *line)),
+                }
+            }
+        }
+        for (thread, line) in last {
+            let covering = match thread_facts(tx, thread)? {
+                Some(f) => still
+                    .iter_mut()
+                    .find(|o| troupe_core::hold::cover::covers(o, &f)),
+                None => None,
+            };
+            if let Some(other) = covering {
+                for l in &h.effect.answered_lines {
+                    if !other.effect.answered_lines.contains(l) {
+                        other.effect.answered_lines.push(*l);
+                    }
+                }
+                tx.set_hold_effect(other.id, &other.effect)?;
+                continue;
+            }
+            let body = tx.line(line)?.body;
+            tx.deliver(
+                thread,
+                &Delivery::user_task(format!(
+                    "While the work was stopped the person said (you could only answer then; \
+                     the stop is lifted now): {body}"
+                ))
+                .with_key(format!("hold:{}:answered:{}", h.id.0, line.0)),
+            )?;
+            push_unique(drive, thread);
+        }
+    }
+    Ok(())
 }
