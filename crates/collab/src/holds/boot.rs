@@ -26,8 +26,10 @@ impl Collab {
             for h in tx.holds_in_force()? {
                 for t in &h.effect.stopped_turns {
                     for e in tx.effects_for_run(t.run_id)? {
+                        // The stop's own write marked the calls it cut off unknown (so they
+                        // are settled already); a call that finished ended its group itself.
                         if let Some(p) = e.pgid
-                            && e.settled_at.is_none()
+                            && e.outcome == troupe_core::effect::EffectOutcome::Unknown
                             && !pgids.contains(&p)
                         {
                             pgids.push(p);
@@ -37,7 +39,15 @@ impl Collab {
             }
             Ok(pgids)
         })?;
-        report.ended_groups = self.engine().end_left_groups(&pgids).await;
+        // Every group at once: each may take the whole grace (SIGTERM ignored).
+        let ends = pgids
+            .iter()
+            .map(|p| self.engine().end_left_groups(std::slice::from_ref(p)));
+        report.ended_groups = futures::future::join_all(ends)
+            .await
+            .into_iter()
+            .flatten()
+            .collect();
         let (parked, set_aside) = self.store().write(|tx| {
             let holds = tx.holds_in_force()?;
             let mut parked = 0;

@@ -255,6 +255,9 @@ fn reopen_on_note(
     hold: HoldId,
     line: Option<&str>,
 ) -> Result<(), StoreError> {
+    // The person let it go on, as their Continue does: a latch a boot put on the held work
+    // (recovery found it unfinished) goes with the hold, or the reopened work could not run.
+    tx.clear_pause(turn.thread_id)?;
     tx.deliver(
         turn.thread_id,
         &Delivery::user_task(note_text(turn, line))
