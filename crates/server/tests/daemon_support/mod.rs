@@ -3,6 +3,18 @@
 //! servers, and small HTTP helpers.
 #![allow(dead_code)]
 
+mod api;
+mod fake;
+mod procs;
+
+// Not every test binary uses each of these (some shadow them with their own).
+#[allow(unused_imports)]
+pub use api::{Api, Rig, write_config};
+#[allow(unused_imports)]
+pub use fake::*;
+#[allow(unused_imports)]
+pub use procs::{KillRecordedOnDrop, group_alive, process_alive, recorded_pids};
+
 use serde_json::{Value, json};
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
@@ -86,14 +98,8 @@ pub async fn serve_fake_model(answer: fn(&Value) -> String) -> String {
 /// A config file whose one endpoint, `fake`, is the OpenAI-compatible server at `model`, used by
 /// each of `roles`.
 pub fn write_fake_config(path: &Path, model: &str, roles: &[&str]) {
-    let roles: String = roles.iter().map(|r| format!("{r} = \"fake\"\n")).collect();
-    std::fs::write(
-        path,
-        format!(
-            "[endpoints.fake]\nkind = \"openai\"\nbase_url = \"{model}\"\nmodel = \"fake\"\n\n[roles]\n{roles}"
-        ),
-    )
-    .unwrap();
+    let roles: Vec<(&str, &str)> = roles.iter().map(|r| (*r, "fake")).collect();
+    write_config(path, &[("fake", model)], &roles, "");
 }
 
 pub struct Daemon {
