@@ -170,10 +170,13 @@ impl Engine {
                 .as_ref()
                 .is_some_and(|n| n.host == host && !troupe_tools::process_running(n.pid as i32));
             let runs = store.read(|tx| tx.live_runs())?;
+            let mut groups = Vec::new();
             for run in runs.iter().filter(|r| r.owner_boot == node) {
-                self.interrupt_run(run, local, &mut tick.recovery).await?;
+                self.interrupt_run(run, local, &mut tick.recovery, &mut groups)
+                    .await?;
                 threads.push(run.thread_id);
             }
+            self.end_groups(groups, &mut tick.recovery).await;
             tracing::warn!(node = %node, runs = threads.len(), "took over a node that stopped beating");
             tick.reaped.push(node);
         }

@@ -72,14 +72,17 @@ impl Engine {
         let mut report = RecoveryReport::default();
         let store = &self.inner.store;
         let mut owners = crate::node::Owners::default();
+        let mut groups = Vec::new();
         for run in store.read(|tx| tx.live_runs())? {
             match self.owner_of(&run, &mut owners)? {
                 crate::node::Owner::Me | crate::node::Owner::Alive => continue,
                 crate::node::Owner::Gone { local } => {
-                    self.interrupt_run(&run, local, &mut report).await?;
+                    self.interrupt_run(&run, local, &mut report, &mut groups)
+                        .await?;
                 }
             }
         }
+        self.end_groups(groups, &mut report).await;
         // Latch interactive threads with direct evidence of unfinished work; first pause wins.
         // One read snapshot for every candidate, then one write for all latches.
         let unfinished: Vec<ThreadId> = store.read(|tx| {
@@ -131,6 +134,7 @@ impl Engine {
         run: &troupe_store::RunRecord,
         local: bool,
         report: &mut RecoveryReport,
+        groups: &mut Vec<i32>,
     ) -> Result<(), EngineError> {
         let cut = self.inner.store.write(|tx| {
             let (rec, ended) = tx.force_end_run(run.id, &EndReason::Interrupted)?;
@@ -152,12 +156,26 @@ impl Engine {
         if !local {
             return Ok(());
         }
-        for pgid in cut.iter().filter_map(|e| e.pgid) {
-            if troupe_tools::group_alive(pgid) {
-                troupe_tools::terminate_group(pgid, self.inner.config.kill_grace).await;
-                report.ended_groups.push(pgid);
-            }
-        }
+        // Ended by `end_groups` once every run is recorded: all at once, since each may take
+        // the whole grace.
+        groups.extend(cut.iter().filter_map(|e| e.pgid));
         Ok(())
+    }
+
+    /// End the process groups interrupted runs left, concurrently; those alive go in the report.
+    pub(crate) async fn end_groups(&self, groups: Vec<i32>, report: &mut RecoveryReport) {
+        let grace = self.inner.config.kill_grace;
+        let alive: Vec<i32> = groups
+            .into_iter()
+            .filter(|p| troupe_tools::group_alive(*p))
+            .collect();
+        let ends: Vec<_> = alive
+            .iter()
+            .map(|p| tokio::spawn(troupe_tools::terminate_group(*p, grace)))
+            .collect();
+        for end in ends {
+            let _ = end.await;
+        }
+        report.ended_groups.extend(alive);
     }
 }

@@ -125,6 +125,19 @@ pub(crate) fn lift_in(
     let since = out.lifted.iter().map(|h| h.created_at).min().unwrap_or(0);
     hand_back_answered(tx, &out.lifted, &mut still, &mut out.drive)?;
     out.drive.retain(|t| !out.reopened.contains(t));
+    // The person let this work go on: a latch a boot put on held work (found unfinished)
+    // goes with the hold, or what waited could not run.
+    for t in &out.drive {
+        let interrupted = tx
+            .thread(*t)?
+            .paused
+            .is_some_and(|p| p.reason == troupe_core::pause::PauseReason::Interrupted);
+        let still_held = thread_facts(tx, *t)?
+            .is_some_and(|f| !troupe_core::hold::cover::covering(&still, &f).is_empty());
+        if interrupted && !still_held {
+            tx.clear_pause(*t)?;
+        }
+    }
     for e in tx.events_of_kinds_since(&["wake_suppressed"], since, 10_000)? {
         if out.lifted.iter().any(|h| log::names_hold(&e.payload, h.id))
             && let Some(t) = e.thread_id
