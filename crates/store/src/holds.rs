@@ -481,6 +481,22 @@ impl Tx<'_> {
         })
     }
 
+    /// The lines these turns wrote, as (turn, line) oldest first, read in one pass over the
+    /// lines: a stop over many live turns asks this once rather than once per turn (lines
+    /// have no index by turn, so each ask reads them all).
+    pub fn lines_of_turns(&self, runs: &[RunId]) -> Result<Vec<(RunId, SessionMessageId)>> {
+        let (Some(lo), Some(hi)) = (runs.iter().min(), runs.iter().max()) else {
+            return Ok(Vec::new());
+        };
+        let rows = self.query_all(
+            "SELECT turn_id, id FROM session_messages WHERE turn_id BETWEEN ?1 AND ?2
+             ORDER BY id",
+            args![lo.0, hi.0],
+            |r| Ok((RunId(r.get(0)?), SessionMessageId(r.get(1)?))),
+        )?;
+        Ok(rows.into_iter().filter(|(t, _)| runs.contains(t)).collect())
+    }
+
     /// What a run's turn is judged on, from its segment; `None` for a run without one (a
     /// child task's, say), live or not.
     pub fn turn_facts(&self, run: RunId) -> Result<Option<TurnFacts>> {

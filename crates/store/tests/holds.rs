@@ -934,6 +934,53 @@ fn covered_live_turns_and_turn_facts() {
     assert!(runs(ada).is_empty());
 }
 
+#[test]
+fn lines_of_turns_reads_each_turns_lines_in_one_pass() {
+    let (s, _) = store();
+    let w = world(&s);
+    let (a, b, c) = (
+        live_run(&s, Some(&w.ada_launch)),
+        live_run(&s, Some(&w.bo_launch)),
+        live_run(&s, Some(&w.ada_ad)),
+    );
+    let line = |turn: Option<RunId>, bot: BotId| {
+        s.write(|tx| {
+            tx.insert_line(&NewLine {
+                bot_id: Some(bot),
+                turn_id: turn,
+                ..NewLine::plain(w.group, Author::Bot, "a line".into())
+            })
+            .map(|l| l.id)
+        })
+        .unwrap()
+    };
+    let a1 = line(Some(a), w.ada);
+    let c1 = line(Some(c), w.ada);
+    line(Some(b), w.bo);
+    line(None, w.ada);
+    let a2 = line(Some(a), w.ada);
+    // Oldest first; b's line lies between a and c by id and is left out.
+    let got = s.read(|tx| tx.lines_of_turns(&[c, a])).unwrap();
+    assert_eq!(got, vec![(a, a1), (c, c1), (a, a2)]);
+    // The same lines as asking turn by turn.
+    for run in [a, b, c] {
+        let one: Vec<SessionMessageId> = s
+            .read(|tx| tx.lines_of_turn(run))
+            .unwrap()
+            .into_iter()
+            .map(|l| l.id)
+            .collect();
+        let many: Vec<SessionMessageId> = s
+            .read(|tx| tx.lines_of_turns(&[run]))
+            .unwrap()
+            .into_iter()
+            .map(|(_, l)| l)
+            .collect();
+        assert_eq!(one, many);
+    }
+    assert!(s.read(|tx| tx.lines_of_turns(&[])).unwrap().is_empty());
+}
+
 /// On PostgreSQL a hold and a turn written at once on two connections see each other: the
 /// second waits for the first (the hold lock) and then reads what it committed. Without the
 /// lock each would miss the other's uncommitted row, and a covered turn would run.

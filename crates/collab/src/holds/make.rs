@@ -114,9 +114,12 @@ fn handoffs_from(tx: &Tx<'_>, turns: &[(ThreadId, RunId)]) -> Result<Vec<Handoff
     // Three handoffs down at most; each level reads the next.
     for _ in 0..3 {
         let mut next = Vec::new();
+        // Every line of the level's turns in one read (not one read of all lines per turn).
+        let runs: Vec<RunId> = frontier.iter().map(|(_, r)| *r).collect();
+        let lines = tx.lines_of_turns(&runs)?;
         for (thread, run) in &frontier {
-            for line in tx.lines_of_turn(*run)? {
-                for d in tx.line_deliveries(line.id)? {
+            for (_, line) in lines.iter().filter(|(r, _)| r == run) {
+                for d in tx.line_deliveries(*line)? {
                     let Some(live) = tx.thread(d.thread_id)?.lease.holder else {
                         continue;
                     };
