@@ -50,13 +50,20 @@ pub(crate) fn wake_suppressed(
     )
 }
 
-/// `hold_upsert` on the global stream and in each conversation the hold touches.
+/// `hold_upsert` on the global stream and in each conversation the hold touches. It carries
+/// the hold without what it stopped (clients read that from `GET /v1/holds/:id`): with a
+/// hundred turns stopped the whole record is tens of kilobytes, sent once per conversation.
 pub(crate) fn upsert(
     tx: &mut Tx<'_>,
     hold: &Hold,
     sessions: &[SessionId],
 ) -> Result<(), StoreError> {
-    let payload = serde_json::json!({"hold_ids": [hold.id.0], "hold": hold});
+    let mut summary = serde_json::to_value(hold).unwrap_or_default();
+    if let Some(obj) = summary.as_object_mut() {
+        obj.remove("effect");
+        obj.remove("targets");
+    }
+    let payload = serde_json::json!({"hold_ids": [hold.id.0], "hold": summary});
     tx.event("hold_upsert", None, None, payload.clone())?;
     for s in sessions {
         tx.session_event("hold_upsert", *s, None, payload.clone())?;
