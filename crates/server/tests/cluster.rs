@@ -137,9 +137,22 @@ async fn sse_on_any_node_sees_all_events_in_order() {
     for n in 0..3 {
         streams.push(SseStream::connect(&c.client, &url(n), None).await);
     }
-    // Lines arrive on different nodes; each turn runs where its line arrived.
+    // Lines arrive on different nodes; each turn runs where its line arrived. Each line waits
+    // for the reply to the one before: a line sent while a turn runs joins that turn instead.
     for (i, node) in [0usize, 1, 2, 1].iter().enumerate() {
         c.say(*node, sid, &format!("line {i}")).await;
+        let url = c.nodes[*node].url(&format!("/v1/sessions/{sid}/messages"));
+        wait_until("the reply to that line", || async {
+            let lines = get(&c.client, url.clone()).await;
+            let replies = lines
+                .as_array()
+                .unwrap()
+                .iter()
+                .filter(|l| l["author"] == "bot" && l["body"] == "done")
+                .count();
+            (replies > i).then_some(())
+        })
+        .await;
     }
     let replies = |m: &sse::SseMessage| {
         let v = m.json();
