@@ -28,6 +28,7 @@ pub mod run;
 pub mod thread;
 pub mod time;
 pub mod work_item;
+pub mod words_check;
 
 pub use clock::{Clock, ManualClock, SystemClock};
 pub use ids::{
