@@ -61,6 +61,14 @@ id_type!(/// One deliverable of a job (its tickets arrive with Deliverables; hol
     TicketId, "tk_");
 id_type!(/// A person's stop, kept as its own row until they lift it.
     HoldId, "hold_");
+id_type!(/// One hand-over of a ticket's work: files or words, with its checks and reviews.
+    SubmissionId, "sub_");
+id_type!(/// A part of a ticket (a shot, a chapter), laid out by the lead or the user.
+    PartId, "pt_");
+id_type!(/// A Bot's verdict on a submission, made with the `review` tool.
+    ReviewId, "rv_");
+id_type!(/// An acceptance check on a job: the user's, or one from the user's words.
+    CheckId, "ck_");
 
 #[cfg(test)]
 mod tests {

@@ -25,13 +25,16 @@ pub mod plan;
 pub mod plan_name;
 pub mod reading;
 pub mod run;
+pub mod submission;
 pub mod thread;
+pub mod ticket;
 pub mod time;
 pub mod work_item;
 pub mod words_check;
 
 pub use clock::{Clock, ManualClock, SystemClock};
 pub use ids::{
-    BotId, CheckBackId, DelegationId, EffectId, EventId, HoldId, InboxItemId, MessageId, PlanId,
-    RunId, SessionId, SessionMessageId, ThreadId, TicketId, WorkItemId,
+    BotId, CheckBackId, CheckId, DelegationId, EffectId, EventId, HoldId, InboxItemId, MessageId,
+    PartId, PlanId, ReviewId, RunId, SessionId, SessionMessageId, SubmissionId, ThreadId, TicketId,
+    WorkItemId,
 };

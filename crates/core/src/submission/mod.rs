@@ -1,0 +1,9 @@
+//! Submissions (digest B §4): hand-overs of a ticket's work, their state, supersession, the
+//! approval with no reviewer, and the filter on words handed over.
+
+pub mod state;
+
+pub use state::{
+    ApprovedBy, EarlierSubmission, SubmissionEvent, SubmissionOrigin, SubmissionState,
+    is_undecided, next_submission_state, superseded_by_board_edit, superseded_by_newer,
+};
