@@ -8,10 +8,11 @@ use serde::{Deserialize, Serialize};
 use std::path::Path;
 use troupe_core::conversation::{Author, SessionMessage};
 use troupe_core::dormancy::{PlanActivity, delivered_goes_dormant, may_set_aside};
+use troupe_core::hold::{Hold, held_by};
 use troupe_core::plan::{PlanSpec, PlanStatus, RevisionCause, SpecPatch, validate_patch};
 use troupe_core::plan_name::{folder_name, plan_name};
 use troupe_core::work_item::WorkState;
-use troupe_core::{PlanId, SessionId, SessionMessageId};
+use troupe_core::{HoldId, PlanId, SessionId, SessionMessageId};
 use troupe_store::{FilingSource, NewFiling, NewPlan, PlanRecord, PlanRevision, StoreError, Tx};
 
 /// A plan as the API shows it.
@@ -42,11 +43,17 @@ pub struct PlanView {
     pub version: i64,
     pub created_at: i64,
     pub updated_at: i64,
+    /// The holds in force over the job as a whole (its own, its home conversation's,
+    /// everything), newest first, as of this read (HOLD-P8).
+    #[cfg_attr(feature = "openapi", schema(value_type = Vec<i64>))]
+    pub held_by: Vec<HoldId>,
 }
 
-impl From<PlanRecord> for PlanView {
-    fn from(p: PlanRecord) -> Self {
+impl PlanView {
+    /// The view of a plan given the holds in force (read in the same transaction).
+    pub fn of(p: PlanRecord, in_force: &[Hold]) -> Self {
         PlanView {
+            held_by: held_by(in_force, p.id, p.home_session_id),
             id: p.id,
             dormant: p.is_dormant(),
             name: p.name,
@@ -170,16 +177,17 @@ impl Collab {
     pub fn plans(&self, session: SessionId) -> Result<Vec<PlanView>, CollabError> {
         Ok(self.store().read(|tx| {
             tx.session(session)?;
+            let in_force = tx.holds_in_force()?;
             Ok(tx
                 .plans_of_session(session, true)?
                 .into_iter()
-                .map(PlanView::from)
+                .map(|p| PlanView::of(p, &in_force))
                 .collect())
         })?)
     }
 
     pub fn plan(&self, id: PlanId) -> Result<PlanView, CollabError> {
-        Ok(self.store().read(|tx| tx.plan(id))?.into())
+        Ok(self.store().read(|tx| plan_view(tx, id))?)
     }
 
     pub fn plan_revisions(&self, id: PlanId) -> Result<Vec<PlanRevisionView>, CollabError> {
@@ -233,11 +241,11 @@ impl Collab {
             status,
         };
         validate_patch(&patch).map_err(CollabError::invalid)?;
-        match self
-            .store()
-            .write(|tx| tx.patch_plan(id, req.version, &patch, RevisionCause::User))
-        {
-            Ok(p) => Ok(p.into()),
+        match self.store().write(|tx| {
+            tx.patch_plan(id, req.version, &patch, RevisionCause::User)?;
+            plan_view(tx, id)
+        }) {
+            Ok(p) => Ok(p),
             // The only conflict an edit meets is a stale version.
             Err(StoreError::Conflict(m)) => Err(CollabError::conflict("revision_conflict", m)),
             Err(e) => Err(e.into()),
@@ -315,10 +323,16 @@ impl Collab {
         let workspaces = self.workspaces.clone();
         let plan = self.store().write(|tx| {
             let id = open_plan_in(tx, &workspaces, &req)?;
-            tx.plan(id)
+            plan_view(tx, id)
         })?;
-        Ok(plan.into())
+        Ok(plan)
     }
+}
+
+/// One plan's view with its `held_by`, read in the caller's transaction.
+fn plan_view(tx: &mut Tx<'_>, id: PlanId) -> Result<PlanView, StoreError> {
+    let plan = tx.plan(id)?;
+    Ok(PlanView::of(plan, &tx.holds_in_force()?))
 }
 
 /// Open a plan inside the caller's transaction: named from the opening line (the roster's

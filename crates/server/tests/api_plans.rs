@@ -254,3 +254,44 @@ async fn child_tasks_are_served_under_their_own_path() {
         .await
         .expect_error(404, "not_found");
 }
+
+/// HOLD-P8: `held_by` lists the holds in force over the job as a whole — its own, its home
+/// conversation's, everything — newest first, on the plan and in the list; a hold on one
+/// Bot, or on one Bot's work in the job, is not over the whole job; a lifted hold drops out.
+#[tokio::test]
+async fn hold_p8_held_by_lists_the_holds_over_the_whole_plan() {
+    let app = TestApp::start().await;
+    let (s, _, plan) = job(&app, "@Alpha 做一个 logo").await;
+    let p = id(&plan);
+    assert_eq!(plan["held_by"], json!([]));
+    let bot = app.get(&format!("/v1/sessions/{s}")).await.expect(200)["bot_ids"][0].clone();
+
+    let hold = |scope: Value| {
+        let app = &app;
+        async move {
+            id(&app
+                .post("/v1/holds", json!({ "scope": scope }))
+                .await
+                .expect(201))
+        }
+    };
+    let own = hold(json!({"kind": "plan", "task_id": p})).await;
+    let _bot_only = hold(json!({"kind": "bot", "bot_id": bot})).await;
+    let _bot_plan = hold(json!({"kind": "bot_plan", "bot_id": bot, "task_id": p})).await;
+    let home = hold(json!({"kind": "session", "session_id": s})).await;
+    let everything = hold(json!({"kind": "everything"})).await;
+
+    let one = app.get(&format!("/v1/tasks/{p}")).await.expect(200);
+    assert_eq!(one["held_by"], json!([everything, home, own]), "{one}");
+    let list = app
+        .get(&format!("/v1/tasks?session_id={s}"))
+        .await
+        .expect(200);
+    assert_eq!(list[0]["held_by"], one["held_by"]);
+
+    app.post(&format!("/v1/holds/{home}/lift"), json!({}))
+        .await
+        .expect(200);
+    let one = app.get(&format!("/v1/tasks/{p}")).await.expect(200);
+    assert_eq!(one["held_by"], json!([everything, own]), "{one}");
+}
