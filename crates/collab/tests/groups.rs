@@ -284,6 +284,26 @@ async fn routing_without_lead_asks_judgement_and_only_joiners_work() {
 }
 
 #[tokio::test]
+async fn only_live_member_answers_an_unaddressed_line_without_judgement() {
+    let w = world();
+    // It would sit out if asked: a Bot alone in a group is not asked, the line is said to it.
+    let lone = r#"{"steps":[{"text":"On it."}],
+        "rules":[{"when_user_contains":"troupe-judgement","reply":{"text":"{\"join\": false}"}}]}"#;
+    let a = bot(&w, "Alpha", lone);
+    let s = group(&w, &[a]);
+    let mut events = w.collab.store().subscribe();
+    let line = w
+        .collab
+        .post_line(s, "write a short note".into(), None)
+        .await
+        .unwrap();
+    runs_ended(&mut events, thread_of(&w, s, a), 1).await;
+    assert!(bodies(&w, s).iter().any(|(_, b)| b == "On it."));
+    let judged = w.collab.store().read(|tx| tx.judgements(line.id)).unwrap();
+    assert!(judged.is_empty(), "nobody was asked to judge: {judged:?}");
+}
+
+#[tokio::test]
 async fn an_ask_answered_resumes_the_bot_and_keeps_its_one_answer() {
     let w = world();
     let alpha = bot(

@@ -16,6 +16,8 @@ pub enum How {
     Judgement,
     AskAnswer,
     PairDirect,
+    /// The group's one live Bot, with no lead: there is nobody else the line could be for.
+    OnlyMember,
 }
 
 impl How {
@@ -28,6 +30,7 @@ impl How {
             How::Judgement => "judgement",
             How::AskAnswer => "ask_answer",
             How::PairDirect => "pair_direct",
+            How::OnlyMember => "only_member",
         }
     }
 }
@@ -127,10 +130,12 @@ pub fn route_user_group_line(input: &UserLineInput) -> UserRoute {
         };
     }
     let live: Vec<BotId> = members.iter().filter(|x| x.live()).map(|x| x.id).collect();
-    if live.is_empty() {
-        UserRoute::Nobody
-    } else {
-        UserRoute::Judge(live)
+    // Judgement picks among Bots (PAR-2); with one live Bot there is nothing to pick, and a
+    // person's line in a group of one is said to it, as in a direct.
+    match live.as_slice() {
+        [] => UserRoute::Nobody,
+        [only] => UserRoute::Deliver(vec![(*only, How::OnlyMember)]),
+        _ => UserRoute::Judge(live),
     }
 }
 
@@ -257,6 +262,18 @@ mod tests {
         assert_eq!(
             route(&[archived], &Mentions::default(), &[]),
             UserRoute::Nobody
+        );
+    }
+
+    #[test]
+    fn routing_only_live_member_hears_an_unaddressed_line_without_judgement() {
+        let archived = Member {
+            archived: true,
+            ..member(2)
+        };
+        assert_eq!(
+            route(&[member(1), archived], &Mentions::default(), &[]),
+            UserRoute::Deliver(vec![(BotId(1), How::OnlyMember)])
         );
     }
 
