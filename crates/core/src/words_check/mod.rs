@@ -7,9 +7,11 @@
 //! measures a check against it (CW-11, CW-17). Running ffprobe, storing checks and posting the
 //! replacement card are the callers' (collab, store); nothing here does I/O.
 
+pub mod final_cut;
 pub mod numbers;
 mod numbers_words;
 mod numerals;
+pub mod offers;
 
 use serde::{Deserialize, Serialize};
 use std::ops::Range;

@@ -332,8 +332,7 @@ impl Line<'_> {
         if !before.setting && is_moment_before(&before.bare) {
             return Verdict::Drop;
         }
-        if starts_with_any(after_rest, MOMENT_AFTER).is_some() && !after_rest.starts_with("时长")
-        {
+        if is_moment_after(after_rest) {
             return Verdict::Drop;
         }
         let running_word = has_any(clause_before, RUNNING_TIME_WORD);
@@ -458,6 +457,18 @@ fn is_moment_before(bare: &str) -> bool {
             ends_with_any(bare[..at].trim_end(), RUNNING_TIME_WORD).is_none()
         }
         Some(_) => true,
+    }
+}
+
+/// 「1 分钟左右切到产品」, "3 minutes ago", "a minute in"; not 时长, "after all", "in total".
+fn is_moment_after(after_rest: &str) -> bool {
+    if after_rest.starts_with("时长") || after_rest.starts_with("after all") {
+        return false;
+    }
+    match starts_with_any(after_rest, MOMENT_AFTER) {
+        Some(len) if &after_rest[..len] == "in" => after_rest[len..].trim().is_empty(),
+        Some(_) => true,
+        None => false,
     }
 }
 
