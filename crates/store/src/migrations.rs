@@ -20,7 +20,8 @@ const SQLITE: &[Migration] = migrations!("sqlite":
     "0006_blueprint_loops", "0007_unknown_effect_notes", "0008_loop_guards", "0009_cached_tokens",
     "0010_nodes", "0011_groups", "0012_deferring_steers", "0013_plans", "0014_work_items",
     "0015_check_backs", "0016_delegations", "0017_filing_readings",
-    "0018_work_questions", "0019_holds", "0020_control_lines",
+    "0018_work_questions", "0019_holds", "0020_control_lines", "0021_deliverables",
+    "0022_clearing",
 );
 
 const POSTGRES: &[Migration] = migrations!("postgres":
@@ -28,7 +29,8 @@ const POSTGRES: &[Migration] = migrations!("postgres":
     "0006_blueprint_loops", "0007_unknown_effect_notes", "0008_loop_guards", "0009_cached_tokens",
     "0010_nodes", "0011_groups", "0012_deferring_steers", "0013_plans", "0014_work_items",
     "0015_check_backs", "0016_delegations", "0017_filing_readings",
-    "0018_work_questions", "0019_holds", "0020_control_lines",
+    "0018_work_questions", "0019_holds", "0020_control_lines", "0021_deliverables",
+    "0022_clearing",
 );
 
 const _: () = assert!(
