@@ -14,6 +14,7 @@ pub mod ending;
 pub mod hold;
 pub mod ids;
 pub mod inbox;
+pub mod large_job;
 pub mod lead;
 pub mod line_queue;
 pub mod mention;
@@ -24,13 +25,14 @@ pub mod pause;
 pub mod plan;
 pub mod plan_name;
 pub mod reading;
+pub mod review;
 pub mod run;
 pub mod submission;
 pub mod thread;
 pub mod ticket;
 pub mod time;
-pub mod work_item;
 pub mod words_check;
+pub mod work_item;
 
 pub use clock::{Clock, ManualClock, SystemClock};
 pub use ids::{
