@@ -12,6 +12,7 @@ pub mod numbers;
 mod numbers_words;
 mod numerals;
 pub mod offers;
+pub mod probe;
 
 use serde::{Deserialize, Serialize};
 use std::ops::Range;
