@@ -12,7 +12,7 @@
 
 use super::numbers_words::*;
 use super::numerals::{
-    Form, Kind, Norm, Token, ends_with_any, find_all, has_any, is_pixel_short_side,
+    Form, Kind, Norm, Token, ends_with_any, find_all, has_any, is_pixel_short_side, offset_in,
     starts_with_any, tokens,
 };
 use super::{Bound, Dimension, LinePlace, Number, Reading, Value};
@@ -357,7 +357,7 @@ impl Line<'_> {
         let after = t[tok.end..r.clause.end].trim_start();
         if let Some(len) = starts_with_any(after, JOINER) {
             let rest = after[len..].trim_start();
-            let at = t.len() - rest.len();
+            let at = offset_in(t, rest);
             if super::numerals::numeral_at(t, at).is_some() {
                 return true;
             }

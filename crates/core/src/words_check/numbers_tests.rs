@@ -423,3 +423,23 @@ fn number_parser_span_points_into_the_words_as_written() {
     assert_eq!(r.len(), 1, "{r:?}");
     assert_eq!(&line[r[0].span.clone()], "２分钟");
 }
+
+#[test]
+fn number_parser_odd_input_reads_without_panicking() {
+    // a joiner followed by a wide character once sliced inside it
+    for line in [
+        "0~m。",
+        "1~",
+        "每秒 。",
+        "3 到。",
+        "9x",
+        "1:",
+        "两个半",
+        "half a",
+        "片长 1分",
+        "¥4k",
+    ] {
+        let _ = read_numbers(line, LinePlace::Job);
+    }
+    assert!(read_numbers("", LinePlace::Job).is_empty());
+}

@@ -41,6 +41,13 @@ impl Norm {
     }
 }
 
+/// Where `sub`, a slice of `t`, starts in `t`.
+pub(super) fn offset_in(t: &str, sub: &str) -> usize {
+    let at = sub.as_ptr() as usize - t.as_ptr() as usize;
+    debug_assert!(at <= t.len() && t.is_char_boundary(at));
+    at
+}
+
 fn is_word(c: Option<char>) -> bool {
     c.is_some_and(|c| c.is_ascii_alphanumeric())
 }
@@ -110,7 +117,7 @@ pub(super) struct Numeral {
     pub form: Form,
     /// 一两, 两三: two numbers at once, a range.
     pub range: bool,
-    /// Digits after a decimal point, and a leading zero ("09"): no picture size or fps shape.
+    /// Whole digits with no leading zero (not 1.5, not 09): only such can be 1080p or 4K.
     pub plain_integer: bool,
 }
 
@@ -452,7 +459,7 @@ pub(super) fn token_at(t: &str, start: usize, n: Numeral) -> Token {
             let Some(r) = t[n.end..].trim_start().strip_prefix(sep) else {
                 continue;
             };
-            let b_at = t.len() - r.trim_start().len();
+            let b_at = offset_in(t, r.trim_start());
             if let Some(m) = numeral_at_any(t, b_at).filter(|m| m.form == Form::Arabic) {
                 if v >= 100.0 && m.value >= 100.0 {
                     return tok(
@@ -532,8 +539,8 @@ pub(super) fn token_at(t: &str, start: usize, n: Numeral) -> Token {
         return tok(end, duration(h * 3600.0, false));
     }
     // "two and a half minutes"
-    let (v, after) = match half_at(t, after).map(|e| (e, skip_spaces(t, e))) {
-        Some((_, a)) if unit_at(t, a, MINUTES).is_some() => (v + 0.5, a),
+    let (v, after) = match half_at(t, after).map(|e| skip_spaces(t, e)) {
+        Some(a) if unit_at(t, a, MINUTES).is_some() => (v + 0.5, a),
         _ => (v, after),
     };
     if let Some(len) = unit_at(t, after, MINUTES) {
@@ -662,7 +669,7 @@ pub(super) fn tokens(t: &str, range: Range<usize>) -> Vec<Token> {
             continue;
         }
         if let Some(r) = t[at..range.end].strip_prefix("每秒") {
-            let n_at = t.len() - r.trim_start().len();
+            let n_at = offset_in(t, r.trim_start());
             if let Some(n) = numeral_at(t, n_at) {
                 let f = skip_spaces(t, n.end);
                 if t[f..].starts_with('帧') {
