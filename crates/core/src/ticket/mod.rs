@@ -1,9 +1,16 @@
 //! Tickets (digest B §1): a job's units of deliverable work, their stage machine, parts,
 //! dependencies and folders.
 
+pub mod dependency;
+pub mod folder;
 pub mod part;
 pub mod stage;
 
+pub use dependency::{
+    DependencyError, MAX_DEPENDENCIES, TicketNode, Wait, blocking, check_dependencies, find_loop,
+    held_to_sample, holds_back, is_through, sample_dependencies, waits_for, waits_for_sample,
+};
+pub use folder::{looks_like_ticket_folder, ticket_folder_name};
 pub use part::{PartEvent, PartStage, next_part_stage};
 pub use stage::{
     AppPass, Approval, AutoApproval, SendBack, StageEvent, StageRefusal, StageSource, TicketStage,
