@@ -146,32 +146,36 @@ impl Engine {
     }
 
     /// After the write that recorded them: cancel each run's model stream and tool calls and
-    /// end its process groups (SIGTERM, SIGKILL after the grace), every group concurrently.
-    /// Runs another node holds are handed to that node. Resolves to the runs whose groups
-    /// outlived the kill (empty unless something is wrong); nobody needs to wait for it.
+    /// end its process groups (SIGTERM, SIGKILL after the grace). The groups go to the tools'
+    /// reaper thread here, all at once, so ending them takes no runtime worker; a cancelled
+    /// shell call ending its own group joins that ending rather than signalling again. Runs
+    /// another node holds are handed to that node. Resolves to the runs whose groups outlived
+    /// the kill (empty unless something is wrong); nobody needs to wait for it.
     pub fn release_stops(&self, stops: Vec<RecordedStop>) -> tokio::task::JoinHandle<Vec<RunId>> {
-        let grace = self.inner.config.kill_grace;
-        let mut ends = Vec::new();
+        let mut owners = Vec::new();
+        let mut pgids = Vec::new();
         for stop in &stops {
             match &stop.live {
                 Some(live) => {
-                    live.take_partial();
-                    live.cancel.cancel();
                     for pgid in live.pgids() {
-                        ends.push((
-                            stop.run.id,
-                            tokio::spawn(troupe_tools::terminate_group(pgid, grace)),
-                        ));
+                        owners.push(stop.run.id);
+                        pgids.push(pgid);
                     }
                 }
                 None => self.hand_stop_to_owner(&stop.run),
             }
         }
+        let ends = troupe_tools::end_groups(&pgids, self.inner.config.kill_grace);
+        for stop in &stops {
+            if let Some(live) = &stop.live {
+                live.take_partial();
+                live.cancel.cancel();
+            }
+        }
         tokio::spawn(async move {
             let mut left = Vec::new();
-            for (run, end) in ends {
-                let survived = matches!(end.await, Ok(troupe_tools::GroupEnd::Survived));
-                if survived && !left.contains(&run) {
+            for (run, end) in owners.into_iter().zip(ends.await) {
+                if end == troupe_tools::GroupEnd::Survived && !left.contains(&run) {
                     left.push(run);
                 }
             }
@@ -180,16 +184,20 @@ impl Engine {
     }
 
     /// End process groups a stopped run left on this machine (a boot after the daemon died
-    /// inside a kill's grace). Returns those that were still alive.
+    /// inside a kill's grace), all at once. Returns those that were still alive.
     pub async fn end_left_groups(&self, pgids: &[i32]) -> Vec<i32> {
-        let mut ended = Vec::new();
-        for &pgid in pgids {
-            if troupe_tools::group_alive(pgid) {
-                troupe_tools::terminate_group(pgid, self.inner.config.kill_grace).await;
-                ended.push(pgid);
-            }
-        }
-        ended
+        let ends = troupe_tools::end_groups(pgids, self.inner.config.kill_grace).await;
+        pgids
+            .iter()
+            .zip(ends)
+            .filter(|(_, end)| {
+                !matches!(
+                    end,
+                    troupe_tools::GroupEnd::AlreadyGone | troupe_tools::GroupEnd::Refused
+                )
+            })
+            .map(|(p, _)| *p)
+            .collect()
     }
 
     fn hand_stop_to_owner(&self, run: &RunRecord) {

@@ -19,6 +19,7 @@ impl Engine {
         };
         let _ = tokio::time::timeout(grace, all_done).await;
         let mut interrupted = Vec::new();
+        let mut groups = Vec::new();
         for live in self.inner.live.all() {
             let res = self.inner.store.write(|tx| {
                 let (rec, ended) = tx.force_end_run(live.run_id, &EndReason::Interrupted)?;
@@ -45,10 +46,10 @@ impl Engine {
                 interrupted.push(live.run_id);
             }
             live.cancel.cancel();
-            for pgid in live.pgids() {
-                troupe_tools::terminate_group(pgid, self.inner.config.kill_grace).await;
-            }
+            groups.extend(live.pgids());
         }
+        // Every run's groups end together (each may take the whole grace), on the reaper thread.
+        troupe_tools::end_groups(&groups, self.inner.config.kill_grace).await;
         self.wait_all().await;
         interrupted
     }

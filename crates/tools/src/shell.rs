@@ -13,7 +13,7 @@ use tokio::process::Command;
 use crate::args::ShellArgs;
 use crate::call::{ToolContext, ToolOutput};
 use crate::capture::{OutputRing, RING_BYTES, SharedRing, pump};
-use crate::process_group::{GroupEnd, group_alive, kill_group_now, terminate_group};
+use crate::process_group::{GroupEnd, kill_group_now, terminate_group};
 use crate::text::{fold_command, tail_chars};
 
 /// Chars of output kept in the record and shown to the model.
@@ -144,16 +144,18 @@ pub async fn run_shell(args: &ShellArgs, ctx: &ToolContext, policy: &KillPolicy)
     let cancelled = matches!(ending, Ending::Cancelled);
     let (status, leftovers) = match ending {
         Ending::Exited(status) => {
-            // Background children still in the group would be orphaned.
-            let leftovers = group_alive(pgid);
-            if leftovers {
-                terminate_group(pgid, policy.grace).await;
-            }
+            // Background children still in the group would be orphaned. A group with
+            // nobody left costs one syscall here; anything more goes to the reaper thread.
+            let leftovers = !matches!(
+                terminate_group(pgid, policy.grace).await,
+                GroupEnd::AlreadyGone | GroupEnd::Refused
+            );
             (status.ok(), leftovers)
         }
         Ending::TimedOut | Ending::Cancelled => {
             // Reap the direct child while the group is being ended, so it
-            // does not linger as a zombie.
+            // does not linger as a zombie. When a stop's release is ending this
+            // group already, this joins that ending instead of signalling again.
             let reap = tokio::time::timeout(policy.grace + REAP_MARGIN, child.wait());
             let (end, status) = tokio::join!(terminate_group(pgid, policy.grace), reap);
             if end == GroupEnd::Survived {
