@@ -5,7 +5,32 @@
 
 use super::facts::holds_over_thread;
 use super::log;
+use troupe_core::ThreadId;
+use troupe_core::message::Origin;
 use troupe_engine::extension::{Admission, AdmissionCheck, AdmissionContext};
+use troupe_store::{StoreError, Tx};
+
+/// A routine coming due under a hold counts as not run and runs once, for its latest due
+/// time, after the lift (HOLD-W6). Called in the write that queues a routine's due delivery
+/// on `thread`: while a hold covers the thread, that routine's earlier deliveries still
+/// queued there (same `origin`) are dropped, so only the newest waits for the lift. Answers
+/// how many were dropped; with no hold over the thread, nothing is.
+pub fn routine_due_under_hold(
+    tx: &mut Tx<'_>,
+    thread: ThreadId,
+    origin: &Origin,
+) -> Result<usize, StoreError> {
+    if holds_over_thread(tx, thread)?.is_empty() {
+        return Ok(0);
+    }
+    let earlier: Vec<_> = tx
+        .inbox(thread)?
+        .into_iter()
+        .filter(|i| &i.origin == origin && i.failed.is_none())
+        .map(|i| i.id)
+        .collect();
+    tx.drop_inbox_items(thread, &earlier)
+}
 
 pub struct HoldAdmission;
 

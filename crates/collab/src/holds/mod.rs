@@ -11,11 +11,11 @@ mod facts;
 mod guard;
 mod lift;
 pub(crate) mod lines;
-mod log;
+pub(crate) mod log;
 mod make;
 pub(crate) mod readonly;
 
-pub use admission::HoldAdmission;
+pub use admission::{HoldAdmission, routine_due_under_hold};
 pub use api::{ComposerStop, HoldRequest, HoldView, ScopeRequest};
 pub use boot::HoldRepair;
 pub use control::{ControlOutcome, ControlRequest};

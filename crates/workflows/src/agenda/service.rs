@@ -349,6 +349,10 @@ fn deliver_due(
     {
         d.text = format!("{}\n\n{block}", d.text);
     }
+    if item.wake {
+        // Under a hold the newest due time replaces the ones still queued (HOLD-W6).
+        troupe_collab::holds::routine_due_under_hold(tx, item.thread_id, &d.origin)?;
+    }
     let delivered = tx.deliver(item.thread_id, &d)?;
     if delivered.created {
         report.delivered.push(id);
