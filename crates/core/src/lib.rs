@@ -1,6 +1,7 @@
 //! Troupe's domain types and pure state machines. No I/O, no async: every rule here is a
 //! function of its inputs, so each can be proven by a scenario test without a database.
 
+pub mod acceptance_check;
 pub mod blueprint_loop;
 pub mod check_back;
 pub mod clock;
