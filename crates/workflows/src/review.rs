@@ -69,26 +69,8 @@ pub fn parse_verdict(
     }
 }
 
-/// Items trimmed, blank ones dropped.
-pub fn clean(items: Vec<String>) -> Vec<String> {
-    items
-        .into_iter()
-        .map(|s| s.trim().to_string())
-        .filter(|s| !s.is_empty())
-        .collect()
-}
-
-/// A list as markdown bullets, or one bullet saying `none`.
-pub fn bullets(items: &[String], none: &str) -> String {
-    if items.is_empty() {
-        return format!("- {none}");
-    }
-    items
-        .iter()
-        .map(|i| format!("- {i}"))
-        .collect::<Vec<_>>()
-        .join("\n")
-}
+// Shared with the ticket reviewer of Deliverables (troupe-core's review rules).
+pub use troupe_core::review::{bullets, clean};
 
 #[cfg(test)]
 mod tests {
