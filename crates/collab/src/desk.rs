@@ -24,7 +24,7 @@ use troupe_core::plan::RevisionCause;
 use troupe_core::run::EndReason;
 use troupe_core::thread::Interaction;
 use troupe_core::work_item::{PRIORITY_USER, WorkMode, WorkState};
-use troupe_core::{BotId, PlanId, RunId, SessionId, SessionMessageId};
+use troupe_core::{BotId, PlanId, RunId, SessionId, SessionMessageId, TicketId};
 use troupe_engine::extension::{
     EffectGuard, GuardContext, Refusal, ToolCallContext, ToolHandler, ToolReply,
 };
@@ -95,7 +95,33 @@ pub(crate) fn bind(
     trigger: Option<SessionMessageId>,
     plan: PlanId,
 ) -> Result<Bound, StoreError> {
-    let job = ensure_job_item(tx, plan, bot)?;
+    bind_to(tx, bot, session, trigger, plan, None)
+}
+
+/// [`bind`], to the Bot's work on one ticket of the job when `ticket` is given (T21, T24).
+/// Work of the Bot's already live on the job (the whole job or another ticket) takes the line
+/// instead: one segment per Bot and job (WI-2, WI-8).
+pub(crate) fn bind_to(
+    tx: &mut Tx<'_>,
+    bot: BotId,
+    session: SessionId,
+    trigger: Option<SessionMessageId>,
+    plan: PlanId,
+    ticket: Option<TicketId>,
+) -> Result<Bound, StoreError> {
+    let mut job = match ticket {
+        Some(t) => crate::tickets::work::ensure_ticket_item(tx, plan, bot, t)?,
+        None => ensure_job_item(tx, plan, bot)?,
+    };
+    if tx.live_segment_of(job.id)?.is_none() {
+        for other in tx.work_items_of_plan(plan)? {
+            if other.bot_id == bot && other.id != job.id && tx.live_segment_of(other.id)?.is_some()
+            {
+                job = other;
+                break;
+            }
+        }
+    }
     let s = tx.session(session)?;
     let (text, origin) = match trigger {
         Some(id) => {
@@ -103,7 +129,7 @@ pub(crate) fn bind(
             tx.file_line(&NewFiling {
                 message_id: id,
                 plan_id: plan,
-                ticket_id: None,
+                ticket_id: ticket.map(|t| t.0),
                 part_id: None,
                 source: FilingSource::WorkOn,
                 filed_by: bot.to_string(),
@@ -335,6 +361,9 @@ struct WorkOnArgs {
     new: Option<NewJob>,
     #[serde(default)]
     quote_message_id: Option<i64>,
+    /// A ticket of the chosen job, by number (T21).
+    #[serde(default)]
+    ticket: Option<serde_json::Value>,
 }
 
 /// `work_on`: bind this desk to a candidate job, or open a new one quoting a person's line.
@@ -431,6 +460,15 @@ fn work_on(
         }
         id
     } else {
+        if let Some(t) = &args.ticket {
+            return refuse(
+                tx,
+                format!(
+                    "work_on: not_in_plan: ticket {t} cannot be of a new job, which has no \
+                     tickets yet; open the job without `ticket`"
+                ),
+            );
+        }
         let title = args
             .new
             .as_ref()
@@ -474,7 +512,14 @@ fn work_on(
             },
         )?
     };
-    let how = bind(tx, item.bot_id, session, trigger, plan)?;
+    let ticket = match &args.ticket {
+        Some(raw) => match crate::tickets::work::ticket_to_work_on(tx, plan, raw)? {
+            Ok(t) => Some(t.id),
+            Err(text) => return refuse(tx, text),
+        },
+        None => None,
+    };
+    let how = bind_to(tx, item.bot_id, session, trigger, plan, ticket)?;
     Ok(Outcome::Bound(bound_text(tx, plan, how)?, how, plan))
 }
 
@@ -489,7 +534,8 @@ pub(crate) fn work_on_spec() -> serde_json::Value {
                 "required": ["title"],
                 "additionalProperties": false
             },
-            "quote_message_id": {"type": "integer", "description": "The person's line the new job is for (default: the line that woke you)."}
+            "quote_message_id": {"type": "integer", "description": "The person's line the new job is for (default: the line that woke you)."},
+            "ticket": {"type": ["integer", "string"], "description": "One ticket of the chosen job to work on, by number (e.g. 2): your work then runs in its folder."}
         },
         "additionalProperties": false
     })

@@ -26,6 +26,7 @@ mod segment_situation;
 mod sessions;
 mod situation;
 mod threads;
+pub mod tickets;
 pub mod tools;
 mod turns;
 mod work_items;
@@ -74,7 +75,13 @@ pub fn extend(
         .ending_hook(Arc::new(WorkEnding))
         .guard(Arc::new(holds::HoldGuard))
         .tool_scope(Arc::new(holds::ReadonlyTools))
-        .guard(Arc::new(DeskGuard::new(host.clone())));
+        .guard(Arc::new(DeskGuard::new(host.clone())))
+        .context(Arc::new(tickets::TicketSituation))
+        .admission(Arc::new(tickets::OneSegmentPerJob))
+        .run_observer(Arc::new(tickets::TicketEndings))
+        .guard(Arc::new(tickets::TicketFolderGuard))
+        .guard(Arc::new(tickets::LargeJobGuard::default()))
+        .guard(Arc::new(tickets::WorkStarted));
     tools::registrations(host)
         .into_iter()
         .try_fold(builder, |b, t| b.tool(t))

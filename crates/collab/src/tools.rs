@@ -492,6 +492,15 @@ pub fn registrations(host: &Arc<ToolHost>) -> Vec<ToolRegistration> {
             Arc::new(crate::delegation::Delegate { host: host.clone() }),
         ),
         reg(
+            "plan_items",
+            "Lead only: lay out this job's tickets in one call — new ones and changes to \
+             existing ones (by number), who makes (owner) and reviews each, what each waits \
+             for, its parts and, in a large job, the one sample made first — and drop tickets \
+             with a reason. Refused whole on any fault.",
+            crate::tickets::layout::spec(),
+            Arc::new(crate::tickets::layout::PlanItems),
+        ),
+        reg(
             "end_turn",
             "End your turn, saying why. Answer a request another Bot made of you with reason \
              answered and the answer in `answer`; give each message you read (#id) a \

@@ -8,6 +8,7 @@ pub mod clock;
 pub mod continuation_guard;
 pub mod conversation;
 pub mod delegation;
+pub mod delivery;
 pub mod dormancy;
 pub mod drive;
 pub mod effect;

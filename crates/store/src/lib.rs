@@ -30,6 +30,7 @@ mod tail;
 mod tasks;
 pub mod testing;
 mod threads;
+mod ticket_work;
 mod usage;
 mod work_items;
 mod workflow_terminals;

@@ -1,0 +1,23 @@
+//! Tickets in the conversation layer (digest 003-B §1–3): the lead's layout (`plan_items`),
+//! ticket folders with their `ticket.md`, work on a ticket, the waits for dependencies and the
+//! sample, the guards (ticket folders, large jobs, work starting), the ticket part of a
+//! segment's situation, the board's edits, and a job's delivery.
+
+pub mod api;
+pub mod delivery;
+pub mod folders;
+pub mod graph;
+pub mod guards;
+pub(crate) mod layout;
+pub mod lead;
+pub mod situation;
+pub mod view;
+pub(crate) mod work;
+pub mod work_rules;
+
+pub use api::{LargeChoiceRequest, NewTicketRequest, PartsRequest, TicketPatchRequest};
+pub use delivery::after_stage_change;
+pub use guards::{LargeJobGuard, TicketFolderGuard, WorkStarted, not_laid_out};
+pub use situation::TicketSituation;
+pub use view::{TicketList, TicketView};
+pub use work_rules::{OneSegmentPerJob, TicketEndings};
