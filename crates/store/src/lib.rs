@@ -4,6 +4,7 @@
 mod agenda;
 mod blueprint_loops;
 mod check_backs;
+mod checks;
 mod conversations;
 mod copy;
 mod db;
@@ -15,6 +16,7 @@ mod events;
 mod groups;
 mod holds;
 mod inbox;
+mod large_jobs;
 mod loop_guards;
 mod messages;
 mod migrations;
@@ -22,15 +24,18 @@ mod nodes;
 mod notes;
 mod plans;
 mod records;
+mod reviews;
 mod rows;
 mod runs;
 mod schema;
 mod stats;
+mod submissions;
 mod tail;
 mod tasks;
 pub mod testing;
 mod threads;
 mod ticket_work;
+mod tickets;
 mod usage;
 mod work_items;
 mod workflow_terminals;
@@ -39,6 +44,10 @@ mod writer;
 pub use agenda::{AgendaEdit, AgendaId, AgendaItem, AgendaStatus, NewAgendaItem};
 pub use blueprint_loops::{LoopBinding, NewBlueprintLoop};
 pub use check_backs::{BookingScope, CheckBackFilter, CheckBackRecord, NewCheckBack};
+pub use checks::{
+    CheckEdit, CheckKind, CheckRecord, CheckRunRecord, DEFAULT_TIMEOUT_SECS, MAX_TIMEOUT_SECS,
+    NewCheck, NewCheckRun, OUTPUT_TAIL_MAX, RunOutcome, WordsStatus,
+};
 pub use conversations::{NewBot, NewLine};
 pub use copy::TableSummary;
 pub use delegations::{DelegationRecord, NewDelegation};
@@ -49,9 +58,18 @@ pub use events::{Event, EventSink};
 pub use groups::{CONVERSATION, LineDelivery, LineReading, MemberRow, Segment};
 pub use holds::{CoveredTurn, NewHold};
 pub use inbox::Delivered;
+pub use large_jobs::PlanDeliverables;
 pub use loop_guards::LoopGuard;
 pub use messages::{NewMessage, RootTail};
 pub use migrations::{KNOWN_VERSION, SchemaStatus};
+pub use reviews::{NewReview, ReviewRecord, ReviewResult, VerdictRecord};
+pub use submissions::{
+    HandOverFiles, LineFile, NewSubmission, SubmissionRecord, SubmittedFile,
+};
+pub use tickets::{
+    BoardEdit, BoardPatch, LaidOut, Layout, LayoutItem, PartRecord, StageChange, StageMove,
+    TicketRecord, TicketRef,
+};
 pub use nodes::{HEARTBEAT_EVERY_MS, NODE_EXPIRY_MS, NODE_RECORD_KEPT_MS, NewNode, NodeRecord};
 pub use notes::{NewNote, Note, NoteEdit, NoteEditOutcome, NoteId, NoteKind};
 pub use plans::{Filing, FilingSource, NewFiling, NewPlan, PlanRecord, PlanRevision};

@@ -160,12 +160,12 @@ fn check_kinds_keep_their_shape() {
     .unwrap();
     insert(
         "kind, source, gate, confirmed, dimension, value, bound, min, max, quote_id, status, said_count",
-        "'words', 'words', 0, 0, 'running_time', 120, 'about', 108, 132, 7, 'offer', 2",
+        "'words', 'words', 0, 0, 'running_time', '{\"kind\":\"seconds\",\"seconds\":120.0}', 'about', 108, 132, 7, 'offer', 2",
     )
     .unwrap();
     insert(
         "kind, source, gate, confirmed, dimension, value, status, said_count",
-        "'words', 'words', 1, 1, 'frame_rate', 60, 'in_force', 1",
+        "'words', 'words', 1, 1, 'frame_rate', '{\"kind\":\"frames_per_second\",\"fps\":60.0}', 'in_force', 1",
     )
     .unwrap();
     for (what, cols, vals) in [
@@ -213,4 +213,283 @@ fn check_kinds_keep_their_shape() {
     ] {
         assert_refused(insert(cols, vals), &["CHECK", "check constraint"], what);
     }
+}
+
+use troupe_core::submission::CheckSource;
+use troupe_core::words_check::{Bound, Dimension, Value as Said};
+use troupe_store::{CheckEdit, CheckKind, NewCheck, NewCheckRun, RunOutcome, WordsStatus};
+
+fn command(plan: PlanId, cmd: &str) -> NewCheck {
+    NewCheck {
+        command: Some(cmd.into()),
+        ..NewCheck::new(plan, CheckKind::Command, CheckSource::User)
+    }
+}
+
+fn run(check: CheckId, outcome: RunOutcome, tail: &str) -> NewCheckRun {
+    NewCheckRun {
+        check_id: check,
+        submission_id: None,
+        outcome,
+        detail: format!("{outcome}"),
+        output_tail: tail.into(),
+        measured: None,
+        started_at: 1,
+    }
+}
+
+fn offer(plan: PlanId) -> NewCheck {
+    NewCheck {
+        dimension: Some(Dimension::RunningTime),
+        value: Some(Said::Seconds { seconds: 120.0 }),
+        bound: Some(Bound::About),
+        min: Some(108.0),
+        max: Some(132.0),
+        quote_id: Some(7),
+        status: Some(WordsStatus::Offer),
+        said_count: 2,
+        ..NewCheck::new(plan, CheckKind::Words, CheckSource::Words)
+    }
+}
+
+#[test]
+fn checks_round_trip() {
+    let (s, _) = store();
+    let w = world(&s);
+    let c = s
+        .write(|tx| {
+            tx.create_check(&NewCheck {
+                done_when_line: Some("the tests pass".into()),
+                cwd: Some("app".into()),
+                expected_output: Some("ok".into()),
+                ..command(w.launch, "make test")
+            })
+        })
+        .unwrap();
+    assert_eq!(c.timeout_secs, 120);
+    assert!(c.gate && !c.confirmed && c.runs.is_empty());
+    assert_eq!(c.source, CheckSource::User);
+    // Timeouts outside 1–600 s are refused with the field named.
+    for t in [0, 601] {
+        match s.write(|tx| {
+            tx.create_check(&NewCheck {
+                timeout_secs: Some(t),
+                ..command(w.launch, "true")
+            })
+        }) {
+            Err(StoreError::Invalid(m)) => assert!(m.starts_with("timeout_secs"), "{m}"),
+            other => panic!("timeout {t}: {other:?}"),
+        }
+    }
+    // What a kind needs is named.
+    let no_path = NewCheck::new(w.launch, CheckKind::FileExists, CheckSource::User);
+    assert!(matches!(
+        s.write(|tx| tx.create_check(&no_path)),
+        Err(StoreError::Invalid(m)) if m.starts_with("path")
+    ));
+
+    // Runs: the tail is kept to 4000 characters, and only the newest five stay.
+    let long = format!("{}END", "x".repeat(5000));
+    let first = s
+        .write(|tx| tx.record_check_run(&run(c.id, RunOutcome::Failed, &long)))
+        .unwrap();
+    assert_eq!(first.output_tail.chars().count(), 4000);
+    assert!(first.output_tail.ends_with("END"));
+    for _ in 0..6 {
+        s.write(|tx| tx.record_check_run(&run(c.id, RunOutcome::Passed, "ok")))
+            .unwrap();
+    }
+    let runs = s.read(|tx| tx.runs_of_check(c.id)).unwrap();
+    assert_eq!(runs.len(), 5);
+    assert!(runs.iter().all(|r| r.outcome == RunOutcome::Passed));
+    assert!(runs.windows(2).all(|p| p[0].id > p[1].id), "newest first");
+    assert_eq!(events(&s, w.group, "check_run").len(), 7);
+
+    // The user's edit; an organizer's check becomes the user's.
+    let edited = s
+        .write(|tx| {
+            tx.edit_check(
+                c.id,
+                &CheckEdit {
+                    timeout_secs: Some(600),
+                    expected_output: Some(None),
+                    ..CheckEdit::default()
+                },
+            )
+        })
+        .unwrap();
+    assert_eq!((edited.timeout_secs, edited.expected_output), (600, None));
+    assert_eq!(edited.runs.len(), 5);
+    let org = s
+        .write(|tx| {
+            tx.create_check(&NewCheck {
+                source: CheckSource::Organizer,
+                ..command(w.launch, "make")
+            })
+        })
+        .unwrap();
+    let org = s
+        .write(|tx| {
+            tx.edit_check(
+                org.id,
+                &CheckEdit {
+                    command: Some(Some("make all".into())),
+                    ..CheckEdit::default()
+                },
+            )
+        })
+        .unwrap();
+    assert_eq!(org.source, CheckSource::User);
+    assert_eq!(org.command.as_deref(), Some("make all"));
+
+    // Removed: kept, listed only when asked.
+    assert!(s.write(|tx| tx.remove_check(org.id)).unwrap());
+    assert!(!s.write(|tx| tx.remove_check(org.id)).unwrap());
+    assert_eq!(
+        s.read(|tx| tx.checks_of_plan(w.launch, false))
+            .unwrap()
+            .len(),
+        1
+    );
+    let all = s.read(|tx| tx.checks_of_plan(w.launch, true)).unwrap();
+    assert_eq!(all.len(), 2);
+    assert!(all[1].removed_at.is_some());
+    assert_eq!(all[0].runs.len(), 5);
+    assert!(
+        s.read(|tx| tx.checks_of_plan(w.ad, true))
+            .unwrap()
+            .is_empty()
+    );
+}
+
+#[test]
+fn words_checks_round_trip() {
+    let (s, _) = store();
+    let w = world(&s);
+    let o = s.write(|tx| tx.create_check(&offer(w.launch))).unwrap();
+    assert_eq!(o.status, Some(WordsStatus::Offer));
+    assert!(!o.gate && !o.confirmed, "an offer never gates");
+    assert_eq!(o.value, Some(Said::Seconds { seconds: 120.0 }));
+    assert_eq!(
+        (o.min, o.max, o.bound),
+        (Some(108.0), Some(132.0), Some(Bound::About))
+    );
+    assert_eq!((o.said_count, o.quote_id), (2, Some(7)));
+    // Measured at once, with what it measured.
+    let r = s
+        .write(|tx| {
+            tx.record_check_run(&NewCheckRun {
+                measured: Some(107.0),
+                ..run(o.id, RunOutcome::Failed, "")
+            })
+        })
+        .unwrap();
+    assert_eq!(r.measured, Some(107.0));
+    // Never edited.
+    assert!(matches!(
+        s.write(|tx| tx.edit_check(o.id, &CheckEdit::default())),
+        Err(StoreError::Conflict(m)) if m.starts_with("derived_check")
+    ));
+    // Said again, differently.
+    let again = s
+        .write(|tx| {
+            tx.set_words_reading(
+                o.id,
+                Said::Seconds { seconds: 180.0 },
+                Bound::About,
+                Some(162.0),
+                Some(198.0),
+                Some(9),
+                1,
+                WordsStatus::Offer,
+            )
+        })
+        .unwrap();
+    assert_eq!(
+        (again.max, again.quote_id, again.gate),
+        (Some(198.0), Some(9), false)
+    );
+    assert!(matches!(
+        s.write(|tx| tx.set_words_reading(
+            o.id,
+            Said::FramesPerSecond { fps: 24.0 },
+            Bound::Exact,
+            None,
+            None,
+            None,
+            1,
+            WordsStatus::Offer
+        )),
+        Err(StoreError::Invalid(_))
+    ));
+    // Confirmed: in force, a gate.
+    let c = s.write(|tx| tx.confirm_check(o.id)).unwrap();
+    assert_eq!(c.status, Some(WordsStatus::InForce));
+    assert!(c.gate && c.confirmed);
+    assert_eq!(events(&s, w.group, "check_confirmed").len(), 1);
+    // An offer a later number withdrew cannot be confirmed.
+    let gone = s.write(|tx| tx.create_check(&offer(w.launch))).unwrap();
+    s.write(|tx| tx.remove_check(gone.id)).unwrap();
+    assert!(matches!(
+        s.write(|tx| tx.confirm_check(gone.id)),
+        Err(StoreError::Conflict(m)) if m.starts_with("withdrawn")
+    ));
+    // A user's check is not confirmed.
+    let mine = s
+        .write(|tx| tx.create_check(&command(w.launch, "true")))
+        .unwrap();
+    assert!(matches!(
+        s.write(|tx| tx.confirm_check(mine.id)),
+        Err(StoreError::Invalid(_))
+    ));
+}
+
+#[test]
+fn plan_large_job_and_delivery() {
+    use troupe_core::large_job::{LargeJob, LargeSource, LargeState};
+    let (s, _) = store();
+    let w = world(&s);
+    let d = s.read(|tx| tx.plan_deliverables(w.launch)).unwrap();
+    assert_eq!(d.large_state, LargeState::Unread);
+    assert!(!d.laid_out && !d.delivered && !d.user_said_no_need);
+    let large = LargeJob {
+        state: LargeState::Large,
+        source: Some(LargeSource::Reader),
+        evidence: Some("a 5-minute MV".into()),
+        ..LargeJob::unread()
+    };
+    let d = s.write(|tx| tx.set_large_job(w.launch, &large)).unwrap();
+    assert_eq!(d.large_job(), large);
+    // The same again tells nothing new.
+    s.write(|tx| tx.set_large_job(w.launch, &large)).unwrap();
+    assert_eq!(events(&s, w.group, "large_job_changed").len(), 1);
+    // "No need" is sticky.
+    let no_need = LargeJob {
+        state: LargeState::NotLarge,
+        source: Some(LargeSource::User),
+        evidence: None,
+        user_said_no_need: true,
+        laid_out: false,
+    };
+    s.write(|tx| tx.set_large_job(w.launch, &no_need)).unwrap();
+    assert!(matches!(
+        s.write(|tx| tx.set_large_job(w.launch, &large)),
+        Err(StoreError::Invalid(_))
+    ));
+    // Delivered, and active again.
+    assert!(s.write(|tx| tx.set_plan_delivered(w.launch, true)).unwrap());
+    assert!(!s.write(|tx| tx.set_plan_delivered(w.launch, true)).unwrap());
+    let d = s.read(|tx| tx.plan_deliverables(w.launch)).unwrap();
+    assert!(d.delivered && d.delivered_at == Some(1_000));
+    assert!(
+        s.write(|tx| tx.set_plan_delivered(w.launch, false))
+            .unwrap()
+    );
+    assert!(
+        !s.read(|tx| tx.plan_deliverables(w.launch))
+            .unwrap()
+            .delivered
+    );
+    assert_eq!(events(&s, w.group, "plan_delivered").len(), 1);
+    assert_eq!(events(&s, w.group, "plan_reopened").len(), 1);
 }

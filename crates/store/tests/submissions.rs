@@ -187,3 +187,427 @@ fn submission_rows_keep_their_shape() {
     )
     .unwrap();
 }
+
+use troupe_core::conversation::Author;
+use troupe_core::review::{ReviewOutcome, ReviewVerdict};
+use troupe_core::submission::{ApprovedBy, SubmissionOrigin, SubmissionState};
+use troupe_store::{
+    NewCheck, NewCheckRun, NewLine, NewReview, NewSubmission, ReviewResult, RunOutcome,
+    SubmittedFile, VerdictRecord,
+};
+
+fn file(path: &str, hash: &str) -> SubmittedFile {
+    SubmittedFile {
+        path: path.into(),
+        sha256: hash.into(),
+        size: 10,
+    }
+}
+
+fn hand_over(ticket: TicketId, producer: BotId, files: Vec<SubmittedFile>) -> NewSubmission {
+    NewSubmission {
+        ticket_id: ticket,
+        origin: SubmissionOrigin::Explicit,
+        producer_bot_id: Some(producer),
+        run_id: None,
+        work_item_id: None,
+        content: None,
+        note: "first cut".into(),
+        claims: vec!["runs 2 minutes".into()],
+        files,
+        parts: vec![],
+    }
+}
+
+#[test]
+fn submission_round_trip() {
+    let (s, _) = store();
+    let w = world(&s);
+    let t = lay_out(
+        &s,
+        w.launch,
+        vec![LayoutItem {
+            parts: vec!["C01".into(), "C02".into()],
+            reviewer_bot_id: Some(w.bo),
+            ..item("Intro", w.ada)
+        }],
+    )
+    .remove(0);
+    let parts = s.read(|tx| tx.parts_of_ticket(t.id)).unwrap();
+    let run = live_run(&s);
+    let first = s
+        .write(|tx| {
+            tx.create_submission(&NewSubmission {
+                run_id: Some(run),
+                parts: vec![parts[1].id],
+                ..hand_over(
+                    t.id,
+                    w.ada,
+                    vec![file("cut.mp4", HASH_A), file("a.md", HASH_B)],
+                )
+            })
+        })
+        .unwrap();
+    assert_eq!(first.state, SubmissionState::Checking);
+    assert_eq!(first.plan_id, w.launch);
+    assert_eq!(
+        first
+            .files
+            .iter()
+            .map(|f| f.path.as_str())
+            .collect::<Vec<_>>(),
+        vec!["a.md", "cut.mp4"]
+    );
+    assert_eq!(first.parts, vec![parts[1].id]);
+    assert_eq!(first.claims, vec!["runs 2 minutes".to_string()]);
+    assert_eq!(first.run_id, Some(run));
+    assert_eq!(
+        s.read(|tx| tx.last_handover_files(t.id)).unwrap(),
+        Some((
+            first.id,
+            vec![
+                ("a.md".to_string(), HASH_B.to_string()),
+                ("cut.mp4".to_string(), HASH_A.to_string())
+            ]
+        ))
+    );
+
+    // Its check ran for it, and a reviewer looked.
+    let check = s
+        .write(|tx| {
+            tx.create_check(&NewCheck {
+                path: Some("cut.mp4".into()),
+                ticket_id: Some(t.id),
+                ..NewCheck::new(
+                    w.launch,
+                    troupe_store::CheckKind::FileExists,
+                    troupe_core::submission::CheckSource::User,
+                )
+            })
+        })
+        .unwrap();
+    s.write(|tx| {
+        tx.record_check_run(&NewCheckRun {
+            check_id: check.id,
+            submission_id: Some(first.id),
+            outcome: RunOutcome::Passed,
+            detail: "cut.mp4 is there".into(),
+            output_tail: String::new(),
+            measured: None,
+            started_at: 1,
+        })
+    })
+    .unwrap();
+    s.write(|tx| tx.set_submission_state(first.id, SubmissionState::InReview))
+        .unwrap();
+    let review = s
+        .write(|tx| {
+            tx.record_review(&NewReview {
+                submission_id: first.id,
+                reviewer_bot_id: w.bo,
+                run_id: None,
+                outcome: ReviewOutcome::Approve,
+                note: "good".into(),
+                result: ReviewResult::AwaitingUser,
+                reasons: vec!["same model".into()],
+                same_model: true,
+                reviewer_model: Some("m1".into()),
+                producer_model: Some("m1".into()),
+                verdicts: vec![
+                    VerdictRecord {
+                        requirement_id: "r1".into(),
+                        verdict: ReviewVerdict::Pass,
+                        evidence: Some("frame 12".into()),
+                    },
+                    VerdictRecord {
+                        requirement_id: "r2".into(),
+                        verdict: ReviewVerdict::NotApplicable,
+                        evidence: None,
+                    },
+                ],
+            })
+        })
+        .unwrap();
+    assert_eq!(review.verdicts.len(), 2);
+    assert_eq!(events(&s, w.group, "review_awaiting_user").len(), 1);
+
+    // The producer never reviews its own.
+    let own = s.write(|tx| {
+        tx.record_review(&NewReview {
+            reviewer_bot_id: w.ada,
+            verdicts: vec![],
+            ..NewReview {
+                submission_id: first.id,
+                reviewer_bot_id: w.ada,
+                run_id: None,
+                outcome: ReviewOutcome::Reject,
+                note: String::new(),
+                result: ReviewResult::Recorded,
+                reasons: vec![],
+                same_model: false,
+                reviewer_model: None,
+                producer_model: None,
+                verdicts: vec![],
+            }
+        })
+    });
+    assert!(
+        matches!(&own, Err(StoreError::Invalid(m)) if m.starts_with("own_submission")),
+        "{own:?}"
+    );
+
+    // A newer hand-over supersedes the undecided one.
+    let second = s
+        .write(|tx| {
+            let n = tx.create_submission(&hand_over(t.id, w.ada, vec![file("cut.mp4", HASH_B)]))?;
+            tx.supersede_undecided(t.id, Some(n.id))?;
+            Ok(n)
+        })
+        .unwrap();
+    let listed = s.read(|tx| tx.submissions_of_plan(w.launch, None)).unwrap();
+    assert_eq!(
+        listed.iter().map(|x| x.id).collect::<Vec<_>>(),
+        vec![second.id, first.id],
+        "newest first"
+    );
+    let old = &listed[1];
+    assert_eq!(old.state, SubmissionState::Superseded);
+    assert_eq!(old.superseded_by, Some(second.id));
+    assert!(old.decided_at.is_some());
+    assert_eq!(old.check_runs.len(), 1);
+    assert_eq!(old.check_runs[0].outcome, RunOutcome::Passed);
+    assert_eq!(old.reviews.len(), 1);
+    assert_eq!(
+        old.reviews[0].verdicts[0].evidence.as_deref(),
+        Some("frame 12")
+    );
+    assert_eq!(old.files.len(), 2);
+    assert!(listed[0].check_runs.is_empty() && listed[0].reviews.is_empty());
+    assert_eq!(
+        s.read(|tx| tx.submissions_of_plan(w.launch, Some(t.id)))
+            .unwrap()
+            .len(),
+        2
+    );
+    assert!(
+        s.read(|tx| tx.submissions_of_plan(w.ad, None))
+            .unwrap()
+            .is_empty()
+    );
+
+    // Approved by its reviewer: the ticket records who made it.
+    let approved = s
+        .write(|tx| tx.approve_submission(second.id, ApprovedBy::Reviewer, Some(w.bo), None))
+        .unwrap();
+    assert_eq!(approved.state, SubmissionState::Approved);
+    assert_eq!(approved.approved_by, Some(ApprovedBy::Reviewer));
+    assert_eq!(
+        s.read(|tx| tx.ticket(t.id)).unwrap().approved_by_bot_id,
+        Some(w.ada)
+    );
+    assert_eq!(
+        s.read(|tx| tx.last_handover_files(t.id))
+            .unwrap()
+            .unwrap()
+            .0,
+        second.id
+    );
+    // A decided one is not superseded.
+    assert!(
+        s.write(|tx| tx.supersede_undecided(t.id, None))
+            .unwrap()
+            .is_empty()
+    );
+    for kind in [
+        "submission_created",
+        "submission_superseded",
+        "submission_approved",
+    ] {
+        assert!(!events(&s, w.group, kind).is_empty(), "{kind} told");
+    }
+    assert_eq!(
+        events(&s, w.group, "submission_approved")[0]["by"],
+        "reviewer"
+    );
+}
+
+#[test]
+fn board_status_edit_supersedes_undecided() {
+    let (s, _) = store();
+    let w = world(&s);
+    let t = lay_out(&s, w.launch, vec![item("Intro", w.ada)]).remove(0);
+    let sub = s
+        .write(|tx| tx.create_submission(&hand_over(t.id, w.ada, vec![file("a.mp4", HASH_A)])))
+        .unwrap();
+    s.write(|tx| tx.set_submission_state(sub.id, SubmissionState::AwaitingUser))
+        .unwrap();
+    assert_eq!(events(&s, w.group, "submission_awaiting_word").len(), 1);
+    let edit = s
+        .write(|tx| {
+            tx.board_patch(
+                t.id,
+                &BoardPatch {
+                    status: Some(TicketStatus::InProgress),
+                    ..BoardPatch::default()
+                },
+            )
+        })
+        .unwrap();
+    assert_eq!(edit.superseded, vec![sub.id]);
+    let after = s.read(|tx| tx.submission(sub.id)).unwrap();
+    assert_eq!(after.state, SubmissionState::Superseded);
+    assert_eq!(after.superseded_by, None);
+    // Nothing approved or open is left to compare with.
+    assert_eq!(s.read(|tx| tx.last_handover_files(t.id)).unwrap(), None);
+}
+
+#[test]
+fn submission_input_is_checked() {
+    let (s, _) = store();
+    let w = world(&s);
+    let ts = lay_out(
+        &s,
+        w.launch,
+        vec![
+            LayoutItem {
+                parts: vec!["C01".into()],
+                ..item("One", w.ada)
+            },
+            item("Two", w.ada),
+        ],
+    );
+    let foreign_part = s.read(|tx| tx.parts_of_ticket(ts[0].id)).unwrap()[0].id;
+    let bad = [
+        (
+            NewSubmission {
+                origin: SubmissionOrigin::Answer,
+                ..hand_over(ts[1].id, w.ada, vec![])
+            },
+            "content",
+        ),
+        (
+            NewSubmission {
+                origin: SubmissionOrigin::Answer,
+                content: Some("the title".into()),
+                ..hand_over(ts[1].id, w.ada, vec![file("a", HASH_A)])
+            },
+            "files",
+        ),
+        (hand_over(ts[1].id, w.ada, vec![file("a", "ABC")]), "sha256"),
+        (hand_over(ts[1].id, w.ada, vec![file(" ", HASH_A)]), "path"),
+        (
+            NewSubmission {
+                parts: vec![foreign_part],
+                ..hand_over(ts[1].id, w.ada, vec![file("a", HASH_A)])
+            },
+            "parts",
+        ),
+    ];
+    for (sub, field) in bad {
+        match s.write(|tx| tx.create_submission(&sub)) {
+            Err(StoreError::Invalid(m)) => assert!(m.contains(field), "{field}: {m}"),
+            other => panic!("{field}: expected a refusal, got {other:?}"),
+        }
+    }
+    // Words are handed over as words.
+    let words = s
+        .write(|tx| {
+            tx.create_submission(&NewSubmission {
+                origin: SubmissionOrigin::Answer,
+                content: Some("Three titles: A, B, C".into()),
+                ..hand_over(ts[1].id, w.ada, vec![])
+            })
+        })
+        .unwrap();
+    assert_eq!(words.content.as_deref(), Some("Three titles: A, B, C"));
+    // Approval's shape: a reviewer names itself, a user's line is the user's.
+    for (by, bot, line) in [
+        (ApprovedBy::Reviewer, None, None),
+        (ApprovedBy::NoReviewer, Some(w.bo), None),
+        (
+            ApprovedBy::Routine,
+            None,
+            Some(troupe_core::SessionMessageId(1)),
+        ),
+    ] {
+        assert!(matches!(
+            s.write(|tx| tx.approve_submission(words.id, by, bot, line)),
+            Err(StoreError::Invalid(_))
+        ));
+    }
+}
+
+#[test]
+fn line_files_and_artifact_views() {
+    let (s, _) = store();
+    let w = world(&s);
+    let run = live_run(&s);
+    let line = s
+        .write(|tx| {
+            tx.insert_line(&NewLine {
+                bot_id: Some(w.ada),
+                turn_id: Some(run),
+                ..NewLine::plain(w.group, Author::Bot, "here it is".into())
+            })
+            .map(|l| l.id)
+        })
+        .unwrap();
+    let files = vec![
+        ("work/cut.mp4".to_string(), Some(HASH_A.to_string())),
+        ("work/notes.md".to_string(), None),
+    ];
+    assert_eq!(s.write(|tx| tx.record_line_files(line, &files)).unwrap(), 2);
+    // Cited again: the first citation stays.
+    assert_eq!(s.write(|tx| tx.record_line_files(line, &files)).unwrap(), 0);
+    let cited = s.read(|tx| tx.files_cited_in_turn(run)).unwrap();
+    assert_eq!(cited.len(), 2);
+    assert_eq!(cited[0].first_cited_at, 1_000);
+    assert_eq!(s.read(|tx| tx.line_files(line)).unwrap(), cited);
+    // Under the job once the line is filed there.
+    assert!(
+        s.read(|tx| tx.files_cited_under_plan(w.launch))
+            .unwrap()
+            .is_empty()
+    );
+    s.write(|tx| {
+        tx.file_line(&troupe_store::NewFiling {
+            message_id: line,
+            plan_id: w.launch,
+            ticket_id: None,
+            part_id: None,
+            source: troupe_store::FilingSource::Reader,
+            filed_by: "reader".into(),
+            locked: false,
+            primary: true,
+        })
+    })
+    .unwrap();
+    assert_eq!(
+        s.read(|tx| tx.files_cited_under_plan(w.launch))
+            .unwrap()
+            .len(),
+        2
+    );
+
+    // An image read once per path and segment.
+    assert!(
+        s.write(|tx| tx.record_artifact_view(run, "work/still.png"))
+            .unwrap()
+    );
+    assert!(
+        !s.write(|tx| tx.record_artifact_view(run, "work/still.png"))
+            .unwrap()
+    );
+    assert!(
+        s.write(|tx| tx.record_artifact_view(run, "work/other.png"))
+            .unwrap()
+    );
+    assert_eq!(s.read(|tx| tx.artifact_views(run)).unwrap().len(), 2);
+    let viewed = s
+        .read(|tx| tx.events_after(EventId(0), None, 1000))
+        .unwrap()
+        .into_iter()
+        .filter(|e| e.kind == "artifact_viewed")
+        .count();
+    assert_eq!(viewed, 2);
+}

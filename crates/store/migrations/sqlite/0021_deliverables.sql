@@ -274,8 +274,9 @@ CREATE TABLE checks (
     ticket_id       INTEGER REFERENCES tickets(id),
     -- The Done when line it is attached to, matched by text (AC-8).
     done_when_line  TEXT,
+    -- 'standard': "holds to the standard of sample #NN" (B §3.3), on a ticket waiting for it.
     kind            TEXT    NOT NULL CHECK (kind IN
-        ('file_exists', 'file_contains', 'file_matches_regex', 'command', 'words')),
+        ('file_exists', 'file_contains', 'file_matches_regex', 'command', 'words', 'standard')),
     path            TEXT,
     pattern         TEXT,
     negate          INTEGER NOT NULL DEFAULT 0 CHECK (negate IN (0, 1)),
@@ -284,17 +285,20 @@ CREATE TABLE checks (
     expected_exit   INTEGER NOT NULL DEFAULT 0,
     expected_output TEXT,
     timeout_secs    INTEGER NOT NULL DEFAULT 120,
-    source          TEXT    NOT NULL CHECK (source IN ('user', 'organizer', 'words')),
+    source          TEXT    NOT NULL CHECK (source IN ('user', 'organizer', 'words', 'sample')),
     -- Whether it holds a hand-over back when it fails (CK3).
     gate            INTEGER NOT NULL DEFAULT 1 CHECK (gate IN (0, 1)),
     confirmed       INTEGER NOT NULL DEFAULT 0 CHECK (confirmed IN (0, 1)),
     dimension       TEXT    CHECK (dimension IN
         ('running_time', 'resolution', 'aspect', 'frame_rate')),
-    value           REAL,
-    bound           TEXT,
+    -- The number said, as JSON (troupe_core::words_check::Value); min/max its range.
+    value           TEXT,
+    bound           TEXT    CHECK (bound IN ('about', 'at_least', 'at_most', 'exact')),
     min             REAL,
     max             REAL,
     quote_id        INTEGER,
+    -- A standard check's sample: removed with it when the sample moves (SA4).
+    sample_ticket_id INTEGER REFERENCES tickets(id),
     status          TEXT    CHECK (status IN ('offer', 'in_force')),
     said_count      INTEGER NOT NULL DEFAULT 0 CHECK (said_count >= 0),
     removed_at      INTEGER,
@@ -306,9 +310,12 @@ CREATE TABLE checks (
         OR (kind IN ('file_contains', 'file_matches_regex') AND path IS NOT NULL
             AND pattern IS NOT NULL)
         OR (kind = 'command' AND trim(coalesce(command, '')) <> '')
-        OR (kind = 'words' AND dimension IS NOT NULL AND status IS NOT NULL)),
-    -- Only words make a words check; an offer never gates (CW-15).
+        OR (kind = 'words' AND dimension IS NOT NULL AND status IS NOT NULL)
+        OR (kind = 'standard' AND ticket_id IS NOT NULL AND sample_ticket_id IS NOT NULL)),
+    -- Only words make a words check, only a sample a standard check; an offer never gates
+    -- (CW-15).
     CONSTRAINT check_words CHECK ((kind = 'words') = (source = 'words')
+        AND (kind = 'standard') = (source = 'sample')
         AND (status IS NULL OR kind = 'words')
         AND (status IS NULL OR status <> 'offer' OR (gate = 0 AND confirmed = 0)))
 );

@@ -147,3 +147,47 @@ pub fn raw_ticket(s: &Store, plan: PlanId, number: i64) -> i64 {
     raw(s, &ticket_sql(plan, number, "to_do", "to_do")).unwrap();
     raw_id(plan, number)
 }
+
+pub use troupe_core::ticket::{PartStage, StageSource, TicketStage, TicketStatus};
+pub use troupe_core::{CheckId, EventId, PartId, SubmissionId};
+pub use troupe_store::{BoardPatch, Layout, LayoutItem, TicketRecord, TicketRef};
+
+/// A layout item titled `title`, owned by `owner`.
+pub fn item(title: &str, owner: BotId) -> LayoutItem {
+    LayoutItem {
+        title: title.into(),
+        owner_bot_id: Some(owner),
+        ..LayoutItem::default()
+    }
+}
+
+/// The folder a test gives ticket `n`.
+pub fn folder(plan: PlanId) -> impl Fn(i64, &str) -> String {
+    move |n, title| format!("/tmp/jobs/{}/{n:02}-{title}", plan.0)
+}
+
+/// Lay a job out through the API.
+pub fn lay_out(s: &Store, plan: PlanId, items: Vec<LayoutItem>) -> Vec<TicketRecord> {
+    s.write(|tx| {
+        tx.lay_out(
+            plan,
+            &Layout {
+                items,
+                drops: vec![],
+            },
+            folder(plan),
+        )
+    })
+    .unwrap()
+    .tickets
+}
+
+/// The events of the job's home conversation of `kind`, their payloads in order.
+pub fn events(s: &Store, home: SessionId, kind: &str) -> Vec<serde_json::Value> {
+    s.read(|tx| tx.session_events_after(EventId(0), home, 10_000))
+        .unwrap()
+        .into_iter()
+        .filter(|e| e.kind == kind)
+        .map(|e| e.payload)
+        .collect()
+}
