@@ -6,6 +6,7 @@ mod asks;
 mod attribution;
 mod bots;
 pub mod check_backs;
+pub mod checks;
 mod delegation;
 mod demo;
 mod desk;
@@ -68,6 +69,7 @@ pub fn extend(
         .message_observer(Arc::new(SessionProjector))
         .context(Arc::new(ConversationSituation))
         .context(Arc::new(segment_situation::SegmentSituation))
+        .context(Arc::new(checks::ChecksSituation))
         .admission(Arc::new(holds::HoldAdmission))
         .admission(Arc::new(Membership))
         .admission(Arc::new(WorkSlots))

@@ -4,6 +4,7 @@
 mod agenda;
 mod blueprint_loops;
 mod check_backs;
+mod check_work;
 mod checks;
 mod conversations;
 mod copy;
@@ -44,6 +45,7 @@ mod writer;
 pub use agenda::{AgendaEdit, AgendaId, AgendaItem, AgendaStatus, NewAgendaItem};
 pub use blueprint_loops::{LoopBinding, NewBlueprintLoop};
 pub use check_backs::{BookingScope, CheckBackFilter, CheckBackRecord, NewCheckBack};
+pub use check_work::{FiledUserLine, SegmentActivity};
 pub use checks::{
     CheckEdit, CheckKind, CheckRecord, CheckRunRecord, DEFAULT_TIMEOUT_SECS, MAX_TIMEOUT_SECS,
     NewCheck, NewCheckRun, OUTPUT_TAIL_MAX, RunOutcome, WordsStatus,
