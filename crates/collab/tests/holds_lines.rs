@@ -375,3 +375,86 @@ async fn a_line_under_a_dropped_job_gets_a_read_only_answer_and_is_handed_back_o
     );
     assert!(!segment_of(&w, runs_of(&w, t).last().unwrap().id).readonly);
 }
+
+#[tokio::test]
+async fn s_lr_5_a_quick_stop_overtakes_the_line_still_being_read() {
+    // S-LR-5, TURN-10, CL-2: the person sends L1 and, right after, a pure stop. L1's reading
+    // is slow; the stop's is quick and is carried out at once, ahead of L1, which is routed
+    // only afterwards — into the held Bot's inbox, where it waits (HOLD-L8) and, having come
+    // before the stop, lifts nothing (S-STOP-3).
+    let w = world();
+    let spec = script(
+        &w,
+        "reader",
+        r#"{"steps":[{"text":"{\"control\":\"neither\"}"}],"on_exhausted":"repeat_last",
+            "rules":[{"when_user_contains":"stop now","reply":{"text":"{\"control\":\"stop\",\"only_control\":true}"}},
+                     {"when_user_contains":"write the report","reply":{"text":"{\"control\":\"neither\"}","delay_ms":8000}}]}"#,
+    );
+    w.collab.set_role("reading", spec).unwrap();
+    let quiet = r#"{"steps":[{"text":"ok"}],"on_exhausted":"repeat_last"}"#;
+    let b = bot(&w, "Worker", quiet);
+    let s = direct(&w, b);
+    let t = w.collab.direct_thread(s).unwrap();
+
+    let first = {
+        let c = w.collab.clone();
+        tokio::spawn(async move { c.post_line(s, "write the report".into(), None).await })
+    };
+    // L1 is stored and being read.
+    let l1 = tokio::time::timeout(Duration::from_secs(20), async {
+        loop {
+            let lines = w.collab.lines(s, None, 10).unwrap();
+            if let Some(l) = lines.into_iter().find(|l| l.body == "write the report") {
+                return l;
+            }
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
+    })
+    .await
+    .expect("L1 was stored");
+    assert_eq!(l1.routing.as_deref(), Some("reading"));
+
+    let stop = w
+        .collab
+        .post_line(s, "stop now".into(), None)
+        .await
+        .unwrap();
+    // The stop is carried out while L1 is still unread and unrouted.
+    let holds = w.collab.holds(false).unwrap();
+    assert_eq!(holds.len(), 1);
+    assert_eq!(holds[0].hold.scope, HoldScope::Bot { bot_id: b });
+    assert_eq!(holds[0].hold.source_message_id, Some(stop.id));
+    let l1_now = w.collab.line(l1.id).unwrap();
+    assert!(
+        matches!(l1_now.routing.as_deref(), Some("reading" | "queued")),
+        "L1 was routed before the stop: {:?}",
+        l1_now.routing
+    );
+    assert!(
+        w.collab
+            .store()
+            .read(|tx| tx.line_deliveries(l1.id))
+            .unwrap()
+            .is_empty()
+    );
+
+    // L1 goes on to be routed: to the Bot's inbox, held; no turn starts, the stop stands.
+    first.await.unwrap().unwrap();
+    assert_eq!(
+        w.collab.line(l1.id).unwrap().routing.as_deref(),
+        Some("routed")
+    );
+    assert!(
+        !w.collab
+            .store()
+            .read(|tx| tx.line_deliveries(l1.id))
+            .unwrap()
+            .is_empty()
+    );
+    idle(&w, t).await;
+    assert!(runs_of(&w, t).is_empty(), "the held Bot ran");
+    assert_eq!(
+        w.collab.hold(holds[0].hold.id).unwrap().hold.status,
+        HoldStatus::InForce
+    );
+}
