@@ -283,6 +283,12 @@ impl ToolHandler for EndTurn {
     async fn call(&self, ctx: &ToolCallContext, arguments: &str) -> ToolReply {
         let run = ctx.run_id;
         let parsed = parse_end_turn_args(arguments);
+        // IS3, W1–W5, T12: the hand-over an ending makes comes first; a failing check, words
+        // that are not the work, or a change to approved work are the reply instead.
+        if let Some(reply) = crate::submissions::words::at_end_turn(&self.host, ctx, &parsed).await
+        {
+            return reply;
+        }
         let bounced = self.host.bounced(run);
         // END-12: outside a group, its last words are read for a promise of later work when it
         // owes nothing and waits on nothing.

@@ -21,11 +21,13 @@ mod oneshot;
 mod plans;
 mod projection;
 mod reader;
+mod reviews;
 mod roles;
 mod routing;
 mod segment_situation;
 mod sessions;
 mod situation;
+pub mod submissions;
 mod threads;
 pub mod tickets;
 pub mod tools;
@@ -65,6 +67,15 @@ pub fn extend(
     builder: EngineBuilder,
     host: &Arc<tools::ToolHost>,
 ) -> Result<EngineBuilder, EngineError> {
+    extend_with(builder, host, submissions::Hooks::default())
+}
+
+/// [`extend`] with the hand-over's hooks (part ceiling, required items, bound checks) given.
+pub fn extend_with(
+    builder: EngineBuilder,
+    host: &Arc<tools::ToolHost>,
+    hooks: submissions::Hooks,
+) -> Result<EngineBuilder, EngineError> {
     let builder = builder
         .message_observer(Arc::new(SessionProjector))
         .context(Arc::new(ConversationSituation))
@@ -84,6 +95,7 @@ pub fn extend(
         .guard(Arc::new(tickets::TicketFolderGuard))
         .guard(Arc::new(tickets::LargeJobGuard::default()))
         .guard(Arc::new(tickets::WorkStarted));
+    let builder = submissions::extend(builder, host, hooks)?;
     tools::registrations(host)
         .into_iter()
         .try_fold(builder, |b, t| b.tool(t))

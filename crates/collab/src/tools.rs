@@ -31,6 +31,8 @@ pub struct ToolHost {
     go_ahead_refused: Mutex<HashSet<RunId>>,
     /// The kinds of ending a segment has had sent back (each bounces once).
     bounced: Mutex<std::collections::HashMap<RunId, Vec<troupe_core::ending::BounceKind>>>,
+    /// The hand-over's hooks, set when the engine is built.
+    pub(crate) deliverables: std::sync::OnceLock<crate::submissions::Hooks>,
 }
 
 impl ToolHost {

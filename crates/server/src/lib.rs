@@ -61,6 +61,7 @@ pub fn api() -> (Router<AppState>, utoipa::openapi::OpenApi) {
         .merge(routes::blueprint_loops::router())
         .merge(routes::agenda::router())
         .merge(routes::plans::router())
+        .merge(routes::submissions::router())
         .merge(routes::child_tasks::router())
         .merge(routes::events::router())
         .merge(routes::nodes::router())

@@ -30,6 +30,7 @@ mod rows;
 mod runs;
 mod schema;
 mod stats;
+mod submission_work;
 mod submissions;
 mod tail;
 mod tasks;
@@ -65,6 +66,7 @@ pub use loop_guards::LoopGuard;
 pub use messages::{NewMessage, RootTail};
 pub use migrations::{KNOWN_VERSION, SchemaStatus};
 pub use reviews::{NewReview, ReviewRecord, ReviewResult, VerdictRecord};
+pub use submission_work::TimedCall;
 pub use submissions::{
     HandOverFiles, LineFile, NewSubmission, SubmissionRecord, SubmittedFile,
 };

@@ -15,6 +15,7 @@ pub mod notes;
 pub mod plans;
 pub mod roles;
 pub mod sessions;
+pub mod submissions;
 pub mod turns;
 pub mod web;
 pub mod work_items;

@@ -1,0 +1,137 @@
+//! The hand-over's extension points (issue 15 "hooks"): whether a part is stuck at its
+//! ceiling (`PartCeiling`, filled in by Deliverables II), which requirements a review must pass
+//! (`RequiredItems`, the ledger's later), and the checks bound to a submission
+//! (`BoundChecks`, run by the checks' runner, `crate::checks`).
+
+use async_trait::async_trait;
+use std::path::Path;
+use std::sync::{Arc, OnceLock};
+use troupe_core::review::Requirement;
+use troupe_core::submission::BoundCheck;
+use troupe_core::{PartId, SubmissionId};
+use troupe_store::{
+    CheckKind, PartRecord, RunOutcome, Store, StoreError, SubmissionRecord, TicketRecord, Tx,
+};
+
+/// §4.3 `ceiling_reached`, §7: which of the parts a hand-over names (none: the whole ticket)
+/// are stuck at their ceiling.
+pub trait PartCeiling: Send + Sync {
+    fn stuck(
+        &self,
+        tx: &Tx<'_>,
+        ticket: &TicketRecord,
+        parts: &[PartId],
+    ) -> Result<Vec<PartRecord>, StoreError>;
+}
+
+/// Until Deliverables II counts attempts, a part is stuck only when it is marked blocked on
+/// the board's record (nothing marks one yet, so every hand-over is allowed). A named part
+/// that is stuck refuses; a part-less hand-over is refused while any part is stuck.
+pub struct MarkedParts;
+
+impl PartCeiling for MarkedParts {
+    fn stuck(
+        &self,
+        tx: &Tx<'_>,
+        ticket: &TicketRecord,
+        parts: &[PartId],
+    ) -> Result<Vec<PartRecord>, StoreError> {
+        Ok(tx
+            .parts_of_ticket(ticket.id)?
+            .into_iter()
+            .filter(|p| p.blocked && (parts.is_empty() || parts.contains(&p.id)))
+            .collect())
+    }
+}
+
+/// §5.2: the requirements in force on the hand-over's job, with which are required.
+pub trait RequiredItems: Send + Sync {
+    fn requirements(
+        &self,
+        tx: &Tx<'_>,
+        sub: &SubmissionRecord,
+    ) -> Result<Vec<Requirement>, StoreError>;
+}
+
+/// Until the requirement ledger: the numbers of the user's words (checks from words) said at
+/// least twice, each named by its check id. One is backed by the user when it is confirmed
+/// and its newest run passed.
+pub struct SaidTwice;
+
+impl RequiredItems for SaidTwice {
+    fn requirements(
+        &self,
+        tx: &Tx<'_>,
+        sub: &SubmissionRecord,
+    ) -> Result<Vec<Requirement>, StoreError> {
+        Ok(tx
+            .checks_of_plan(sub.plan_id, false)?
+            .into_iter()
+            .filter(|c| c.kind == CheckKind::Words && c.said_count >= 2)
+            .filter(|c| c.ticket_id.is_none_or(|t| t == sub.ticket_id))
+            .map(|c| Requirement {
+                id: c.id.to_string(),
+                said_count: u32::try_from(c.said_count).unwrap_or(u32::MAX),
+                about_picture: false,
+                user_backed: c.confirmed
+                    && c.runs
+                        .first()
+                        .is_some_and(|r| r.outcome == RunOutcome::Passed),
+            })
+            .collect())
+    }
+}
+
+/// CK1–CK2: run the checks bound to a submission and give their results for it.
+#[async_trait]
+pub trait BoundChecks: Send + Sync {
+    async fn run(&self, store: &Store, sub: SubmissionId) -> Result<Vec<BoundCheck>, String>;
+}
+
+/// The checks' runner (`crate::checks`), made for the engine's store on first use so every
+/// hand-over shares its locks (one run per job, one command machine-wide).
+#[derive(Default)]
+pub struct JobChecks {
+    runner: OnceLock<crate::checks::Checks>,
+}
+
+#[async_trait]
+impl BoundChecks for JobChecks {
+    async fn run(&self, store: &Store, sub: SubmissionId) -> Result<Vec<BoundCheck>, String> {
+        let runner = self
+            .runner
+            .get_or_init(|| crate::checks::Checks::with_ffprobe(store.clone()));
+        runner.run(store, sub).await
+    }
+}
+
+/// The hooks a hand-over runs through, shared by the tools, the ending hooks and the pass.
+#[derive(Clone)]
+pub struct Hooks {
+    pub ceiling: Arc<dyn PartCeiling>,
+    pub required: Arc<dyn RequiredItems>,
+    pub checks: Arc<dyn BoundChecks>,
+}
+
+impl Default for Hooks {
+    fn default() -> Self {
+        Hooks {
+            ceiling: Arc::new(MarkedParts),
+            required: Arc::new(SaidTwice),
+            checks: Arc::new(JobChecks::default()),
+        }
+    }
+}
+
+/// Whether `path` names a picture by its extension (§5.3 1c).
+pub fn is_image(path: &Path) -> bool {
+    path.extension()
+        .and_then(|e| e.to_str())
+        .map(|e| e.to_ascii_lowercase())
+        .is_some_and(|e| {
+            matches!(
+                e.as_str(),
+                "png" | "jpg" | "jpeg" | "gif" | "webp" | "bmp" | "tif" | "tiff" | "svg" | "avif"
+            )
+        })
+}
