@@ -16,6 +16,7 @@ pub mod plans;
 pub mod roles;
 pub mod sessions;
 pub mod submissions;
+pub mod tickets;
 pub mod turns;
 pub mod web;
 pub mod work_items;
