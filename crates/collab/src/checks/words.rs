@@ -337,7 +337,7 @@ impl Checks {
 
     /// Reads the words of every person's line as it is filed under a job (all the ways a line
     /// is filed append `plan_changed` {change: filed}).
-    pub(crate) fn listen_for_filed_lines(&self) -> tokio::task::JoinHandle<()> {
+    pub fn listen_for_filed_lines(&self) -> tokio::task::JoinHandle<()> {
         let mut rx = self.store().subscribe();
         let me = self.clone();
         tokio::spawn(async move {
