@@ -111,23 +111,26 @@ impl Engine {
             return Ok((rec, false));
         }
         self.inner.ext.run_ended(tx, &rec)?;
-        let root = match rec.root_id {
-            Some(r) => Some(r),
-            None => tx.root_state(thread)?.root(),
-        };
         tx.mark_run_effects_unknown(run, "stopped before it finished")?;
         settle_dangling_calls(
             tx,
             thread,
             "stopped before it finished; whether it took effect is unknown",
         )?;
-        if !partial.is_empty() && root.is_some() {
+        // The thread's root is read only when there is a partial reply to keep under it: a
+        // hold ending a hundred turns mid tool call reads none.
+        let root = match rec.root_id {
+            Some(r) => Some(r),
+            None if !partial.is_empty() => tx.root_state(thread)?.root(),
+            None => None,
+        };
+        if let Some(root) = root.filter(|_| !partial.is_empty()) {
             let m = tx.insert_message(&NewMessage {
                 thread_id: thread,
                 role: Role::Assistant,
                 origin: Origin::Agent,
                 is_root: false,
-                root_id: root,
+                root_id: Some(root),
                 run_id: Some(run),
                 parts: vec![Part::text(partial.to_string())],
                 finish: Some(Finish::Interrupted),

@@ -5,6 +5,7 @@
 //! good. Which holds are made, what they stop and what a lift reopens are the conversation
 //! layer's (`troupe_core::hold` holds the rules).
 
+use crate::db::ToValue;
 use crate::{Dialect, Result, StoreError, Tx, args};
 use serde::Serialize;
 use serde_json::json;
@@ -129,6 +130,17 @@ impl ScopeRow {
         }
         row
     }
+}
+
+/// Ids per `IN (...)` list, well under either backend's limit on parameters.
+const IN_LIST_MAX: usize = 500;
+
+/// `?1, ?2, …, ?n`.
+fn placeholders(n: usize) -> String {
+    (1..=n)
+        .map(|i| format!("?{i}"))
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 fn corrupt(what: &str, e: impl std::fmt::Display) -> StoreError {
@@ -495,6 +507,67 @@ impl Tx<'_> {
             |r| Ok((RunId(r.get(0)?), SessionMessageId(r.get(1)?))),
         )?;
         Ok(rows.into_iter().filter(|(t, _)| runs.contains(t)).collect())
+    }
+
+    /// Every live run with a segment, as (its thread, run, what its turn is judged on), by
+    /// run: the turns a stop may cover, read in one pass rather than one read per run.
+    pub fn live_turn_facts(&self) -> Result<Vec<(ThreadId, RunId, TurnFacts)>> {
+        let sql = format!(
+            "SELECT r.thread_id, s.run_id, s.bot_id, s.session_id, {TURN_THREAD}, w.plan_id,
+                    p.home_session_id, w.ticket_id
+             FROM {TURNS} WHERE r.status = 'running' ORDER BY s.run_id"
+        );
+        self.query_all(&sql, args![], |r| {
+            Ok((
+                ThreadId(r.get(0)?),
+                RunId(r.get(1)?),
+                TurnFacts {
+                    bot_id: BotId(r.get(2)?),
+                    session_id: SessionId(r.get(3)?),
+                    thread_id: ThreadId(r.get(4)?),
+                    plan_id: r.get::<Option<i64>>(5)?.map(PlanId),
+                    plan_home: r.get::<Option<i64>>(6)?.map(SessionId),
+                    ticket_id: r.get::<Option<i64>>(7)?.map(TicketId),
+                },
+            ))
+        })
+    }
+
+    /// The calls these runs made, as (run, tool, summary) oldest first, in one read per few
+    /// hundred runs: what a stop notes about each turn it ends.
+    pub fn calls_of_runs(&self, runs: &[RunId]) -> Result<Vec<(RunId, String, String)>> {
+        let mut out = Vec::new();
+        for chunk in runs.chunks(IN_LIST_MAX) {
+            let sql = format!(
+                "SELECT run_id, tool, summary FROM effects WHERE run_id IN ({}) ORDER BY id",
+                placeholders(chunk.len())
+            );
+            let params: Vec<crate::db::Value> = chunk.iter().map(|r| r.0.to_value()).collect();
+            out.extend(self.query_all(&sql, &params, |r| {
+                Ok((RunId(r.get(0)?), r.get(1)?, r.get(2)?))
+            })?);
+        }
+        if runs.len() > IN_LIST_MAX {
+            out.sort_by_key(|(r, _, _)| runs.iter().position(|x| x == r));
+        }
+        Ok(out)
+    }
+
+    /// Of these threads, those with an ask still open (unanswered, not closed): one read of
+    /// the open asks, so a stop closes asks only where there are some.
+    pub fn threads_with_open_asks(&self, threads: &[ThreadId]) -> Result<Vec<ThreadId>> {
+        let open: Vec<i64> = self.query_all(
+            "SELECT DISTINCT ask_thread_id FROM session_messages
+             WHERE kind = 'ask' AND ask_answer IS NULL AND ask_closed_at IS NULL
+               AND ask_thread_id IS NOT NULL",
+            args![],
+            |r| r.get(0),
+        )?;
+        Ok(threads
+            .iter()
+            .copied()
+            .filter(|t| open.contains(&t.0))
+            .collect())
     }
 
     /// What a run's turn is judged on, from its segment; `None` for a run without one (a

@@ -146,18 +146,25 @@ fn handoffs_from(tx: &Tx<'_>, turns: &[(ThreadId, RunId)]) -> Result<Vec<Handoff
     Ok(out)
 }
 
-/// What the turn was doing, for its reopening note: its last calls and the files it wrote.
-fn stopped_turn(tx: &Tx<'_>, t: &CoveredTurn) -> Result<StoppedTurn, StoreError> {
-    let effects = tx.effects_for_run(t.run_id)?;
-    let mut files: Vec<String> = effects
+/// What the turn was doing, for its reopening note: its last calls and the files it wrote,
+/// from `calls` (run, tool, summary), the calls of every turn being stopped.
+fn stopped_turn(t: &CoveredTurn, calls: &[(RunId, String, String)]) -> StoppedTurn {
+    let mine: Vec<(&str, &str)> = calls
         .iter()
-        .filter(|e| matches!(e.tool.as_str(), "write_file" | "edit_file" | "delete_file"))
-        .map(|e| e.summary.clone())
+        .filter(|(r, _, _)| *r == t.run_id)
+        .map(|(_, tool, summary)| (tool.as_str(), summary.as_str()))
+        .collect();
+    let mut files: Vec<String> = mine
+        .iter()
+        .filter(|(tool, _)| matches!(*tool, "write_file" | "edit_file" | "delete_file"))
+        .map(|(_, summary)| summary.to_string())
         .collect();
     files.dedup();
-    let calls: Vec<String> = effects.iter().map(|e| e.summary.clone()).collect();
-    let last_calls = calls[calls.len().saturating_sub(5)..].to_vec();
-    Ok(StoppedTurn {
+    let last_calls: Vec<String> = mine[mine.len().saturating_sub(5)..]
+        .iter()
+        .map(|(_, summary)| summary.to_string())
+        .collect();
+    StoppedTurn {
         run_id: t.run_id,
         thread_id: t.thread_id,
         bot_id: t.bot_id,
@@ -167,7 +174,7 @@ fn stopped_turn(tx: &Tx<'_>, t: &CoveredTurn) -> Result<StoppedTurn, StoreError>
         last_step: last_calls.last().cloned().unwrap_or_default(),
         files,
         last_calls,
-    })
+    }
 }
 
 impl Collab {
@@ -214,14 +221,12 @@ impl Collab {
                     composer_stop: false,
                     effect: HoldEffect::default(),
                 };
-                let mut live = Vec::new();
-                for run in tx.live_runs()? {
-                    if let Some(f) = tx.turn_facts(run.id)?
-                        && troupe_core::hold::cover::covers(&provisional, &f)
-                    {
-                        live.push((run.thread_id, run.id));
-                    }
-                }
+                let live: Vec<(ThreadId, RunId)> = tx
+                    .live_turn_facts()?
+                    .into_iter()
+                    .filter(|(_, _, f)| troupe_core::hold::cover::covers(&provisional, f))
+                    .map(|(thread, run, _)| (thread, run))
+                    .collect();
                 let threads: Vec<ThreadId> = live.iter().map(|(t, _)| *t).collect();
                 for t in handed_on(&threads, &handoffs_from(tx, &live)?) {
                     if !targets.contains(&t) {
@@ -244,9 +249,15 @@ impl Collab {
             let mut effect = HoldEffect::default();
             let mut stops: Vec<RecordedStop> = Vec::new();
             let mut touched: Vec<SessionId> = spec.session_id.into_iter().collect();
+            // What every turn did and which have asks open, each read once for all of them.
+            let calls = tx.calls_of_runs(&turns.iter().map(|t| t.run_id).collect::<Vec<_>>())?;
+            let asking =
+                tx.threads_with_open_asks(&turns.iter().map(|t| t.thread_id).collect::<Vec<_>>())?;
             for t in &turns {
-                effect.stopped_turns.push(stopped_turn(tx, t)?);
-                tx.close_asks_of_thread(t.thread_id)?;
+                effect.stopped_turns.push(stopped_turn(t, &calls));
+                if asking.contains(&t.thread_id) {
+                    tx.close_asks_of_thread(t.thread_id)?;
+                }
                 if let Some(stop) = engine.record_stop(tx, t.thread_id, StopMode::Hold)? {
                     stops.push(stop);
                 }
