@@ -66,7 +66,15 @@
   });
 
   // Work (work.js): the conversation's jobs, its Bots' work items, delegation records.
-  const work = window.troupeWork({ $, el, state, api, showError, loadSessions, selectSession });
+  // Each job row gets the job view's Open button (deliverables.js, created just below).
+  let deliv = null;
+  const work = window.troupeWork({
+    $, el, state, api, showError, loadSessions, selectSession,
+    jobButton: (j) => deliv.jobButton(j),
+  });
+
+  // A job's view (deliverables.js): tickets, hand-overs, checks, reviews, the large-job banner.
+  deliv = window.troupeDeliverables({ $, el, state, api, showError, showJobs: (on) => work.showPanel(on) });
 
   // Stops (holds.js): the composer Stop, a group's stop menu, Stop everything, the Stops panel.
   hold = window.troupeHolds({
@@ -420,6 +428,7 @@
     showError($("#composer-error"), null);
     grp.enter();
     work.enter();
+    deliv.enter();
     hold.enter();
     if (isPhone()) setSidebarCollapsed(true);
     if (location.hash !== "#session=" + id) history.replaceState(null, "", "#session=" + id);
@@ -739,6 +748,7 @@
     wf.bind();
     grp.bind();
     work.bind();
+    deliv.bind();
     hold.bind();
     hold.start();
     $("#sidebar-toggle").addEventListener("click", () => {

@@ -232,6 +232,8 @@ window.troupeWork = function (ctx) {
       d.title = "Out of the Bots' choices until you write about it or edit it";
       who.appendChild(d);
     }
+    // The job view (deliverables.js) opens from here.
+    if (ctx.jobButton) who.appendChild(ctx.jobButton(j));
     li.appendChild(who);
     // Its delegations, each a link to the Bot↔Bot direct that records it.
     for (const d of view.delegations.filter((x) => x.plan_id === j.id)) {
@@ -362,5 +364,5 @@ window.troupeWork = function (ctx) {
     $("#work-close").addEventListener("click", () => showPanel(false));
   }
 
-  return { bind, enter, listen, refresh: schedule };
+  return { bind, enter, listen, refresh: schedule, showPanel };
 };

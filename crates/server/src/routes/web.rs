@@ -13,6 +13,7 @@ const GROUP_JS: &str = include_str!("../../web/group.js");
 const COMMANDS_JS: &str = include_str!("../../web/commands.js");
 const WORK_JS: &str = include_str!("../../web/work.js");
 const HOLDS_JS: &str = include_str!("../../web/holds.js");
+const DELIVERABLES_JS: &str = include_str!("../../web/deliverables.js");
 const STYLE: &str = include_str!("../../web/style.css");
 
 pub fn router() -> Router<AppState> {
@@ -79,6 +80,16 @@ pub fn router() -> Router<AppState> {
                 (
                     [(header::CONTENT_TYPE, "text/javascript; charset=utf-8")],
                     HOLDS_JS,
+                )
+                    .into_response()
+            }),
+        )
+        .route(
+            "/deliverables.js",
+            get(|| async {
+                (
+                    [(header::CONTENT_TYPE, "text/javascript; charset=utf-8")],
+                    DELIVERABLES_JS,
                 )
                     .into_response()
             }),
