@@ -199,14 +199,15 @@ CREATE TABLE submission_parts (
     PRIMARY KEY (submission_id, part_id)
 );
 
--- The files handed over, with their content hash: never changed or removed.
+-- The files handed over, with their content hash: never changed or removed. Stored in key
+-- order, so a job's hand-overs read their files in one pass.
 CREATE TABLE submission_files (
     submission_id INTEGER NOT NULL REFERENCES submissions(id),
     path          TEXT    NOT NULL CHECK (path <> ''),
     sha256        TEXT    NOT NULL CHECK (length(sha256) = 64),
     size          INTEGER NOT NULL CHECK (size >= 0),
     PRIMARY KEY (submission_id, path)
-);
+) WITHOUT ROWID;
 CREATE TRIGGER submission_files_no_update BEFORE UPDATE ON submission_files
 BEGIN
     SELECT RAISE(ABORT, 'submission_files_immutable: a hand-over''s files never change');
