@@ -153,6 +153,15 @@ fn lay_out(tx: &mut Tx<'_>, run: RunId, args: &Args) -> Checked<Value> {
             );
         }
     }
+    // The numbers the new items will get, in order, so a dependency may name one by number.
+    let mut next = existing.iter().map(|t| t.number).max().unwrap_or(0) + 1;
+    let mut future: HashMap<i64, usize> = HashMap::new();
+    for (i, it) in args.items.iter().enumerate() {
+        if it.ticket.is_none() {
+            future.insert(next, i);
+            next += 1;
+        }
+    }
     let mut items = Vec::with_capacity(args.items.len());
     let mut seen_tickets = HashMap::new();
     for (i, it) in args.items.iter().enumerate() {
@@ -199,11 +208,13 @@ fn lay_out(tx: &mut Tx<'_>, run: RunId, args: &Args) -> Checked<Value> {
         let mut depends_on = Vec::new();
         for d in it.depends_on.iter().flatten() {
             let r = match (d, number_of(d)) {
-                (_, Some(n)) => match by_number.get(&n) {
-                    Some(t) => TicketRef::Existing(t.id),
-                    None => refuse!(
+                (_, Some(n)) => match (by_number.get(&n), future.get(&n)) {
+                    (Some(t), _) => TicketRef::Existing(t.id),
+                    (None, Some(j)) => TicketRef::Item(*j),
+                    (None, None) => refuse!(
                         "unknown_dependency",
-                        "items[{i}].depends_on: this job has no ticket #{n:02}"
+                        "items[{i}].depends_on: this job has no ticket #{n:02}, nor does this \
+                         layout open one"
                     ),
                 },
                 (Value::String(k), None) => match keys.get(k.trim()) {
