@@ -110,6 +110,7 @@ pub struct Collab {
     workspaces: PathBuf,
     reader: Arc<reader::Reader>,
     line_order: Arc<lines::LineOrder>,
+    checks: Arc<std::sync::OnceLock<checks::Checks>>,
 }
 
 impl Collab {
@@ -122,6 +123,7 @@ impl Collab {
             workspaces,
             reader: Arc::new(reader::Reader::default()),
             line_order: Arc::default(),
+            checks: Arc::default(),
         }
     }
 

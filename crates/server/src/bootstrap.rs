@@ -90,17 +90,24 @@ pub async fn build_state(data_dir: &Path, opts: BootOptions) -> anyhow::Result<B
     } = opts;
     let store = open_store(data_dir, database.as_deref(), durability)?;
     let shared = Arc::new(SharedRoles::new(roles, secrets).with_key_env_rule(key_env));
+    // The checks' runner: the hand-over's bound checks, the routes and the timers share it.
+    let checks = troupe_collab::checks::Checks::with_ffprobe(store.clone());
     let builder = Engine::builder(store, shared.clone()).config(EngineConfig {
         limits,
         loops,
         ..EngineConfig::default()
     });
     let tool_host = troupe_collab::tools::ToolHost::new();
-    let builder = troupe_collab::extend(builder, &tool_host)?;
+    let hooks = troupe_collab::submissions::Hooks {
+        checks: Arc::new(checks.clone()),
+        ..Default::default()
+    };
+    let builder = troupe_collab::extend_with(builder, &tool_host, hooks)?;
     let engine = troupe_workflows::build_engine(builder)?;
     let collab = Collab::new(engine.clone(), shared, data_dir.join("workspaces"))
         .with_reading_timeout(reading_timeout);
     tool_host.attach(&collab);
+    collab.use_checks(checks.clone());
     collab.load_stored_roles()?;
     let workflows = troupe_workflows::Workflows::new(collab.clone());
     // Child tasks a stopped process left queued or running become interrupted, their parents
@@ -132,6 +139,8 @@ pub async fn build_state(data_dir: &Path, opts: BootOptions) -> anyhow::Result<B
     let shutdown = tokio_util::sync::CancellationToken::new();
     spawn_agenda_timer(workflows, shutdown.clone());
     spawn_check_back_timer(collab.clone(), shutdown.clone());
+    // AC-5's quiet tick every 5 s, and checks from words read as lines are filed.
+    checks.start(std::time::Duration::from_secs(5));
     engine.spawn_node_tasks(shutdown.clone());
     spawn_role_follower(collab.clone(), shutdown.clone());
     Ok(Bootstrap {

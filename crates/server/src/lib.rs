@@ -62,6 +62,7 @@ pub fn api() -> (Router<AppState>, utoipa::openapi::OpenApi) {
         .merge(routes::agenda::router())
         .merge(routes::plans::router())
         .merge(routes::submissions::router())
+        .merge(routes::checks::router())
         .merge(routes::tickets::router())
         .merge(routes::child_tasks::router())
         .merge(routes::events::router())

@@ -121,28 +121,6 @@ pub struct PlanChecks {
     pub match_no_line: Vec<CheckId>,
 }
 
-fn draft<'a>(
-    path: Option<&'a str>,
-    pattern: Option<&'a str>,
-    negate: bool,
-    command: Option<&'a str>,
-    cwd: Option<&'a str>,
-    expected_exit: i64,
-    expected_output: Option<&'a str>,
-    timeout_secs: Option<i64>,
-) -> Draft<'a> {
-    Draft {
-        path,
-        pattern,
-        negate,
-        command,
-        cwd,
-        expected_exit,
-        expected_output,
-        timeout_secs,
-    }
-}
-
 fn invalid(e: troupe_core::acceptance_check::Invalid) -> CollabError {
     CollabError::Invalid(e.to_string())
 }
@@ -248,22 +226,32 @@ pub fn check_view(tx: &Tx<'_>, id: CheckId) -> Result<CheckView, StoreError> {
     Ok(view_with(c, &text, &revisions))
 }
 
+/// A ticket id given in a body names a ticket (else 422 naming the field, not 404).
+fn known_ticket(tx: &Tx<'_>, t: Option<i64>) -> Result<(), StoreError> {
+    match t {
+        Some(t) if tx.find_ticket(TicketId(t))?.is_none() => Err(StoreError::Invalid(format!(
+            "ticket_id: there is no ticket {t}"
+        ))),
+        _ => Ok(()),
+    }
+}
+
 impl Checks {
     /// Save the user's check (AC-1, AC-7). The caller runs it at once ([`Checks::spawn_run`]).
     pub fn create(&self, plan: PlanId, r: &NewCheckRequest) -> Result<CheckRecord, CollabError> {
         let kind = Kind::parse(&r.kind).map_err(invalid)?;
         let timeout = validate(
             kind,
-            &draft(
-                r.path.as_deref(),
-                r.pattern.as_deref(),
-                r.negate,
-                r.command.as_deref(),
-                r.cwd.as_deref(),
-                r.expected_exit,
-                r.expected_output.as_deref(),
-                r.timeout_secs,
-            ),
+            &Draft {
+                path: r.path.as_deref(),
+                pattern: r.pattern.as_deref(),
+                negate: r.negate,
+                command: r.command.as_deref(),
+                cwd: r.cwd.as_deref(),
+                expected_exit: r.expected_exit,
+                expected_output: r.expected_output.as_deref(),
+                timeout_secs: r.timeout_secs,
+            },
         )
         .map_err(invalid)?;
         if let Some(line) = &r.done_when_line
@@ -275,6 +263,7 @@ impl Checks {
         }
         let trim = |v: &Option<String>| v.as_deref().map(|s| s.trim().to_string());
         Ok(self.store().write(|tx| {
+            known_ticket(tx, r.ticket_id)?;
             tx.create_check(&NewCheck {
                 ticket_id: r.ticket_id.map(TicketId),
                 done_when_line: r.done_when_line.as_deref().map(line_key),
@@ -325,16 +314,16 @@ impl Checks {
         let expected_exit = p.expected_exit.unwrap_or(cur.expected_exit);
         let timeout = validate(
             kind,
-            &draft(
-                path.as_deref(),
-                pattern.as_deref(),
+            &Draft {
+                path: path.as_deref(),
+                pattern: pattern.as_deref(),
                 negate,
-                command.as_deref(),
-                cwd.as_deref(),
+                command: command.as_deref(),
+                cwd: cwd.as_deref(),
                 expected_exit,
-                expected_output.as_deref(),
-                Some(p.timeout_secs.unwrap_or(i64::from(cur.timeout_secs))),
-            ),
+                expected_output: expected_output.as_deref(),
+                timeout_secs: Some(p.timeout_secs.unwrap_or(i64::from(cur.timeout_secs))),
+            },
         )
         .map_err(invalid)?;
         if let Some(Some(line)) = &p.done_when_line
@@ -345,6 +334,7 @@ impl Checks {
             ));
         }
         Ok(self.store().write(|tx| {
+            known_ticket(tx, p.ticket_id.flatten())?;
             tx.edit_check(
                 id,
                 &CheckEdit {

@@ -87,6 +87,22 @@ impl Checks {
     }
 }
 
+impl crate::Collab {
+    /// The daemon's checks runner: the one given with [`crate::Collab::use_checks`], else one
+    /// with the real ffprobe made on first use.
+    pub fn checks(&self) -> Checks {
+        self.checks
+            .get_or_init(|| Checks::with_ffprobe(self.store().clone()))
+            .clone()
+    }
+
+    /// Use `checks` (the one the hand-over's hooks run, or one with a probe double); false
+    /// when one is in use already.
+    pub fn use_checks(&self, checks: Checks) -> bool {
+        self.checks.set(checks).is_ok()
+    }
+}
+
 /// The workspace a job's checks are relative to: its home conversation's, the folder the
 /// job folder `<workspace>/jobs/<id>-<slug>` sits in.
 pub fn plan_workspace(plan_folder: &str) -> PathBuf {

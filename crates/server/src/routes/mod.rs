@@ -4,6 +4,7 @@ pub mod agenda;
 pub mod blueprint_loops;
 pub mod bots;
 pub mod check_backs;
+pub mod checks;
 pub mod child_tasks;
 pub mod delegations;
 pub mod events;
