@@ -7,6 +7,7 @@ mod attribution;
 mod bots;
 pub mod check_backs;
 pub mod checks;
+mod clearing;
 mod delegation;
 mod demo;
 mod desk;
@@ -37,6 +38,7 @@ mod work_questions;
 
 pub use asks::AnswerRequest;
 pub use bots::{BotPatch, NewBotRequest, binding_for as bot_binding};
+pub use clearing::ClearOutcome;
 pub use delegation::DelegationView;
 pub use desk::DeskGuard;
 pub use ending::WorkEnding;

@@ -149,9 +149,8 @@ impl Collab {
     }
 
     pub fn session_view(&self, id: SessionId) -> Result<SessionView, CollabError> {
-        let (session, threads) = self
-            .store()
-            .read(|tx| Ok((tx.session(id)?, tx.session_threads(id)?)))?;
+        let session = self.live_conversation(id)?;
+        let threads = self.store().read(|tx| tx.session_threads(id))?;
         let running = threads.iter().any(|t| self.engine().is_running(*t));
         let (paused, workflow, blocked_by) = match threads.first() {
             Some(t) => {
@@ -262,10 +261,8 @@ impl Collab {
         if limit == 0 || limit > 1000 {
             return Err(CollabError::invalid("limit must be between 1 and 1000"));
         }
-        Ok(self.store().read(|tx| {
-            tx.session(id)?;
-            tx.lines(id, after, limit)
-        })?)
+        self.live_conversation(id)?;
+        Ok(self.store().read(|tx| tx.lines(id, after, limit))?)
     }
 
     /// The Stop button: ends every running turn in the conversation as the kernel's abort

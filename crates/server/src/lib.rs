@@ -49,6 +49,7 @@ pub fn api() -> (Router<AppState>, utoipa::openapi::OpenApi) {
         .merge(routes::bots::router())
         .merge(routes::roles::router())
         .merge(routes::sessions::router())
+        .merge(routes::clearing::router())
         .merge(routes::members::router())
         .merge(routes::check_backs::router())
         .merge(routes::work_items::router())

@@ -119,6 +119,8 @@ async fn the_openapi_document_lists_every_route() {
         ("/v1/sessions", "get"),
         ("/v1/sessions", "post"),
         ("/v1/sessions/{id}", "get"),
+        ("/v1/sessions/{id}", "delete"),
+        ("/v1/sessions/{id}/clear", "post"),
         ("/v1/sessions/{id}/messages", "get"),
         ("/v1/sessions/{id}/messages", "post"),
         ("/v1/sessions/{id}/members", "post"),

@@ -6,6 +6,7 @@ mod blueprint_loops;
 mod check_backs;
 mod check_work;
 mod checks;
+mod clearing;
 mod conversations;
 mod copy;
 mod db;

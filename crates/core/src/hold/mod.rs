@@ -4,6 +4,7 @@
 pub mod cascade;
 pub mod control;
 pub mod cover;
+pub mod lifetime;
 pub mod lift;
 pub mod parking;
 pub mod reopen;

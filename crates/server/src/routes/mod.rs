@@ -6,6 +6,7 @@ pub mod bots;
 pub mod check_backs;
 pub mod checks;
 pub mod child_tasks;
+pub mod clearing;
 pub mod delegations;
 pub mod events;
 pub mod holds;

@@ -1,0 +1,6 @@
+-- Clearing a conversation and deleting a group (PostgreSQL twin of sqlite/0022_clearing.sql):
+-- a cleared conversation keeps its lines' rows (blanked in place, so holds still point at
+-- them) and says when it was cleared; a deleted group stays as a row too (holds, turns and
+-- lines refer to it) but is gone from every listing and read.
+ALTER TABLE sessions ADD COLUMN cleared_at BIGINT;
+ALTER TABLE sessions ADD COLUMN deleted_at BIGINT;
