@@ -474,12 +474,17 @@ async fn sample_and_large_choices() {
         .expect(200);
     assert_eq!(no["large_state"], "not_large");
     assert_eq!(no["user_said_no_need"], true);
-    app.post(
-        &format!("/v1/tasks/{}/large", j.plan),
-        json!({"choice": "treat_as_large"}),
-    )
-    .await
-    .expect_error(409, "no_need_is_sticky");
+    // The user's own later "Treat as large" is their latest word (only readings are held off).
+    let large = app
+        .post(
+            &format!("/v1/tasks/{}/large", j.plan),
+            json!({"choice": "treat_as_large"}),
+        )
+        .await
+        .expect(200);
+    assert_eq!(large["large_state"], "large");
+    assert_eq!(large["large_source"], "user");
+    assert_eq!(large["user_said_no_need"], false);
 }
 
 // S-T5

@@ -75,7 +75,9 @@ impl Tx<'_> {
     /// when they changed. `laid_out` is the layout's ([`Tx::lay_out`]).
     pub fn set_large_job(&mut self, plan: PlanId, j: &LargeJob) -> Result<PlanDeliverables> {
         let cur = self.plan_deliverables(plan)?;
-        if cur.user_said_no_need && !j.user_said_no_need {
+        // Only the user takes back their own "No need" (by "Treat as large"); nothing else does.
+        let by_user = j.source == Some(LargeSource::User) && j.state == LargeState::Large;
+        if cur.user_said_no_need && !j.user_said_no_need && !by_user {
             return Err(StoreError::Invalid(
                 "user_said_no_need: the user's \"No need\" is sticky (LJ2)".into(),
             ));

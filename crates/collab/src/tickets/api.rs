@@ -244,7 +244,7 @@ impl crate::Collab {
         })?
     }
 
-    /// The large-job banner: "No need" (sticky, LJ2) or "Treat as large".
+    /// The large-job banner: "No need" (sticky against readings, LJ2) or "Treat as large".
     pub fn choose_large(
         &self,
         plan: PlanId,
@@ -262,12 +262,8 @@ impl crate::Collab {
         };
         self.store().write(|tx| {
             let d = tx.plan_deliverables(plan)?;
-            if d.user_said_no_need && matches!(event, LargeEvent::UserTreatAsLarge) {
-                return Ok(Err(CollabError::conflict(
-                    "no_need_is_sticky",
-                    "the user said \"No need\" for this job; it stays not large (LJ2)",
-                )));
-            }
+            // "No need" is sticky against readings and the supervisor (LJ2); the user's own
+            // later "Treat as large" is their latest word, and wins.
             let next = next_large(&d.large_job(), event);
             tx.set_large_job(plan, &next).map(Ok)
         })?

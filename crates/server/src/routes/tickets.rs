@@ -167,7 +167,6 @@ async fn add_parts(
         (status = 200, description = "The job's size facts after the user's choice (`large_job_changed` when they changed)", body = PlanDeliverables),
         (status = 400, description = "The id is not a number, or the body is not JSON", body = ErrorBody),
         (status = 404, description = "No such job", body = ErrorBody),
-        (status = 409, description = "`no_need_is_sticky`: the user said \"No need\" (LJ2)", body = ErrorBody),
         (status = 422, description = "`invalid`: choice is not no_need or treat_as_large", body = ErrorBody),
     )
 )]
