@@ -636,6 +636,25 @@ async fn s_cw_1_offer_measured_never_blocks_then_confirmed_gates() {
             reasons: vec![offer.id]
         }
     );
+    // The confirmation is an input of the approval: the job's undecided hand-overs are weighed
+    // again at once, and the gate now fails them.
+    r.w.collab.use_checks(r.checks.clone());
+    r.w.collab.reweigh_job(r.plan).await;
+    let states: Vec<_> =
+        r.w.collab
+            .store()
+            .read(|tx| tx.submissions_of_plan(r.plan, None))
+            .unwrap()
+            .into_iter()
+            .map(|s| s.state)
+            .collect();
+    assert!(
+        !states.is_empty()
+            && states
+                .iter()
+                .all(|s| *s == troupe_core::submission::SubmissionState::FailedChecks),
+        "{states:?}"
+    );
 
     // A later different target makes a new offer; the old offer id can no longer be confirmed
     // once withdrawn.

@@ -8,6 +8,7 @@ pub mod hooks;
 pub mod implicit;
 pub(crate) mod mail;
 pub mod pass;
+mod reweigh;
 mod submit;
 pub mod view;
 pub(crate) mod words;

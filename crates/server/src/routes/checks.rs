@@ -238,7 +238,9 @@ async fn confirm_check(
 ) -> Result<Json<CheckView>, ApiError> {
     let id = path_id::<CheckId>(&id)?;
     let checks = state.collab.checks();
-    checks.confirm(id).await.map_err(api_error)?;
+    let confirmed = checks.confirm(id).await.map_err(api_error)?;
+    // A gate from now on: the job's undecided hand-overs are weighed against it at once.
+    state.collab.reweigh_job(confirmed.plan_id).await;
     let view = checks
         .store()
         .read(|tx| check_view(tx, id))
