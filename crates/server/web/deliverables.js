@@ -63,6 +63,8 @@ window.troupeDeliverables = function (ctx) {
     members: [], // the Bots of the job's conversation
     large: { state: "unread", evidence: null, user_said_no_need: false },
     picked: null, // the picked ticket's id
+    heard: false, // the job's stream has opened: its size facts have been replayed
+    refused: new Set(), // the controls whose last press was refused
     online: true,
     loaded: false,
   };
@@ -105,6 +107,8 @@ window.troupeDeliverables = function (ctx) {
     view.gen++;
     view.loaded = false;
     view.large = { state: "unread", evidence: null, user_said_no_need: false };
+    view.heard = false;
+    view.refused = new Set();
     $("#job-view").hidden = false;
     if (showJobs) showJobs(false);
     last = "";
@@ -241,6 +245,8 @@ window.troupeDeliverables = function (ctx) {
     }
     es.addEventListener("open", () => {
       if (gen !== view.gen) return;
+      // The backlog follows the opening; the read this schedules comes after it.
+      view.heard = true;
       setOnline(true);
       schedule();
     });
@@ -266,30 +272,34 @@ window.troupeDeliverables = function (ctx) {
 
   // ---------- presses ----------
 
-  // Runs a press: the button is disabled meanwhile, a refusal shows where it was pressed.
-  async function press(btn, err, call) {
+  // Runs a press: the button is disabled meanwhile; a refusal shows where it was pressed (under
+  // `key`, so it stays through the redraws live events make) until that control is pressed again.
+  async function press(key, btn, call) {
     if (!view.online) return;
     const gen = view.gen;
-    showError(err, null);
+    view.refused.delete(key);
     btn.disabled = true;
     try {
       const out = await call();
       if (gen !== view.gen) return;
+      last = "";
       schedule();
       return out;
     } catch (e) {
       if (gen !== view.gen) return;
-      if (e.code === "network") setOnline(false);
-      showError(err, REFUSED);
-      btn.disabled = !view.online;
+      if (e.code === "network") view.online = false;
+      view.refused.add(key);
+      last = "";
+      render();
       throw e;
     }
   }
 
-  function errorLine(cls) {
+  function errorLine(cls, key) {
     const p = el("p", "error " + cls);
     p.setAttribute("role", "alert");
-    p.hidden = true;
+    p.hidden = !view.refused.has(key);
+    if (!p.hidden) p.textContent = REFUSED;
     return p;
   }
 
@@ -311,7 +321,7 @@ window.troupeDeliverables = function (ctx) {
       return;
     }
     box.hidden = false;
-    const key = JSON.stringify([view.loaded, view.plan, view.list, view.subs, view.checks, view.members, view.large, view.picked, view.online]);
+    const key = JSON.stringify([view.loaded, view.heard, view.plan, view.list, view.subs, view.checks, view.members, view.large, view.picked, view.online]);
     if (key === last) return;
     last = key;
     box.classList.toggle("offline", !view.online);
@@ -325,17 +335,18 @@ window.troupeDeliverables = function (ctx) {
   function renderBanner() {
     const box = $("#job-large");
     box.replaceChildren();
-    if (!view.loaded) return;
+    // Until the stream has replayed the job's size facts, no button that could be wrong.
+    if (!view.loaded || !view.heard) return;
     const L = view.large;
-    const err = errorLine("large-error");
+    const err = errorLine("large-error", "large");
     if (L.state === "large") {
       box.dataset.state = "large";
       box.appendChild(el("p", "large-words", "A large job: laid out in parts, with a sample made first."));
       if (L.evidence) box.appendChild(el("p", "large-evidence hint", "What showed it: " + L.evidence));
-      box.appendChild(button("No need", "secondary large-no-need", (b) => choose(b, err, "no_need")));
+      box.appendChild(button("No need", "secondary large-no-need", (b) => choose(b, "no_need")));
     } else if (!L.user_said_no_need) {
       box.dataset.state = "not_large";
-      const b = button("Treat as large", "secondary large-treat", (btn) => choose(btn, err, "treat_as_large"));
+      const b = button("Treat as large", "secondary large-treat", (btn) => choose(btn, "treat_as_large"));
       b.title = "Lay it out in parts, with a sample made first";
       box.appendChild(b);
     } else {
@@ -344,9 +355,9 @@ window.troupeDeliverables = function (ctx) {
     box.appendChild(err);
   }
 
-  async function choose(btn, err, choice) {
+  async function choose(btn, choice) {
     try {
-      const d = await press(btn, err, () => api("POST", "/v1/tasks/" + enc(view.planId) + "/large", { choice }));
+      const d = await press("large", btn, () => api("POST", "/v1/tasks/" + enc(view.planId) + "/large", { choice }));
       if (d) {
         takeLarge(d);
         render();
@@ -456,10 +467,11 @@ window.troupeDeliverables = function (ctx) {
       row.appendChild(reviewerMenu(t));
       // SA5: only in a large job or one with a sample, on a ticket not through and not the sample.
       if ((view.large.state === "large" || hasSample()) && !t.through && !t.is_sample) {
-        const err = errorLine("sample-error");
+        const key = "sample:" + t.id;
+        const err = errorLine("sample-error", key);
         row.appendChild(
           button("Make it the sample", "secondary make-sample", (b) =>
-            press(b, err, () => api("PATCH", "/v1/tickets/" + enc(t.id), { sample: true })).catch(() => {})
+            press(key, b, () => api("PATCH", "/v1/tickets/" + enc(t.id), { sample: true })).catch(() => {})
           )
         );
         row.appendChild(err);
@@ -494,13 +506,13 @@ window.troupeDeliverables = function (ctx) {
     }
     sel.value = t.reviewer_bot_id === null || t.reviewer_bot_id === undefined ? "" : String(t.reviewer_bot_id);
     sel.disabled = !view.online;
-    const err = errorLine("reviewer-error");
+    const key = "reviewer:" + t.id;
+    const err = errorLine("reviewer-error", key);
     sel.addEventListener("change", () => {
       const v = sel.value;
       const body = { reviewer_bot_id: v === "" ? null : Number(v) };
-      press(sel, err, () => api("PATCH", "/v1/tickets/" + enc(t.id), body)).catch(() => {
-        sel.value = t.reviewer_bot_id === null || t.reviewer_bot_id === undefined ? "" : String(t.reviewer_bot_id);
-      });
+      // Refused, the menu is drawn again from the ticket: it shows the reviewer it still has.
+      press(key, sel, () => api("PATCH", "/v1/tickets/" + enc(t.id), body)).catch(() => {});
     });
     const box = el("div", "reviewer-box");
     wrap.appendChild(sel);
@@ -556,7 +568,7 @@ window.troupeDeliverables = function (ctx) {
     }
     if ((s.checks || []).length) {
       const ul = el("ul", "submission-checks");
-      for (const c of s.checks) ul.appendChild(submissionCheck(c));
+      for (const c of s.checks) ul.appendChild(submissionCheck(s, c));
       li.appendChild(ul);
     }
     for (const r of s.reviews || []) li.appendChild(review(r));
@@ -621,9 +633,9 @@ window.troupeDeliverables = function (ctx) {
     return b;
   }
 
-  function confirmButton(checkId, err) {
+  function confirmButton(checkId, key) {
     return button("Confirm", "confirm-check", (b) =>
-      press(b, err, () => api("POST", "/v1/checks/" + enc(checkId) + "/confirm", {})).catch(() => {})
+      press(key, b, () => api("POST", "/v1/checks/" + enc(checkId) + "/confirm", {})).catch(() => {})
     );
   }
 
@@ -633,7 +645,7 @@ window.troupeDeliverables = function (ctx) {
   }
 
   // A check bound to a hand-over, with its result for it.
-  function submissionCheck(c) {
+  function submissionCheck(s, c) {
     const li = el("li", "sub-check");
     li.dataset.checkId = c.check_id;
     li.dataset.result = c.result;
@@ -649,8 +661,9 @@ window.troupeDeliverables = function (ctx) {
     if (c.detail) li.appendChild(el("p", "check-detail hint", c.detail));
     if (c.output_tail) li.appendChild(outputTail(c.output_tail));
     if (toConfirm) {
-      const err = errorLine("confirm-error");
-      li.appendChild(confirmButton(c.check_id, err));
+      const key = "confirm:" + s.id + ":" + c.check_id;
+      li.appendChild(confirmButton(c.check_id, key));
+      const err = errorLine("confirm-error", key);
       li.appendChild(err);
     }
     return li;
@@ -681,8 +694,9 @@ window.troupeDeliverables = function (ctx) {
       if (run && run.detail) li.appendChild(el("p", "check-detail hint", run.detail));
       if (run && run.output_tail) li.appendChild(outputTail(run.output_tail));
       if (toConfirm) {
-        const err = errorLine("confirm-error");
-        li.appendChild(confirmButton(c.id, err));
+        const key = "confirm:job:" + c.id;
+        li.appendChild(confirmButton(c.id, key));
+        const err = errorLine("confirm-error", key);
         li.appendChild(err);
       }
       ul.appendChild(li);
