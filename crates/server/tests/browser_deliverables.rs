@@ -362,7 +362,7 @@ async fn scenario(c: &Client, app: &TestApp, s: &Setup) -> Result<()> {
             .then_some(()))
     })
     .await?;
-    click(c, &open).await?;
+    press(c, &open).await?;
 
     // --- T14: the counter leaves the dropped ticket out; the approved share is of the rest
     wait_text(c, "#job-counter", "1 open · 2 in all · 1 dropped/set aside").await?;
@@ -403,11 +403,11 @@ async fn scenario(c: &Client, app: &TestApp, s: &Setup) -> Result<()> {
     }
 
     // --- The hand-over of #03: file with its short hash, state, checks, review and verdicts
-    let pick = format!(
+    let head03 = format!(
         "#ticket-list .ticket-row[data-ticket-id=\"{}\"] .ticket-head",
         s.slogans.0
     );
-    press(c, &pick).await?;
+    press(c, &head03).await?;
     let sub = format!(".submission[data-id=\"{}\"]", s.handover.0);
     wait_text(c, &sub, "Waits for your word").await?;
     wait_text(
@@ -486,10 +486,12 @@ async fn scenario(c: &Client, app: &TestApp, s: &Setup) -> Result<()> {
         vec![],
     )
     .await?;
-    c.find(Locator::Css(&format!("{row03} .reviewer-menu")))
-        .await?
-        .select_by_value(&s.other.0.to_string())
-        .await?;
+    pick(
+        c,
+        &format!("{row03} .reviewer-menu"),
+        &s.other.0.to_string(),
+    )
+    .await?;
     wait_text(
         c,
         &format!("{row03} .reviewer-error"),
@@ -511,21 +513,34 @@ async fn scenario(c: &Client, app: &TestApp, s: &Setup) -> Result<()> {
         bail!("a refused reviewer change changed the ticket");
     }
     // Pressed again with the daemon answering: Other reviews #03 from now on.
-    c.find(Locator::Css(&format!("{row03} .reviewer-menu")))
-        .await?
-        .select_by_value(&s.other.0.to_string())
-        .await?;
+    pick(
+        c,
+        &format!("{row03} .reviewer-menu"),
+        &s.other.0.to_string(),
+    )
+    .await?;
     poll("Other as #03's reviewer", SHORT, || async {
         Ok((store.read(|tx| tx.ticket(s.slogans))?.reviewer_bot_id == Some(s.other)).then_some(()))
     })
     .await?;
-    if !elements(c, &format!("{row03} .reviewer-error"))
-        .await?
-        .iter()
-        .all(|e| !e.visible)
-    {
-        bail!("the refusal should be gone once the press went through");
-    }
+    poll(
+        "the refusal gone once the press went through",
+        SHORT,
+        || async {
+            let shown = elements(c, &format!("{row03} .reviewer-error")).await?;
+            let menu = c
+                .execute(
+                    "return document.querySelector(arguments[0]).value;",
+                    vec![json!(format!("{row03} .reviewer-menu"))],
+                )
+                .await?;
+            Ok(
+                (shown.iter().all(|e| !e.visible) && menu == json!(s.other.0.to_string()))
+                    .then_some(()),
+            )
+        },
+    )
+    .await?;
 
     // --- A review lands while the page is open: written through the store, shown live
     let (handover, other) = (s.handover, s.other);
@@ -632,20 +647,43 @@ async fn keep(c: &Client, name: &str) -> Result<()> {
 }
 
 /// Clicks `css` once it is scrolled to the middle of its panel: the job view's title row
-/// stays on top while the view scrolls, and could otherwise cover what is clicked.
+/// stays on top while the view scrolls, and could otherwise cover what is clicked. Live events
+/// redraw the view, so a control found just before a redraw is looked for again.
 async fn press(c: &Client, css: &str) -> Result<()> {
-    let found = c
-        .execute(
-            "const e = document.querySelector(arguments[0]);
-             if (e) e.scrollIntoView({block: 'center'});
-             return !!e;",
-            vec![json!(css)],
-        )
-        .await?;
-    if found != json!(true) {
-        bail!("nothing to press at {css}");
-    }
-    click(c, css).await
+    act(c, css, |e| async move { e.click().await.map(|_| ()) }).await
+}
+
+/// Picks the option with `value` in the select `css` (its change event fires, as a person's
+/// pick does).
+async fn pick(c: &Client, css: &str, value: &str) -> Result<()> {
+    act(c, css, |e| async move { e.select_by_value(value).await }).await
+}
+
+async fn act<F, Fut>(c: &Client, css: &str, f: F) -> Result<()>
+where
+    F: Fn(fantoccini::elements::Element) -> Fut,
+    Fut: std::future::Future<Output = Result<(), fantoccini::error::CmdError>>,
+{
+    poll(&format!("a press on {css}"), SHORT, || async {
+        let found = c
+            .execute(
+                "const e = document.querySelector(arguments[0]);
+                 if (e) e.scrollIntoView({block: 'center'});
+                 return !!e;",
+                vec![json!(css)],
+            )
+            .await?;
+        if found != json!(true) {
+            bail!("nothing to press at {css}");
+        }
+        let attempt = async { f(c.find(Locator::Css(css)).await?).await };
+        match attempt.await {
+            Ok(()) => Ok(Some(())),
+            Err(e) if e.to_string().contains("stale element") => Ok(None),
+            Err(e) => Err(e.into()),
+        }
+    })
+    .await
 }
 
 /// A screenshot (`target/browser-deliverables-failure.png`) and the page text.
