@@ -1,0 +1,145 @@
+//! Clearing and deleting as rows, on both backends (see `troupe_store::testing`): lines are
+//! blanked in place, a deleted group is marked and archived, and a plan is deleted with what
+//! is only its own once nothing else refers to it.
+
+use std::sync::Arc;
+use troupe_core::conversation::{Author, SessionKind};
+use troupe_core::plan::{PlanSpec, RevisionCause};
+use troupe_core::thread::{AgentBinding, Interaction};
+use troupe_core::work_item::WorkMode;
+use troupe_core::{ManualClock, PlanId, SessionId, SessionMessageId};
+use troupe_store::{
+    FilingSource, NewBot, NewFiling, NewLine, NewPlan, NewThread, NewWorkItem, Store,
+};
+
+fn store() -> Store {
+    troupe_store::testing::open(Arc::new(ManualClock::new(1_000)))
+}
+
+/// Two conversations of one Bot, a line in each, and a job at home in the first.
+fn world(
+    s: &Store,
+) -> (
+    SessionId,
+    SessionId,
+    SessionMessageId,
+    SessionMessageId,
+    PlanId,
+) {
+    s.write(|tx| {
+        let bot = tx.create_bot(&NewBot {
+            name: "Alpha".into(),
+            persona: String::new(),
+            endpoint: None,
+            scripted: true,
+        })?;
+        let home = tx.create_session(SessionKind::Group, "team", &[bot.id])?;
+        let other = tx.create_session(SessionKind::Direct, "alpha", &[bot.id])?;
+        let here = tx.insert_line(&NewLine::plain(home.id, Author::User, "make a logo".into()))?;
+        let there = tx.insert_line(&NewLine::plain(other.id, Author::User, "bluer".into()))?;
+        let plan = tx.create_plan(
+            &NewPlan {
+                name: "make a logo".into(),
+                original_request: "make a logo".into(),
+                home_session_id: home.id,
+                opening_line_id: Some(here.id),
+                spec: PlanSpec::default(),
+                cause: RevisionCause::Message(here.id),
+            },
+            |id| format!("/work/jobs/{}", id.0),
+        )?;
+        let thread = tx.create_thread(&NewThread {
+            parent_id: None,
+            title: "job".into(),
+            agent: AgentBinding::new("Alpha", ""),
+            workspace: "/work/jobs".into(),
+            interaction: Interaction::Interactive,
+        })?;
+        tx.create_work_item(&NewWorkItem {
+            bot_id: bot.id,
+            mode: WorkMode::Work,
+            plan_id: Some(plan.id),
+            session_id: None,
+            thread_id: thread.id,
+            speaks_in: None,
+        })?;
+        Ok((home.id, other.id, here.id, there.id, plan.id))
+    })
+    .unwrap()
+}
+
+fn file(s: &Store, line: SessionMessageId, plan: PlanId) {
+    s.write(|tx| {
+        tx.file_line(&NewFiling {
+            message_id: line,
+            plan_id: plan,
+            ticket_id: None,
+            part_id: None,
+            source: FilingSource::Reader,
+            filed_by: "test".into(),
+            locked: false,
+            primary: true,
+        })
+    })
+    .unwrap();
+}
+
+#[test]
+fn lines_are_blanked_in_place_and_a_deleted_group_is_marked_and_archived() {
+    let s = store();
+    let (home, other, here, there, _) = world(&s);
+    let n = s.write(|tx| tx.blank_session_lines(home)).unwrap();
+    assert_eq!(n, 1);
+    assert_eq!(s.write(|tx| tx.blank_session_lines(home)).unwrap(), 0);
+    s.read(|tx| {
+        assert_eq!(tx.line(here)?.body, "");
+        assert_eq!(tx.line(there)?.body, "bluer");
+        Ok(())
+    })
+    .unwrap();
+
+    s.write(|tx| tx.mark_session_cleared(home)).unwrap();
+    assert_eq!(
+        s.read(|tx| tx.session_cleared_at(home)).unwrap(),
+        Some(1_000)
+    );
+    s.write(|tx| tx.mark_session_deleted(home)).unwrap();
+    s.read(|tx| {
+        assert!(tx.session_deleted(home)?);
+        assert!(!tx.session_deleted(other)?);
+        assert!(tx.session(home)?.archived);
+        assert!(tx.sessions(50)?.iter().all(|x| x.id != home));
+        Ok(())
+    })
+    .unwrap();
+}
+
+#[test]
+fn a_plan_belongs_elsewhere_by_a_line_filed_there_and_is_deleted_with_its_own_rows() {
+    let s = store();
+    let (home, _, here, there, plan) = world(&s);
+    file(&s, here, plan);
+    // Its own conversation's line, its work item and its revisions are only its own.
+    assert!(!s.read(|tx| tx.plan_belongs_elsewhere(plan, home)).unwrap());
+    assert!(!s.read(|tx| tx.hold_rows_name_plan(plan)).unwrap());
+    file(&s, there, plan);
+    assert!(s.read(|tx| tx.plan_belongs_elsewhere(plan, home)).unwrap());
+
+    let thread = s
+        .read(|tx| Ok(tx.work_items_of_plan(plan)?[0].thread_id))
+        .unwrap();
+    s.write(|tx| tx.delete_plan(plan)).unwrap();
+    s.read(|tx| {
+        assert!(tx.find_plan(plan)?.is_none());
+        assert!(tx.work_items_of_plan(plan)?.is_empty());
+        assert!(tx.filings_of_line(here)?.is_empty());
+        assert!(tx.filings_of_line(there)?.is_empty());
+        assert!(tx.plan_revisions(plan)?.is_empty());
+        // The lines stay; the job's thread is archived.
+        assert_eq!(tx.line(there)?.body, "bluer");
+        assert!(tx.thread(thread)?.archived_at.is_some());
+        assert!(tx.plans_homed_in(home)?.is_empty());
+        Ok(())
+    })
+    .unwrap();
+}
