@@ -209,6 +209,7 @@ window.troupeDeliverables = function (ctx) {
     if (gen !== view.gen) return;
     view.plan = plan;
     view.list = list;
+    if (list.large) takeLarge(list.large);
     view.subs = subs || [];
     view.checks = checks ? (Array.isArray(checks) ? checks : checks.checks || []) : [];
     view.members = members;
@@ -344,13 +345,13 @@ window.troupeDeliverables = function (ctx) {
       box.appendChild(el("p", "large-words", "A large job: laid out in parts, with a sample made first."));
       if (L.evidence) box.appendChild(el("p", "large-evidence hint", "What showed it: " + L.evidence));
       box.appendChild(button("No need", "secondary large-no-need", (b) => choose(b, "no_need")));
-    } else if (!L.user_said_no_need) {
-      box.dataset.state = "not_large";
+    } else {
+      // After "No need" the user may still change their mind: their latest word wins (LJ2
+      // holds off readings, not them).
+      box.dataset.state = L.user_said_no_need ? "no_need" : "not_large";
       const b = button("Treat as large", "secondary large-treat", (btn) => choose(btn, "treat_as_large"));
       b.title = "Lay it out in parts, with a sample made first";
       box.appendChild(b);
-    } else {
-      box.dataset.state = "no_need";
     }
     box.appendChild(err);
   }

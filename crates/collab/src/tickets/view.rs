@@ -115,6 +115,9 @@ pub struct TicketList {
     pub all: usize,
     pub dropped: usize,
     pub tickets: Vec<TicketView>,
+    /// The job's size facts (LJ1–LJ5): large or not, by whom, the evidence, "No need", laid
+    /// out, the sample, delivered.
+    pub large: troupe_store::PlanDeliverables,
 }
 
 /// The views of `tickets` (all of one job, `all` being the job's every ticket).
@@ -179,6 +182,7 @@ pub fn list(tx: &Tx<'_>, plan: PlanId) -> Result<TicketList, StoreError> {
         all: in_all,
         dropped,
         tickets: views(tx, plan, &all, &all)?,
+        large: tx.plan_deliverables(plan)?,
     })
 }
 
