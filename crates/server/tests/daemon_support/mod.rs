@@ -4,6 +4,7 @@
 #![allow(dead_code)]
 
 mod api;
+pub mod deliverables;
 mod fake;
 mod procs;
 
