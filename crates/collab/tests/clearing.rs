@@ -442,3 +442,98 @@ async fn hold_x2_deleted_group_gives_parked_plan_its_own_hold() {
     assert_eq!(lifted.status, HoldStatus::Lifted);
     assert_eq!(w.collab.plan(kept).unwrap().status, PlanStatus::Active);
 }
+
+/// PLAN-D12 with tickets: a job nothing else refers to goes with its tickets, parts and checks;
+/// one whose work was handed over is kept (a hand-over is never thrown away by a clear).
+#[tokio::test]
+async fn plan_d12_clear_deletes_a_lone_job_with_its_tickets_and_keeps_one_handed_over() {
+    use troupe_core::submission::SubmissionOrigin;
+    use troupe_core::submission::approval::CheckSource;
+    use troupe_store::{
+        CheckKind, Layout, LayoutItem, NewCheck, NewSubmission, SubmittedFile, TicketRef,
+    };
+    let w = world();
+    let b = bot(&w, "Maker", QUIET);
+    let s = direct(&w, b);
+    let lone = open_job(&w, s, "a poster nobody handed over").id;
+    let handed = open_job(&w, s, "a flyer that was handed over").id;
+    let item = |title: &str| LayoutItem {
+        ticket: None,
+        key: None,
+        title: title.into(),
+        description: String::new(),
+        done_when: String::new(),
+        owner_bot_id: Some(b),
+        reviewer_bot_id: None,
+        depends_on: vec![],
+        parts: vec!["P1".into()],
+        sample: false,
+    };
+    let lay = |plan: PlanId| {
+        w.collab
+            .store()
+            .write(|tx| {
+                let out = tx.lay_out(
+                    plan,
+                    &Layout {
+                        items: vec![
+                            item("first"),
+                            LayoutItem {
+                                depends_on: vec![TicketRef::Item(0)],
+                                ..item("second")
+                            },
+                        ],
+                        drops: vec![],
+                    },
+                    |n, t| format!("{n:02}-{t}"),
+                )?;
+                let mut check = NewCheck::new(plan, CheckKind::FileExists, CheckSource::User);
+                check.path = Some("out.txt".into());
+                check.ticket_id = Some(out.tickets[0].id);
+                tx.create_check(&check)?;
+                Ok(out.tickets)
+            })
+            .unwrap()
+    };
+    lay(lone);
+    let flyer = lay(handed);
+    w.collab
+        .store()
+        .write(|tx| {
+            tx.create_submission(&NewSubmission {
+                ticket_id: flyer[0].id,
+                origin: SubmissionOrigin::Explicit,
+                producer_bot_id: Some(b),
+                run_id: None,
+                work_item_id: None,
+                content: None,
+                note: String::new(),
+                claims: vec![],
+                files: vec![SubmittedFile {
+                    path: "01-first/flyer.pdf".into(),
+                    sha256: "b".repeat(64),
+                    size: 3,
+                }],
+                parts: vec![],
+            })
+        })
+        .unwrap();
+
+    let out = w.collab.clear_session(s).await.unwrap();
+    assert_eq!(out.plans_deleted, vec![lone]);
+    assert_eq!(out.plans_kept, vec![handed]);
+    assert!(!plan_exists(&w, lone));
+    let (lone_tickets, lone_checks, kept) = w
+        .collab
+        .store()
+        .read(|tx| {
+            Ok((
+                tx.tickets_of_plan(lone)?.len(),
+                tx.checks_of_plan(lone, true)?.len(),
+                tx.tickets_of_plan(handed)?.len(),
+            ))
+        })
+        .unwrap();
+    assert_eq!((lone_tickets, lone_checks), (0, 0));
+    assert_eq!(kept, 2, "the handed-over job keeps its tickets");
+}

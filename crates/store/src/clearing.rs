@@ -105,7 +105,8 @@ impl Tx<'_> {
              OR EXISTS (
                  SELECT 1 FROM work_items w
                  WHERE w.plan_id = ?1 AND w.speaks_in IS NOT NULL AND w.speaks_in <> ?2)
-             OR EXISTS (SELECT 1 FROM delegations d WHERE d.plan_id = ?1)",
+             OR EXISTS (SELECT 1 FROM delegations d WHERE d.plan_id = ?1)
+             OR EXISTS (SELECT 1 FROM submissions h WHERE h.plan_id = ?1)",
             args![plan.0, session.0],
             |r| r.get(0),
         )?;
@@ -161,7 +162,7 @@ impl Tx<'_> {
     }
 
     /// Delete a plan nothing refers to any more (PLAN-D10/D12), with what is only its own:
-    /// its revisions and filings, its Bots' work items (their threads archived, their
+    /// its tickets and checks, its revisions and filings, its Bots' work items (their threads archived, their
     /// check-backs and questions gone); the turns that ran for it stay as runs
     /// of their conversation, unbound. The caller has checked that no hold names it.
     pub fn delete_plan(&mut self, plan: PlanId) -> Result<()> {
@@ -184,6 +185,28 @@ impl Tx<'_> {
              WHERE id IN (SELECT thread_id FROM work_items WHERE plan_id = ?1 AND mode = 'work')",
             args![plan.0, self.now],
         )?;
+        // Its tickets and checks go with it; a plan with a hand-over is never deleted (work was
+        // handed over: `plan_belongs_elsewhere`), so nothing here touches submissions.
+        let tickets = "SELECT id FROM tickets WHERE plan_id = ?1";
+        self.exec(
+            "DELETE FROM check_runs WHERE check_id IN (SELECT id FROM checks WHERE plan_id = ?1)",
+            p,
+        )?;
+        self.exec("DELETE FROM checks WHERE plan_id = ?1", p)?;
+        for table in ["ticket_stage_changes", "ticket_parts"] {
+            self.exec(
+                &format!("DELETE FROM {table} WHERE ticket_id IN ({tickets})"),
+                p,
+            )?;
+        }
+        self.exec(
+            &format!(
+                "DELETE FROM ticket_dependencies
+                 WHERE ticket_id IN ({tickets}) OR depends_on_id IN ({tickets})"
+            ),
+            p,
+        )?;
+        self.exec("DELETE FROM tickets WHERE plan_id = ?1", p)?;
         self.exec("DELETE FROM work_items WHERE plan_id = ?1", p)?;
         self.exec("DELETE FROM message_filings WHERE plan_id = ?1", p)?;
         self.exec("DELETE FROM plan_revisions WHERE plan_id = ?1", p)?;
