@@ -175,6 +175,22 @@ async fn the_openapi_document_lists_every_route() {
         ("/v1/child-tasks", "get"),
         ("/v1/child-tasks/{id}", "get"),
         ("/v1/child-tasks/{id}/cancel", "post"),
+        ("/v1/tasks/{id}/tickets", "get"),
+        ("/v1/tasks/{id}/tickets", "post"),
+        ("/v1/tasks/{id}/large", "post"),
+        ("/v1/tickets/{id}", "get"),
+        ("/v1/tickets/{id}", "patch"),
+        ("/v1/tickets/{id}/parts", "post"),
+        ("/v1/tasks/{id}/submissions", "get"),
+        ("/v1/submissions/{id}", "get"),
+        ("/v1/tasks/{id}/checks", "get"),
+        ("/v1/tasks/{id}/checks", "post"),
+        ("/v1/tasks/{id}/checks/run", "post"),
+        ("/v1/checks/{id}", "get"),
+        ("/v1/checks/{id}", "patch"),
+        ("/v1/checks/{id}", "delete"),
+        ("/v1/checks/{id}/run", "post"),
+        ("/v1/checks/{id}/confirm", "post"),
     ]
     .into_iter()
     .map(|(p, m)| (p.to_string(), m.to_string()))
