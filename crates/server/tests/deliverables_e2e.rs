@@ -14,12 +14,15 @@
 //! of calls). One answer is held: Checker's first step waits until the fake has seen Maker's
 //! request after the refused repeat, so the review cannot overtake the `unchanged` check.
 //! Waiting is on the group's event stream (`GET /v1/events?session_id=`) or on the API with a
-//! deadline; the tests run `target/debug/troupe`.
+//! deadline. The tests run `target/debug/troupe` (or `$TROUPE_BIN`), on a fresh PostgreSQL
+//! database when `TROUPE_TEST_DATABASE` names a server, else on SQLite.
 
 mod daemon_support;
 mod sse;
 
-use daemon_support::deliverables::{Answer, Cond, GatedFake, bot_on, json_in, tool_results};
+use daemon_support::deliverables::{
+    Answer, Cond, GatedFake, bot_on, json_in, start_on_test_backend, tool_results,
+};
 use daemon_support::*;
 use serde_json::{Value, json};
 use sse::{SseMessage, SseStream};
@@ -361,7 +364,7 @@ async fn only_scripted(api: &Api, g: i64, rig: &Rig) {
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn s_review_reject_then_resubmit_approved_by_another_model_delivers_the_job() {
     let (rig, fake) = rig().await;
-    let (_daemon, api) = rig.start();
+    let (_daemon, api) = start_on_test_backend(&rig);
     let maker = bot_on(&api, "Maker", &fake.url, "maker-model").await;
     let checker = bot_on(&api, "Checker", &fake.url, "vendor/Checker-Model").await;
     let g = api.group(&[maker, checker], TITLE).await;
@@ -494,7 +497,7 @@ async fn s_review_reject_then_resubmit_approved_by_another_model_delivers_the_jo
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn s_same_model_approve_only_awaits_the_user() {
     let (rig, fake) = rig().await;
-    let (_daemon, api) = rig.start();
+    let (_daemon, api) = start_on_test_backend(&rig);
     let maker = bot_on(&api, "Maker", &fake.url, "shared-model").await;
     let checker = bot_on(&api, "Checker", &fake.url, "vendor/Shared-Model").await;
     let g = api.group(&[maker, checker], TITLE).await;

@@ -3,8 +3,8 @@
 //! reply can follow another Bot's step without a sleep), a Bot on its own endpoint and model
 //! name, and reading a tool result's JSON out of a request.
 
-use super::Api;
 use super::fake::{content, messages};
+use super::{Api, Daemon, Rig, troupe_binary};
 use axum::Json;
 use axum::extract::State;
 use axum::response::{IntoResponse, Response};
@@ -78,6 +78,28 @@ async fn answer(State(fake): State<Arc<GatedFake>>, Json(req): Json<Value>) -> R
         body + "data: [DONE]\n\n",
     )
         .into_response()
+}
+
+/// `troupe serve` on the rig: on a fresh PostgreSQL database when `TROUPE_TEST_DATABASE`
+/// names a server, else on SQLite in its data dir (as `Rig::start`).
+pub fn start_on_test_backend(rig: &Rig) -> (Daemon, Api) {
+    let url = troupe_store::testing::postgres_server().map(|server| {
+        troupe_store::testing::fresh_postgres_database(&server)
+            .unwrap_or_else(|e| panic!("a fresh database on {server}: {e}"))
+    });
+    let extra: Vec<&str> = match &url {
+        Some(u) => vec!["--database", u],
+        None => Vec::new(),
+    };
+    let d = Daemon::start_with(
+        &troupe_binary(),
+        &rig.path("data"),
+        &rig.path("config.toml"),
+        &rig.path("daemon.log"),
+        &extra,
+    );
+    let api = Api::of(&d);
+    (d, api)
 }
 
 /// A Bot on its own OpenAI-compatible endpoint at `url` whose model is called `model` (the
