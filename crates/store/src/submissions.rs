@@ -276,11 +276,13 @@ impl Tx<'_> {
             return Ok(subs);
         }
         let at: HashMap<i64, usize> = subs.iter().enumerate().map(|(i, s)| (s.id.0, i)).collect();
+        // Ordered by `s.id` (the same value as the file's `submission_id`): SQLite then reads
+        // the files in their key order along the job's index, with no sort of 10,000 rows.
         for (sub, file) in self.query_all(
             &format!(
                 "SELECT f.submission_id, f.path, f.sha256, f.size FROM submission_files f
                  JOIN submissions s ON s.id = f.submission_id WHERE {cond}
-                 ORDER BY f.submission_id, f.path"
+                 ORDER BY s.id, f.path"
             ),
             args![arg],
             |r| {
@@ -300,7 +302,7 @@ impl Tx<'_> {
             &format!(
                 "SELECT p.submission_id, p.part_id FROM submission_parts p
                  JOIN submissions s ON s.id = p.submission_id WHERE {cond}
-                 ORDER BY p.submission_id, p.part_id"
+                 ORDER BY s.id, p.part_id"
             ),
             args![arg],
             |r| Ok((r.get::<i64>(0)?, PartId(r.get(1)?))),
