@@ -66,24 +66,22 @@ pub use large_jobs::PlanDeliverables;
 pub use loop_guards::LoopGuard;
 pub use messages::{NewMessage, RootTail};
 pub use migrations::{KNOWN_VERSION, SchemaStatus};
-pub use reviews::{NewReview, ReviewRecord, ReviewResult, VerdictRecord};
-pub use submission_work::TimedCall;
-pub use submissions::{
-    HandOverFiles, LineFile, NewSubmission, SubmissionRecord, SubmittedFile,
-};
-pub use tickets::{
-    BoardEdit, BoardPatch, LaidOut, Layout, LayoutItem, PartRecord, StageChange, StageMove,
-    TicketRecord, TicketRef,
-};
 pub use nodes::{HEARTBEAT_EVERY_MS, NODE_EXPIRY_MS, NODE_RECORD_KEPT_MS, NewNode, NodeRecord};
 pub use notes::{NewNote, Note, NoteEdit, NoteEditOutcome, NoteId, NoteKind};
 pub use plans::{Filing, FilingSource, NewFiling, NewPlan, PlanRecord, PlanRevision};
 pub use records::{CommandRecord, ModelCallRecord, RefusalRecord, ToolCallRecord};
+pub use reviews::{NewReview, ReviewRecord, ReviewResult, VerdictRecord};
 pub use runs::{NewRun, RunRecord};
 pub use schema::SchemaOutline;
 pub use stats::StoreStats;
+pub use submission_work::TimedCall;
+pub use submissions::{HandOverFiles, LineFile, NewSubmission, SubmissionRecord, SubmittedFile};
 pub use tasks::{NewTask, TaskEdit, TaskId, TaskRecord, TaskRole, TaskStatus};
 pub use threads::NewThread;
+pub use tickets::{
+    BoardEdit, BoardPatch, LaidOut, Layout, LayoutItem, PartRecord, StageChange, StageMove,
+    TicketRecord, TicketRef,
+};
 pub use usage::UsageTotals;
 pub use work_items::{
     FilingReadingRecord, NewSegment, NewWorkItem, SegmentWork, WorkItemRecord, WorkQuestion,

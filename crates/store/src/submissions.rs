@@ -441,10 +441,7 @@ impl Tx<'_> {
 
     /// The (path, sha256) set, by path, of the ticket's newest hand-over that is approved or
     /// still open, with its id: a new hand-over equal to it is `unchanged`.
-    pub fn last_handover_files(
-        &self,
-        ticket: TicketId,
-    ) -> Result<Option<HandOverFiles>> {
+    pub fn last_handover_files(&self, ticket: TicketId) -> Result<Option<HandOverFiles>> {
         let Some(id) = self.query_opt(
             "SELECT id FROM submissions WHERE ticket_id = ?1
                AND state IN ('approved', 'checking', 'submitted', 'in_review', 'awaiting_user')
