@@ -110,6 +110,9 @@ struct Snapshot {
     unknown: Option<UnknownCall>,
 }
 
+/// The drive reason of a loop handing its thread over as it ends.
+pub(crate) const RELEASE: &str = "release";
+
 impl Engine {
     /// Ask the drive to act on a thread. `force` skips policy discovery only: it never drives
     /// a running or paused thread.
@@ -125,6 +128,16 @@ impl Engine {
         let lock = self.inner.drive_locks.lock_for(thread);
         let outcome = {
             let _serialized = lock.lock().await;
+            // Under the thread's drive lock, so a forced drive that found the loop winding down
+            // and this loop's release drive are ordered: one of them starts the next run.
+            let force = force
+                || (reason == RELEASE
+                    && self
+                        .inner
+                        .forced_after_release
+                        .lock()
+                        .unwrap_or_else(std::sync::PoisonError::into_inner)
+                        .remove(&thread));
             self.arbitrate_locked(thread, reason, force).await
         };
         self.inner.drive_locks.release(thread, lock);
@@ -137,8 +150,9 @@ impl Engine {
         &'a self,
         thread: ThreadId,
         reason: &'a str,
+        force: bool,
     ) -> Pin<Box<dyn Future<Output = Result<DriveOutcome, EngineError>> + Send + 'a>> {
-        Box::pin(self.request_drive(thread, reason, false))
+        Box::pin(self.request_drive(thread, reason, force))
     }
 
     fn snapshot(&self, thread: ThreadId) -> Result<Snapshot, StoreError> {
@@ -177,6 +191,24 @@ impl Engine {
     ) -> Result<DriveOutcome, EngineError> {
         let snap = self.snapshot(thread)?;
         match arbitrate(&snap.drive, force) {
+            DriveStep::NotHandled(DriveRefusal::Running)
+                if force
+                    && self
+                        .inner
+                        .live
+                        .get_any(thread)
+                        .is_some_and(|l| l.is_ended() || l.cancel.is_cancelled()) =>
+            {
+                // The loop is stopping; its release drive carries this one's force.
+                self.inner
+                    .forced_after_release
+                    .lock()
+                    .unwrap_or_else(std::sync::PoisonError::into_inner)
+                    .insert(thread);
+                Ok(DriveOutcome::NotHandled {
+                    refusal: DriveRefusal::Running,
+                })
+            }
             DriveStep::NotHandled(refusal) => {
                 if matches!(refusal, DriveRefusal::Paused | DriveRefusal::UnknownEffect) {
                     let (cause, call) = match (&snap.thread.paused, refusal) {
@@ -398,7 +430,7 @@ impl Engine {
             return;
         };
         for t in queued {
-            if let Err(e) = self.request_drive_boxed(t, "queued").await {
+            if let Err(e) = self.request_drive_boxed(t, "queued", false).await {
                 tracing::warn!(thread = %t, error = %e, "queued wake failed");
             }
         }

@@ -63,6 +63,10 @@ pub(crate) struct Inner {
     /// Runs admitted whose start is still being committed.
     pub starting: std::sync::atomic::AtomicUsize,
     pub drive_locks: DriveLocks,
+    /// Threads a forced drive (a person's Continue, a lift) found still winding down a stopped
+    /// loop: that loop's release drive is forced in its place, so the person's go-ahead is not
+    /// lost to the race with the loop's exit.
+    pub forced_after_release: Mutex<HashSet<ThreadId>>,
     /// Continuation dedupe keys already persisted; receipts make this safe to lose.
     pub dedupe: Mutex<HashSet<(ThreadId, String)>>,
     pub stream: broadcast::Sender<StreamNotice>,
@@ -133,6 +137,7 @@ impl EngineBuilder {
                 live: LiveSet::default(),
                 starting: Default::default(),
                 drive_locks: DriveLocks::default(),
+                forced_after_release: Mutex::new(HashSet::new()),
                 dedupe: Mutex::new(HashSet::new()),
                 stream: broadcast::channel(4096).0,
                 draining: AtomicBool::new(false),

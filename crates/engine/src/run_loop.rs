@@ -101,7 +101,9 @@ pub(crate) async fn run(engine: Engine, live: Arc<LiveRun>) {
     // release drive has decided whether another run follows.
     live.mark_ended();
     if !engine.is_draining()
-        && let Err(e) = engine.request_drive_boxed(live.thread_id, "release").await
+        && let Err(e) = engine
+            .request_drive_boxed(live.thread_id, crate::drive::RELEASE, false)
+            .await
     {
         tracing::warn!(thread = %live.thread_id, error = %e, "release drive failed");
     }
