@@ -254,3 +254,73 @@ async fn unknown_effect_is_named_in_the_next_context_once() {
         .unwrap();
     assert!(hidden.parts.iter().all(|p| !p.visible && p.in_context));
 }
+
+/// A person's forced go-ahead (a lift's reopening, a Continue) that arrives while the stopped
+/// loop is still winding down — its shell call waiting out the kill grace of a command that
+/// ignores SIGTERM — is not lost: the loop's release drive carries it, so the next turn starts
+/// although the call's outcome is unknown and the new task is not a person's line.
+#[tokio::test]
+async fn a_forced_drive_while_the_stopped_loop_winds_down_starts_the_next_turn() {
+    const STUBBORN: &str =
+        r#"{"command":"trap '' TERM; echo started > started.txt; exec sleep 1000"}"#;
+    let h = build(
+        vec![
+            Reply::Tools(String::new(), vec![call("c1", "shell", STUBBORN)]),
+            Reply::Text("Going on.".into()),
+        ],
+        |b| b,
+    );
+    let t = h.thread(Interaction::Unattended);
+    h.engine
+        .deliver(t, Delivery::user_task("run the stubborn thing"))
+        .await
+        .unwrap();
+    let started = h.workspace.join("started.txt");
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    while !started.exists() {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the command never ran"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+    // A hold's stop: recorded in a write, released after it (the loop is cancelled, and its
+    // shell call waits out the grace before the loop can end).
+    let stop = h
+        .engine
+        .store()
+        .write(|tx| h.engine.record_stop(tx, t, StopMode::Hold))
+        .unwrap()
+        .expect("a live run to stop");
+    let _groups = h.engine.release_stops(vec![stop]);
+    h.clock.advance(1_000);
+    // The go-ahead: a task that is not a person's line, and a forced drive while the loop is
+    // still there.
+    h.engine
+        .deliver(
+            t,
+            Delivery::user_task("go on").with_origin(Origin::System("reopen".into())),
+        )
+        .await
+        .unwrap();
+    assert_eq!(
+        h.engine
+            .request_drive(t, "hold_lifted", true)
+            .await
+            .unwrap(),
+        DriveOutcome::NotHandled {
+            refusal: DriveRefusal::Running
+        },
+        "the stopped loop is still winding down"
+    );
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    while h.provider.calls() < 2 {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the go-ahead was lost: {:?}",
+            h.engine.store().read(|tx| tx.refusals(t)).unwrap()
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+    h.engine.wait_idle(t).await;
+}
