@@ -267,6 +267,21 @@ fn mail(
     key: &str,
     text: String,
 ) -> Result<(), StoreError> {
+    let origin = Origin::Delegation(key.to_string());
+    mail_work(tx, item, speaks_in, priority, origin, key, text)
+}
+
+/// Mail for a Bot's work item: a steer while its segment runs, else a task after the lines it
+/// only read meanwhile, which queues the item and wakes it; `key` makes a repeat harmless.
+pub(crate) fn mail_work(
+    tx: &mut Tx<'_>,
+    item: &WorkItemRecord,
+    speaks_in: SessionId,
+    priority: u8,
+    origin: Origin,
+    key: &str,
+    text: String,
+) -> Result<(), StoreError> {
     let live = tx.live_segment_of(item.id)?.is_some();
     let mode = if live {
         InboxMode::Steer
@@ -282,7 +297,7 @@ fn mail(
     tx.deliver(
         item.thread_id,
         &Delivery {
-            origin: Origin::Delegation(key.to_string()),
+            origin,
             ..Delivery::user_task(text).with_mode(mode).with_key(key)
         },
     )?;

@@ -7,7 +7,6 @@ use crate::members::system_line;
 use serde_json::json;
 use troupe_core::conversation::{Author, SessionKind};
 use troupe_core::delegation::{DelegationState, Expects};
-use troupe_core::inbox::{Delivery, InboxMode};
 use troupe_core::message::Origin;
 use troupe_core::work_item::{PRIORITY_DELEGATION_REPLY, WaitingOn, WorkState};
 use troupe_core::{BotId, PlanId, SessionId};
@@ -23,36 +22,20 @@ pub(crate) fn mail(
     key: &str,
     text: String,
 ) -> Result<(), StoreError> {
-    let live = tx.live_segment_of(item.id)?.is_some();
-    let mode = if live {
-        InboxMode::Steer
-    } else {
-        InboxMode::Task
-    };
-    let text = if live {
-        text
-    } else {
-        crate::routing::with_lines_read_before(tx, item.thread_id, text)?
-    };
     let origin = if source == "delegation_reply" {
         Origin::Delegation(key.to_string())
     } else {
         Origin::System(source.to_string())
     };
-    tx.deliver(
-        item.thread_id,
-        &Delivery {
-            origin,
-            ..Delivery::user_task(text).with_mode(mode).with_key(key)
-        },
-    )?;
-    tx.set_work_mail(item.id, speaks_in, PRIORITY_DELEGATION_REPLY)?;
-    if !live {
-        let waiting = item.waiting_on.clone();
-        tx.set_work_state(item.id, WorkState::Queued, waiting.as_ref())?;
-        tx.wake_after_commit(item.thread_id);
-    }
-    Ok(())
+    crate::delegation::mail_work(
+        tx,
+        item,
+        speaks_in,
+        PRIORITY_DELEGATION_REPLY,
+        origin,
+        key,
+        text,
+    )
 }
 
 /// Where a Bot's work on the job speaks: where it spoke last, else the job's home.
