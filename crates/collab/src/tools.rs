@@ -386,6 +386,7 @@ impl ToolHandler for AskUser {
                 is_error: false,
                 ends_turn: true,
                 ends_run: None,
+                outcome_unknown: false,
             },
             Err(e) => tool_error(e),
         }

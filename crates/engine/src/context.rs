@@ -53,6 +53,22 @@ impl Engine {
     }
 
     fn available_tool_specs(&self, thread: &Thread) -> Arc<[ToolSpec]> {
+        let fixed = self.fixed_tool_specs(thread);
+        if self.inner.ext.sources.is_empty() {
+            return fixed;
+        }
+        let sourced = self.inner.ext.sourced_tools(thread);
+        if sourced.is_empty() {
+            return fixed;
+        }
+        fixed
+            .iter()
+            .cloned()
+            .chain(sourced.into_iter().map(|t| t.spec))
+            .collect()
+    }
+
+    fn fixed_tool_specs(&self, thread: &Thread) -> Arc<[ToolSpec]> {
         let tools = &self.inner.ext.tools;
         let available: Availability = tools.iter().map(|t| (t.available)(thread)).collect();
         let mut lists = self

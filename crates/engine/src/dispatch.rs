@@ -30,12 +30,16 @@ pub(crate) struct Dispatched {
     /// The effect this call started, settled by the caller in the same transaction that
     /// records the result the model reads.
     pub effect: Option<EffectId>,
+    /// The tool could not tell whether its effect happened (sent, then no answer).
+    pub outcome_unknown: bool,
 }
 
 impl Dispatched {
     /// The ledger outcome for this call's effect, if it started one.
     pub fn settlement(&self) -> Option<(EffectId, EffectOutcome, String)> {
-        let outcome = if self.is_error {
+        let outcome = if self.outcome_unknown {
+            EffectOutcome::Unknown
+        } else if self.is_error {
             EffectOutcome::Failed
         } else {
             EffectOutcome::Succeeded
@@ -55,6 +59,7 @@ impl Dispatched {
             ends_run: None,
             shell: None,
             effect: None,
+            outcome_unknown: false,
         }
     }
     /// Not run: the person changed what they asked for before this call ran. Recorded as a
@@ -71,6 +76,7 @@ impl Dispatched {
             ends_run: None,
             shell: None,
             effect: None,
+            outcome_unknown: false,
         }
     }
     /// Not run: an earlier call of the same hop ended the run.
@@ -83,6 +89,7 @@ impl Dispatched {
             ends_run: None,
             shell: None,
             effect: None,
+            outcome_unknown: false,
         }
     }
     fn done(content: String, is_error: bool) -> Self {
@@ -94,6 +101,7 @@ impl Dispatched {
             ends_run: None,
             shell: None,
             effect: None,
+            outcome_unknown: false,
         }
     }
 }
@@ -209,7 +217,15 @@ pub(crate) fn check(engine: &Engine, live: &LiveRun, thread: &Thread, call: &Too
         let summary = parsed.effectful().then(|| parsed.summary());
         (Target::Builtin(Box::new(parsed), workspace), summary)
     } else {
-        let Some(reg) = engine.inner.ext.tool(&call.name) else {
+        let sourced;
+        let found = match engine.inner.ext.tool(&call.name) {
+            Some(reg) => Some(reg),
+            None => {
+                sourced = engine.inner.ext.sourced_tools(thread);
+                sourced.iter().find(|t| t.spec.name == call.name)
+            }
+        };
+        let Some(reg) = found else {
             let names: Vec<String> = engine
                 .tool_specs(thread)
                 .iter()
@@ -279,6 +295,7 @@ pub(crate) async fn run(
                 ends_run: None,
                 shell: None,
                 effect: None,
+                outcome_unknown: false,
             });
         }
         Some(EffectBegin::Started(id)) => Some(id),
@@ -301,6 +318,7 @@ pub(crate) async fn run(
             };
             let reply = reg.handler.call(&ctx, non_empty(&call.arguments)).await;
             let mut d = Dispatched::done(reply.content, reply.is_error);
+            d.outcome_unknown = reply.outcome_unknown;
             d.ends_turn = reply.ends_turn || reply.ends_run.is_some();
             d.ends_run = reply.ends_run;
             d
@@ -384,6 +402,7 @@ fn guard(
             ends_run: refusal.ends_run,
             shell: None,
             effect: None,
+            outcome_unknown: false,
         })
     })
 }

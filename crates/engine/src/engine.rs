@@ -123,6 +123,10 @@ impl EngineBuilder {
         self.ext.waits.push(w);
         self
     }
+    pub fn tool_source(mut self, s: Arc<dyn crate::extension::ToolSource>) -> Self {
+        self.ext.sources.push(s);
+        self
+    }
     pub fn tool_scope(mut self, s: Arc<dyn crate::extension::ToolScope>) -> Self {
         self.ext.scopes.push(s);
         self

@@ -123,6 +123,9 @@ pub struct ToolReply {
     /// The tool ends the run at once, this way: the hop's later calls are not run and no
     /// ending hook is asked (the tool was the ending).
     pub ends_run: Option<EndReason>,
+    /// Whether the effect happened is not known (the call was sent, then timed out or its
+    /// peer went away): an effectful call's ledger outcome is `unknown`, not `failed`.
+    pub outcome_unknown: bool,
 }
 
 impl ToolReply {
@@ -132,6 +135,7 @@ impl ToolReply {
             is_error: false,
             ends_turn: false,
             ends_run: None,
+            outcome_unknown: false,
         }
     }
     pub fn error(content: impl Into<String>) -> Self {
@@ -140,6 +144,14 @@ impl ToolReply {
             is_error: true,
             ends_turn: false,
             ends_run: None,
+            outcome_unknown: false,
+        }
+    }
+    /// An error after the call was sent, where whether it acted is not known.
+    pub fn unknown(content: impl Into<String>) -> Self {
+        ToolReply {
+            outcome_unknown: true,
+            ..ToolReply::error(content)
         }
     }
     /// A result that ends the run with a layer's own code.
@@ -149,6 +161,7 @@ impl ToolReply {
             is_error,
             ends_turn: true,
             ends_run: Some(reason),
+            outcome_unknown: false,
         }
     }
 }
@@ -175,6 +188,15 @@ pub struct ToolCallContext {
 #[async_trait]
 pub trait ToolHandler: Send + Sync {
     async fn call(&self, ctx: &ToolCallContext, arguments: &str) -> ToolReply;
+}
+
+/// Tools whose set changes while the engine runs (servers added or gone, tools re-listed):
+/// asked for each model call and each call it dispatches, so keep it cheap. Names that clash
+/// with a built-in or a fixed registration are left out (the source should refuse them first).
+pub trait ToolSource: Send + Sync {
+    fn name(&self) -> &str;
+    /// The tools this thread may see and call now.
+    fn tools(&self, thread: &Thread) -> Vec<ToolRegistration>;
 }
 
 /// Which threads may see and call a tool.
@@ -316,6 +338,7 @@ pub struct Extensions {
     pub(crate) observers: Vec<Arc<dyn MessageObserver>>,
     pub(crate) scopes: Vec<Arc<dyn ToolScope>>,
     pub(crate) runs: Vec<Arc<dyn RunObserver>>,
+    pub(crate) sources: Vec<Arc<dyn ToolSource>>,
 }
 
 impl Extensions {
@@ -379,5 +402,24 @@ impl Extensions {
 
     pub(crate) fn tool(&self, name: &str) -> Option<&ToolRegistration> {
         self.tools.iter().find(|t| t.spec.name == name)
+    }
+
+    /// The tools the sources offer this thread now, without names already taken.
+    pub(crate) fn sourced_tools(&self, thread: &Thread) -> Vec<ToolRegistration> {
+        let mut out: Vec<ToolRegistration> = Vec::new();
+        for source in &self.sources {
+            for t in source.tools(thread) {
+                let name = &t.spec.name;
+                if troupe_tools::is_builtin(name)
+                    || self.tool(name).is_some()
+                    || out.iter().any(|x| &x.spec.name == name)
+                {
+                    tracing::warn!(source = source.name(), tool = %name, "a sourced tool's name is taken; left out");
+                    continue;
+                }
+                out.push(t);
+            }
+        }
+        out
     }
 }

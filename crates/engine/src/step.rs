@@ -12,6 +12,7 @@ use crate::live::LiveRun;
 use crate::run_loop::{InboxStep, LoopExit, owned_write_async, take_in};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
+use troupe_core::effect::EffectOutcome;
 use troupe_core::message::{Finish, Message, Origin, Part, PartBody, Role};
 use troupe_core::run::{EndReason, FailureStreaks};
 use troupe_core::thread::Thread;
@@ -64,6 +65,10 @@ impl Ran {
     ) -> Result<(), StoreError> {
         if let Some((effect, outcome, detail)) = self.d.settlement() {
             tx.settle_effect(effect, outcome, Some(&detail))?;
+            if outcome == EffectOutcome::Unknown {
+                // The model reads this call's result now; no later turn needs telling again.
+                tx.mark_effects_named(&[effect])?;
+            }
         }
         tx.record_tool_call(
             thread,

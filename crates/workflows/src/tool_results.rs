@@ -13,6 +13,7 @@ pub fn reply(v: Value, is_error: bool, ends_turn: bool) -> ToolReply {
         is_error,
         ends_turn,
         ends_run: None,
+        outcome_unknown: false,
     }
 }
 

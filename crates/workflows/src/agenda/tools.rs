@@ -28,6 +28,7 @@ fn reply(v: Value, is_error: bool) -> ToolReply {
         is_error,
         ends_turn: false,
         ends_run: None,
+        outcome_unknown: false,
     }
 }
 
