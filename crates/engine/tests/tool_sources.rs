@@ -191,6 +191,14 @@ async fn an_unknown_reply_settles_the_effect_as_unknown_and_the_model_reads_it_o
         .read(|tx| tx.unnamed_unknown_effects(t))
         .unwrap();
     assert!(unnamed.is_empty());
+    // Nor does it hold the next line back: the model already read what happened.
+    let before = h.provider.calls();
+    h.engine
+        .deliver(t, Delivery::user_task("next"))
+        .await
+        .unwrap();
+    h.engine.wait_idle(t).await;
+    assert!(h.provider.calls() > before, "the next line started a turn");
 }
 
 #[tokio::test]

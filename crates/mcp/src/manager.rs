@@ -131,13 +131,13 @@ impl Mcp {
     }
 
     pub fn list(&self) -> Vec<ServerView> {
-        self.slots().values().map(|s| view(s)).collect()
+        self.slots().values().map(view).collect()
     }
 
     pub fn get(&self, name: &str) -> Result<ServerView, McpError> {
         self.slots()
             .get(name)
-            .map(|s| view(s))
+            .map(view)
             .ok_or_else(|| McpError::NotFound(name.into()))
     }
 

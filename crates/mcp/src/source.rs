@@ -14,10 +14,13 @@ use troupe_engine::extension::{ContextContributor, ContextParts, ToolRegistratio
 use troupe_llm::ToolSpec;
 use troupe_store::Store;
 
+/// A server's registrations and the listing generation they were built from.
+type Built = (u64, Arc<[ToolRegistration]>);
+
 /// The servers' tools, built once per server and listing generation.
 pub struct McpTools {
     mcp: Mcp,
-    built: Mutex<HashMap<String, (u64, Arc<[ToolRegistration]>)>>,
+    built: Mutex<HashMap<String, Built>>,
 }
 
 impl McpTools {

@@ -150,12 +150,15 @@ impl Tx<'_> {
         if e.outcome != EffectOutcome::Unknown {
             return Ok(None);
         }
-        let later_run: bool = self.query_one(
-            "SELECT EXISTS (SELECT 1 FROM runs WHERE thread_id = ?1 AND id > ?2)",
-            args![thread.0, e.run_id.0],
+        // A later run, or a model that already read the call's unknown result in its own run
+        // (named when it was settled), knows about it: nothing holds the drive back.
+        let known: bool = self.query_one(
+            "SELECT EXISTS (SELECT 1 FROM runs WHERE thread_id = ?1 AND id > ?2)
+                 OR EXISTS (SELECT 1 FROM effects WHERE id = ?3 AND named_at IS NOT NULL)",
+            args![thread.0, e.run_id.0, e.id.0],
             |r| r.get(0),
         )?;
-        Ok((!later_run).then(|| e.unknown_call()))
+        Ok((!known).then(|| e.unknown_call()))
     }
 
     /// Unknown effects no turn's context has named yet, oldest first.
