@@ -55,6 +55,8 @@ pub struct BootOptions {
     pub addr: Option<String>,
     /// How long one line reading may take, the wait for a reading slot included.
     pub reading_timeout: std::time::Duration,
+    /// The config file's MCP servers, written into the database at boot (the file wins).
+    pub mcp_servers: Vec<troupe_mcp::ServerDef>,
 }
 
 impl BootOptions {
@@ -71,6 +73,7 @@ impl BootOptions {
             database: None,
             addr: None,
             reading_timeout: troupe_collab::DEFAULT_READING_TIMEOUT,
+            mcp_servers: Vec::new(),
         }
     }
 }
@@ -87,16 +90,21 @@ pub async fn build_state(data_dir: &Path, opts: BootOptions) -> anyhow::Result<B
         database,
         addr,
         reading_timeout,
+        mcp_servers,
     } = opts;
     let store = open_store(data_dir, database.as_deref(), durability)?;
+    let mcp = mcp_servers_of(data_dir, &store, &roles)?;
     let shared = Arc::new(SharedRoles::new(roles, secrets).with_key_env_rule(key_env));
     // The checks' runner: the hand-over's bound checks, the routes and the timers share it.
     let checks = troupe_collab::checks::Checks::with_ffprobe(store.clone());
-    let builder = Engine::builder(store, shared.clone()).config(EngineConfig {
-        limits,
-        loops,
-        ..EngineConfig::default()
-    });
+    let builder = Engine::builder(store, shared.clone())
+        .config(EngineConfig {
+            limits,
+            loops,
+            ..EngineConfig::default()
+        })
+        .tool_source(mcp.tool_source())
+        .context(mcp.context());
     let tool_host = troupe_collab::tools::ToolHost::new();
     let hooks = troupe_collab::submissions::Hooks {
         checks: Arc::new(checks.clone()),
@@ -104,6 +112,9 @@ pub async fn build_state(data_dir: &Path, opts: BootOptions) -> anyhow::Result<B
     };
     let builder = troupe_collab::extend_with(builder, &tool_host, hooks)?;
     let engine = troupe_workflows::build_engine(builder)?;
+    // The enabled servers start now; a turn before one is ready is told it is unavailable.
+    mcp.boot(&mcp_servers)
+        .context("the config file's MCP servers")?;
     let collab = Collab::new(engine.clone(), shared, data_dir.join("workspaces"))
         .with_reading_timeout(reading_timeout);
     tool_host.attach(&collab);
@@ -149,9 +160,43 @@ pub async fn build_state(data_dir: &Path, opts: BootOptions) -> anyhow::Result<B
             data_dir: data_dir.to_path_buf(),
             token,
             shutdown,
+            mcp,
         },
         recovery,
     })
+}
+
+/// The MCP servers, started from `DATA_DIR/mcp` when their definition names no directory. No
+/// definition may pass through a variable a model endpoint reads its key from: the config
+/// file's roles, the roles set through the API and the Bots' own endpoints, as stored at boot.
+fn mcp_servers_of(
+    data_dir: &Path,
+    store: &Store,
+    roles: &RoleTable,
+) -> anyhow::Result<troupe_mcp::Mcp> {
+    let cwd = data_dir.join("mcp");
+    std::fs::create_dir_all(&cwd)
+        .with_context(|| format!("cannot create the MCP servers' directory {}", cwd.display()))?;
+    let mut keys: Vec<String> = troupe_core::conversation::ROLES
+        .iter()
+        .filter_map(|r| roles.role(r).and_then(|s| s.api_key_env.clone()))
+        .collect();
+    store.read(|tx| {
+        keys.extend(
+            tx.model_roles()?
+                .into_iter()
+                .filter_map(|(_, s)| s.api_key_env),
+        );
+        keys.extend(
+            tx.bots(true)?
+                .into_iter()
+                .filter_map(|b| b.endpoint.and_then(|e| e.api_key_env)),
+        );
+        Ok(())
+    })?;
+    keys.sort();
+    keys.dedup();
+    Ok(troupe_mcp::Mcp::new(store.clone(), cwd).with_protected_env(keys))
 }
 
 /// Roles set through the API on another node (seen as their `role_set` event, which every node

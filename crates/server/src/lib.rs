@@ -38,7 +38,8 @@ pub const BODY_LIMIT: usize = 1024 * 1024;
         (name = "tasks", description = "Plans (jobs): one job toward a goal, across conversations"),
         (name = "child-tasks", description = "Child tasks a session's Bot handed to other agents"),
         (name = "events", description = "Live events"),
-        (name = "nodes", description = "The daemon processes sharing this database")
+        (name = "nodes", description = "The daemon processes sharing this database"),
+        (name = "mcp", description = "MCP servers whose tools Bots use, and the MCP calls a turn made")
     )
 )]
 struct ApiDoc;
@@ -68,6 +69,7 @@ pub fn api() -> (Router<AppState>, utoipa::openapi::OpenApi) {
         .merge(routes::child_tasks::router())
         .merge(routes::events::router())
         .merge(routes::nodes::router())
+        .merge(routes::mcp::router())
         .split_for_parts()
 }
 

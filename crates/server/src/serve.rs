@@ -1,5 +1,5 @@
 //! Running the daemon: bind, decide on access, build the state, serve until SIGTERM or
-//! Ctrl-C, then drain the engine.
+//! Ctrl-C, then drain the engine and end every MCP server's process group.
 //!
 //! Once listening, the first line on stdout is `listening on http://HOST:PORT`, and
 //! `DATA_DIR/daemon.json` holds `{"addr", "pid"}` until a graceful exit removes it.
@@ -42,6 +42,8 @@ pub struct ServeOptions {
     pub database: Option<String>,
     /// How long one line reading may take, the wait for a reading slot included.
     pub reading_timeout: std::time::Duration,
+    /// The config file's MCP servers (`[mcp_servers.NAME]`).
+    pub mcp_servers: Vec<troupe_mcp::ServerDef>,
 }
 
 /// Whether clients must present a bearer token to a daemon bound to `addr`: anything that
@@ -134,6 +136,7 @@ pub async fn serve(opts: ServeOptions) -> anyhow::Result<()> {
             database: opts.database,
             addr: Some(local.to_string()),
             reading_timeout: opts.reading_timeout,
+            mcp_servers: opts.mcp_servers,
         },
     )
     .await?;
@@ -141,6 +144,7 @@ pub async fn serve(opts: ServeOptions) -> anyhow::Result<()> {
     tracing::info!(recovery = ?r, "recovered");
     let state = boot.state;
     let engine = state.collab.engine().clone();
+    let mcp = state.mcp.clone();
     let shutdown = state.shutdown.clone();
     let daemon_file = opts.data_dir.join("daemon.json");
     let info = serde_json::json!({"addr": local.to_string(), "pid": std::process::id()});
@@ -174,6 +178,8 @@ pub async fn serve(opts: ServeOptions) -> anyhow::Result<()> {
     if !interrupted.is_empty() {
         tracing::info!(runs = ?interrupted, "recorded interrupted by the shutdown");
     }
+    // After the runs: a draining turn may still be calling a server's tool.
+    mcp.shutdown().await;
     if let Err(e) = engine.leave_cluster() {
         tracing::warn!(error = %e, "cannot record this node's stop");
     }

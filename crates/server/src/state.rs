@@ -13,4 +13,6 @@ pub struct AppState {
     /// Cancelled when the daemon shuts down: long-lived responses (event streams) end, so the
     /// HTTP server's graceful shutdown does not wait on them forever.
     pub shutdown: CancellationToken,
+    /// The MCP servers: their definitions, processes and status.
+    pub mcp: troupe_mcp::Mcp,
 }

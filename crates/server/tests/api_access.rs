@@ -191,6 +191,13 @@ async fn the_openapi_document_lists_every_route() {
         ("/v1/checks/{id}", "delete"),
         ("/v1/checks/{id}/run", "post"),
         ("/v1/checks/{id}/confirm", "post"),
+        ("/v1/mcp-servers", "get"),
+        ("/v1/mcp-servers", "post"),
+        ("/v1/mcp-servers/{name}", "get"),
+        ("/v1/mcp-servers/{name}", "patch"),
+        ("/v1/mcp-servers/{name}", "delete"),
+        ("/v1/mcp-servers/{name}/restart", "post"),
+        ("/v1/turns/{id}/mcp-calls", "get"),
     ]
     .into_iter()
     .map(|(p, m)| (p.to_string(), m.to_string()))
@@ -215,6 +222,11 @@ async fn the_openapi_document_lists_every_route() {
         "PlanPatchRequest",
         "EndpointSpec",
         "ErrorBody",
+        "ServerView",
+        "ServerDef",
+        "ServerStatus",
+        "ToolInfo",
+        "McpCallRecord",
     ] {
         assert!(schemas.contains_key(name), "schema {name} missing");
     }
