@@ -31,6 +31,7 @@ pub enum Command {
     Pipeline(crate::pipeline_args::PipelineArgs),
     Bench(crate::golden::args::BenchArgs),
     Db(crate::db::DbArgs),
+    Mcp(crate::mcp::McpArgs),
 }
 
 /// Run the daemon: the HTTP API under /v1, live events over SSE, and the web page at /.
@@ -168,6 +169,13 @@ pub struct ExecArgs {
     /// TASK, give it a new task.
     #[arg(long, value_name = "THREAD_ID")]
     pub resume: Option<String>,
+
+    /// An MCP server the agent may use in this run only, as one argument NAME=COMMAND ARG…:
+    /// the command line after `=` is split on whitespace (no quoting; use the config file's
+    /// [mcp_servers.NAME] for arguments with spaces). Repeatable. Its tools are offered as
+    /// NAME__TOOL. E.g. --mcp "files=npx -y @modelcontextprotocol/server-filesystem /tmp".
+    #[arg(long = "mcp", value_name = "NAME=COMMAND")]
+    pub mcp: Vec<String>,
 }
 
 impl ExecArgs {

@@ -59,12 +59,8 @@ pub async fn exec(args: ExecArgs) -> anyhow::Result<u8> {
         None => None,
     };
     let workspace = workspace_dir(args.workspace.as_deref())?;
-    let engine = build_engine(&args)?;
-    engine
-        .recover()
-        .await
-        .context("recovering runs a previous process left unfinished")?;
-
+    let mcp_defs = crate::mcp::exec_servers(&args.mcp)?;
+    let (engine, mcp) = build(&args, &mcp_defs, &workspace)?;
     let style = if args.json {
         Style::Json
     } else if std::io::stderr().is_terminal() {
@@ -73,6 +69,82 @@ pub async fn exec(args: ExecArgs) -> anyhow::Result<u8> {
         Style::Lines
     };
     let mut progress = Progress::new(style);
+    let result = match &mcp {
+        Some(mcp) => match start_mcp(mcp, &mcp_defs, &mut progress).await {
+            Ok(()) => drive(args, task, resume, workspace, &engine, progress).await,
+            Err(e) => Err(e),
+        },
+        None => drive(args, task, resume, workspace, &engine, progress).await,
+    };
+    if let Some(mcp) = mcp {
+        end_mcp(&engine, &mcp, &mcp_defs).await;
+    }
+    result
+}
+
+/// Start the run's MCP servers and wait until each is ready or has failed (a failed one's
+/// tools are absent and the turn's context says why).
+async fn start_mcp(
+    mcp: &troupe_mcp::Mcp,
+    defs: &[troupe_mcp::ServerDef],
+    progress: &mut Progress,
+) -> anyhow::Result<()> {
+    mcp.boot(defs).context("starting the --mcp servers")?;
+    for def in defs {
+        let status = mcp
+            .wait_for(&def.name, MCP_START_LIMIT, |s| {
+                s.state != troupe_mcp::State::Starting
+            })
+            .await
+            .map_err(|e| anyhow!(e))?;
+        let line = match status.state {
+            troupe_mcp::State::Ready => format!(
+                "mcp {}: ready, {} tool{}",
+                def.name,
+                status.tool_count,
+                if status.tool_count == 1 { "" } else { "s" }
+            ),
+            _ => format!(
+                "mcp {}: {:?}: {}",
+                def.name,
+                status.state,
+                status.last_error.as_deref().unwrap_or("no reason given")
+            )
+            .to_lowercase(),
+        };
+        progress.line(&line);
+    }
+    Ok(())
+}
+
+/// A one-off run's servers leave the database with the run, and every server process ends.
+async fn end_mcp(engine: &Engine, mcp: &troupe_mcp::Mcp, defs: &[troupe_mcp::ServerDef]) {
+    // The runs are over (or were shut down) before their servers go.
+    engine.shutdown(Duration::from_secs(2)).await;
+    for def in defs {
+        if let Err(e) = mcp.remove(&def.name) {
+            tracing::warn!(server = %def.name, error = %e, "cannot remove the --mcp server");
+        }
+    }
+    mcp.shutdown().await;
+}
+
+/// How long `--mcp` servers may take to start before the run begins without them.
+const MCP_START_LIMIT: Duration = Duration::from_secs(30);
+
+async fn drive(
+    args: ExecArgs,
+    task: Option<String>,
+    resume: Option<ThreadId>,
+    workspace: PathBuf,
+    engine: &Engine,
+    mut progress: Progress,
+) -> anyhow::Result<u8> {
+    let style = progress.style();
+    engine
+        .recover()
+        .await
+        .context("recovering runs a previous process left unfinished")?;
     // Subscribed before anything is written, so no event of this invocation is missed.
     let events = engine.store().subscribe();
     let stream = engine.subscribe_stream();
@@ -98,7 +170,7 @@ pub async fn exec(args: ExecArgs) -> anyhow::Result<u8> {
             let t = engine
                 .store()
                 .read(|tx| tx.find_thread(id))?
-                .ok_or_else(|| anyhow!("there is no thread {id} in {}", db_hint(&engine)))?;
+                .ok_or_else(|| anyhow!("there is no thread {id} in {}", db_hint(engine)))?;
             eprintln!("thread {id}");
             if args.workspace.is_some() && workspace_str(&workspace)? != t.workspace {
                 progress.line(&format!(
@@ -117,14 +189,14 @@ pub async fn exec(args: ExecArgs) -> anyhow::Result<u8> {
             };
             if !started {
                 finish(&mut progress, Feed::start(id, events, stream)).await;
-                return nothing_to_resume(&engine, id, progress.style());
+                return nothing_to_resume(engine, id, progress.style());
             }
             id
         }
     };
 
     let mut feed = Feed::start(thread, events, stream);
-    let ctrl_c = follow(&engine, thread, &mut progress, &mut feed).await;
+    let ctrl_c = follow(engine, thread, &mut progress, &mut feed).await;
     if ctrl_c {
         let _ = engine.stop(thread, StopMode::User).await;
         finish(&mut progress, feed).await;
@@ -264,7 +336,20 @@ fn workspace_str(dir: &Path) -> anyhow::Result<String> {
 /// scripted provider can load it like any other script file.
 const DEMO_SCRIPT: &str = include_str!("demo.json");
 
+/// The engine without MCP servers (the durability tests build it).
+#[cfg(test)]
 pub(crate) fn build_engine(args: &ExecArgs) -> anyhow::Result<Engine> {
+    let here = std::env::current_dir().context("cannot read the current directory")?;
+    Ok(build(args, &[], &here)?.0)
+}
+
+/// The engine, and with `mcp_defs` the MCP servers (not started yet) its Bot may use; a
+/// stdio server without a cwd starts in `workspace`.
+fn build(
+    args: &ExecArgs,
+    mcp_defs: &[troupe_mcp::ServerDef],
+    workspace: &Path,
+) -> anyhow::Result<(Engine, Option<troupe_mcp::Mcp>)> {
     let data_dir = match &args.data_dir {
         Some(d) => d.clone(),
         None => paths::data_dir(&paths::process_env)?,
@@ -309,7 +394,41 @@ pub(crate) fn build_engine(args: &ExecArgs) -> anyhow::Result<Engine> {
         },
         ..EngineConfig::default()
     };
-    Ok(Engine::builder(store, Arc::new(roles))
-        .config(engine_config)
-        .build())
+    let mut builder = Engine::builder(store.clone(), Arc::new(roles)).config(engine_config);
+    let mut mcp = None;
+    if !mcp_defs.is_empty() {
+        refuse_stored_names(&store, mcp_defs)?;
+        // The model endpoints' keys never reach a server.
+        let keys: Vec<String> = config
+            .endpoints
+            .values()
+            .filter_map(|e| e.api_key_env.clone())
+            .collect();
+        let m = troupe_mcp::Mcp::new(store, workspace.to_path_buf()).with_protected_env(keys);
+        builder = builder.tool_source(m.tool_source()).context(m.context());
+        mcp = Some(m);
+    }
+    Ok((builder.build(), mcp))
+}
+
+/// An `--mcp` server may not take the name of one stored by the daemon with another
+/// definition: the one-off would replace it and then remove it. The same definition left by
+/// an earlier `exec` cut off before its cleanup is fine.
+fn refuse_stored_names(store: &Store, defs: &[troupe_mcp::ServerDef]) -> anyhow::Result<()> {
+    let stored = store.read(|tx| tx.mcp_servers())?;
+    for def in defs {
+        let mine = serde_json::to_value(def)?;
+        if let Some(row) = stored.iter().find(|r| r.name == def.name)
+            && row.definition != mine
+        {
+            return Err(UsageError(format!(
+                "--mcp {}: the database at {} keeps another MCP server of that name (the \
+                 daemon's); give this one another name",
+                def.name,
+                store.path().display()
+            ))
+            .into());
+        }
+    }
+    Ok(())
 }

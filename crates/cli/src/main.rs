@@ -13,7 +13,11 @@ fn main() -> ExitCode {
         Command::Serve(_) => {
             "warn,troupe_server=info,troupe_engine=info,troupe_collab=info,troupe_cli=info"
         }
-        Command::Exec(_) | Command::Pipeline(_) | Command::Bench(_) | Command::Db(_) => "warn",
+        Command::Exec(_)
+        | Command::Pipeline(_)
+        | Command::Bench(_)
+        | Command::Db(_)
+        | Command::Mcp(_) => "warn",
     };
     init_tracing(default_level);
     let runtime = match tokio::runtime::Builder::new_multi_thread()
@@ -32,6 +36,7 @@ fn main() -> ExitCode {
             Command::Serve(args) => troupe_cli::serve::serve(args).await,
             Command::Pipeline(args) => troupe_cli::pipeline::pipeline(args).await,
             Command::Db(args) => troupe_cli::db::db(args),
+            Command::Mcp(args) => troupe_cli::mcp::mcp(args).await,
             Command::Bench(args) => match args.command {
                 troupe_cli::golden::args::BenchCommand::Golden(g) => {
                     troupe_cli::golden::golden(g).await

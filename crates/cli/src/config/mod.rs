@@ -45,7 +45,10 @@
 //! continuation_spacing_ms = 1000
 //! ```
 //!
-//! and, at the top level, `durability = "full"` (the default) or `"normal"`: how far each
+//! and `[mcp_servers.NAME]` tables, the MCP servers `troupe serve` starts (see [`mcp_servers`]
+//! for their fields).
+//!
+//! At the top level, `durability = "full"` (the default) or `"normal"`: how far each
 //! commit of the store goes before it is acknowledged (`--durability` overrides it).
 //!
 //! Rules, all checked by [`Config::load`]:
@@ -58,6 +61,7 @@
 //! - every `api_key_env` must match one of `keys.env_patterns` ([`KeyEnvRule`]);
 //! - `serve.allowed_hosts` are bare names or addresses, without scheme or port.
 //! - `durability` is `full` or `normal`.
+//! - every `[mcp_servers.NAME]` is a valid server definition ([`ServerDef::validate`]).
 //!
 //! Roles without an endpoint fall back to the `default` role's endpoint (that fallback is
 //! applied by the engine, not here).
@@ -75,7 +79,9 @@ use troupe_store::Durability;
 
 use crate::paths::{self, EnvLookup, PathError};
 
+pub mod mcp_servers;
 mod workflows;
+pub use troupe_mcp::ServerDef;
 pub use workflows::Workflows;
 
 /// The model roles an endpoint can be assigned to.
@@ -119,6 +125,9 @@ pub struct Config {
     /// `troupe.db`. `--database` and `TROUPE_DATABASE_URL` override it.
     #[serde(default)]
     pub database_url: Option<String>,
+    /// `[mcp_servers.NAME]`: MCP servers by name (each definition's `name` is its key).
+    #[serde(default, deserialize_with = "mcp_servers::strict_servers")]
+    pub mcp_servers: BTreeMap<String, ServerDef>,
 }
 
 /// `[keys]`: which environment variables an endpoint may name as its key.
@@ -230,6 +239,13 @@ pub enum ConfigError {
     InvalidAllowedHost(String),
     #[error("workflows.{0}")]
     InvalidWorkflows(String),
+    /// A `[mcp_servers.NAME]` table that is not a valid server definition.
+    #[error("[mcp_servers.{name}] {field}: {message}")]
+    InvalidMcpServer {
+        name: String,
+        field: String,
+        message: String,
+    },
     /// A validation error found in a file, with the file named.
     #[error("{}: {inner}", path.display())]
     InFile {
@@ -357,8 +373,9 @@ impl Config {
             path: path.to_path_buf(),
             inner: Box::new(inner),
         };
-        config.validate().map_err(in_file)?;
         let base = path.parent().unwrap_or(Path::new(""));
+        mcp_servers::resolve_cwds(&mut config.mcp_servers, base);
+        config.validate().map_err(in_file)?;
         for (name, spec) in &mut config.endpoints {
             if let Some(script) = &spec.script {
                 let resolved = absolute(&base.join(script), name).map_err(in_file)?;
@@ -388,6 +405,13 @@ impl Config {
         for host in &self.serve.allowed_hosts {
             troupe_server::hosts::normalize_allowed_host(host)
                 .map_err(ConfigError::InvalidAllowedHost)?;
+        }
+        for def in self.mcp_servers.values() {
+            def.validate().map_err(|e| ConfigError::InvalidMcpServer {
+                name: def.name.clone(),
+                field: e.field,
+                message: e.message,
+            })?;
         }
         if !(1_000..=120_000).contains(&self.reading.timeout_ms) {
             return Err(ConfigError::InvalidReadingTimeout(self.reading.timeout_ms));

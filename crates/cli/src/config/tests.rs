@@ -646,3 +646,64 @@ fn the_reading_timeout_defaults_to_20_s_and_is_bounded() {
     assert!(err("[reading]\ntimeout_ms = 10\n").contains("reading.timeout_ms"));
     assert!(err("[reading]\nslots = 3\n").contains("slots"));
 }
+
+const MCP: &str = r#"
+[mcp_servers.files]
+command = "npx"
+args = ["-y", "@modelcontextprotocol/server-filesystem", "/srv/notes"]
+cwd = "servers"
+env = { LOG_LEVEL = "warn" }
+env_vars = ["GITHUB_TOKEN"]
+tool_timeout_sec = 30
+bots = ["ada"]
+
+[mcp_servers.docs]
+url = "https://mcp.example.com/mcp"
+bearer_token_env_var = "DOCS_MCP_TOKEN"
+enabled = false
+"#;
+
+#[test]
+fn mcp_server_tables_parse_with_the_key_as_the_name() {
+    let c = parse(MCP).unwrap();
+    assert_eq!(c.mcp_servers.len(), 2);
+    let files = &c.mcp_servers["files"];
+    assert_eq!(files.name, "files");
+    assert_eq!(files.command.as_deref(), Some("npx"));
+    assert_eq!(files.args.len(), 3);
+    // A relative cwd is the config file's directory's, like a script path.
+    assert_eq!(files.cwd.as_deref(), Some("/etc/troupe/servers"));
+    assert_eq!(files.env["LOG_LEVEL"], "warn");
+    assert_eq!(files.env_vars, ["GITHUB_TOKEN"]);
+    assert_eq!(files.tool_timeout_sec, 30);
+    assert!(files.enabled && files.allows("ada") && !files.allows("bob"));
+    let docs = &c.mcp_servers["docs"];
+    assert_eq!(docs.url.as_deref(), Some("https://mcp.example.com/mcp"));
+    assert_eq!(docs.bearer_token_env_var.as_deref(), Some("DOCS_MCP_TOKEN"));
+    assert_eq!(docs.tool_timeout_sec, 120);
+    assert!(!docs.enabled);
+    assert!(parse("").unwrap().mcp_servers.is_empty());
+}
+
+#[test]
+fn a_bad_mcp_server_table_is_refused_naming_the_table_and_field() {
+    let e = err("[mcp_servers.files]\ncommand = \"x\"\ntool_timeout_sec = 0\n");
+    assert!(e.contains("/etc/troupe/config.toml"), "{e}");
+    assert!(
+        e.contains("[mcp_servers.files] tool_timeout_sec: 0 is out of range"),
+        "{e}"
+    );
+    let e = err("[mcp_servers.both]\ncommand = \"x\"\nurl = \"http://h/mcp\"\n");
+    assert!(e.contains("[mcp_servers.both] command:"), "{e}");
+    let e = err("[mcp_servers.web]\nurl = \"localhost:8080\"\n");
+    assert!(e.contains("[mcp_servers.web] url:"), "{e}");
+    let e = err("[mcp_servers.\"Bad Name\"]\ncommand = \"x\"\n");
+    assert!(e.contains("[mcp_servers.Bad Name] name:"), "{e}");
+    let e = err("[mcp_servers.x]\ncommand = \"x\"\nenv_vars = [\"TROUPE_TOKEN\"]\n");
+    assert!(e.contains("[mcp_servers.x] env:"), "{e}");
+    // Typos and the name field (the key is the name) are unknown fields, with their line.
+    let e = err("[mcp_servers.x]\ncommand = \"x\"\ntimeout = 5\n");
+    assert!(e.contains("timeout") && e.contains("line 3"), "{e}");
+    let e = err("[mcp_servers.x]\nname = \"x\"\ncommand = \"x\"\n");
+    assert!(e.contains("unknown field `name`"), "{e}");
+}
