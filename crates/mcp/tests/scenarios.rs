@@ -332,3 +332,43 @@ async fn removing_a_server_ends_its_process_and_its_tools() {
     assert!(w.mcp.get("t").is_err());
     w.mcp.shutdown().await;
 }
+
+#[tokio::test]
+async fn an_http_server_serves_a_turn_and_a_missing_token_variable_is_named() {
+    use tokio::io::AsyncBufReadExt;
+    let mut child = tokio::process::Command::new(support::test_server())
+        .args(["--http", "127.0.0.1:0"])
+        .stdout(std::process::Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap();
+    let mut lines = tokio::io::BufReader::new(child.stdout.take().unwrap()).lines();
+    let first = lines.next_line().await.unwrap().unwrap();
+    let url = first.strip_prefix("listening on ").unwrap().to_string();
+    // SAFETY: a name only this test uses, set before the server connects.
+    unsafe { std::env::set_var("MCP_TEST_HTTP_TOKEN", "t0ken") };
+    let w = world(|b| b);
+    let def = troupe_mcp::ServerDef::from_json(&json!({
+        "name": "web", "url": url, "bearer_token_env_var": "MCP_TEST_HTTP_TOKEN"
+    }))
+    .unwrap();
+    w.add_ready(def).await;
+    let t = w.thread("ada");
+    w.model.push(calls(&[("web__add", json!({"a": 40, "b": 2}))]));
+    w.turn(t, "add over http").await;
+    let seen = World::last_message(&w.model.last());
+    assert!(seen.contains("42"), "{seen}");
+
+    let unset = troupe_mcp::ServerDef::from_json(&json!({
+        "name": "web2", "url": url, "bearer_token_env_var": "MCP_TEST_NEVER_SET"
+    }))
+    .unwrap();
+    w.mcp.add(unset).unwrap();
+    let failed = w
+        .mcp
+        .wait_for("web2", Duration::from_secs(10), |s| s.state == State::Failed)
+        .await
+        .unwrap();
+    let why = failed.last_error.unwrap();
+    assert!(why.contains("MCP_TEST_NEVER_SET is not set"), "{why}");
+}
