@@ -384,3 +384,83 @@ async fn a_turns_mcp_calls_need_the_turn() {
         json!([])
     );
 }
+
+/// The daemon's state on `data`, with the `default` role's key in `CONFIG_MODEL_API_KEY`.
+async fn boot(data: &std::path::Path) -> troupe_server::AppState {
+    let secrets: troupe_engine::models::SecretSource = std::sync::Arc::new(|_| None);
+    let mut roles = troupe_engine::RoleTable::new(secrets.clone());
+    roles
+        .set_role("default", endpoint("CONFIG_MODEL_API_KEY"))
+        .unwrap();
+    troupe_server::bootstrap::build_state(
+        data,
+        troupe_server::bootstrap::BootOptions {
+            database: Some(troupe_store::testing::database_url_in(data)),
+            ..troupe_server::bootstrap::BootOptions::new(roles, secrets)
+        },
+    )
+    .await
+    .unwrap()
+    .state
+}
+
+fn endpoint(key: &str) -> troupe_core::thread::EndpointSpec {
+    troupe_core::thread::EndpointSpec {
+        kind: "openai".into(),
+        base_url: Some("http://127.0.0.1:9/v1".into()),
+        model: "m".into(),
+        api_key_env: Some(key.into()),
+        script: None,
+    }
+}
+
+#[tokio::test]
+async fn no_definition_passes_a_model_endpoints_key_variable() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("data");
+    // A role and a Bot whose keys are set through the API, then a restart: the keys the
+    // endpoints read at boot are the config file's role's and these.
+    let first = boot(&data).await;
+    first
+        .collab
+        .set_role("reading", endpoint("STORED_ROLE_API_KEY"))
+        .unwrap();
+    first
+        .collab
+        .create_bot(troupe_collab::NewBotRequest {
+            name: "Keyed".into(),
+            persona: None,
+            endpoint: Some(endpoint("BOT_MODEL_API_KEY")),
+        })
+        .unwrap();
+    first.shutdown.cancel();
+    first.mcp.shutdown().await;
+    drop(first);
+
+    let state = boot(&data).await;
+    assert!(data.join("mcp").is_dir(), "the servers' directory is made");
+    for key in [
+        "CONFIG_MODEL_API_KEY",
+        "STORED_ROLE_API_KEY",
+        "BOT_MODEL_API_KEY",
+    ] {
+        let def = troupe_mcp::ServerDef::from_json(
+            &json!({"name": "leaky", "command": "true", "env_vars": [key], "enabled": false}),
+        )
+        .unwrap();
+        match state.mcp.add(def) {
+            Err(troupe_mcp::McpError::Invalid(e)) => {
+                assert_eq!(e.field, "env_vars", "{e}");
+                assert!(e.message.contains(key), "{e}");
+            }
+            other => panic!("{key} was let through: {other:?}"),
+        }
+    }
+    let def = troupe_mcp::ServerDef::from_json(
+        &json!({"name": "fine", "command": "true", "env_vars": ["GITHUB_TOKEN"], "enabled": false}),
+    )
+    .unwrap();
+    state.mcp.add(def).unwrap();
+    assert_eq!(state.mcp.list().len(), 1);
+    state.shutdown.cancel();
+}
