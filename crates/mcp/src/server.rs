@@ -151,6 +151,13 @@ async fn life(slot: Arc<Slot>, mut cmds: mpsc::UnboundedReceiver<Cmd>, default_c
                 Ended::Stopped => return,
                 Ended::Restart => {
                     attempt = 0;
+                    slot.set_live(None);
+                    slot.update(|s| {
+                        s.state = State::Starting;
+                        s.restarts += 1;
+                        s.tools.clear();
+                        s.tool_count = 0;
+                    });
                     continue;
                 }
                 Ended::Exited(why) => why,

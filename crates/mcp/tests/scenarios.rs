@@ -354,7 +354,8 @@ async fn an_http_server_serves_a_turn_and_a_missing_token_variable_is_named() {
     .unwrap();
     w.add_ready(def).await;
     let t = w.thread("ada");
-    w.model.push(calls(&[("web__add", json!({"a": 40, "b": 2}))]));
+    w.model
+        .push(calls(&[("web__add", json!({"a": 40, "b": 2}))]));
     w.turn(t, "add over http").await;
     let seen = World::last_message(&w.model.last());
     assert!(seen.contains("42"), "{seen}");
@@ -366,9 +367,43 @@ async fn an_http_server_serves_a_turn_and_a_missing_token_variable_is_named() {
     w.mcp.add(unset).unwrap();
     let failed = w
         .mcp
-        .wait_for("web2", Duration::from_secs(10), |s| s.state == State::Failed)
+        .wait_for("web2", Duration::from_secs(10), |s| {
+            s.state == State::Failed
+        })
         .await
         .unwrap();
     let why = failed.last_error.unwrap();
     assert!(why.contains("MCP_TEST_NEVER_SET is not set"), "{why}");
+}
+
+#[tokio::test]
+async fn a_stdio_server_the_stop_leaves_hung_is_restarted() {
+    let w = world(|b| b);
+    w.add_ready(w.server("t", json!({}))).await;
+    let t = w.thread("ada");
+    w.model.push(calls(&[("t__freeze", json!({}))]));
+    w.engine
+        .deliver(t, troupe_core::inbox::Delivery::user_task("freeze"))
+        .await
+        .unwrap();
+    wait_for_line(&w.events, "freezing").await;
+    w.engine.stop(t, StopMode::User).await.unwrap();
+    w.engine.wait_idle(t).await;
+    // It answers no ping after the cancel, so it is started again (no backoff: asked for).
+    let back = w
+        .mcp
+        .wait_for("t", Duration::from_secs(30), |s| {
+            s.state == State::Ready && s.restarts >= 1
+        })
+        .await
+        .unwrap();
+    assert_eq!(back.restarts, 1);
+    // The person's next line comes after the stop (it is what lets work go on past the
+    // stopped call, whose outcome is unknown).
+    w.clock.advance(1_000);
+    w.model
+        .push(calls(&[("t__echo", json!({"text": "thawed out"}))]));
+    w.turn(t, "again").await;
+    let seen: Vec<String> = w.model.requests().iter().map(World::last_message).collect();
+    assert!(seen.last().unwrap().contains("thawed out"), "{seen:#?}");
 }

@@ -142,6 +142,7 @@ async fn lists_every_tool_with_its_read_only_hint_and_no_resources_or_prompts() 
         ("slow", None),
         ("fail", Some(true)),
         ("exit_now", None),
+        ("freeze", None),
         ("picture", Some(true)),
         ("env_names", Some(true)),
         ("big", Some(true)),
@@ -167,8 +168,8 @@ async fn many_tools_come_in_pages_of_ten() {
             None => break,
         }
     }
-    assert_eq!(sizes, [10, 10, 10, 5]);
-    assert_eq!(names.len(), 35);
+    assert_eq!(sizes, [10, 10, 10, 6]);
+    assert_eq!(names.len(), 36);
     assert_eq!(names.last().map(String::as_str), Some("t24"));
     let t7 = server
         .client

@@ -54,6 +54,11 @@ pub fn tools(many: usize, unlocked: bool) -> Vec<Tool> {
             "Ends the server process (code 3) without answering.",
             no_args.clone(),
         ),
+        Tool::new(
+            "freeze",
+            "Stops the whole server process (SIGSTOP) without answering: a hung server.",
+            no_args.clone(),
+        ),
         read_only(Tool::new(
             "picture",
             "Returns a tiny PNG image and a caption.",

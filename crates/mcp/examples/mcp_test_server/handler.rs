@@ -174,6 +174,12 @@ impl ServerHandler for TestServer {
             "slow" => self.slow(&args, &context).await?,
             "fail" => error_result("it failed on purpose"),
             "exit_now" => std::process::exit(3),
+            "freeze" => {
+                append_event("freezing").map_err(|e| ErrorData::internal_error(e, None))?;
+                // SAFETY: signals this very process; it stays stopped until killed.
+                unsafe { libc::kill(libc::getpid(), libc::SIGSTOP) };
+                error_result("thawed")
+            }
             "picture" => CallToolResult::success(vec![
                 ContentBlock::image(TINY_PNG, "image/png"),
                 ContentBlock::text("a 1x1 picture"),

@@ -132,6 +132,7 @@ pub struct World {
     /// The test server's notes (`write_note`) and events (`slow`) files.
     pub notes: PathBuf,
     pub events: PathBuf,
+    pub clock: ManualClock,
 }
 
 pub fn world(extend: impl FnOnce(EngineBuilder) -> EngineBuilder) -> World {
@@ -139,7 +140,7 @@ pub fn world(extend: impl FnOnce(EngineBuilder) -> EngineBuilder) -> World {
     let workspace = dir.path().join("ws");
     std::fs::create_dir_all(&workspace).unwrap();
     let clock = ManualClock::new(1_700_000_000_000);
-    let store = troupe_store::testing::open_in(dir.path(), Arc::new(clock));
+    let store = troupe_store::testing::open_in(dir.path(), Arc::new(clock.clone()));
     let model = Arc::new(Queue::default());
     let mcp = Mcp::new(store.clone(), dir.path().to_path_buf());
     let builder = Engine::builder(
@@ -163,6 +164,7 @@ pub fn world(extend: impl FnOnce(EngineBuilder) -> EngineBuilder) -> World {
         model,
         notes: dir.path().join("notes.txt"),
         events: dir.path().join("events.txt"),
+        clock,
         workspace,
         dir,
     }
