@@ -59,5 +59,6 @@ pub fn options(args: ServeArgs) -> anyhow::Result<ServeOptions> {
         durability: config.durability(args.durability),
         database: config.database_url(args.database),
         reading_timeout: Duration::from_millis(config.reading.timeout_ms),
+        mcp_servers: config.mcp_servers.into_values().collect(),
     })
 }
