@@ -44,12 +44,32 @@ impl Engine {
         let all = self.available_tool_specs(thread);
         match self.narrowed(thread) {
             None => all,
-            Some(n) => all
-                .iter()
-                .filter(|s| n.only.contains(&s.name))
-                .cloned()
-                .collect(),
+            Some(n) => {
+                let kept = self.kept_sourced(thread, &n);
+                all.iter()
+                    .filter(|s| n.only.contains(&s.name) || kept.contains(&s.name))
+                    .cloned()
+                    .collect()
+            }
         }
+    }
+
+    /// The sourced tools without an effect a narrowing keeps, when it keeps them.
+    pub(crate) fn kept_sourced(
+        &self,
+        thread: &Thread,
+        n: &crate::extension::Narrowed,
+    ) -> Vec<String> {
+        if !n.keep_sourced_read_only {
+            return Vec::new();
+        }
+        self.inner
+            .ext
+            .sourced_tools(thread)
+            .into_iter()
+            .filter(|t| !t.effectful)
+            .map(|t| t.spec.name)
+            .collect()
     }
 
     fn available_tool_specs(&self, thread: &Thread) -> Arc<[ToolSpec]> {

@@ -193,6 +193,7 @@ pub(crate) fn check(engine: &Engine, live: &LiveRun, thread: &Thread, call: &Too
     }
     if let Some(n) = engine.narrowed(thread)
         && !n.only.contains(&call.name)
+        && !engine.kept_sourced(thread, &n).contains(&call.name)
     {
         return Checked::Done(Dispatched::error(format!(
             "{} is refused: {} (only {} may be called now)",

@@ -315,6 +315,9 @@ pub struct Narrowed {
     pub only: Vec<String>,
     /// Why, as the model is told when it calls anything else.
     pub reason: String,
+    /// Tools from a tool source that have no effect (e.g. an MCP server's read-only tools)
+    /// stay offered and callable too.
+    pub keep_sourced_read_only: bool,
 }
 
 /// Narrows the tools a thread sees and may call for a turn (e.g. a turn that may only give a

@@ -320,6 +320,7 @@ impl ToolScope for VerdictOnly {
             (thread.interaction == Interaction::Unattended).then(|| Narrowed {
                 only: vec!["approve".into(), "read_file".into()],
                 reason: "this is a verdict turn".into(),
+                keep_sourced_read_only: false,
             }),
         )
     }

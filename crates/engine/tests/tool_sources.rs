@@ -228,3 +228,61 @@ async fn a_sourced_name_taken_by_a_builtin_is_left_out() {
         "the built-in stays"
     );
 }
+
+/// Narrows every turn to `read_file`, keeping sourced tools without an effect, as a hold does.
+struct HeldTurn;
+impl ToolScope for HeldTurn {
+    fn name(&self) -> &str {
+        "held"
+    }
+    fn narrow(
+        &self,
+        _thread: &Thread,
+        _store: &troupe_store::Store,
+    ) -> Result<Option<Narrowed>, String> {
+        Ok(Some(Narrowed {
+            only: vec!["read_file".into()],
+            reason: "held".into(),
+            keep_sourced_read_only: true,
+        }))
+    }
+}
+
+#[tokio::test]
+async fn a_narrowing_that_keeps_sourced_read_only_tools_offers_them_and_not_the_effectful() {
+    let source = Arc::new(Changing::default());
+    let look = answer(ToolReply::ok("looked"));
+    let act = answer(ToolReply::ok("acted"));
+    source.tools.lock().unwrap().extend([
+        registration("s__look", false, look.clone()),
+        registration("s__act", true, act.clone()),
+    ]);
+    let h = build(
+        vec![Reply::Tools(
+            String::new(),
+            vec![call("c1", "s__look", "{}"), call("c2", "s__act", "{}")],
+        )],
+        {
+            let source = source.clone();
+            move |b| b.tool_source(source).tool_scope(Arc::new(HeldTurn))
+        },
+    );
+    let t = h.thread(Interaction::Interactive);
+    h.engine
+        .deliver(t, Delivery::user_task("go"))
+        .await
+        .unwrap();
+    h.engine.wait_idle(t).await;
+    let names: Vec<String> = h.provider.requests()[0]
+        .tools
+        .iter()
+        .map(|s| s.name.clone())
+        .collect();
+    assert_eq!(names, ["read_file", "s__look"]);
+    assert_eq!(*look.calls.lock().unwrap(), 1);
+    assert_eq!(
+        *act.calls.lock().unwrap(),
+        0,
+        "an effect is refused by the narrowing"
+    );
+}

@@ -102,6 +102,7 @@ impl ToolScope for ReadonlyTools {
         Ok(readonly.then(|| Narrowed {
             only: READ_ONLY_TOOLS.iter().map(|t| t.to_string()).collect(),
             reason: "held: the person stopped this work; this turn can only read and answer".into(),
+            keep_sourced_read_only: true,
         }))
     }
 }

@@ -134,6 +134,7 @@ impl ToolScope for WakeGuard {
                 stop.into(),
             ],
             reason: format!("in this turn {REFUSED}"),
+            keep_sourced_read_only: false,
         }))
     }
 }

@@ -362,6 +362,7 @@ impl ToolScope for AuditRecoveryGuard {
         Ok(in_audit_recovery(thread, store)?.then(|| Narrowed {
             only: vec![APPROVE.into(), REJECT.into()],
             reason: AUDIT_RECOVERY.into(),
+            keep_sourced_read_only: false,
         }))
     }
 }

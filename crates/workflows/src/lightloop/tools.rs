@@ -341,6 +341,7 @@ impl ToolScope for RecoveryGuard {
         Ok(in_review_recovery(thread, store)?.then(|| Narrowed {
             only: vec![APPROVE.into(), REJECT.into()],
             reason: REVIEW_RECOVERY.into(),
+            keep_sourced_read_only: false,
         }))
     }
 }
