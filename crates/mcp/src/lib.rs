@@ -16,6 +16,6 @@ pub mod status;
 pub use call::HUNG_AFTER;
 pub use conn::STDERR_KEPT;
 pub use def::{DefError, ServerDef};
-pub use manager::{Mcp, McpError, ServerView, probe};
+pub use manager::{Mcp, McpError, Protected, ServerView, probe};
 pub use server::backoff;
 pub use status::{ServerStatus, State, ToolInfo};

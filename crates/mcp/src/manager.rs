@@ -43,9 +43,13 @@ pub(crate) struct Inner {
     /// Where a stdio server without a `cwd` starts.
     pub default_cwd: PathBuf,
     pub slots: Mutex<BTreeMap<String, Arc<Slot>>>,
-    /// Variables no definition may pass through (the daemon's own secrets).
-    protected: Vec<String>,
+    /// Variables no definition may hand a server (the daemon's own secrets), asked at each
+    /// check so keys added while the daemon runs are covered.
+    protected: Protected,
 }
+
+/// The names of the daemon's secret variables, as they are now.
+pub type Protected = Arc<dyn Fn() -> Vec<String> + Send + Sync>;
 
 impl Mcp {
     pub fn new(store: Store, default_cwd: PathBuf) -> Self {
@@ -54,21 +58,25 @@ impl Mcp {
                 store,
                 default_cwd,
                 slots: Mutex::new(BTreeMap::new()),
-                protected: Vec::new(),
+                protected: Arc::new(Vec::new),
             }),
         }
     }
 
-    /// Name variables a definition may not pass to a server (e.g. the model endpoints' keys).
+    /// Name variables a definition may not hand a server (e.g. the model endpoints' keys).
     pub fn with_protected_env(self, names: Vec<String>) -> Self {
+        self.with_protected_env_from(Arc::new(move || names.clone()))
+    }
+
+    /// As [`Mcp::with_protected_env`], with the names read anew at each check.
+    pub fn with_protected_env_from(self, protected: Protected) -> Self {
         let inner = Arc::try_unwrap(self.inner).unwrap_or_else(|_| {
-            panic!("with_protected_env is called while the MCP servers are built, before sharing")
+            panic!(
+                "the protected variables are set while the MCP servers are built, before sharing"
+            )
         });
         Mcp {
-            inner: Arc::new(Inner {
-                protected: names,
-                ..inner
-            }),
+            inner: Arc::new(Inner { protected, ..inner }),
         }
     }
 
@@ -78,15 +86,22 @@ impl Mcp {
 
     fn check(&self, def: &ServerDef) -> Result<(), McpError> {
         def.validate()?;
-        if let Some(name) = def
-            .env_vars
-            .iter()
-            .find(|n| self.inner.protected.contains(n))
-        {
+        let protected = (self.inner.protected)();
+        let secret = |n: &String| protected.contains(n);
+        if let Some(name) = def.env_vars.iter().find(|n| secret(n)) {
             return Err(DefError {
                 field: "env_vars".into(),
                 message: format!(
                     "'{name}' holds one of the daemon's secrets and never reaches a server"
+                ),
+            }
+            .into());
+        }
+        if let Some(name) = def.bearer_token_env_var.as_ref().filter(|n| secret(n)) {
+            return Err(DefError {
+                field: "bearer_token_env_var".into(),
+                message: format!(
+                    "'{name}' holds one of the daemon's secrets and is never sent to a server"
                 ),
             }
             .into());

@@ -167,8 +167,9 @@ pub async fn build_state(data_dir: &Path, opts: BootOptions) -> anyhow::Result<B
 }
 
 /// The MCP servers, started from `DATA_DIR/mcp` when their definition names no directory. No
-/// definition may pass through a variable a model endpoint reads its key from: the config
-/// file's roles, the roles set through the API and the Bots' own endpoints, as stored at boot.
+/// definition may hand a server a variable a model endpoint reads its key from: the config
+/// file's roles, the roles set through the API and the Bots' own endpoints, read at each check
+/// so a key set while the daemon runs is covered at once.
 fn mcp_servers_of(
     data_dir: &Path,
     store: &Store,
@@ -177,26 +178,37 @@ fn mcp_servers_of(
     let cwd = data_dir.join("mcp");
     std::fs::create_dir_all(&cwd)
         .with_context(|| format!("cannot create the MCP servers' directory {}", cwd.display()))?;
-    let mut keys: Vec<String> = troupe_core::conversation::ROLES
+    let configured: Vec<String> = troupe_core::conversation::ROLES
         .iter()
         .filter_map(|r| roles.role(r).and_then(|s| s.api_key_env.clone()))
         .collect();
-    store.read(|tx| {
-        keys.extend(
-            tx.model_roles()?
+    let reader = store.clone();
+    let protected: troupe_mcp::Protected = Arc::new(move || {
+        let mut keys = configured.clone();
+        let stored = reader.read(|tx| {
+            let mut found: Vec<String> = tx
+                .model_roles()?
                 .into_iter()
-                .filter_map(|(_, s)| s.api_key_env),
-        );
-        keys.extend(
-            tx.bots(true)?
-                .into_iter()
-                .filter_map(|b| b.endpoint.and_then(|e| e.api_key_env)),
-        );
-        Ok(())
-    })?;
-    keys.sort();
-    keys.dedup();
-    Ok(troupe_mcp::Mcp::new(store.clone(), cwd).with_protected_env(keys))
+                .filter_map(|(_, s)| s.api_key_env)
+                .collect();
+            found.extend(
+                tx.bots(true)?
+                    .into_iter()
+                    .filter_map(|b| b.endpoint.and_then(|e| e.api_key_env)),
+            );
+            Ok(found)
+        });
+        match stored {
+            Ok(found) => keys.extend(found),
+            Err(e) => {
+                tracing::warn!(error = %e, "could not read the endpoints' key variables; only the configured ones are protected")
+            }
+        }
+        keys.sort();
+        keys.dedup();
+        keys
+    });
+    Ok(troupe_mcp::Mcp::new(store.clone(), cwd).with_protected_env_from(protected))
 }
 
 /// Roles set through the API on another node (seen as their `role_set` event, which every node

@@ -462,5 +462,28 @@ async fn no_definition_passes_a_model_endpoints_key_variable() {
     .unwrap();
     state.mcp.add(def).unwrap();
     assert_eq!(state.mcp.list().len(), 1);
+
+    // A key set while the daemon runs is protected at once, and no key is sent as a bearer token.
+    state
+        .collab
+        .set_role("judgement", endpoint("LATE_ROLE_API_KEY"))
+        .unwrap();
+    let late = troupe_mcp::ServerDef::from_json(
+        &json!({"name": "late", "command": "true", "env_vars": ["LATE_ROLE_API_KEY"], "enabled": false}),
+    )
+    .unwrap();
+    assert!(
+        matches!(state.mcp.add(late), Err(troupe_mcp::McpError::Invalid(e)) if e.field == "env_vars")
+    );
+    let bearer = troupe_mcp::ServerDef::from_json(&json!({
+        "name": "sender", "url": "http://127.0.0.1:9/mcp",
+        "bearer_token_env_var": "STORED_ROLE_API_KEY", "enabled": false
+    }))
+    .unwrap();
+    match state.mcp.add(bearer) {
+        Err(troupe_mcp::McpError::Invalid(e)) => assert_eq!(e.field, "bearer_token_env_var", "{e}"),
+        other => panic!("a model key was let through as a bearer token: {other:?}"),
+    }
+    assert_eq!(state.mcp.list().len(), 1);
     state.shutdown.cancel();
 }
