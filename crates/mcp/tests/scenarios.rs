@@ -53,7 +53,7 @@ async fn mcp_stdio_tool_call_reaches_model() {
 }
 
 #[tokio::test]
-async fn effectful_mcp_call_in_ledger_once() {
+async fn an_effectful_mcp_call_is_an_effect_in_the_ledger() {
     let w = world(|b| b);
     w.add_ready(w.server("t", json!({}))).await;
     let t = w.thread("ada");
