@@ -6,6 +6,8 @@
 mod api;
 pub mod deliverables;
 mod fake;
+pub mod holds;
+pub mod mcp;
 mod procs;
 
 // Not every test binary uses each of these (some shadow them with their own).
