@@ -105,12 +105,17 @@ async fn start_mcp(
                 if status.tool_count == 1 { "" } else { "s" }
             ),
             _ => format!(
-                "mcp {}: {:?}: {}",
+                "mcp {}: {}: {}; its tools are not offered",
                 def.name,
-                status.state,
-                status.last_error.as_deref().unwrap_or("no reason given")
-            )
-            .to_lowercase(),
+                serde_json::to_value(status.state)?
+                    .as_str()
+                    .unwrap_or("not ready"),
+                status
+                    .last_error
+                    .as_deref()
+                    .and_then(|e| e.lines().next())
+                    .unwrap_or("no reason given")
+            ),
         };
         progress.line(&line);
     }

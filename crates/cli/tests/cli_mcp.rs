@@ -187,6 +187,28 @@ fn exec_mcp_tool_result_reaches_the_run() {
 }
 
 #[test]
+fn exec_mcp_server_that_fails_to_start_is_named_and_the_run_goes_on() {
+    let s = Scratch::new();
+    let script = s.script(json!([{ "text": "did without it" }]));
+    let out = s
+        .exec()
+        .arg("--script")
+        .arg(&script)
+        .arg("--mcp")
+        .arg("dead=/bin/false")
+        .arg("try it")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "stderr: {}", stderr(&out));
+    let err = stderr(&out);
+    assert!(
+        err.contains("mcp dead: failed: ") && err.contains("its tools are not offered"),
+        "{err}"
+    );
+    assert_eq!(stdout(&out).trim(), "did without it");
+}
+
+#[test]
 fn exec_mcp_with_a_bad_flag_is_a_usage_error() {
     let s = Scratch::new();
     let out = s
