@@ -89,6 +89,9 @@
     refreshView: () => grp.refreshView(),
   });
 
+  // MCP servers (mcp.js): the Bots panel's section, with the Add server form.
+  const mcp = window.troupeMcp({ $, el, api, showError });
+
   // ---------- HTTP ----------
 
   async function api(method, path, body) {
@@ -751,6 +754,8 @@
     deliv.bind();
     hold.bind();
     hold.start();
+    mcp.bind();
+    mcp.start();
     $("#sidebar-toggle").addEventListener("click", () => {
       setSidebarCollapsed(!$("#sidebar").classList.contains("collapsed"));
     });

@@ -14,6 +14,7 @@ const COMMANDS_JS: &str = include_str!("../../web/commands.js");
 const WORK_JS: &str = include_str!("../../web/work.js");
 const HOLDS_JS: &str = include_str!("../../web/holds.js");
 const DELIVERABLES_JS: &str = include_str!("../../web/deliverables.js");
+const MCP_JS: &str = include_str!("../../web/mcp.js");
 const STYLE: &str = include_str!("../../web/style.css");
 
 pub fn router() -> Router<AppState> {
@@ -90,6 +91,16 @@ pub fn router() -> Router<AppState> {
                 (
                     [(header::CONTENT_TYPE, "text/javascript; charset=utf-8")],
                     DELIVERABLES_JS,
+                )
+                    .into_response()
+            }),
+        )
+        .route(
+            "/mcp.js",
+            get(|| async {
+                (
+                    [(header::CONTENT_TYPE, "text/javascript; charset=utf-8")],
+                    MCP_JS,
                 )
                     .into_response()
             }),
