@@ -93,7 +93,7 @@ pub struct AddArgs {
     #[arg(long = "env-var", value_name = "NAME")]
     pub env_vars: Vec<String>,
 
-    /// The working directory of the stdio server (default: the daemon's data directory).
+    /// The working directory of the stdio server (default: DATA_DIR/mcp, as the daemon has it).
     #[arg(long, value_name = "DIR")]
     pub cwd: Option<PathBuf>,
 
@@ -447,12 +447,9 @@ async fn test(
         }
     };
     println!("{}: {}", def.name, transport(&def));
-    // A stdio server without a cwd starts where the daemon would start it.
-    let cwd = if data_dir.is_dir() {
-        data_dir.to_path_buf()
-    } else {
-        std::env::current_dir().context("cannot read the current directory")?
-    };
+    // A stdio server without a cwd starts where the daemon would start it: DATA_DIR/mcp.
+    let cwd = data_dir.join("mcp");
+    std::fs::create_dir_all(&cwd).with_context(|| format!("cannot create {}", cwd.display()))?;
     match troupe_mcp::probe(&def, &cwd).await {
         Ok((tools, left_out)) => {
             print_tools(&tools, &left_out);
