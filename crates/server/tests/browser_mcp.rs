@@ -375,6 +375,37 @@ async fn scenario(c: &Client, daemon: &Daemon, http: &reqwest::Client, server: &
     click_in(c, &row("t"), "t", ".mcp-toggle").await?;
     wait_row(c, "t", "ready once enabled", START, |r| r.state == "ready").await?;
     wait_text(c, &format!("{} .mcp-toggle", row("t")), "Disable").await?;
+
+    // --- By URL: the URL fields replace the command line; a bad URL is named, nothing lost
+    c.find(Locator::Css("#mcp-kind"))
+        .await?
+        .select_by_value("url")
+        .await?;
+    wait_hidden(c, "#mcp-command", SHORT).await?;
+    fill(c, "#mcp-name", "web").await?;
+    fill(c, "#mcp-url", "localhost:8080/mcp").await?;
+    fill(c, "#mcp-bearer", "MCP_TOKEN").await?;
+    click(c, "#mcp-submit").await?;
+    wait_text(
+        c,
+        "#mcp-error",
+        "url: 'localhost:8080/mcp' is not an http://",
+    )
+    .await?;
+    let kept = c
+        .execute(
+            "return ['#mcp-name', '#mcp-url', '#mcp-bearer']
+               .map(s => document.querySelector(s).value)
+               .concat([document.querySelector('#mcp-url').getAttribute('aria-invalid')]);",
+            vec![],
+        )
+        .await?;
+    if kept != json!(["web", "localhost:8080/mcp", "MCP_TOKEN", "true"]) {
+        bail!("the refused URL form shows {kept}");
+    }
+    if server_names(http, daemon).await? != ["t"] {
+        bail!("a refused URL definition was stored");
+    }
     Ok(())
 }
 
