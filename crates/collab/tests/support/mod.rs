@@ -11,6 +11,7 @@ use troupe_core::{BotId, SessionId, ThreadId};
 use troupe_engine::{Engine, RoleTable};
 use troupe_store::Event;
 
+pub mod check_rig;
 mod work;
 #[allow(unused_imports)]
 pub use work::*;
