@@ -77,7 +77,7 @@ pub async fn exec(args: ExecArgs) -> anyhow::Result<u8> {
         None => drive(args, task, resume, workspace, &engine, progress).await,
     };
     if let Some(mcp) = mcp {
-        end_mcp(&engine, &mcp, &mcp_defs).await;
+        end_mcp(&engine, &mcp).await;
     }
     result
 }
@@ -89,14 +89,22 @@ async fn start_mcp(
     defs: &[troupe_mcp::ServerDef],
     progress: &mut Progress,
 ) -> anyhow::Result<()> {
-    mcp.boot(defs).context("starting the --mcp servers")?;
+    mcp.start_unstored(defs)
+        .context("starting the --mcp servers")?;
     for def in defs {
-        let status = mcp
+        let waited = mcp
             .wait_for(&def.name, MCP_START_LIMIT, |s| {
                 s.state != troupe_mcp::State::Starting
             })
-            .await
-            .map_err(|e| anyhow!(e))?;
+            .await;
+        let status = match waited {
+            Ok(status) => status,
+            Err(why) => {
+                // Still starting: the run begins without it (its tools come when it is ready).
+                progress.line(&format!("mcp {}: not ready yet ({why})", def.name));
+                continue;
+            }
+        };
         let line = match status.state {
             troupe_mcp::State::Ready => format!(
                 "mcp {}: ready, {} tool{}",
@@ -122,15 +130,10 @@ async fn start_mcp(
     Ok(())
 }
 
-/// A one-off run's servers leave the database with the run, and every server process ends.
-async fn end_mcp(engine: &Engine, mcp: &troupe_mcp::Mcp, defs: &[troupe_mcp::ServerDef]) {
+/// A one-off run's servers end with it (they were never stored).
+async fn end_mcp(engine: &Engine, mcp: &troupe_mcp::Mcp) {
     // The runs are over (or were shut down) before their servers go.
     engine.shutdown(Duration::from_secs(2)).await;
-    for def in defs {
-        if let Err(e) = mcp.remove(&def.name) {
-            tracing::warn!(server = %def.name, error = %e, "cannot remove the --mcp server");
-        }
-    }
     mcp.shutdown().await;
 }
 
@@ -402,7 +405,6 @@ fn build(
     let mut builder = Engine::builder(store.clone(), Arc::new(roles)).config(engine_config);
     let mut mcp = None;
     if !mcp_defs.is_empty() {
-        refuse_stored_names(&store, mcp_defs)?;
         // The model endpoints' keys never reach a server.
         let keys: Vec<String> = config
             .endpoints
@@ -414,26 +416,4 @@ fn build(
         mcp = Some(m);
     }
     Ok((builder.build(), mcp))
-}
-
-/// An `--mcp` server may not take the name of one stored by the daemon with another
-/// definition: the one-off would replace it and then remove it. The same definition left by
-/// an earlier `exec` cut off before its cleanup is fine.
-fn refuse_stored_names(store: &Store, defs: &[troupe_mcp::ServerDef]) -> anyhow::Result<()> {
-    let stored = store.read(|tx| tx.mcp_servers())?;
-    for def in defs {
-        let mine = serde_json::to_value(def)?;
-        if let Some(row) = stored.iter().find(|r| r.name == def.name)
-            && row.definition != mine
-        {
-            return Err(UsageError(format!(
-                "--mcp {}: the database at {} keeps another MCP server of that name (the \
-                 daemon's); give this one another name",
-                def.name,
-                store.path().display()
-            ))
-            .into());
-        }
-    }
-    Ok(())
 }

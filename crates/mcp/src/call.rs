@@ -61,9 +61,12 @@ impl ToolHandler for McpTool {
             error: out.error,
             result: out.reply.content.clone(),
         };
+        // Queued, so it can share a commit with other writes (a sync less at full durability).
+        let thread = ctx.thread.id;
         if let Err(e) = ctx
             .store
-            .write(|tx| tx.record_mcp_call(ctx.thread.id, &record))
+            .write_async(move |tx| tx.record_mcp_call(thread, &record))
+            .await
         {
             tracing::warn!(server = %self.server, tool = %self.tool, error = %e, "could not record an MCP call");
         }

@@ -22,7 +22,8 @@ pub struct ServerDef {
     pub command: Option<String>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub args: Vec<String>,
-    /// The stdio server's working directory; the daemon's data directory when unset.
+    /// The stdio server's working directory (absolute); when unset, the daemon's
+    /// `DATA_DIR/mcp` (for `troupe exec --mcp`, the run's workspace).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cwd: Option<String>,
     /// The endpoint of a streamable HTTP server.

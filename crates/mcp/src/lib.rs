@@ -17,5 +17,5 @@ pub use call::HUNG_AFTER;
 pub use conn::STDERR_KEPT;
 pub use def::{DefError, ServerDef};
 pub use manager::{Mcp, McpError, Protected, ServerView, probe};
-pub use server::backoff;
+pub use server::{STABLE_AFTER, backoff};
 pub use status::{ServerStatus, State, ToolInfo};

@@ -145,6 +145,27 @@ impl Mcp {
         Ok(())
     }
 
+    /// Start servers for this process only (a one-off `troupe exec --mcp`): checked like any
+    /// definition, never written to the database, and no stored server is started.
+    pub fn start_unstored(&self, defs: &[ServerDef]) -> Result<(), McpError> {
+        for def in defs {
+            self.check(def)?;
+        }
+        let mut slots = self.slots();
+        for def in defs {
+            if slots.contains_key(&def.name) {
+                return Err(McpError::Exists(def.name.clone()));
+            }
+            let slot = Slot::start(
+                def.clone(),
+                self.inner.store.clone(),
+                self.inner.default_cwd.clone(),
+            );
+            slots.insert(def.name.clone(), slot);
+        }
+        Ok(())
+    }
+
     pub fn list(&self) -> Vec<ServerView> {
         self.slots().values().map(view).collect()
     }

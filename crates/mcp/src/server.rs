@@ -17,6 +17,9 @@ use tokio::sync::{mpsc, watch};
 use tokio_util::sync::CancellationToken;
 use troupe_store::Store;
 
+/// How long a server must have run for its next end to start the backoff over.
+pub const STABLE_AFTER: Duration = Duration::from_secs(60);
+
 /// The wait before the `attempt`-th start again (0-based): 1 s doubling to at most 60 s.
 pub fn backoff(attempt: u32) -> Duration {
     Duration::from_secs(1u64.checked_shl(attempt).unwrap_or(u64::MAX).min(60))
@@ -146,6 +149,7 @@ async fn life(slot: Arc<Slot>, mut cmds: mpsc::UnboundedReceiver<Cmd>, default_c
             c = conn::connect(&slot.def, &default_cwd, &slot.stderr, notices_tx) => c,
             () = slot.stop.cancelled() => return,
         };
+        let began = tokio::time::Instant::now();
         let ended = match connected {
             Ok(conn) => match serve(&slot, conn, &mut cmds, &mut notices, &mut generation).await {
                 Ended::Stopped => return,
@@ -165,6 +169,11 @@ async fn life(slot: Arc<Slot>, mut cmds: mpsc::UnboundedReceiver<Cmd>, default_c
             Err(e) => e,
         };
         slot.set_live(None);
+        // A server that ran a good while before it ended starts the backoff over; one that
+        // keeps ending at once waits longer each time.
+        if began.elapsed() >= STABLE_AFTER {
+            attempt = 0;
+        }
         let wait = backoff(attempt);
         attempt = attempt.saturating_add(1);
         slot.update(|s| {
