@@ -326,12 +326,14 @@ async fn a_real_filesystem_server_lists_and_reads_through_a_bot() {
     );
 
     // The turn's MCP calls: both, read-only, ok, timed, with what the server said.
-    let turn = api
-        .turns(d)
-        .await
-        .into_iter()
-        .find(|t| t["bot_id"] == bot)
-        .unwrap();
+    // The Bot's line is posted before its turn is recorded as ended.
+    let turn = wait_until("the Bot's turn ends", || async {
+        api.turns(d)
+            .await
+            .into_iter()
+            .find(|t| t["bot_id"] == bot && t["status"] != "running")
+    })
+    .await;
     assert_eq!(turn["status"], "completed", "{turn:#}");
     let calls = api
         .list(&format!("/v1/turns/{}/mcp-calls", turn["id"]))
