@@ -39,6 +39,13 @@ async fn fixture(app: &TestApp) -> Fixture {
         .expect(201)["id"]
         .as_i64()
         .unwrap();
+    // A disabled MCP server, so `/v1/mcp-servers/{name}` names a real one.
+    app.post(
+        "/v1/mcp-servers",
+        json!({"name": MCP_SERVER, "command": "true", "enabled": false}),
+    )
+    .await
+    .expect(201);
     Fixture {
         bot,
         session,
@@ -46,6 +53,8 @@ async fn fixture(app: &TestApp) -> Fixture {
         agenda,
     }
 }
+
+const MCP_SERVER: &str = "fixture";
 
 /// Every operation of the served document that has a request body, with its path filled in.
 async fn operations_with_bodies(app: &TestApp, f: &Fixture) -> Vec<(Method, String)> {
@@ -69,7 +78,8 @@ async fn operations_with_bodies(app: &TestApp, f: &Fixture) -> Vec<(Method, Stri
             };
             let filled = path
                 .replace("{id}", &id.to_string())
-                .replace("{role}", "default");
+                .replace("{role}", "default")
+                .replace("{name}", MCP_SERVER);
             assert!(
                 !filled.contains('{'),
                 "{path}: this test does not know what to put in its path"
@@ -103,6 +113,7 @@ async fn everything(app: &TestApp, f: &Fixture) -> Value {
         "/v1/agenda".into(),
         format!("/v1/agenda/{}", f.agenda),
         "/v1/blueprint-loops".into(),
+        "/v1/mcp-servers".into(),
     ] {
         let v = app.get(&path).await.expect(200);
         all.insert(path, v);
