@@ -118,9 +118,10 @@ pub async fn connect(
                 .spawn()
                 .map_err(|e| format!("cannot start '{command}': {e}"))?;
             let pgid = child.id().map(|p| p as i32);
+            let mut reader = None;
             if let Some(mut err) = child.stderr.take() {
                 let tail = stderr.clone();
-                tokio::spawn(async move {
+                reader = Some(tokio::spawn(async move {
                     let mut buf = [0u8; 4096];
                     while let Ok(n) = err.read(&mut buf).await {
                         if n == 0 {
@@ -128,7 +129,7 @@ pub async fn connect(
                         }
                         tail.push(&buf[..n]);
                     }
-                });
+                }));
             }
             let (Some(stdout), Some(stdin)) = (child.stdout.take(), child.stdin.take()) else {
                 return Err("the server's stdin or stdout could not be opened".into());
@@ -143,6 +144,12 @@ pub async fn connect(
                     let status = child.try_wait().ok().flatten();
                     end_group(pgid);
                     let _ = child.wait().await;
+                    // What it wrote before it ended is the reason people need: read it to the
+                    // end (bounded, in case something it started keeps the pipe open).
+                    if let Some(reader) = reader {
+                        let _ =
+                            tokio::time::timeout(std::time::Duration::from_secs(2), reader).await;
+                    }
                     Err(match status {
                         Some(s) => format!("the server exited ({s}) before it initialized: {e}"),
                         None => format!("the server did not initialize: {e}"),
