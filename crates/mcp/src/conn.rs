@@ -4,7 +4,7 @@
 
 use crate::def::{ServerDef, Transport};
 use rmcp::model::{ClientCapabilities, ClientConfig, Implementation};
-use rmcp::service::{NotificationContext, Peer, RunningService};
+use rmcp::service::{NotificationContext, RunningService};
 use rmcp::{ClientHandler, RoleClient, ServiceExt};
 use std::collections::VecDeque;
 use std::path::Path;
@@ -68,12 +68,6 @@ pub struct Conn {
     /// The stdio server's child; `None` for HTTP.
     pub child: Option<tokio::process::Child>,
     pub pgid: Option<i32>,
-}
-
-impl Conn {
-    pub fn peer(&self) -> Peer<RoleClient> {
-        self.service.peer().clone()
-    }
 }
 
 /// The environment a stdio server starts with: the shell tool's whitelist, the variables the

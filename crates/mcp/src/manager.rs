@@ -331,7 +331,7 @@ pub async fn probe(
             });
         }
     };
-    let listed = conn.peer().list_all_tools().await;
+    let listed = crate::server::list_offerable(conn.service.peer(), &def.name).await;
     let crate::conn::Conn {
         mut service,
         child,
@@ -340,11 +340,5 @@ pub async fn probe(
     let _ = service.close_with_timeout(Duration::from_secs(2)).await;
     crate::conn::end_group(pgid);
     drop(child);
-    let tools = listed.map_err(|e| format!("listing its tools failed: {e}"))?;
-    let raw: Vec<Value> = tools
-        .iter()
-        .filter_map(|t| serde_json::to_value(t).ok())
-        .collect();
-    let (listed, left_out) = crate::server::offerable(&def.name, &raw);
-    Ok((listed.into_iter().map(|l| l.info).collect(), left_out))
+    listed
 }

@@ -25,17 +25,11 @@ pub fn backoff(attempt: u32) -> Duration {
     Duration::from_secs(1u64.checked_shl(attempt).unwrap_or(u64::MAX).min(60))
 }
 
-/// A tool as the server listed it, ready to offer.
-#[derive(Clone, Debug)]
-pub(crate) struct Listed {
-    pub info: ToolInfo,
-}
-
 /// What a ready server has: the peer calls go through, and its tools.
 #[derive(Clone)]
 pub(crate) struct Live {
     pub peer: Peer<RoleClient>,
-    pub tools: Arc<[Listed]>,
+    pub tools: Arc<[ToolInfo]>,
     /// Bumps on every (re)connect and re-list, so cached registrations know they are old.
     pub generation: u64,
 }
@@ -273,15 +267,7 @@ async fn relist(
     peer: &Peer<RoleClient>,
     generation: &mut u64,
 ) -> Result<(), String> {
-    let tools = peer
-        .list_all_tools()
-        .await
-        .map_err(|e| format!("listing its tools failed: {e}"))?;
-    let raw: Vec<Value> = tools
-        .iter()
-        .filter_map(|t| serde_json::to_value(t).ok())
-        .collect();
-    let (listed, left_out) = offerable(&slot.def.name, &raw);
+    let (listed, left_out) = list_offerable(peer, &slot.def.name).await?;
     let caps = peer
         .peer_info()
         .map(|i| serde_json::to_value(&i.capabilities).unwrap_or(Value::Null));
@@ -293,7 +279,7 @@ async fn relist(
         tracing::warn!(server = %slot.def.name, "{reason}");
     }
     *generation += 1;
-    let infos: Vec<ToolInfo> = listed.iter().map(|l| l.info.clone()).collect();
+    let infos = listed.clone();
     slot.set_live(Some(Live {
         peer: peer.clone(),
         tools: listed.into(),
@@ -312,8 +298,24 @@ async fn relist(
     Ok(())
 }
 
+/// Every page of the server's tools, those that can be offered and why the others are not.
+pub(crate) async fn list_offerable(
+    peer: &Peer<RoleClient>,
+    server: &str,
+) -> Result<(Vec<ToolInfo>, Vec<String>), String> {
+    let tools = peer
+        .list_all_tools()
+        .await
+        .map_err(|e| format!("listing its tools failed: {e}"))?;
+    let raw: Vec<Value> = tools
+        .iter()
+        .filter_map(|t| serde_json::to_value(t).ok())
+        .collect();
+    Ok(offerable(server, &raw))
+}
+
 /// The tools of a `tools/list` answer (JSON form) that can be offered, and why the others are not.
-pub(crate) fn offerable(server: &str, tools: &[Value]) -> (Vec<Listed>, Vec<String>) {
+pub(crate) fn offerable(server: &str, tools: &[Value]) -> (Vec<ToolInfo>, Vec<String>) {
     let names: Vec<&str> = tools
         .iter()
         .filter_map(|t| t.get("name").and_then(Value::as_str))
@@ -343,18 +345,16 @@ pub(crate) fn offerable(server: &str, tools: &[Value]) -> (Vec<Listed>, Vec<Stri
             .pointer("/annotations/readOnlyHint")
             .and_then(Value::as_bool)
             == Some(true);
-        listed.push(Listed {
-            info: ToolInfo {
-                name: exposed.clone(),
-                tool: tool.clone(),
-                description: t
-                    .get("description")
-                    .and_then(Value::as_str)
-                    .unwrap_or("")
-                    .to_string(),
-                read_only,
-                input_schema,
-            },
+        listed.push(ToolInfo {
+            name: exposed.clone(),
+            tool: tool.clone(),
+            description: t
+                .get("description")
+                .and_then(Value::as_str)
+                .unwrap_or("")
+                .to_string(),
+            read_only,
+            input_schema,
         });
     }
     (listed, left_out)
@@ -384,7 +384,7 @@ mod tests {
         );
         let names: Vec<(&str, bool)> = listed
             .iter()
-            .map(|l| (l.info.name.as_str(), l.info.read_only))
+            .map(|l| (l.name.as_str(), l.read_only))
             .collect();
         assert_eq!(names, [("s__act", false), ("s__look", true)]);
         assert_eq!(left_out.len(), 1);

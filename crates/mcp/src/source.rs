@@ -45,19 +45,19 @@ impl McpTools {
             .map(|t| ToolRegistration {
                 owner: format!("mcp:{}", slot.def.name),
                 spec: ToolSpec {
-                    name: t.info.name.clone(),
-                    description: t.info.description.clone(),
-                    parameters: t.info.input_schema.clone(),
+                    name: t.name.clone(),
+                    description: t.description.clone(),
+                    parameters: t.input_schema.clone(),
                 },
-                effectful: !t.info.read_only,
+                effectful: !t.read_only,
                 // Every call writes its record, so none runs before its reply is committed.
                 read_only: false,
                 available: Arc::new(|_| true),
                 handler: Arc::new(McpTool {
                     slot: Arc::downgrade(slot),
                     server: slot.def.name.clone(),
-                    tool: t.info.tool.clone(),
-                    read_only: t.info.read_only,
+                    tool: t.tool.clone(),
+                    read_only: t.read_only,
                     timeout: Duration::from_secs(slot.def.tool_timeout_sec),
                 }),
             })

@@ -77,16 +77,9 @@ impl ServerStatus {
                 }
             }
         }
-        if let Some(o) = v.as_object_mut() {
-            // The tail is for the status page; the event says only whether there is one.
-            let tail = o.remove("stderr_tail").and_then(|t| {
-                t.as_str()
-                    .map(|s| crate::result::clip(&last_chars(s, 2000), 2000))
-            });
-            o.insert(
-                "stderr_tail".into(),
-                tail.map(Value::String).unwrap_or(Value::Null),
-            );
+        if let Some(tail) = v.get_mut("stderr_tail") {
+            // The whole tail (64 KiB) is for the status route; an event carries its end.
+            *tail = Value::String(last_chars(&self.stderr_tail, 2000));
         }
         v
     }
