@@ -69,6 +69,8 @@ id_type!(/// A Bot's verdict on a submission, made with the `review` tool.
     ReviewId, "rv_");
 id_type!(/// An acceptance check on a job: the user's, or one from the user's words.
     CheckId, "ck_");
+id_type!(/// A Lattice Run: one large goal aligned, planned as a Pathway and carried out Step by Step.
+    LatticeRunId, "lat_");
 
 #[cfg(test)]
 mod tests {

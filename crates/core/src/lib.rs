@@ -17,6 +17,7 @@ pub mod hold;
 pub mod ids;
 pub mod inbox;
 pub mod large_job;
+pub mod lattice;
 pub mod lead;
 pub mod line_queue;
 pub mod mention;
@@ -38,7 +39,7 @@ pub mod work_item;
 
 pub use clock::{Clock, ManualClock, SystemClock};
 pub use ids::{
-    BotId, CheckBackId, CheckId, DelegationId, EffectId, EventId, HoldId, InboxItemId, MessageId,
-    PartId, PlanId, ReviewId, RunId, SessionId, SessionMessageId, SubmissionId, ThreadId, TicketId,
-    WorkItemId,
+    BotId, CheckBackId, CheckId, DelegationId, EffectId, EventId, HoldId, InboxItemId,
+    LatticeRunId, MessageId, PartId, PlanId, ReviewId, RunId, SessionId, SessionMessageId,
+    SubmissionId, ThreadId, TicketId, WorkItemId,
 };
