@@ -217,6 +217,8 @@ pub fn step(run: &LatticeRun, event: Event, now: i64) -> Result<Transition, Mach
                 return Ok(unchanged(run));
             }
             b.run.pending_action = None;
+            // The last prompt did its work: the action it asked for is here.
+            b.run.effect = None;
             match consume(&mut b, &action, note.as_ref()) {
                 Ok(()) => {
                     b.event(

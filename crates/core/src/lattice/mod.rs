@@ -6,6 +6,8 @@
 pub mod action;
 pub mod effect;
 pub mod machine;
+#[cfg(test)]
+mod machine_tests;
 pub mod pathway;
 pub mod pause;
 pub mod run;
