@@ -38,11 +38,9 @@ pub enum Effect {
         prompt_type: PromptType,
         state: WorkState,
         delivery_key: String,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        #[cfg_attr(feature = "openapi", schema(value_type = Option<i64>))]
-        delivered_message_id: Option<MessageId>,
         #[serde(default, skip_serializing_if = "Vec::is_empty")]
         validation_errors: Vec<String>,
+        /// Times the steer was put in the inbox (the key makes a repeat a no-op).
         attempt_count: u32,
     },
     CreateBlueprintLoop {

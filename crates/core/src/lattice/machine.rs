@@ -8,7 +8,6 @@ use super::action::{ActionKind, PendingAction};
 use super::effect::{Effect, PromptType, completion_key, prompt_key};
 use super::run::{LatticeRun, Mode, RunStatus, StatusReason, WorkState};
 use super::step::{AttemptStatus, BlueprintBinding, StepStatus};
-use crate::MessageId;
 use crate::blueprint_loop::BlueprintLoopId;
 use serde_json::{Value, json};
 
@@ -55,10 +54,13 @@ pub enum Event {
     Pause(StatusReason),
     Resume,
     Cancel(StatusReason),
+    /// The prompt effect's steer is in the session's inbox (once per delivery).
     PromptDelivered {
         effect: u64,
-        message: MessageId,
     },
+    /// Ask the model to act in the current state (at enable with a goal, or a resume of an
+    /// active Run), unless an effect is under way.
+    Prompt(PromptType),
     /// A prompt was read by a finished turn, or the completion mail was queued.
     EffectDone {
         effect: u64,
@@ -145,7 +147,6 @@ impl Builder {
             prompt_type: kind,
             state: self.run.state,
             delivery_key: prompt_key(self.run.id, id),
-            delivered_message_id: None,
             validation_errors: errors,
             attempt_count: 0,
         });
@@ -522,22 +523,29 @@ pub fn step(run: &LatticeRun, event: Event, now: i64) -> Result<Transition, Mach
                 Ok(b.done())
             }
         },
-        Event::PromptDelivered { effect, message } => match b.run.effect.as_mut() {
+        Event::PromptDelivered { effect } => match b.run.effect.as_mut() {
             Some(Effect::DeliverPrompt {
-                id,
-                delivered_message_id,
-                attempt_count,
-                ..
+                id, attempt_count, ..
             }) if *id == effect => {
-                if *delivered_message_id == Some(message) {
-                    return Ok(unchanged(run));
-                }
-                *delivered_message_id = Some(message);
                 *attempt_count += 1;
                 Ok(b.done())
             }
             _ => Ok(unchanged(run)),
         },
+        Event::Prompt(kind) => {
+            if run.status != RunStatus::Active
+                || !run.state.prompts_on_entry()
+                || run.pending_action.is_some()
+                || run
+                    .effect
+                    .as_ref()
+                    .is_some_and(|e| !matches!(e, Effect::DeliverPrompt { .. }))
+            {
+                return Ok(unchanged(run));
+            }
+            b.prompt(kind, vec![]);
+            Ok(b.done())
+        }
         Event::EffectDone { effect } => {
             if run.effect.as_ref().is_some_and(|e| e.id() == effect) {
                 b.run.effect = None;

@@ -3,7 +3,7 @@
 
 use super::*;
 use crate::blueprint_loop::BlueprintLoopId;
-use crate::{LatticeRunId, MessageId, ThreadId};
+use crate::{LatticeRunId, ThreadId};
 
 fn note(version: i64) -> NoteFacts {
     NoteFacts {
@@ -505,30 +505,21 @@ fn cancel_is_terminal_idempotent_and_refused_for_a_completed_run() {
 }
 
 #[test]
-fn a_delivered_prompt_is_recorded_once_and_settled_by_id() {
+fn a_delivered_prompt_is_counted_and_settled_by_id() {
     let r = advance(&new_run(Mode::Auto), &note(1));
     let id = r.effect.as_ref().unwrap().id();
-    let t = step(
-        &r,
-        Event::PromptDelivered {
-            effect: id,
-            message: MessageId(5),
-        },
-        3,
-    )
-    .unwrap();
-    assert!(t.changed);
+    let t = step(&r, Event::PromptDelivered { effect: id }, 3).unwrap();
+    assert!(matches!(
+        t.run.effect,
+        Some(Effect::DeliverPrompt {
+            attempt_count: 1,
+            ..
+        })
+    ));
     assert!(
-        !step(
-            &t.run,
-            Event::PromptDelivered {
-                effect: id,
-                message: MessageId(5)
-            },
-            3
-        )
-        .unwrap()
-        .changed
+        !step(&t.run, Event::PromptDelivered { effect: id + 1 }, 3)
+            .unwrap()
+            .changed
     );
     assert!(
         !step(&t.run, Event::EffectDone { effect: id + 100 }, 4)
