@@ -140,6 +140,25 @@ impl RunMode {
     }
 }
 
+/// Who made a loop: a person, or a Lattice Run for the Step it is executing.
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum LoopSource {
+    #[default]
+    User,
+    Lattice,
+}
+
+impl LoopSource {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            LoopSource::User => "user",
+            LoopSource::Lattice => "lattice",
+        }
+    }
+}
+
 /// The executor's durable claim that the Blueprint is carried out, awaiting audit.
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -197,6 +216,12 @@ pub struct BlueprintLoop {
     pub stop_request: Option<LoopStopRequest>,
     pub status: LoopStatus,
     pub run_mode: RunMode,
+    /// Who made it; records from before sources existed read as `user`.
+    #[serde(default)]
+    pub source: LoopSource,
+    /// A Lattice loop's digest of the Blueprint content it was made for (its fingerprint).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub source_digest: Option<String>,
     /// The run-specific instruction, given with the Blueprint.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub user_prompt: Option<String>,

@@ -9,7 +9,7 @@ use serde::Serialize;
 use serde_json::json;
 use troupe_core::ThreadId;
 use troupe_core::blueprint_loop::{
-    AuditState, BlueprintLoop, BlueprintLoopId, LoopStatus, RunMode, check_transition,
+    AuditState, BlueprintLoop, BlueprintLoopId, LoopSource, LoopStatus, RunMode, check_transition,
 };
 
 /// A session's binding to a loop, as projected from the loop's status.
@@ -38,6 +38,9 @@ pub struct NewBlueprintLoop {
     pub user_prompt: Option<String>,
     pub max_iterations: Option<u32>,
     pub worktree: Option<String>,
+    /// Who makes it; a Lattice loop carries the digest of the Blueprint content it is for.
+    pub source: LoopSource,
+    pub source_digest: Option<String>,
 }
 
 fn corrupt(e: impl std::fmt::Display) -> StoreError {
@@ -61,10 +64,36 @@ impl Tx<'_> {
     /// Insert an `armed` loop and count a run on its note. A second active loop on the same note
     /// or session is refused by the database's unique indexes; callers check first to say why.
     pub fn create_blueprint_loop(&mut self, n: &NewBlueprintLoop) -> Result<BlueprintLoop> {
+        match (n.source, n.source_digest.as_deref()) {
+            (LoopSource::Lattice, None) => {
+                return Err(StoreError::Invalid(
+                    "source_digest: a lattice loop needs the digest of its Blueprint content"
+                        .into(),
+                ));
+            }
+            (LoopSource::Lattice, Some(d)) if d.trim().is_empty() => {
+                return Err(StoreError::Invalid(
+                    "source_digest: a lattice loop's digest is empty".into(),
+                ));
+            }
+            (LoopSource::User, Some(_)) => {
+                return Err(StoreError::Invalid(
+                    "source_digest: only a lattice loop carries a source digest".into(),
+                ));
+            }
+            _ => {}
+        }
         let id = BlueprintLoopId(self.insert(
-            "INSERT INTO blueprint_loops (note_id, thread_id, status, record, created_at, updated_at)
-             VALUES (?1, ?2, 'armed', '{}', ?3, ?3)",
-            args![n.note_id, n.thread_id.0, self.now],
+            "INSERT INTO blueprint_loops
+                 (note_id, thread_id, status, record, created_at, updated_at, source, source_digest)
+             VALUES (?1, ?2, 'armed', '{}', ?3, ?3, ?4, ?5)",
+            args![
+                n.note_id,
+                n.thread_id.0,
+                self.now,
+                n.source.as_str(),
+                n.source_digest
+            ],
         )?);
         let l = BlueprintLoop {
             id,
@@ -78,6 +107,8 @@ impl Tx<'_> {
             stop_request: None,
             status: LoopStatus::Armed,
             run_mode: n.run_mode,
+            source: n.source,
+            source_digest: n.source_digest.clone(),
             user_prompt: n.user_prompt.clone(),
             max_iterations: n.max_iterations,
             worktree: n.worktree.clone(),
@@ -98,7 +129,7 @@ impl Tx<'_> {
             "blueprint_loop_created",
             Some(n.thread_id),
             None,
-            json!({"loop_id": id.0, "note_id": n.note_id, "status": "armed"}),
+            json!({"loop_id": id.0, "note_id": n.note_id, "status": "armed", "source": n.source.as_str()}),
         )?;
         Ok(l)
     }
@@ -110,6 +141,27 @@ impl Tx<'_> {
 
     pub fn find_blueprint_loop(&self, id: BlueprintLoopId) -> Result<Option<BlueprintLoop>> {
         self.one_loop("SELECT record FROM blueprint_loops WHERE id = ?1", id.0)
+    }
+
+    /// The loops a Lattice create effect may already have made (LAT-6's fingerprint): made by
+    /// Lattice on `thread` for `note_id` from content with `source_digest`, at or after `since`;
+    /// oldest first.
+    pub fn lattice_loops_by_fingerprint(
+        &self,
+        thread: ThreadId,
+        note_id: i64,
+        source_digest: &str,
+        since: i64,
+    ) -> Result<Vec<BlueprintLoop>> {
+        let rows = self.query_all(
+            "SELECT record FROM blueprint_loops
+             WHERE source = 'lattice' AND thread_id = ?1 AND note_id = ?2
+               AND source_digest = ?3 AND created_at >= ?4
+             ORDER BY created_at, id",
+            args![thread.0, note_id, source_digest, since],
+            |r| r.get::<String>(0),
+        )?;
+        rows.into_iter().map(parse).collect()
     }
 
     /// Loops, newest first; only active ones when asked.
@@ -193,6 +245,13 @@ impl Tx<'_> {
     /// change against the table, stamping times, and projecting the bindings and the note link.
     pub fn save_blueprint_loop(&mut self, next: &BlueprintLoop) -> Result<BlueprintLoop> {
         let before = self.blueprint_loop(next.id)?;
+        if (before.source, &before.source_digest) != (next.source, &next.source_digest) {
+            // The columns beside the record are written once, at creation.
+            return Err(StoreError::Invalid(format!(
+                "blueprint loop {}: its source and source digest never change",
+                next.id
+            )));
+        }
         if before.status != next.status {
             check_transition(before.status, next.status)
                 .map_err(|e| StoreError::Invalid(e.to_string()))?;

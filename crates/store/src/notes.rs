@@ -6,6 +6,7 @@ use crate::args;
 use crate::{Result, StoreError, Tx};
 use serde::{Deserialize, Serialize};
 use serde_json::json;
+use sha2::{Digest, Sha256};
 use std::fmt;
 use std::str::FromStr;
 
@@ -77,6 +78,21 @@ pub struct Note {
     pub last_run_at: Option<i64>,
     /// The BlueprintLoop running it now, if any.
     pub active_loop_id: Option<i64>,
+}
+
+impl Note {
+    /// The digest of what the note says (kind, title and body): lowercase hex SHA-256. A Lattice
+    /// Step binds a Blueprint by version and this digest, so run bookkeeping (run count, active
+    /// loop) never makes a reviewed Blueprint look changed.
+    pub fn content_digest(&self) -> String {
+        let mut h = Sha256::new();
+        h.update(self.kind.as_str());
+        h.update("\n");
+        h.update(&self.title);
+        h.update("\n");
+        h.update(&self.body);
+        h.finalize().iter().map(|b| format!("{b:02x}")).collect()
+    }
 }
 
 #[derive(Clone, Debug)]
@@ -237,6 +253,65 @@ mod tests {
         assert_eq!("note_4".parse::<NoteId>().unwrap(), NoteId(4));
         assert_eq!("4".parse::<NoteId>().unwrap(), NoteId(4));
         assert!("note_x".parse::<NoteId>().is_err());
+    }
+
+    fn blueprint() -> Note {
+        Note {
+            id: NoteId(1),
+            kind: NoteKind::Blueprint,
+            title: "Add a login page".into(),
+            body: "Outcomes: a form.".into(),
+            version: 1,
+            created_at: 1,
+            updated_at: 1,
+            run_count: 0,
+            last_run_at: None,
+            active_loop_id: None,
+        }
+    }
+
+    #[test]
+    fn content_digest_follows_the_content_only() {
+        let n = blueprint();
+        let d = n.content_digest();
+        assert_eq!(d.len(), 64);
+        assert!(
+            d.bytes()
+                .all(|b| b.is_ascii_hexdigit() && !b.is_ascii_uppercase())
+        );
+        // SHA-256 of "blueprint\nAdd a login page\nOutcomes: a form."
+        assert_eq!(
+            d,
+            "5a6614f6a5c5c5c85661f3830d1af1d4f01c2b580e2e21536cb52046c8305976"
+        );
+        let retitled = Note {
+            title: "Add a sign-in page".into(),
+            ..n.clone()
+        };
+        assert_ne!(retitled.content_digest(), d, "a title change changes it");
+        let edited = Note {
+            body: "Outcomes: a form and a test.".into(),
+            ..n.clone()
+        };
+        assert_ne!(edited.content_digest(), d, "a body change changes it");
+        let rekinded = Note {
+            kind: NoteKind::Note,
+            ..n.clone()
+        };
+        assert_ne!(rekinded.content_digest(), d, "a kind change changes it");
+        let ran = Note {
+            run_count: 3,
+            last_run_at: Some(9),
+            active_loop_id: Some(4),
+            version: 2,
+            updated_at: 9,
+            ..n.clone()
+        };
+        assert_eq!(
+            ran.content_digest(),
+            d,
+            "the version and run bookkeeping do not"
+        );
     }
 
     #[test]

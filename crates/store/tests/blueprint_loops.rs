@@ -54,6 +54,8 @@ fn new_loop(note_id: i64, t: ThreadId) -> NewBlueprintLoop {
         user_prompt: None,
         max_iterations: None,
         worktree: None,
+        source: troupe_core::blueprint_loop::LoopSource::User,
+        source_digest: None,
     }
 }
 

@@ -36,6 +36,8 @@ async fn driverless(w: &World) -> (SessionId, ThreadId, BlueprintLoopId) {
                     user_prompt: None,
                     max_iterations: None,
                     worktree: None,
+                    source: troupe_core::blueprint_loop::LoopSource::User,
+                    source_digest: None,
                 })?;
                 let mut running = l.clone();
                 running.status = LoopStatus::Running;

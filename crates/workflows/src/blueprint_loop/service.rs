@@ -189,6 +189,8 @@ impl Workflows {
             user_prompt: instruction,
             max_iterations: req.max_iterations,
             worktree,
+            source: troupe_core::blueprint_loop::LoopSource::User,
+            source_digest: None,
         };
         // Armed: the record and the note's run count, or a clear refusal and nothing written.
         let armed = self.store().write(|tx| {
