@@ -19,6 +19,7 @@ mod groups;
 mod holds;
 mod inbox;
 mod large_jobs;
+mod lattice;
 mod loop_guards;
 mod mcp;
 mod messages;
