@@ -150,6 +150,12 @@ async fn the_openapi_document_lists_every_route() {
         ("/v1/blueprint-loops", "post"),
         ("/v1/blueprint-loops/{id}", "get"),
         ("/v1/blueprint-loops/{id}/cancel", "post"),
+        ("/v1/sessions/{id}/lattice", "get"),
+        ("/v1/lattice/runs", "get"),
+        ("/v1/lattice/runs/{id}", "get"),
+        ("/v1/lattice/runs/{id}/resume", "post"),
+        ("/v1/lattice/runs/{id}/approve", "post"),
+        ("/v1/lattice/runs/{id}/cancel", "post"),
         ("/v1/nodes", "get"),
         ("/v1/notes", "get"),
         ("/v1/notes", "post"),
@@ -227,6 +233,10 @@ async fn the_openapi_document_lists_every_route() {
         "ServerStatus",
         "ToolInfo",
         "McpCallRecord",
+        "LatticeView",
+        "LatticeRun",
+        "PathwayView",
+        "Step",
     ] {
         assert!(schemas.contains_key(name), "schema {name} missing");
     }

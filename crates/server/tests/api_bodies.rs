@@ -114,6 +114,7 @@ async fn everything(app: &TestApp, f: &Fixture) -> Value {
         format!("/v1/agenda/{}", f.agenda),
         "/v1/blueprint-loops".into(),
         "/v1/mcp-servers".into(),
+        "/v1/lattice/runs".into(),
     ] {
         let v = app.get(&path).await.expect(200);
         all.insert(path, v);

@@ -10,6 +10,7 @@ pub mod clearing;
 pub mod delegations;
 pub mod events;
 pub mod holds;
+pub mod lattice;
 pub mod mcp;
 pub mod members;
 pub mod messages;
