@@ -131,9 +131,15 @@ pub async fn build_state(data_dir: &Path, opts: BootOptions) -> anyhow::Result<B
     // This process is a node of the database before it judges anyone else's runs.
     engine.register_node(addr)?;
     let recovery = engine.recover().await?;
+    // Cancelled when the daemon stops: the timers, the node tasks and the followers end with it.
+    let shutdown = tokio_util::sync::CancellationToken::new();
     // Light Loop claims that survived are re-driven (an interrupted reviewer is replaced).
     workflows.recover_light_loops().await?;
     workflows.recover_blueprint_loops().await?;
+    // Lattice follows loop and note events from before its recovery reads anything, so an
+    // event between the two is not missed (the follower re-reads the Runs it concerns).
+    workflows.spawn_lattice_follower(shutdown.clone());
+    workflows.recover_lattice_runs().await?;
     collab.ensure_demo_bot(data_dir)?;
     // What the holds in force cover is made consistent before anything is routed or fires.
     collab.repair_holds().await?;
@@ -147,7 +153,6 @@ pub async fn build_state(data_dir: &Path, opts: BootOptions) -> anyhow::Result<B
             Err(e) => tracing::warn!(error = %e, "routing the lines the last stop left failed"),
         }
     });
-    let shutdown = tokio_util::sync::CancellationToken::new();
     spawn_agenda_timer(workflows, shutdown.clone());
     spawn_check_back_timer(collab.clone(), shutdown.clone());
     // AC-5's quiet tick every 5 s, and checks from words read as lines are filed.
