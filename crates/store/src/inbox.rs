@@ -83,6 +83,15 @@ impl Tx<'_> {
         })
     }
 
+    /// The message a keyed delivery became, once the thread took it.
+    pub fn delivery_receipt(&self, thread: ThreadId, key: &str) -> Result<Option<MessageId>> {
+        self.query_opt(
+            "SELECT message_id FROM inbox_receipts WHERE thread_id = ?1 AND delivery_key = ?2",
+            args![thread.0, key],
+            |r| Ok(MessageId(r.get(0)?)),
+        )
+    }
+
     /// Whether a steer that defers calls waits in the thread's inbox (a change the person sent
     /// while the Bot works): the hop's calls that have not run yet are then not run.
     pub fn has_deferring_steer(&self, thread: ThreadId) -> Result<bool> {

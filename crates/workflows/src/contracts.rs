@@ -2,7 +2,7 @@
 //! are projected when the model's context is assembled; the stored request never changes.
 
 use crate::notes::blueprint::SECTIONS;
-use crate::slot::{LIGHTLOOP, PLAN};
+use crate::slot::{LATTICE, LIGHTLOOP, PLAN};
 
 fn plan_contract() -> String {
     let sections = SECTIONS
@@ -33,11 +33,18 @@ How to work:
 - To claim completion, call loop_stop with a summary, the items completed, the evidence for each, and any limitations — then end your turn. A reviewer session starts after your turn ends and decides; do not wait for it or poll.
 - If the reviewer rejects the claim, you receive its reason, the remaining items and instructions. Continue from them and claim again when they are done.";
 
+const LATTICE_CONTRACT: &str = "This conversation runs Lattice on the goal above: the goal is aligned into requirements, planned as an ordered Pathway of Steps, and each Step is carried out by a reviewed Blueprint in a BlueprintLoop, replanning the unstarted rest after each result.
+
+How to work:
+- The host owns every transition. Your tools write the Pathway's unstarted Steps (pathway_write), Blueprint notes, and one action request at a time (lattice_submit); after a successful submit, end your turn.
+- Do only the current state's work, as the Lattice section of your instructions says; never start a future Step.";
+
 /// The tag that encloses the person's request for a workflow kind.
 fn tag(kind: &str) -> Option<&'static str> {
     match kind {
         PLAN => Some("plan-user-request"),
         LIGHTLOOP => Some("lightloop-user-request"),
+        LATTICE => Some("lattice-user-request"),
         _ => None,
     }
 }
@@ -51,6 +58,7 @@ pub fn contract(kind: &str, version: u64) -> Option<String> {
     match kind {
         PLAN => Some(plan_contract()),
         LIGHTLOOP => Some(LIGHTLOOP_CONTRACT.to_string()),
+        LATTICE => Some(LATTICE_CONTRACT.to_string()),
         _ => None,
     }
 }

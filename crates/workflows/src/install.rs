@@ -24,6 +24,9 @@ pub fn install(builder: EngineBuilder) -> Result<(EngineBuilder, Arc<LoopHost>),
         .context(Arc::new(WorkflowProjection))
         .policy(Arc::new(LightLoopPolicy { host: host.clone() }))
         .policy(Arc::new(BlueprintLoopPolicy { host: host.clone() }))
+        .policy(Arc::new(crate::lattice::policy::LatticePolicy {
+            host: host.clone(),
+        }))
         .guard(Arc::new(RecoveryGuard { host: host.clone() }))
         .tool_scope(Arc::new(RecoveryGuard { host: host.clone() }))
         .tool_scope(Arc::new(AuditRecoveryGuard))
@@ -42,6 +45,9 @@ pub fn install(builder: EngineBuilder) -> Result<(EngineBuilder, Arc<LoopHost>),
         b = b.tool(t)?;
     }
     for t in bl_tools::registrations(&host) {
+        b = b.tool(t)?;
+    }
+    for t in crate::lattice::tools::registrations() {
         b = b.tool(t)?;
     }
     for t in agenda::tools::registrations(&host) {

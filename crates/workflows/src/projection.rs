@@ -20,10 +20,12 @@ pub struct WorkflowProjection;
 /// The stamp for a thread's current slot (`None` when no known workflow is active).
 pub fn stamp_for(thread: &Thread) -> Option<Value> {
     match WorkflowSlot::of(thread.workflow.as_ref())? {
-        slot @ (WorkflowSlot::Plan | WorkflowSlot::LightLoop(_)) => Some(json!({
-            "kind": slot.kind(),
-            "version": CONTRACT_VERSION,
-        })),
+        slot @ (WorkflowSlot::Plan | WorkflowSlot::LightLoop(_) | WorkflowSlot::Lattice(_)) => {
+            Some(json!({
+                "kind": slot.kind(),
+                "version": CONTRACT_VERSION,
+            }))
+        }
         WorkflowSlot::Unknown(_) => None,
     }
 }
@@ -40,6 +42,16 @@ impl ContextContributor for WorkflowProjection {
             .read(|tx| tx.thread(thread.id))
             .map(|t| t.workflow)
             .unwrap_or_else(|_| thread.workflow.clone());
+        if let Some(WorkflowSlot::Lattice(l)) = WorkflowSlot::of(current.as_ref()) {
+            // Withdrawn while a Step executes: the BlueprintLoop owns the turn (LAT-14).
+            if !l.executing
+                && let Ok(Some(run)) = store.read(|tx| tx.peek_current_lattice_run(thread.id))
+                && run.id == l.run_id
+            {
+                out.system.push(crate::lattice::texts::system_section(&run));
+            }
+            return;
+        }
         if let Some(WorkflowSlot::LightLoop(ll)) = WorkflowSlot::of(current.as_ref()) {
             let mut section = format!(
                 "# Light Loop\n\nThe task this loop works on (it may have been revised since the request):\n\n{}",

@@ -4,7 +4,7 @@
 
 use crate::controls::{self, SlotFacts, SlotRefusal, SlotRequest};
 use crate::lightloop::machine::{self, LoopEffect, TerminalStatus};
-use crate::slot::{LIGHTLOOP, PLAN, WorkflowSlot};
+use crate::slot::{LATTICE, LIGHTLOOP, PLAN, WorkflowSlot};
 use crate::{WorkflowError, Workflows};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -18,7 +18,7 @@ use troupe_store::{NewWorkflowTerminal, Tx, WorkflowTerminal};
 #[derive(Clone, Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct SetWorkflowRequest {
-    /// `plan`, `lightloop` or `none`.
+    /// `plan`, `lightloop`, `lattice` or `none`.
     pub kind: String,
     /// The Light Loop's task (required, non-empty, for `lightloop`).
     #[serde(default)]
@@ -30,6 +30,12 @@ pub struct SetWorkflowRequest {
     /// (0: unlimited; default from the config, 200 unless set).
     #[serde(default)]
     pub max_model_calls: Option<u32>,
+    /// Lattice only: `auto` or `collaborative` (the default).
+    #[serde(default)]
+    pub mode: Option<String>,
+    /// Lattice only: the goal, given to the session as the person's task.
+    #[serde(default)]
+    pub goal: Option<String>,
 }
 
 /// A session's workflow as the API shows it.
@@ -62,6 +68,8 @@ pub struct WorkflowView {
     pub guard: Option<crate::guard::GuardView>,
     /// Why the session's Bot will not go on by itself (an unknown last effect), if so.
     pub blocked_by: Option<troupe_collab::BlockedBy>,
+    /// The session's current Lattice Run (any status), if it has one.
+    pub lattice: Option<crate::lattice::LatticeView>,
     /// Whether this request changed the slot (always false for a read).
     pub changed: bool,
 }
@@ -95,6 +103,12 @@ pub(crate) fn phase_name(slot: &WorkflowSlot) -> Option<String> {
 }
 
 fn parse_request(req: SetWorkflowRequest) -> Result<SlotRequest, WorkflowError> {
+    if req.kind.trim() != LATTICE && (req.mode.is_some() || req.goal.is_some()) {
+        return Err(WorkflowError::invalid(format!(
+            "mode and goal apply to lattice only, not to {}",
+            req.kind.trim()
+        )));
+    }
     let reject_ll_fields = |kind: &str| -> Result<(), WorkflowError> {
         if req.instructions.is_some()
             || req.max_iterations.is_some()
@@ -120,7 +134,7 @@ fn parse_request(req: SetWorkflowRequest) -> Result<SlotRequest, WorkflowError> 
             max_iterations: req.max_iterations,
         }),
         other => Err(WorkflowError::invalid(format!(
-            "kind: unknown workflow '{other}' (expected plan, lightloop or none)"
+            "kind: unknown workflow '{other}' (expected plan, lightloop, lattice or none)"
         ))),
     }
 }
@@ -213,7 +227,9 @@ impl Workflows {
             None => None,
         };
         let running = self.engine().is_running(thread) || t.lease.holder.is_some();
+        let lattice = self.lattice_current(session)?;
         Ok(WorkflowView {
+            lattice,
             guard,
             blocked_by: self.collab.blocked_by(thread, running)?,
             iteration: ll.map(|l| l.review.attempts + 1),
@@ -237,9 +253,45 @@ impl Workflows {
         session: SessionId,
         req: SetWorkflowRequest,
     ) -> Result<WorkflowView, WorkflowError> {
+        let thread = self.collab.direct_thread(session)?;
+        if req.kind.trim() == LATTICE {
+            if req.instructions.is_some() || req.max_iterations.is_some() {
+                return Err(WorkflowError::invalid(
+                    "instructions and max_iterations apply to lightloop only, not to lattice",
+                ));
+            }
+            let mode = match req.mode.as_deref() {
+                None => troupe_core::lattice::Mode::Collaborative,
+                Some(m) => troupe_core::lattice::Mode::parse(m).map_err(WorkflowError::Invalid)?,
+            };
+            let changed = self
+                .enable_lattice(
+                    thread,
+                    crate::lattice::EnableLattice {
+                        mode,
+                        max_model_calls: req.max_model_calls,
+                        goal: req.goal,
+                    },
+                )
+                .await?;
+            return self.view(session, thread, changed);
+        }
         let budget = req.max_model_calls;
         let request = parse_request(req)?;
-        let thread = self.collab.direct_thread(session)?;
+        let lattice_slot = matches!(
+            WorkflowSlot::of(self.store().read(|tx| tx.thread(thread))?.workflow.as_ref()),
+            Some(WorkflowSlot::Lattice(_))
+        );
+        if lattice_slot && request == SlotRequest::Disable {
+            if self.engine().is_running(thread) {
+                return Err(WorkflowError::conflict(
+                    "session_running",
+                    "the session is running; workflows change only while it is idle (stop it or wait)",
+                ));
+            }
+            let changed = self.disable_lattice(thread).await?;
+            return self.view(session, thread, changed);
+        }
         let engine = self.engine().clone();
         let limits = crate::guard::limits_for(engine.config().loops, budget);
         let outcome = self.store().write(|tx| {

@@ -38,7 +38,7 @@ pub struct AbandonReport {
     /// The reply that now ends the interrupted task with an error saying it was abandoned.
     #[cfg_attr(feature = "openapi", schema(value_type = Option<i64>))]
     pub terminalized_message_id: Option<MessageId>,
-    /// The workflow cancelled through its own cancel path (`lightloop` or `blueprint_loop`).
+    /// The workflow cancelled through its own cancel path (`lightloop`, `blueprint_loop` or `lattice`).
     pub workflow_cancelled: Option<String>,
     /// Child tasks of the session's Bot that were still queued or running, now cancelled.
     #[cfg_attr(feature = "openapi", schema(value_type = Vec<i64>))]
@@ -67,6 +67,8 @@ pub enum AbandonStep {
     TerminalizeTurn,
     CancelLightLoop,
     CancelBlueprintLoop(troupe_core::blueprint_loop::BlueprintLoopId),
+    /// The exact Run the Lattice slot names (LAT-15).
+    CancelLatticeRun(troupe_core::LatticeRunId),
     /// Delegated work stops with the abandoned work.
     CancelChildTasks,
     ClearLatch,
@@ -86,7 +88,10 @@ pub fn abandon_plan(f: &AbandonFacts) -> Vec<AbandonStep> {
     if matches!(f.slot, Some(WorkflowSlot::LightLoop(_))) {
         steps.push(AbandonStep::CancelLightLoop);
     }
-    if let Some(id) = f.blueprint_loop {
+    if let Some(WorkflowSlot::Lattice(l)) = &f.slot {
+        // The Run's own loop is cancelled with it.
+        steps.push(AbandonStep::CancelLatticeRun(l.run_id));
+    } else if let Some(id) = f.blueprint_loop {
         steps.push(AbandonStep::CancelBlueprintLoop(id));
     }
     if f.child_tasks {
@@ -215,6 +220,14 @@ impl Workflows {
                     let (_, changed) = self.cancel_blueprint_loop(id).await?;
                     if changed {
                         report.workflow_cancelled = Some("blueprint_loop".into());
+                    }
+                }
+                AbandonStep::CancelLatticeRun(run) => {
+                    if self
+                        .cancel_lattice(run, troupe_core::lattice::StatusReason::Abandoned)
+                        .await?
+                    {
+                        report.workflow_cancelled = Some("lattice".into());
                     }
                 }
                 AbandonStep::CancelChildTasks => {

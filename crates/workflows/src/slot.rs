@@ -8,6 +8,7 @@ use troupe_core::{MessageId, ThreadId};
 
 pub const PLAN: &str = "plan";
 pub const LIGHTLOOP: &str = "lightloop";
+pub const LATTICE: &str = "lattice";
 
 /// The version of the contract texts stamped on root messages.
 pub const CONTRACT_VERSION: u32 = 1;
@@ -16,6 +17,8 @@ pub const CONTRACT_VERSION: u32 = 1;
 pub enum WorkflowSlot {
     Plan,
     LightLoop(Box<LightLoopSlot>),
+    /// A Lattice Run owns the session; the slot is a projection of the Run the controller keeps.
+    Lattice(LatticeSlot),
     /// Owned by a workflow this build does not load: never rewritten.
     Unknown(Value),
 }
@@ -33,6 +36,18 @@ pub struct LightLoopSlot {
     pub stop_request: Option<StopRequest>,
     #[serde(default)]
     pub review: ReviewState,
+}
+
+/// The Lattice slot: which Run, its mode, and whether its Step is executing (the Lattice tools
+/// and section are withdrawn then, LAT-14).
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct LatticeSlot {
+    #[cfg_attr(feature = "openapi", schema(value_type = i64))]
+    pub run_id: troupe_core::LatticeRunId,
+    pub mode: troupe_core::lattice::Mode,
+    #[serde(default)]
+    pub executing: bool,
 }
 
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
@@ -93,6 +108,16 @@ impl WorkflowSlot {
                     _ => WorkflowSlot::Unknown(v.clone()),
                 }
             }
+            Some(LATTICE) => {
+                let mut fields = v.clone();
+                if let Some(obj) = fields.as_object_mut() {
+                    obj.remove("kind");
+                }
+                match serde_json::from_value::<LatticeSlot>(fields) {
+                    Ok(l) => WorkflowSlot::Lattice(l),
+                    Err(_) => WorkflowSlot::Unknown(v.clone()),
+                }
+            }
             _ => WorkflowSlot::Unknown(v.clone()),
         }
     }
@@ -112,6 +137,13 @@ impl WorkflowSlot {
                 }
                 v
             }
+            WorkflowSlot::Lattice(l) => {
+                let mut v = serde_json::to_value(l).unwrap_or_else(|_| serde_json::json!({}));
+                if let Some(obj) = v.as_object_mut() {
+                    obj.insert("kind".into(), Value::String(LATTICE.into()));
+                }
+                v
+            }
             WorkflowSlot::Unknown(v) => v.clone(),
         }
     }
@@ -121,11 +153,19 @@ impl WorkflowSlot {
         match self {
             WorkflowSlot::Plan => PLAN.into(),
             WorkflowSlot::LightLoop(_) => LIGHTLOOP.into(),
+            WorkflowSlot::Lattice(_) => LATTICE.into(),
             WorkflowSlot::Unknown(v) => v
                 .get("kind")
                 .and_then(Value::as_str)
                 .unwrap_or("unknown")
                 .to_string(),
+        }
+    }
+
+    pub fn lattice(&self) -> Option<&LatticeSlot> {
+        match self {
+            WorkflowSlot::Lattice(l) => Some(l),
+            _ => None,
         }
     }
 
@@ -142,6 +182,14 @@ pub fn plan_active(workflow: Option<&Value>) -> bool {
     matches!(WorkflowSlot::of(workflow), Some(WorkflowSlot::Plan))
 }
 
+/// Whether the thread may write Blueprints: Plan or Lattice is active.
+pub fn blueprint_writes_allowed(workflow: Option<&Value>) -> bool {
+    matches!(
+        WorkflowSlot::of(workflow),
+        Some(WorkflowSlot::Plan | WorkflowSlot::Lattice(_))
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -149,9 +197,9 @@ mod tests {
 
     #[test]
     fn unknown_kind_round_trips_byte_for_byte() {
-        let stored = json!({"kind": "lattice", "run_id": 7, "mode": "auto", "extra": [1, 2]});
+        let stored = json!({"kind": "boss", "role": "boss", "extra": [1, 2]});
         let slot = WorkflowSlot::from_value(&stored);
-        assert_eq!(slot.kind(), "lattice");
+        assert_eq!(slot.kind(), "boss");
         assert_eq!(slot.to_value(), stored);
     }
 
@@ -167,6 +215,19 @@ mod tests {
             WorkflowSlot::from_value(&blank),
             WorkflowSlot::Unknown(_)
         ));
+    }
+
+    #[test]
+    fn lattice_round_trips_and_a_malformed_one_is_kept_as_stored() {
+        let stored = json!({"kind": "lattice", "run_id": 7, "mode": "auto", "executing": true});
+        let slot = WorkflowSlot::from_value(&stored);
+        assert_eq!(slot.lattice().map(|l| l.run_id.0), Some(7));
+        assert_eq!(slot.to_value(), stored);
+        let bad = json!({"kind": "lattice", "run_id": "x"});
+        assert_eq!(
+            WorkflowSlot::from_value(&bad),
+            WorkflowSlot::Unknown(bad.clone())
+        );
     }
 
     #[test]

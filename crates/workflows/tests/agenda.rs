@@ -104,6 +104,8 @@ fn lightloop() -> SetWorkflowRequest {
         instructions: Some("write hello.txt".into()),
         max_iterations: None,
         max_model_calls: None,
+        mode: None,
+        goal: None,
     }
 }
 

@@ -49,6 +49,8 @@ fn lightloop() -> SetWorkflowRequest {
         instructions: Some("ship the release".into()),
         max_iterations: None,
         max_model_calls: None,
+        mode: None,
+        goal: None,
     }
 }
 

@@ -28,6 +28,8 @@ async fn a_user_loop_clears_plan_binds_the_session_and_queues_the_first_prompt()
             instructions: None,
             max_iterations: None,
             max_model_calls: None,
+            mode: None,
+            goal: None,
         },
     )
     .await

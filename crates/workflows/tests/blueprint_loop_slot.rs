@@ -16,6 +16,8 @@ fn kind(k: &str) -> SetWorkflowRequest {
         instructions: (k == "lightloop").then(|| "do it".to_string()),
         max_iterations: None,
         max_model_calls: None,
+        mode: None,
+        goal: None,
     }
 }
 

@@ -26,6 +26,8 @@ fn lightloop(text: &str, max: Option<u32>) -> SetWorkflowRequest {
         instructions: Some(text.into()),
         max_iterations: max,
         max_model_calls: None,
+        mode: None,
+        goal: None,
     }
 }
 
@@ -35,6 +37,8 @@ fn none() -> SetWorkflowRequest {
         instructions: None,
         max_iterations: None,
         max_model_calls: None,
+        mode: None,
+        goal: None,
     }
 }
 

@@ -52,6 +52,8 @@ async fn start(w: &World, kind: Kind) -> SessionId {
                     instructions: Some("write hello.txt".into()),
                     max_iterations: None,
                     max_model_calls: None,
+                    mode: None,
+                    goal: None,
                 },
             )
             .await
@@ -229,6 +231,8 @@ async fn a_loop_request_sets_its_own_budget_and_zero_is_unlimited() {
             instructions: Some("write hello.txt".into()),
             max_iterations: None,
             max_model_calls: Some(5),
+            mode: None,
+            goal: None,
         },
     )
     .await

@@ -14,6 +14,8 @@ fn enable(kind: &str, instructions: Option<&str>) -> SetWorkflowRequest {
         instructions: instructions.map(String::from),
         max_iterations: None,
         max_model_calls: None,
+        mode: None,
+        goal: None,
     }
 }
 

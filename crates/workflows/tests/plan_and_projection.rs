@@ -15,6 +15,8 @@ fn plan() -> SetWorkflowRequest {
         instructions: None,
         max_iterations: None,
         max_model_calls: None,
+        mode: None,
+        goal: None,
     }
 }
 
@@ -24,6 +26,8 @@ fn none() -> SetWorkflowRequest {
         instructions: None,
         max_iterations: None,
         max_model_calls: None,
+        mode: None,
+        goal: None,
     }
 }
 
@@ -33,6 +37,8 @@ fn lightloop(text: &str) -> SetWorkflowRequest {
         instructions: Some(text.into()),
         max_iterations: None,
         max_model_calls: None,
+        mode: None,
+        goal: None,
     }
 }
 

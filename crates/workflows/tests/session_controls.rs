@@ -137,6 +137,8 @@ async fn abandon_stops_work_ends_the_turn_cancels_the_loop_and_is_idempotent() {
             instructions: Some("write it".into()),
             max_iterations: None,
             max_model_calls: None,
+            mode: None,
+            goal: None,
         },
     )
     .await

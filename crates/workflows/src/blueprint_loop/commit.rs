@@ -62,16 +62,7 @@ pub fn commit(
     for effect in &step.effects {
         match effect {
             Effect::FirstPrompt => {
-                tx.deliver(
-                    exec,
-                    &delivery(
-                        InboxMode::Task,
-                        Priority::USER,
-                        Origin::System("blueprint_loop_start".into()),
-                        texts::first_prompt(l),
-                        format!("blueprint-loop-start:{}", l.id),
-                    ),
-                )?;
+                tx.deliver(exec, &first_prompt(l))?;
                 notice(tx, exec, texts::started(l))?;
                 after.drive_execution = true;
             }
@@ -125,6 +116,17 @@ pub fn commit(
     }
     after.saved = Some(saved);
     Ok(after)
+}
+
+/// The executor's first prompt, keyed so a repeat (recovery) delivers it once.
+pub fn first_prompt(l: &BlueprintLoop) -> Delivery {
+    delivery(
+        InboxMode::Task,
+        Priority::USER,
+        Origin::System("blueprint_loop_start".into()),
+        texts::first_prompt(l),
+        format!("blueprint-loop-start:{}", l.id),
+    )
 }
 
 /// The loop a thread takes part in, with its role (`execution` or `audit`).

@@ -4,7 +4,7 @@
 //! notices) or does once it has committed (stopping work).
 
 use crate::review::clean;
-use troupe_core::blueprint_loop::{BlueprintLoop, LoopStatus, LoopStopRequest};
+use troupe_core::blueprint_loop::{BlueprintLoop, LoopSource, LoopStatus, LoopStopRequest};
 use troupe_core::{MessageId, ThreadId};
 
 /// Recovery turns an auditor that ended without a verdict may get before the loop fails.
@@ -254,13 +254,14 @@ pub fn step(l: &BlueprintLoop, event: Event) -> Result<Step, Refusal> {
                 ));
             }
             check_auditor(l, caller)?;
-            let mut s = to(
-                l,
-                LoopStatus::Completed,
-                vec![Effect::MailApproved {
+            // A Lattice loop's approval mails nothing: the record is what Lattice reads (BL-10).
+            let mail = match l.source {
+                LoopSource::Lattice => vec![],
+                LoopSource::User => vec![Effect::MailApproved {
                     summary: summary.clone(),
                 }],
-            );
+            };
+            let mut s = to(l, LoopStatus::Completed, mail);
             s.next.summary = Some(summary);
             Ok(s)
         }

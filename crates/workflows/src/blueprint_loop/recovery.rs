@@ -50,7 +50,10 @@ impl Workflows {
             let running = engine.is_running(l.thread_id);
             let latched = self.store().write(|tx| {
                 tx.restore_loop_bindings(l.id)?;
-                if l.stop_request.is_some() || running || runnable.contains(&l.thread_id) {
+                // A Lattice loop's driver is its Run's controller, which recovery reconciles next.
+                let lattice = l.source == troupe_core::blueprint_loop::LoopSource::Lattice;
+                if l.stop_request.is_some() || lattice || running || runnable.contains(&l.thread_id)
+                {
                     return Ok(false);
                 }
                 let before = tx.thread(l.thread_id)?.paused;

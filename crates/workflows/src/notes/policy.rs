@@ -35,7 +35,7 @@ pub fn evaluate_write(
         (WriteAction::Create, _) => "creating a Blueprint",
     };
     WriteDecision::Blocked(format!(
-        "{what} is allowed only while Plan is active on the session; \
+        "{what} is allowed only while Plan or Lattice is active on the session; \
          Blueprints can still be read and searched, and ordinary notes written"
     ))
 }

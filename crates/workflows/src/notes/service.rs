@@ -3,7 +3,7 @@
 
 use crate::notes::blueprint;
 use crate::notes::policy::{WriteAction, WriteDecision, evaluate_write};
-use crate::slot::plan_active;
+use crate::slot::blueprint_writes_allowed;
 use crate::{WorkflowError, Workflows};
 use serde::Deserialize;
 use troupe_core::SessionId;
@@ -262,7 +262,7 @@ impl Workflows {
             other => other?,
         };
         let t = self.store().read(|tx| tx.thread(thread))?;
-        Ok(plan_active(t.workflow.as_ref()))
+        Ok(blueprint_writes_allowed(t.workflow.as_ref()))
     }
 
     pub fn create_note(&self, req: NewNoteRequest) -> Result<Note, WorkflowError> {

@@ -7,7 +7,7 @@
 use crate::notes::service::{
     NoteChange, NoteError, create_note, read_note, search_notes, update_note,
 };
-use crate::slot::plan_active;
+use crate::slot::blueprint_writes_allowed;
 use async_trait::async_trait;
 use serde::Deserialize;
 use serde::de::DeserializeOwned;
@@ -129,7 +129,7 @@ impl ToolHandler for NoteTool {
         // The slot as it is now, not as it was when the turn started.
         let plan = store
             .read(|tx| tx.thread(ctx.thread.id))
-            .map(|t| plan_active(t.workflow.as_ref()))
+            .map(|t| blueprint_writes_allowed(t.workflow.as_ref()))
             .unwrap_or(false);
         let result = match self.0 {
             Op::Create => {
