@@ -7,6 +7,8 @@ window.troupeWorkflow = function (ctx) {
   const { $, state, api, showError, renderPaused, loadSessions, selectSession, fetchNewMessages } =
     ctx;
 
+  // Lattice's selector entry and panel (lattice.js).
+  const lattice = window.troupeLattice({ $, state, api, showError, applyWorkflowView, refreshWorkflow });
 
   const PHASES = {
     executing: "executing",
@@ -58,6 +60,7 @@ window.troupeWorkflow = function (ctx) {
       return t;
     }
     if (kind === "plan") return "Workflow: Plan";
+    if (kind === "lattice") return lattice.statusText(w);
     if (kind === "lightloop") {
       const parts = ["Workflow: Light Loop"];
       if (w.phase) parts.push(PHASES[w.phase] || String(w.phase));
@@ -88,7 +91,8 @@ window.troupeWorkflow = function (ctx) {
     $("#enable-plan").hidden = !!kind || !!loop;
     $("#enable-lightloop").hidden = !!kind || !!loop;
     $("#workflow-off").hidden = !kind;
-    $("#enable-blueprint").hidden = !!loop;
+    $("#enable-blueprint").hidden = !!loop || kind === "lattice";
+    lattice.render(w);
     $("#blueprint-cancel-loop").hidden = !loop;
     if (kind || loop) showLightloopForm(false);
     if (loop) showBlueprintForm(false);
@@ -312,6 +316,7 @@ window.troupeWorkflow = function (ctx) {
   }
 
   function bind() {
+    lattice.bind();
     $("#enable-plan").addEventListener("click", (e) => workflowAction(e.currentTarget, { kind: "plan" }));
     $("#enable-lightloop").addEventListener("click", () => {
       showError($("#workflow-error"), null);

@@ -15,6 +15,7 @@ const WORK_JS: &str = include_str!("../../web/work.js");
 const HOLDS_JS: &str = include_str!("../../web/holds.js");
 const DELIVERABLES_JS: &str = include_str!("../../web/deliverables.js");
 const MCP_JS: &str = include_str!("../../web/mcp.js");
+const LATTICE_JS: &str = include_str!("../../web/lattice.js");
 const STYLE: &str = include_str!("../../web/style.css");
 
 pub fn router() -> Router<AppState> {
@@ -101,6 +102,16 @@ pub fn router() -> Router<AppState> {
                 (
                     [(header::CONTENT_TYPE, "text/javascript; charset=utf-8")],
                     MCP_JS,
+                )
+                    .into_response()
+            }),
+        )
+        .route(
+            "/lattice.js",
+            get(|| async {
+                (
+                    [(header::CONTENT_TYPE, "text/javascript; charset=utf-8")],
+                    LATTICE_JS,
                 )
                     .into_response()
             }),
