@@ -84,6 +84,21 @@ impl ContinuationPolicy for LatticePolicy {
         if let Some(d) = pass.deliveries.into_iter().next() {
             return Ok(Proposal::Inbox(d));
         }
-        Ok(pass.continuation.map_or(Proposal::None, Proposal::Inbox))
+        let (Some(cont), Some(run)) = (pass.continuation, pass.run) else {
+            return Ok(Proposal::None);
+        };
+        // The plain continuation is a loop like any other: the continuation guard's budget and
+        // no-progress streak stop a model that only ever answers in prose.
+        let verdict = crate::guard::admit_continuation(
+            gate.store,
+            thread,
+            &format!("lattice:{}", run.id.0),
+            self.host.guard_defaults(),
+        )
+        .map_err(|e| e.to_string())?;
+        if verdict != troupe_core::continuation_guard::GuardVerdict::Continue {
+            return Ok(Proposal::None);
+        }
+        Ok(Proposal::Inbox(cont))
     }
 }
