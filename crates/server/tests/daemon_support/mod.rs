@@ -7,6 +7,7 @@ mod api;
 pub mod deliverables;
 mod fake;
 pub mod holds;
+pub mod lattice;
 pub mod mcp;
 mod procs;
 
