@@ -5,7 +5,7 @@ mod lattice_support;
 mod support;
 
 use lattice_support::*;
-use support::{tool_results, world};
+use support::{tool_results, user_texts, world};
 use troupe_core::blueprint_loop::{LoopSource, LoopStatus};
 use troupe_core::lattice::{RunStatus, StatusReason, StepStatus, WorkState};
 use troupe_core::pause::PauseReason;
@@ -77,6 +77,29 @@ async fn auto_happy_path() {
         .filter(|m| m.origin == troupe_core::message::Origin::System("lattice_completed".into()))
         .count();
     assert_eq!(mails, 1, "one completion mail");
+    // LAT-14: while a Step executes, its turns see neither the Lattice tools nor its section.
+    let requests = w.provider.requests();
+    let executing: Vec<_> = requests
+        .iter()
+        .filter(|q| q.tools.iter().any(|t| t.name == "blueprint_loop_stop"))
+        .collect();
+    assert_eq!(executing.len(), 2, "one executor turn per Step");
+    for q in &executing {
+        let names: Vec<&str> = q.tools.iter().map(|t| t.name.as_str()).collect();
+        assert!(!names.contains(&"lattice_submit"), "{names:?}");
+        assert!(!names.contains(&"pathway_write"), "{names:?}");
+        assert!(!q.system.contains("# Lattice"));
+        assert!(
+            user_texts(q)
+                .iter()
+                .any(|t| t.contains("Carry out the Blueprint"))
+        );
+    }
+    let planning = requests
+        .iter()
+        .find(|q| q.tools.iter().any(|t| t.name == "pathway_write"))
+        .expect("a planning turn saw the Lattice tools");
+    assert!(planning.system.contains("# Lattice"));
 }
 
 #[tokio::test]
