@@ -46,7 +46,7 @@ pub struct WorkflowView {
     pub session_id: SessionId,
     /// The active kind (`plan`, `lightloop`, or a kind this build does not know), or null.
     pub kind: Option<String>,
-    /// For a Light Loop: `executing`, `stop_pending` or `reviewing`.
+    /// For a Light Loop: `executing`, `stop_pending` or `reviewing`; under Lattice: the Run's state.
     pub phase: Option<String>,
     /// The slot exactly as stored.
     #[cfg_attr(feature = "openapi", schema(value_type = Option<Object>))]
@@ -228,6 +228,7 @@ impl Workflows {
         };
         let running = self.engine().is_running(thread) || t.lease.holder.is_some();
         let lattice = self.lattice_current(session)?;
+        let lattice_state = lattice.as_ref().map(|v| v.run.state.as_str().to_string());
         Ok(WorkflowView {
             lattice,
             guard,
@@ -236,7 +237,12 @@ impl Workflows {
             reviewer,
             session_id: session,
             kind: slot.as_ref().map(WorkflowSlot::kind),
-            phase: slot.as_ref().and_then(phase_name),
+            phase: slot.as_ref().and_then(phase_name).or_else(|| {
+                // Under Lattice the phase is the current Run's state.
+                slot.as_ref()
+                    .and_then(WorkflowSlot::lattice)
+                    .and(lattice_state)
+            }),
             slot: t.workflow.clone(),
             running,
             paused: t.paused,

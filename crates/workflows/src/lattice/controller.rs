@@ -215,7 +215,7 @@ fn active(
             m.must(Event::Pause(StatusReason::WorkflowProjectionConflict), now);
         }
     }
-    if reason != Reason::Enable
+    if let Reason::Gate(_) = reason
         && let Some(Effect::DeliverPrompt {
             id,
             delivery_key,
@@ -223,7 +223,6 @@ fn active(
             ..
         }) = m.run.effect.clone()
         && attempt_count > 0
-        && matches!(reason, Reason::Gate(_))
         && tx.delivery_receipt(thread, &delivery_key)?.is_some()
     {
         // The prompt was read by the turn that just ended.

@@ -4,7 +4,7 @@
 
 use super::controller::{self, Reason};
 use super::persist::{self, Moves};
-use super::tools::submit_parsed;
+use super::tools::submit_approval;
 use crate::slot::WorkflowSlot;
 use crate::{WorkflowError, Workflows};
 use serde::Serialize;
@@ -351,7 +351,7 @@ impl Workflows {
                     ),
                 )));
             }
-            match submit_parsed(tx, &run, ActionSource::Panel, None)? {
+            match submit_approval(tx, &run, ActionSource::Panel, None)? {
                 Ok(Submitted::Queued(next)) => {
                     tx.save_lattice_run(
                         &next,

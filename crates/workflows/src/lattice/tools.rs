@@ -314,8 +314,9 @@ fn person_spoke(tx: &Tx<'_>, run: &LatticeRun) -> Result<bool, StoreError> {
         .any(|m| m.origin == Origin::User && m.created_at > run.state_entered_at))
 }
 
-/// Turn a parsed request into the action with its live Blueprint fields, and submit it.
-pub fn submit_parsed(
+/// Submit `approve_execution` for exactly the current Step's bound Blueprint as it is now (the
+/// panel's Approve; the model's goes through the tool).
+pub fn submit_approval(
     tx: &mut Tx<'_>,
     run: &LatticeRun,
     source: ActionSource,
