@@ -3,6 +3,7 @@
 
 pub mod acceptance_check;
 pub mod blueprint_loop;
+pub mod boss;
 pub mod check_back;
 pub mod clock;
 pub mod continuation_guard;
