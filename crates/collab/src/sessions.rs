@@ -130,6 +130,39 @@ impl Collab {
         self.create_with(SessionKind::Direct, &[bot], title, Some(workspace))
     }
 
+    /// A direct conversation whose thread is a child of `parent` and unattended, with its
+    /// slot set in the same write (a Boss worker; the workflow layer decides the slot).
+    pub fn create_child_session(
+        &self,
+        bot: BotId,
+        title: &str,
+        workspace: Option<&std::path::Path>,
+        parent: ThreadId,
+        slot: &serde_json::Value,
+    ) -> Result<SessionView, CollabError> {
+        let bot = self.bot(bot)?;
+        if bot.archived {
+            return Err(CollabError::invalid(format!(
+                "Bot {} is archived",
+                bot.name
+            )));
+        }
+        let session = self.store().write(|tx| {
+            let session = tx.create_session(SessionKind::Direct, title, &[bot.id])?;
+            let thread = crate::threads::create_child_thread(
+                tx,
+                &self.workspaces,
+                &session,
+                &bot,
+                workspace,
+                parent,
+            )?;
+            tx.set_workflow(thread, Some(slot))?;
+            Ok(session)
+        })?;
+        self.session_view(session.id)
+    }
+
     fn create_with(
         &self,
         kind: SessionKind,

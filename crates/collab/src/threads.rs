@@ -44,6 +44,33 @@ pub(crate) fn ensure_thread(
     Ok(thread.id)
 }
 
+/// A worker conversation's thread: the child of `parent`, unattended (no person watches it, so
+/// it is never latched), in `dir` or the conversation's workspace.
+pub(crate) fn create_child_thread(
+    tx: &mut Tx<'_>,
+    workspaces: &Path,
+    session: &Session,
+    bot: &Bot,
+    dir: Option<&Path>,
+    parent: ThreadId,
+) -> Result<ThreadId, StoreError> {
+    let dir = dir
+        .map(Path::to_path_buf)
+        .unwrap_or_else(|| workspace_of(workspaces, session));
+    std::fs::create_dir_all(&dir).map_err(|e| {
+        StoreError::Invalid(format!("cannot create workspace {}: {e}", dir.display()))
+    })?;
+    let thread = tx.create_thread(&NewThread {
+        parent_id: Some(parent),
+        title: session.title.clone(),
+        agent: binding_for(bot),
+        workspace: dir.display().to_string(),
+        interaction: Interaction::Unattended,
+    })?;
+    tx.bind_thread(session.id, bot.id, thread.id, CONVERSATION)?;
+    Ok(thread.id)
+}
+
 /// The Bot's thread in the conversation, if it has one.
 pub(crate) fn thread_of(
     tx: &Tx<'_>,
