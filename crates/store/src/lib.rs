@@ -3,6 +3,7 @@
 
 mod agenda;
 mod blueprint_loops;
+mod channels;
 mod check_backs;
 mod check_work;
 mod checks;
@@ -48,6 +49,9 @@ mod writer;
 
 pub use agenda::{AgendaEdit, AgendaId, AgendaItem, AgendaStatus, NewAgendaItem};
 pub use blueprint_loops::{LoopBinding, NewBlueprintLoop};
+pub use channels::{
+    ChannelChat, ChannelMessage, ChannelOutbound, NewChannelOutbound, OutboundKind, OutboundStatus,
+};
 pub use check_backs::{BookingScope, CheckBackFilter, CheckBackRecord, NewCheckBack};
 pub use check_work::{FiledUserLine, SegmentActivity};
 pub use checks::{
