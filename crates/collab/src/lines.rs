@@ -12,7 +12,8 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use troupe_core::conversation::{Author, SessionKind, SessionMessage, validate_line};
-use troupe_core::line_queue::ROUTE_WAIT_MS;
+use troupe_core::hold::control::{ControlHandling, control_handling};
+use troupe_core::line_queue::{LineState, QueuedLine, ROUTE_WAIT_MS, resume_order};
 use troupe_core::{SessionId, SessionMessageId};
 use troupe_store::{NewLine, StoreError};
 
@@ -190,12 +191,29 @@ impl Collab {
         Ok(())
     }
 
-    /// Route the lines a stop of the process left unrouted, oldest first, reusing their
-    /// stored readings. Run once at start.
+    /// Route the lines a stop of the process left unrouted, reusing their stored readings (or
+    /// reading them now). Run once at start. A line read as only a stop skips the queue here
+    /// too: it is carried out before the lines ahead of it reach any Bot (LR-3); the rest go
+    /// oldest first.
     pub async fn resume_lines(&self) -> Result<usize, CollabError> {
         let lines = self.store().read(|tx| tx.unrouted_lines())?;
+        let mut queued = Vec::with_capacity(lines.len());
         for (_, id) in &lines {
-            self.read_and_route(*id).await?;
+            let line = self.store().read(|tx| tx.line(*id))?;
+            let reading = self.read_user_line(*id).await?;
+            queued.push(QueuedLine {
+                id: *id,
+                state: LineState::parse(line.routing.as_deref().unwrap_or("reading"))
+                    .map_err(CollabError::invalid)?,
+                arrived_at: line.created_at,
+                read: true,
+                started_at: None,
+                only_stop: control_handling(&reading.reading, reading.by_model)
+                    == ControlHandling::ExecuteStop,
+            });
+        }
+        for id in resume_order(&queued) {
+            self.read_and_route(id).await?;
         }
         Ok(lines.len())
     }

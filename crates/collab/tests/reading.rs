@@ -390,3 +390,83 @@ async fn with_no_reading_the_question_goes_to_the_person() {
     let calls = w.collab.store().read(|tx| tx.tool_calls(turn.id)).unwrap();
     assert_eq!(calls.len(), 1, "the turn ended on its first ask");
 }
+
+#[tokio::test]
+async fn only_a_stop_skips_the_queue_of_lines_left_unrouted() {
+    // LR-3, CL-2 at a start: a stop of the process left L1 ("write the report") and, after
+    // it, L2 (only a stop) unrouted. The stop is carried out first, so L1 reaches the Bot only
+    // once it is held: delivered, but no turn starts, and L1 (older than the stop) lifts
+    // nothing. Stored times on a manual clock; no reader delays.
+    let clock = std::sync::Arc::new(troupe_core::ManualClock::new(1_760_000_000_000));
+    let w = world_on(clock.clone());
+    let spec = script(
+        &w,
+        "reader",
+        r#"{"steps":[{"text":"{\"control\":\"neither\"}"}],"on_exhausted":"repeat_last",
+            "rules":[{"when_user_contains":"stop now","reply":{"text":"{\"control\":\"stop\",\"only_control\":true}"}}]}"#,
+    );
+    w.collab.set_role("reading", spec).unwrap();
+    let b = bot(
+        &w,
+        "Worker",
+        r#"{"steps":[{"text":"ok"}],"on_exhausted":"repeat_last"}"#,
+    );
+    let s = direct(&w, b);
+    let t = w.collab.direct_thread(s).unwrap();
+    let left = |body: &str| {
+        w.collab
+            .store()
+            .write(|tx| {
+                tx.insert_line(&troupe_store::NewLine {
+                    routing: Some("reading"),
+                    ..troupe_store::NewLine::plain(
+                        s,
+                        troupe_core::conversation::Author::User,
+                        body.into(),
+                    )
+                })
+            })
+            .unwrap()
+    };
+    let l1 = left("write the report");
+    clock.advance(1_000);
+    let l2 = left("stop now");
+    clock.advance(1_000);
+
+    assert_eq!(w.collab.resume_lines().await.unwrap(), 2);
+
+    let events = w
+        .collab
+        .store()
+        .read(|tx| tx.session_events_after(troupe_core::EventId(0), s, 1000))
+        .unwrap();
+    let routed: Vec<i64> = events
+        .iter()
+        .filter(|e| e.kind == "line_routed")
+        .map(|e| e.payload["message_id"].as_i64().unwrap())
+        .collect();
+    assert_eq!(routed, vec![l2.id.0, l1.id.0], "the stop went first");
+    let holds = w.collab.holds(false).unwrap();
+    assert_eq!(holds.len(), 1);
+    assert_eq!(holds[0].hold.source_message_id, Some(l2.id));
+    // L1 kept its place behind nothing but its own reading: it was delivered, into a held
+    // Bot's inbox, and started nothing.
+    assert_eq!(
+        w.collab.line(l1.id).unwrap().routing.as_deref(),
+        Some("routed")
+    );
+    assert_eq!(
+        w.collab
+            .store()
+            .read(|tx| tx.line_deliveries(l1.id))
+            .unwrap()
+            .len(),
+        1
+    );
+    settle(&w, s).await;
+    assert_eq!(runs(&w, t), 0, "the held Bot ran");
+    assert_eq!(
+        w.collab.hold(holds[0].hold.id).unwrap().hold.status,
+        troupe_core::hold::HoldStatus::InForce
+    );
+}

@@ -1,7 +1,8 @@
 //! Lines in a row (TURN-8…12, LR-2…4): a conversation's user lines are filed and routed in
 //! arrival order, each after its own reading, but never stuck behind a slow line for more
-//! than 45 s. Reading itself starts on arrival and is not queued; only-stop lines are executed
-//! by the caller ahead of this queue (LR-3).
+//! than 45 s. Reading itself starts on arrival and is not queued. A line the model read as
+//! nothing but a stop skips the queue: it goes to the control-line handling as soon as it is
+//! read, ahead of the lines waiting, and holds up nobody (LR-3, CL-2).
 
 use crate::ids::SessionMessageId;
 use serde::{Deserialize, Serialize};
@@ -55,11 +56,22 @@ pub struct QueuedLine {
     pub read: bool,
     /// When its routing began, i.e. when it left the wait.
     pub started_at: Option<i64>,
+    /// Its reading (by the model) says it is only a stop.
+    pub only_stop: bool,
+}
+
+impl QueuedLine {
+    /// Read as only a stop: carried out as read, so no line ever waits for it.
+    fn skips_queue(&self) -> bool {
+        self.read && self.only_stop
+    }
 }
 
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub enum Decision {
     Route,
+    /// Only a stop: carried out now by the control-line handling, whatever waits ahead.
+    ExecuteStop,
     WaitForReading,
     WaitForLineAhead {
         until: i64,
@@ -83,7 +95,14 @@ pub fn may_route(lines: &[QueuedLine], id: SessionMessageId, now: i64) -> Decisi
     if !line.read {
         return Decision::WaitForReading;
     }
-    match lines[..at].iter().rev().find(|l| !l.state.is_finished()) {
+    if line.skips_queue() {
+        return Decision::ExecuteStop;
+    }
+    match lines[..at]
+        .iter()
+        .rev()
+        .find(|l| !l.state.is_finished() && !l.skips_queue())
+    {
         None => Decision::Route,
         Some(ahead) => {
             let until = ahead.arrived_at.saturating_add(ROUTE_WAIT_MS);
@@ -105,6 +124,15 @@ pub fn next_to_route(lines: &[QueuedLine], now: i64) -> Vec<SessionMessageId> {
         .collect()
 }
 
+/// The order to take up lines a stop of the process left unrouted: the read stops first (so
+/// no line ahead of a stop reaches a Bot before the stop holds it), then the rest as they
+/// arrived.
+pub fn resume_order(lines: &[QueuedLine]) -> Vec<SessionMessageId> {
+    let (stops, rest): (Vec<&QueuedLine>, Vec<&QueuedLine>) =
+        lines.iter().partition(|l| l.skips_queue());
+    stops.into_iter().chain(rest).map(|l| l.id).collect()
+}
+
 /// "Withdraw" is offered only until a thread has the line (TURN-12).
 pub fn may_withdraw(line: &QueuedLine) -> bool {
     matches!(line.state, LineState::Reading | LineState::Queued)
@@ -123,6 +151,7 @@ mod tests {
             arrived_at,
             read,
             started_at: None,
+            only_stop: false,
         }
     }
 
@@ -207,5 +236,67 @@ mod tests {
         assert_eq!(LineState::parse("queued"), Ok(LineState::Queued));
         assert_eq!(LineState::Withdrawn.as_str(), "withdrawn");
         assert!(LineState::parse("done").is_err());
+    }
+
+    #[test]
+    fn line_queue_only_a_stop_skips_the_queue() {
+        // LR-3 / CL-2: L1 is still being read and L2 waits behind it; L3, read as only a stop,
+        // goes at once, and neither L2 nor L4 waits for it.
+        let mut stop = line(3, LineState::Reading, T0 + 2_000, true);
+        stop.only_stop = true;
+        let lines = vec![
+            line(1, LineState::Reading, T0, false),
+            line(2, LineState::Queued, T0 + 1_000, true),
+            stop.clone(),
+            line(4, LineState::Queued, T0 + 3_000, true),
+        ];
+        let now = T0 + 3_500;
+        assert_eq!(
+            may_route(&lines, SessionMessageId(3), now),
+            Decision::ExecuteStop
+        );
+        // Any other line keeps its place: L2 behind L1, L4 behind L2 (not behind the stop).
+        assert_eq!(
+            may_route(&lines, SessionMessageId(2), now),
+            Decision::WaitForLineAhead {
+                until: T0 + ROUTE_WAIT_MS
+            }
+        );
+        assert_eq!(
+            may_route(&lines, SessionMessageId(4), now),
+            Decision::WaitForLineAhead {
+                until: T0 + 1_000 + ROUTE_WAIT_MS
+            }
+        );
+        assert!(next_to_route(&lines, now).is_empty());
+        // A stop not read yet is not known to be one: it waits for its reading like any line.
+        let unread = QueuedLine {
+            read: false,
+            ..stop.clone()
+        };
+        assert_eq!(
+            may_route(&[unread], SessionMessageId(3), now),
+            Decision::WaitForReading
+        );
+        // Behind a stop alone, a line routes at once.
+        let alone = vec![stop, line(5, LineState::Queued, T0 + 4_000, true)];
+        assert_eq!(next_to_route(&alone, T0 + 4_000), vec![SessionMessageId(5)]);
+    }
+
+    #[test]
+    fn line_queue_resume_takes_the_stops_first() {
+        let mut stop = line(3, LineState::Queued, T0 + 2_000, true);
+        stop.only_stop = true;
+        let mut unread_stop = line(5, LineState::Reading, T0 + 4_000, false);
+        unread_stop.only_stop = true;
+        let lines = vec![
+            line(1, LineState::Reading, T0, true),
+            line(2, LineState::Queued, T0 + 1_000, true),
+            stop,
+            line(4, LineState::Reading, T0 + 3_000, true),
+            unread_stop,
+        ];
+        let order: Vec<i64> = resume_order(&lines).into_iter().map(|i| i.0).collect();
+        assert_eq!(order, vec![3, 1, 2, 4, 5]);
     }
 }
