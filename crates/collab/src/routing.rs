@@ -195,7 +195,7 @@ fn pull_in(
     Ok(pulled)
 }
 
-fn routed_event(
+pub(crate) fn routed_event(
     tx: &mut Tx<'_>,
     session: SessionId,
     line: &SessionMessage,
@@ -386,17 +386,31 @@ pub(crate) fn route_bot_line_in(
     let mut wake = route_bot_line(author, &members, &mentions, other);
     // The nod rule holds in groups and in Bot↔Bot directs alike (MEN-7).
     if !wake.is_empty() {
-        let bare = nod_verdict(&line.body, &roster) == NodVerdict::Bare;
+        let verdict = nod_verdict(&line.body, &roster);
         let ctx = nod_context(tx, line, &roster)?;
         let (quiet, kept): (Vec<_>, Vec<_>) = wake
             .into_iter()
-            .partition(|(b, _)| suppresses_wake(bare, *b, &ctx));
+            .partition(|(b, _)| suppresses_wake(verdict == NodVerdict::Bare, *b, &ctx));
         for (b, _) in quiet {
             tx.session_event(
                 "mention_nod_suppressed",
                 session.id,
                 line.turn_id,
                 json!({"message_id": line.id, "bot_id": b}),
+            )?;
+        }
+        // Words the lists cannot call a nod, back to the Bot whose nod woke this turn: the
+        // Bot-line reading decides (MEN-8). Until it has, that Bot only hears the line (as
+        // every member it does not wake does); the reading wakes it after commit.
+        let (undecided, kept): (Vec<_>, Vec<_>) = kept.into_iter().partition(|(b, _)| {
+            verdict == NodVerdict::AskReader && suppresses_wake(true, *b, &ctx)
+        });
+        for (b, how) in undecided {
+            tx.session_event(
+                crate::nods::NOD_READING,
+                session.id,
+                line.turn_id,
+                json!({"message_id": line.id, "bot_id": b, "how": how.as_str()}),
             )?;
         }
         wake = kept;

@@ -616,3 +616,167 @@ async fn membership_refuses_a_turn_to_a_bot_that_left() {
         .unwrap();
     assert_eq!(runs(&w, t), 0, "a departed Bot takes no turn here");
 }
+
+/// Alpha nods to Beta ("@Beta got it"); Beta answers in words the lists do not know as a nod,
+/// so the Bot-line reading decides whether Alpha wakes. Alpha's later turns say "done".
+fn nod_back_world(reader: Option<&str>) -> (World, SessionId, troupe_core::BotId) {
+    let w = world();
+    if let Some(answer) = reader {
+        let text = serde_json::to_string(answer).unwrap();
+        let spec = script(
+            &w,
+            "reader",
+            &format!(
+                r#"{{"steps":[{{"text":"{{\"control\":\"neither\"}}"}}],"on_exhausted":"repeat_last",
+                    "rules":[{{"when_user_contains":"troupe-reader:bot","reply":{{"text":{text}}}}}]}}"#
+            ),
+        );
+        w.collab.set_role("reading", spec).unwrap();
+    }
+    let alpha = bot(
+        &w,
+        "Alpha",
+        r#"{"steps":[{"text":"@Beta got it"},{"text":"done"}],"on_exhausted":"repeat_last"}"#,
+    );
+    let beta = bot(
+        &w,
+        "Beta",
+        r#"{"steps":[{"text":"@Alpha sounds good, I'll take it from here"}]}"#,
+    );
+    let s = group(&w, &[alpha, beta]);
+    (w, s, alpha)
+}
+
+/// Wait for the first event of one of `kinds`.
+async fn nod_event(
+    events: &mut tokio::sync::broadcast::Receiver<troupe_store::Event>,
+    kinds: &[&str],
+) -> troupe_store::Event {
+    tokio::time::timeout(Duration::from_secs(20), async {
+        loop {
+            let e = events.recv().await.unwrap();
+            if kinds.contains(&e.kind.as_str()) {
+                return e;
+            }
+        }
+    })
+    .await
+    .unwrap_or_else(|_| panic!("no {kinds:?} event in 20 s"))
+}
+
+#[tokio::test]
+async fn nod_read_as_bare_status_wakes_nobody() {
+    // MEN-8: the lists cannot call Beta's line a nod; the reader says bare_status, so Alpha,
+    // whose nod woke Beta's turn, is not woken — it only hears the line.
+    let (w, s, alpha) = nod_back_world(Some(
+        r#"{"restates":false,"still_going":null,"claims_run":false,"nothing_to_do":false,"bare_status":true,"asks_ok_only":false}"#,
+    ));
+    let mut events = w.collab.store().subscribe();
+    w.collab
+        .post_line(s, "@Alpha go".into(), None)
+        .await
+        .unwrap();
+    let e = nod_event(&mut events, &["mention_nod_suppressed"]).await;
+    assert_eq!(e.payload["bot_id"], alpha.0);
+    assert_eq!(e.payload["read"], true);
+    let ta = thread_of(&w, s, alpha);
+    w.collab.engine().wait_idle(ta).await;
+    assert_eq!(runs(&w, ta), 1, "the nod read as bare woke Alpha");
+    let line = w
+        .collab
+        .lines(s, None, 100)
+        .unwrap()
+        .into_iter()
+        .find(|l| l.body.starts_with("@Alpha sounds good"))
+        .unwrap();
+    assert!(
+        w.collab
+            .store()
+            .read(|tx| tx.line_deliveries(line.id))
+            .unwrap()
+            .is_empty(),
+        "delivered to nobody as work"
+    );
+    let heard = w.collab.store().read(|tx| tx.inbox(ta)).unwrap();
+    assert!(heard.iter().any(|i| i.text.contains("take it from here")));
+    // The reading is kept with the turn: asked again, the stored one answers.
+    let kept = w
+        .collab
+        .read_bot_text(line.turn_id.unwrap(), &line.body, "@Beta got it")
+        .await
+        .unwrap();
+    assert!(kept.by_model && kept.reading.bare_status);
+}
+
+#[tokio::test]
+async fn nod_read_as_more_than_a_nod_wakes_the_bot() {
+    let (w, s, alpha) = nod_back_world(Some(
+        r#"{"restates":false,"still_going":null,"claims_run":false,"nothing_to_do":false,"bare_status":false,"asks_ok_only":false}"#,
+    ));
+    let mut events = w.collab.store().subscribe();
+    let ta = thread_of(&w, s, alpha);
+    w.collab
+        .post_line(s, "@Alpha go".into(), None)
+        .await
+        .unwrap();
+    runs_ended(&mut events, ta, 2).await;
+    let line = w
+        .collab
+        .lines(s, None, 100)
+        .unwrap()
+        .into_iter()
+        .find(|l| l.body.starts_with("@Alpha sounds good"))
+        .unwrap();
+    let to = w
+        .collab
+        .store()
+        .read(|tx| tx.line_deliveries(line.id))
+        .unwrap();
+    assert_eq!(to.len(), 1);
+    assert_eq!((to[0].bot_id, to[0].how.as_str()), (alpha, "mention"));
+    // Its second turn read the line once, as the line for it (the heard copy gave way).
+    let seen = w
+        .collab
+        .store()
+        .read(|tx| tx.messages(ta, None, 100))
+        .unwrap();
+    let copies = seen
+        .iter()
+        .filter(|m| format!("{:?}", m.parts).contains("take it from here"))
+        .count();
+    assert_eq!(copies, 1);
+}
+
+#[tokio::test]
+async fn nod_reader_failure_falls_back_to_the_list_and_wakes() {
+    // No reading model: the fixed list decides, and it found more than a nod — Alpha wakes.
+    let (w, s, alpha) = nod_back_world(None);
+    let mut events = w.collab.store().subscribe();
+    let ta = thread_of(&w, s, alpha);
+    w.collab
+        .post_line(s, "@Alpha go".into(), None)
+        .await
+        .unwrap();
+    runs_ended(&mut events, ta, 2).await;
+    let all = w
+        .collab
+        .store()
+        .read(|tx| tx.session_events_after(troupe_core::EventId(0), s, 1000))
+        .unwrap();
+    assert!(all.iter().any(|e| e.kind == "mention_nod_reading"));
+    assert!(!all.iter().any(|e| e.kind == "mention_nod_suppressed"));
+    let line = w
+        .collab
+        .lines(s, None, 100)
+        .unwrap()
+        .into_iter()
+        .find(|l| l.body.starts_with("@Alpha sounds good"))
+        .unwrap();
+    // What was read is the word lists' reading (no model made it), kept with the turn.
+    let kept = w
+        .collab
+        .read_bot_text(line.turn_id.unwrap(), &line.body, "@Beta got it")
+        .await
+        .unwrap();
+    assert!(!kept.by_model && !kept.reading.bare_status);
+}

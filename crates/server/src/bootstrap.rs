@@ -143,6 +143,8 @@ pub async fn build_state(data_dir: &Path, opts: BootOptions) -> anyhow::Result<B
     collab.ensure_demo_bot(data_dir)?;
     // What the holds in force cover is made consistent before anything is routed or fires.
     collab.repair_holds().await?;
+    // Nods the word lists cannot decide are read after commit (MEN-8).
+    collab.listen_for_nods();
     // Lines a stop left unread or unrouted are read (or their stored reading reused) and
     // routed now, in order; delivery keys make each reach its Bots once.
     let resumed = collab.clone();

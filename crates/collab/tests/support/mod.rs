@@ -35,6 +35,8 @@ pub fn world_on(clock: Arc<dyn troupe_core::Clock>) -> World {
     let builder = troupe_collab::extend(Engine::builder(store, roles.clone()), &host).unwrap();
     let collab = Collab::new(builder.build(), roles, dir.path().join("workspaces"));
     host.attach(&collab);
+    // As `troupe serve` starts it: nods the word lists cannot decide are read after commit.
+    collab.listen_for_nods();
     World { collab, dir }
 }
 
