@@ -141,24 +141,13 @@ impl Collab {
         slot: &serde_json::Value,
     ) -> Result<SessionView, CollabError> {
         let bot = self.bot(bot)?;
-        if bot.archived {
-            return Err(CollabError::invalid(format!(
-                "Bot {} is archived",
-                bot.name
-            )));
-        }
         let session = self.store().write(|tx| {
-            let session = tx.create_session(SessionKind::Direct, title, &[bot.id])?;
-            let thread = crate::threads::create_child_thread(
-                tx,
-                &self.workspaces,
-                &session,
-                &bot,
-                workspace,
-                parent,
-            )?;
-            tx.set_workflow(thread, Some(slot))?;
-            Ok(session)
+            // A worker shares its parent's files unless given a directory of its own.
+            let dir = match workspace {
+                Some(d) => d.to_path_buf(),
+                None => std::path::PathBuf::from(tx.thread(parent)?.workspace),
+            };
+            create_child_conversation(tx, &bot, title, &dir, parent, slot)
         })?;
         self.session_view(session.id)
     }
@@ -356,4 +345,26 @@ impl Collab {
         }
         Ok(stopped)
     }
+}
+
+/// A direct conversation with `bot` whose thread is a child of `parent`, unattended, working in
+/// `dir`, with `slot` set — one write, for a layer that creates conversations from a tool call.
+pub fn create_child_conversation(
+    tx: &mut troupe_store::Tx<'_>,
+    bot: &troupe_core::conversation::Bot,
+    title: &str,
+    dir: &std::path::Path,
+    parent: ThreadId,
+    slot: &serde_json::Value,
+) -> Result<Session, troupe_store::StoreError> {
+    if bot.archived {
+        return Err(troupe_store::StoreError::Invalid(format!(
+            "Bot {} is archived",
+            bot.name
+        )));
+    }
+    let session = tx.create_session(SessionKind::Direct, title, &[bot.id])?;
+    let thread = crate::threads::create_child_thread(tx, &session, bot, dir, parent)?;
+    tx.set_workflow(thread, Some(slot))?;
+    Ok(session)
 }

@@ -45,19 +45,15 @@ pub(crate) fn ensure_thread(
 }
 
 /// A worker conversation's thread: the child of `parent`, unattended (no person watches it, so
-/// it is never latched), in `dir` or the conversation's workspace.
+/// it is never latched), working in `dir`.
 pub(crate) fn create_child_thread(
     tx: &mut Tx<'_>,
-    workspaces: &Path,
     session: &Session,
     bot: &Bot,
-    dir: Option<&Path>,
+    dir: &Path,
     parent: ThreadId,
 ) -> Result<ThreadId, StoreError> {
-    let dir = dir
-        .map(Path::to_path_buf)
-        .unwrap_or_else(|| workspace_of(workspaces, session));
-    std::fs::create_dir_all(&dir).map_err(|e| {
+    std::fs::create_dir_all(dir).map_err(|e| {
         StoreError::Invalid(format!("cannot create workspace {}: {e}", dir.display()))
     })?;
     let thread = tx.create_thread(&NewThread {
