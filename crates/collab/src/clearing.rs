@@ -1,7 +1,8 @@
 //! Clearing a conversation's history (`POST /v1/sessions/:id/clear`) and deleting a group
 //! (`DELETE /v1/sessions/:id`). Both end the conversation's live turns as its own doing,
 //! not a hold (STOP-9); blank its lines in place, so the holds that point at a line still
-//! do (HOLD-2); cancel the open delegations tied to it, waking nobody (DEL-33, DEL-35); void
+//! do (HOLD-2), and take the Bots' own transcript of it out of their later model calls
+//! (UQ-1); cancel the open delegations tied to it, waking nobody (DEL-33, DEL-35); void
 //! the check-backs booked there for good (HOLD-C3); and drop its command records (TURN-17).
 //! The plans it is home to go dormant, or, with nothing left referring to them, are deleted
 //! (PLAN-D2, D12; HOLD-X1). A deleted group's surviving plans leave it, and one its hold kept
@@ -32,6 +33,9 @@ pub struct ClearOutcome {
     pub session_id: SessionId,
     /// Lines whose words this blanked (a second clear finds none).
     pub lines_blanked: usize,
+    /// Messages of its Bots' own threads here taken out of every later model call (the Bots'
+    /// transcript of the conversation; a second clear finds none).
+    pub transcript_messages_hidden: usize,
     /// Turns it ended (stopped, not by a hold).
     #[cfg_attr(feature = "openapi", schema(value_type = Vec<i64>))]
     pub turns_ended: Vec<RunId>,
@@ -57,6 +61,7 @@ impl ClearOutcome {
         ClearOutcome {
             session_id,
             lines_blanked: 0,
+            transcript_messages_hidden: 0,
             turns_ended: Vec::new(),
             delegations_cancelled: Vec::new(),
             check_backs_voided: Vec::new(),
@@ -143,6 +148,7 @@ impl Collab {
             }
             settle_plans(tx, id, ending, &mut out)?;
             out.lines_blanked = tx.blank_session_lines(id)?;
+            out.transcript_messages_hidden = tx.hide_session_transcripts(id)?;
             tx.delete_session_commands(id)?;
             match ending {
                 Ending::Clear => tx.mark_session_cleared(id)?,

@@ -135,7 +135,9 @@ async fn stop_9_clear_ends_turns_without_a_hold() {
     assert_eq!(again.lines_blanked, 0);
     assert!(again.turns_ended.is_empty());
 
-    // The next line is heard as usual.
+    // The next line is heard as usual. (The cleared transcript is out of the Bot's context,
+    // so its script would start over with the long command: it answers plainly now.)
+    rescript(&w, b, QUIET);
     w.collab.post_line(s, "hello".into(), None).await.unwrap();
     tokio::time::timeout(Duration::from_secs(20), w.collab.engine().wait_idle(t))
         .await
@@ -536,4 +538,92 @@ async fn plan_d12_clear_deletes_a_lone_job_with_its_tickets_and_keeps_one_handed
         .unwrap();
     assert_eq!((lone_tickets, lone_checks), (0, 0));
     assert_eq!(kept, 2, "the handed-over job keeps its tickets");
+}
+
+/// UQ-1: clearing a conversation deletes its transcript for the Bots too. The Bot's own thread
+/// there keeps its rows (runs and calls point at them) but its next model call reads none of
+/// the cleared conversation: the script answers by how many replies of its own the call
+/// carries, so a Bot that still read its old reply would answer "second".
+#[tokio::test]
+async fn uq_1_clear_takes_the_transcript_out_of_the_bots_next_model_call() {
+    let w = world();
+    let b = bot(
+        &w,
+        "Scribe",
+        r#"{"steps":[{"text":"first"},{"text":"second"}],"on_exhausted":"repeat_last"}"#,
+    );
+    let s = direct(&w, b);
+    let t = w.collab.direct_thread(s).unwrap();
+    w.collab
+        .post_line(s, "the password is pelican".into(), None)
+        .await
+        .unwrap();
+    tokio::time::timeout(Duration::from_secs(20), w.collab.engine().wait_idle(t))
+        .await
+        .expect("the first turn ended");
+    let before = w
+        .collab
+        .store()
+        .read(|tx| tx.messages(t, None, u32::MAX))
+        .unwrap();
+    assert!(before.len() >= 2, "{before:?}");
+
+    let out = w.collab.clear_session(s).await.unwrap();
+    assert_eq!(out.transcript_messages_hidden, before.len());
+    // The rows stay, out of the context; the words are not deleted from the record.
+    let after = w
+        .collab
+        .store()
+        .read(|tx| tx.messages(t, None, u32::MAX))
+        .unwrap();
+    assert_eq!(after.len(), before.len());
+    assert!(
+        after.iter().flat_map(|m| &m.parts).all(|p| !p.in_context),
+        "{after:?}"
+    );
+    assert_eq!(
+        w.collab
+            .clear_session(s)
+            .await
+            .unwrap()
+            .transcript_messages_hidden,
+        0,
+        "a second clear finds nothing more"
+    );
+
+    w.collab
+        .post_line(s, "what is the password?".into(), None)
+        .await
+        .unwrap();
+    tokio::time::timeout(Duration::from_secs(20), w.collab.engine().wait_idle(t))
+        .await
+        .expect("the next turn ended");
+    let replies: Vec<String> = w
+        .collab
+        .lines(s, None, 100)
+        .unwrap()
+        .into_iter()
+        .filter(|l| l.author == troupe_core::conversation::Author::Bot)
+        .map(|l| l.body)
+        .collect();
+    assert_eq!(replies, vec!["".to_string(), "first".to_string()]);
+    // The new exchange is in the context, the cleared one is not.
+    let seen: Vec<String> = w
+        .collab
+        .store()
+        .read(|tx| tx.messages(t, None, u32::MAX))
+        .unwrap()
+        .into_iter()
+        .flat_map(|m| m.parts)
+        .filter(|p| p.in_context)
+        .filter_map(|p| match p.body {
+            troupe_core::message::PartBody::Text { text } => Some(text),
+            _ => None,
+        })
+        .collect();
+    assert!(seen.iter().all(|t| !t.contains("pelican")), "{seen:?}");
+    assert!(
+        seen.iter().any(|t| t.contains("what is the password?")),
+        "{seen:?}"
+    );
 }

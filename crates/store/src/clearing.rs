@@ -38,6 +38,33 @@ impl Tx<'_> {
         )
     }
 
+    /// Take the conversation's transcript out of its Bots' own threads there (UQ-1: clearing
+    /// deletes the transcript): every part of every message those threads hold now leaves
+    /// the model's context, so no later model call reads it. The rows stay, as the lines' do:
+    /// runs, tool calls and the effect ledger point at them. A job's thread is the job's, not
+    /// the conversation's, and is left as it is. How many messages left the context.
+    pub fn hide_session_transcripts(&mut self, session: SessionId) -> Result<usize> {
+        let in_threads = "SELECT m.id FROM messages m
+             JOIN session_threads t ON t.thread_id = m.thread_id
+             WHERE t.session_id = ?1";
+        let messages: i64 = self.query_one(
+            &format!(
+                "SELECT COUNT(DISTINCT message_id) FROM message_parts
+                 WHERE in_context = 1 AND message_id IN ({in_threads})"
+            ),
+            args![session.0],
+            |r| r.get(0),
+        )?;
+        self.exec(
+            &format!(
+                "UPDATE message_parts SET in_context = 0
+                 WHERE in_context = 1 AND message_id IN ({in_threads})"
+            ),
+            args![session.0],
+        )?;
+        Ok(messages as usize)
+    }
+
     /// The command records of the conversation's turns go with its history (TURN-17).
     pub fn delete_session_commands(&mut self, session: SessionId) -> Result<usize> {
         self.exec(
