@@ -60,5 +60,6 @@ pub fn options(args: ServeArgs) -> anyhow::Result<ServeOptions> {
         database: config.database_url(args.database),
         reading_timeout: Duration::from_millis(config.reading.timeout_ms),
         mcp_servers: config.mcp_servers.into_values().collect(),
+        channels: config.channels.into_values().collect(),
     })
 }

@@ -57,6 +57,8 @@ pub struct BootOptions {
     pub reading_timeout: std::time::Duration,
     /// The config file's MCP servers, written into the database at boot (the file wins).
     pub mcp_servers: Vec<troupe_mcp::ServerDef>,
+    /// The config file's chat channel accounts (`[channels.NAME]`).
+    pub channels: Vec<troupe_channels::ChannelDef>,
 }
 
 impl BootOptions {
@@ -74,6 +76,7 @@ impl BootOptions {
             addr: None,
             reading_timeout: troupe_collab::DEFAULT_READING_TIMEOUT,
             mcp_servers: Vec::new(),
+            channels: Vec::new(),
         }
     }
 }
@@ -91,9 +94,11 @@ pub async fn build_state(data_dir: &Path, opts: BootOptions) -> anyhow::Result<B
         addr,
         reading_timeout,
         mcp_servers,
+        channels: channels_defs,
     } = opts;
     let store = open_store(data_dir, database.as_deref(), durability)?;
     let mcp = mcp_servers_of(data_dir, &store, &roles)?;
+    let channel_secrets = secrets.clone();
     let shared = Arc::new(SharedRoles::new(roles, secrets).with_key_env_rule(key_env));
     // The checks' runner: the hand-over's bound checks, the routes and the timers share it.
     let checks = troupe_collab::checks::Checks::with_ffprobe(store.clone());
@@ -111,6 +116,8 @@ pub async fn build_state(data_dir: &Path, opts: BootOptions) -> anyhow::Result<B
         ..Default::default()
     };
     let builder = troupe_collab::extend_with(builder, &tool_host, hooks)?;
+    // After the conversation layer's projector: a chat's Bot reply is a line by then.
+    let builder = builder.message_observer(Arc::new(troupe_channels::ReplyRecorder));
     let engine = troupe_workflows::build_engine(builder)?;
     // The enabled servers start now; a turn before one is ready is told it is unavailable.
     mcp.boot(&mcp_servers)
@@ -161,6 +168,12 @@ pub async fn build_state(data_dir: &Path, opts: BootOptions) -> anyhow::Result<B
     checks.start(std::time::Duration::from_secs(5));
     engine.spawn_node_tasks(shutdown.clone());
     spawn_role_follower(collab.clone(), shutdown.clone());
+    // Channel accounts; sends a stop left pending are made now, new ones as they are recorded.
+    let channels = troupe_channels::Channels::new(collab.clone());
+    channels
+        .configure(&channels_defs, &|name| channel_secrets(name))
+        .map_err(anyhow::Error::msg)?;
+    channels.spawn_sender(shutdown.clone());
     Ok(Bootstrap {
         state: AppState {
             collab,
@@ -168,6 +181,7 @@ pub async fn build_state(data_dir: &Path, opts: BootOptions) -> anyhow::Result<B
             token,
             shutdown,
             mcp,
+            channels,
         },
         recovery,
     })

@@ -40,7 +40,8 @@ pub const BODY_LIMIT: usize = 1024 * 1024;
         (name = "child-tasks", description = "Child tasks a session's Bot handed to other agents"),
         (name = "events", description = "Live events"),
         (name = "nodes", description = "The daemon processes sharing this database"),
-        (name = "mcp", description = "MCP servers whose tools Bots use, and the MCP calls a turn made")
+        (name = "mcp", description = "MCP servers whose tools Bots use, and the MCP calls a turn made"),
+        (name = "channels", description = "Outside chats: each channel account's signed inbound webhook")
     )
 )]
 struct ApiDoc;
@@ -72,6 +73,7 @@ pub fn api() -> (Router<AppState>, utoipa::openapi::OpenApi) {
         .merge(routes::events::router())
         .merge(routes::nodes::router())
         .merge(routes::mcp::router())
+        .merge(routes::channels::router())
         .split_for_parts()
 }
 

@@ -44,6 +44,8 @@ pub struct ServeOptions {
     pub reading_timeout: std::time::Duration,
     /// The config file's MCP servers (`[mcp_servers.NAME]`).
     pub mcp_servers: Vec<troupe_mcp::ServerDef>,
+    /// The config file's chat channel accounts (`[channels.NAME]`).
+    pub channels: Vec<troupe_channels::ChannelDef>,
 }
 
 /// Whether clients must present a bearer token to a daemon bound to `addr`: anything that
@@ -137,6 +139,7 @@ pub async fn serve(opts: ServeOptions) -> anyhow::Result<()> {
             addr: Some(local.to_string()),
             reading_timeout: opts.reading_timeout,
             mcp_servers: opts.mcp_servers,
+            channels: opts.channels,
         },
     )
     .await?;

@@ -15,4 +15,6 @@ pub struct AppState {
     pub shutdown: CancellationToken,
     /// The MCP servers: their definitions, processes and status.
     pub mcp: troupe_mcp::Mcp,
+    /// The chat channel accounts and their outbound bridge.
+    pub channels: troupe_channels::Channels,
 }

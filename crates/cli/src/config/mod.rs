@@ -46,7 +46,8 @@
 //! ```
 //!
 //! and `[mcp_servers.NAME]` tables, the MCP servers `troupe serve` starts (see [`mcp_servers`]
-//! for their fields).
+//! for their fields), and `[channels.NAME]` tables, the chat channel accounts it takes
+//! messages for (see [`channels`]).
 //!
 //! At the top level, `durability = "full"` (the default) or `"normal"`: how far each
 //! commit of the store goes before it is acknowledged (`--durability` overrides it).
@@ -62,6 +63,7 @@
 //! - `serve.allowed_hosts` are bare names or addresses, without scheme or port.
 //! - `durability` is `full` or `normal`.
 //! - every `[mcp_servers.NAME]` is a valid server definition ([`ServerDef::validate`]).
+//! - every `[channels.NAME]` is a valid channel account ([`troupe_channels::ChannelDef::validate`]).
 //!
 //! Roles without an endpoint fall back to the `default` role's endpoint (that fallback is
 //! applied by the engine, not here).
@@ -79,6 +81,7 @@ use troupe_store::Durability;
 
 use crate::paths::{self, EnvLookup, PathError};
 
+pub mod channels;
 pub mod mcp_servers;
 mod workflows;
 pub use troupe_mcp::ServerDef;
@@ -128,6 +131,9 @@ pub struct Config {
     /// `[mcp_servers.NAME]`: MCP servers by name (each definition's `name` is its key).
     #[serde(default, deserialize_with = "mcp_servers::strict_servers")]
     pub mcp_servers: BTreeMap<String, ServerDef>,
+    /// `[channels.NAME]`: chat channel accounts by name.
+    #[serde(default, deserialize_with = "channels::strict_channels")]
+    pub channels: BTreeMap<String, troupe_channels::ChannelDef>,
 }
 
 /// `[keys]`: which environment variables an endpoint may name as its key.
@@ -246,6 +252,9 @@ pub enum ConfigError {
         field: String,
         message: String,
     },
+    /// A `[channels.NAME]` table that is not a valid channel account (the message names both).
+    #[error("{0}")]
+    InvalidChannel(String),
     /// A validation error found in a file, with the file named.
     #[error("{}: {inner}", path.display())]
     InFile {
@@ -412,6 +421,9 @@ impl Config {
                 field: e.field,
                 message: e.message,
             })?;
+        }
+        for def in self.channels.values() {
+            def.validate().map_err(ConfigError::InvalidChannel)?;
         }
         if !(1_000..=120_000).contains(&self.reading.timeout_ms) {
             return Err(ConfigError::InvalidReadingTimeout(self.reading.timeout_ms));

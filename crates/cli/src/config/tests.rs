@@ -707,3 +707,57 @@ fn a_bad_mcp_server_table_is_refused_naming_the_table_and_field() {
     let e = err("[mcp_servers.x]\nname = \"x\"\ncommand = \"x\"\n");
     assert!(e.contains("unknown field `name`"), "{e}");
 }
+
+const CHANNELS: &str = r#"
+[channels.acme]
+kind = "webhook"
+bot = "Ada"
+secret_env = "ACME_CHANNEL_SECRET"
+outbound_url = "https://bridge.example/troupe/out"
+require_mention = false
+allow_dm = false
+
+[channels.ops]
+kind = "webhook"
+bot = "bot_3"
+secret_env = "OPS_SECRET"
+outbound_url = "http://127.0.0.1:9000/out"
+enabled = false
+"#;
+
+#[test]
+fn channel_tables_parse_with_the_key_as_the_account() {
+    let c = parse(CHANNELS).unwrap();
+    assert_eq!(c.channels.len(), 2);
+    let acme = &c.channels["acme"];
+    assert_eq!(acme.name, "acme");
+    assert_eq!(acme.bot, "Ada");
+    assert_eq!(acme.secret_env, "ACME_CHANNEL_SECRET");
+    assert!(!acme.filter.require_mention && acme.filter.allow_group && !acme.filter.allow_dm);
+    assert!(acme.enabled);
+    let ops = &c.channels["ops"];
+    assert!(
+        ops.filter.require_mention,
+        "mention is required in groups by default"
+    );
+    assert!(!ops.enabled);
+    assert!(parse("").unwrap().channels.is_empty());
+}
+
+#[test]
+fn channel_table_errors_name_the_account_and_field() {
+    let base = "[channels.acme]\nkind = \"webhook\"\nbot = \"Ada\"\nsecret_env = \"S\"\noutbound_url = \"http://h/out\"\n";
+    assert!(parse(base).is_ok());
+    let e = err(&base.replace("webhook", "feishu"));
+    assert!(e.contains("[channels.acme] kind:"), "{e}");
+    let e = err(&base.replace("http://h/out", "h/out"));
+    assert!(e.contains("[channels.acme] outbound_url:"), "{e}");
+    let e = err(&base.replace("\"S\"", "\"NOT-A-VAR\""));
+    assert!(e.contains("[channels.acme] secret_env:"), "{e}");
+    let e = err(&base.replace("[channels.acme]", "[channels.\"Acme Co\"]"));
+    assert!(e.contains("[channels.Acme Co] name:"), "{e}");
+    let e = err(&format!("{base}secret = \"x\"\n"));
+    assert!(e.contains("secret"), "{e}");
+    let e = err("[channels.acme]\nkind = \"webhook\"\n");
+    assert!(e.contains("bot"), "{e}");
+}
