@@ -21,9 +21,9 @@ use troupe_core::hold::lifetime::{
 use troupe_core::hold::{Hold, HoldEffect, HoldScope, HoldSource, ParkedPlan};
 use troupe_core::inbox::InboxMode;
 use troupe_core::work_item::{WaitingOn, WorkState};
-use troupe_core::{CheckBackId, DelegationId, HoldId, PlanId, RunId, SessionId};
+use troupe_core::{CheckBackId, CheckId, DelegationId, HoldId, PlanId, RunId, SessionId};
 use troupe_engine::StopMode;
-use troupe_store::{NewHold, StoreError, Tx};
+use troupe_store::{NewHold, StoreError, Tx, WordsStatus};
 
 /// What a clear or a group's deletion did.
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
@@ -54,6 +54,13 @@ pub struct ClearOutcome {
     /// Plan holds (source `migration`) made for plans the deleted group's hold kept parked.
     #[cfg_attr(feature = "openapi", schema(value_type = Vec<i64>))]
     pub holds_made: Vec<HoldId>,
+    /// With `erase_quotes`: offers from the person's words said here, withdrawn at once.
+    #[cfg_attr(feature = "openapi", schema(value_type = Vec<i64>))]
+    pub offers_withdrawn: Vec<CheckId>,
+    /// With `erase_quotes`: checks the person confirmed on words said here, an offer again
+    /// standing on no words (CW-20: never quietly gone).
+    #[cfg_attr(feature = "openapi", schema(value_type = Vec<i64>))]
+    pub checks_reverted: Vec<CheckId>,
 }
 
 impl ClearOutcome {
@@ -68,19 +75,30 @@ impl ClearOutcome {
             plans_kept: Vec::new(),
             plans_deleted: Vec::new(),
             holds_made: Vec::new(),
+            offers_withdrawn: Vec::new(),
+            checks_reverted: Vec::new(),
         }
     }
 }
 
 impl Collab {
-    /// Clear a conversation's history. Clearing again finds nothing more to do.
-    pub async fn clear_session(&self, id: SessionId) -> Result<ClearOutcome, CollabError> {
+    /// Clear a conversation's history. Clearing again finds nothing more to do. With
+    /// `erase_quotes` the person's words said here are erased too (UQ-2).
+    pub async fn clear_session(
+        &self,
+        id: SessionId,
+        erase_quotes: bool,
+    ) -> Result<ClearOutcome, CollabError> {
         self.live_conversation(id)?;
-        self.end_history(id, Ending::Clear).await
+        self.end_history(id, Ending::Clear, erase_quotes).await
     }
 
-    /// Delete a group; a direct is `409 not_a_group`.
-    pub async fn delete_group(&self, id: SessionId) -> Result<ClearOutcome, CollabError> {
+    /// Delete a group; a direct is `409 not_a_group`. `erase_quotes` as for a clear.
+    pub async fn delete_group(
+        &self,
+        id: SessionId,
+        erase_quotes: bool,
+    ) -> Result<ClearOutcome, CollabError> {
         let session = self.live_conversation(id)?;
         if session.kind != SessionKind::Group {
             return Err(CollabError::conflict(
@@ -92,7 +110,8 @@ impl Collab {
                 ),
             ));
         }
-        self.end_history(id, Ending::DeleteGroup).await
+        self.end_history(id, Ending::DeleteGroup, erase_quotes)
+            .await
     }
 
     /// The conversation, unless there is none or it was deleted (both not found).
@@ -113,6 +132,7 @@ impl Collab {
         &self,
         id: SessionId,
         ending: Ending,
+        erase_quotes: bool,
     ) -> Result<ClearOutcome, CollabError> {
         let engine = self.engine().clone();
         let (out, stops) = self.store().write(|tx| {
@@ -147,6 +167,9 @@ impl Collab {
                 out.check_backs_voided.push(cb);
             }
             settle_plans(tx, id, ending, &mut out)?;
+            if erase_quotes {
+                erase_words(tx, id, &mut out)?;
+            }
             out.lines_blanked = tx.blank_session_lines(id)?;
             out.transcript_messages_hidden = tx.hide_session_transcripts(id)?;
             tx.delete_session_commands(id)?;
@@ -271,6 +294,41 @@ fn settle_plans(
                 }
                 tx.set_plan_dormant(plan, cause)?;
                 out.plans_kept.push(plan);
+            }
+        }
+    }
+    Ok(())
+}
+
+/// UQ-2, CW-20: the person's words said in the conversation are erased, so what stands on
+/// them goes: an offer is withdrawn at once, and a check they confirmed is an offer again,
+/// standing on no words (the number stays for them to confirm or remove). Checks of plans
+/// this clear deleted went with them already.
+fn erase_words(
+    tx: &mut Tx<'_>,
+    session: SessionId,
+    out: &mut ClearOutcome,
+) -> Result<(), StoreError> {
+    for id in tx.words_checks_quoting(session)? {
+        let check = tx.check(id)?;
+        match (check.status, crate::checks::words::number_of(&check)) {
+            (Some(WordsStatus::InForce), Some(n)) => {
+                tx.set_words_reading(
+                    id,
+                    n.value,
+                    n.bound,
+                    n.min,
+                    n.max,
+                    None,
+                    check.said_count,
+                    WordsStatus::Offer,
+                )?;
+                out.checks_reverted.push(id);
+            }
+            _ => {
+                if tx.withdraw_words_offer(id)? {
+                    out.offers_withdrawn.push(id);
+                }
             }
         }
     }

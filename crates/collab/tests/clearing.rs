@@ -103,7 +103,7 @@ async fn stop_9_clear_ends_turns_without_a_hold() {
         .holder
         .unwrap();
 
-    let out = w.collab.clear_session(s).await.unwrap();
+    let out = w.collab.clear_session(s, false).await.unwrap();
     assert_eq!(out.turns_ended, vec![run]);
     assert_eq!(
         w.collab.store().read(|tx| tx.run(run)).unwrap().status,
@@ -131,7 +131,7 @@ async fn stop_9_clear_ends_turns_without_a_hold() {
     assert!(commands.is_empty(), "{commands:?}");
 
     // Clearing again finds nothing more to do.
-    let again = w.collab.clear_session(s).await.unwrap();
+    let again = w.collab.clear_session(s, false).await.unwrap();
     assert_eq!(again.lines_blanked, 0);
     assert!(again.turns_ended.is_empty());
 
@@ -193,7 +193,7 @@ async fn hold_x1_plan_named_by_hold_survives_clear() {
         })
         .unwrap();
 
-    let out = w.collab.clear_session(s).await.unwrap();
+    let out = w.collab.clear_session(s, false).await.unwrap();
     assert_eq!(out.plans_deleted, vec![lone]);
     assert_eq!(out.plans_kept, vec![named, filed_elsewhere]);
     assert!(!plan_exists(&w, lone));
@@ -250,7 +250,7 @@ async fn hold_c3_clear_voids_set_aside_check_backs_for_good() {
     let (hold, _) = w.collab.post_hold(hold_request(bot_scope)).await.unwrap();
     assert_eq!(hold.hold.effect.check_backs_set_aside, vec![cb.id]);
 
-    let out = w.collab.clear_session(s).await.unwrap();
+    let out = w.collab.clear_session(s, false).await.unwrap();
     assert_eq!(out.check_backs_voided, vec![cb.id]);
     // The lift does not bring it back.
     w.collab.lift_hold(hold.hold.id).await.unwrap();
@@ -320,7 +320,7 @@ async fn del_35_clear_cancels_delegations_waking_nobody() {
         })
         .unwrap();
 
-    let out = w.collab.clear_session(g).await.unwrap();
+    let out = w.collab.clear_session(g, false).await.unwrap();
     assert_eq!(out.delegations_cancelled, vec![d]);
     let rec = w.collab.store().read(|tx| tx.delegation(d)).unwrap();
     assert_eq!(rec.state, DelegationState::Cancelled);
@@ -387,7 +387,7 @@ async fn hold_x2_deleted_group_gives_parked_plan_its_own_hold() {
     w.collab.post_hold(hold_request(bot_scope)).await.unwrap();
 
     // A direct is not deleted.
-    let refused = w.collab.delete_group(d).await.unwrap_err();
+    let refused = w.collab.delete_group(d, false).await.unwrap_err();
     assert!(
         matches!(
             refused,
@@ -399,7 +399,7 @@ async fn hold_x2_deleted_group_gives_parked_plan_its_own_hold() {
         "{refused:?}"
     );
 
-    let out = w.collab.delete_group(g).await.unwrap();
+    let out = w.collab.delete_group(g, false).await.unwrap();
     assert_eq!(out.plans_kept, vec![kept]);
     assert_eq!(out.plans_deleted, vec![gone]);
     assert!(!plan_exists(&w, gone));
@@ -433,7 +433,7 @@ async fn hold_x2_deleted_group_gives_parked_plan_its_own_hold() {
             .all(|v| v.session.id != g)
     );
     assert!(matches!(
-        w.collab.delete_group(g).await,
+        w.collab.delete_group(g, false).await,
         Err(troupe_collab::CollabError::NotFound { .. })
     ));
 
@@ -521,7 +521,7 @@ async fn plan_d12_clear_deletes_a_lone_job_with_its_tickets_and_keeps_one_handed
         })
         .unwrap();
 
-    let out = w.collab.clear_session(s).await.unwrap();
+    let out = w.collab.clear_session(s, false).await.unwrap();
     assert_eq!(out.plans_deleted, vec![lone]);
     assert_eq!(out.plans_kept, vec![handed]);
     assert!(!plan_exists(&w, lone));
@@ -568,7 +568,7 @@ async fn uq_1_clear_takes_the_transcript_out_of_the_bots_next_model_call() {
         .unwrap();
     assert!(before.len() >= 2, "{before:?}");
 
-    let out = w.collab.clear_session(s).await.unwrap();
+    let out = w.collab.clear_session(s, false).await.unwrap();
     assert_eq!(out.transcript_messages_hidden, before.len());
     // The rows stay, out of the context; the words are not deleted from the record.
     let after = w
@@ -583,7 +583,7 @@ async fn uq_1_clear_takes_the_transcript_out_of_the_bots_next_model_call() {
     );
     assert_eq!(
         w.collab
-            .clear_session(s)
+            .clear_session(s, false)
             .await
             .unwrap()
             .transcript_messages_hidden,

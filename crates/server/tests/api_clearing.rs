@@ -113,3 +113,153 @@ async fn unknown_conversations_and_bad_ids_are_refused() {
         .await
         .expect_error(400, "bad_request");
 }
+
+/// HOLD-X2's deleted group is gone from every read *and* every write: each route under
+/// `/v1/sessions/{id}` answers the same `404 not_found` for it as a conversation that never
+/// was, and changes nothing (the member stays, no lead is set, no line is posted).
+#[tokio::test]
+async fn a_deleted_group_is_not_found_on_every_session_route() {
+    let app = TestApp::start().await;
+    let a = app
+        .scripted_bot("Alpha", json!({"steps": [{"text": "ok"}]}))
+        .await;
+    let b = app
+        .scripted_bot("Beta", json!({"steps": [{"text": "ok"}]}))
+        .await;
+    let c = app
+        .scripted_bot("Gamma", json!({"steps": [{"text": "ok"}]}))
+        .await;
+    let g = group(&app, &[a, b]).await;
+    app.delete(&format!("/v1/sessions/{g}")).await.expect(200);
+
+    let gone = |what: &str, answer: support::Answer| {
+        assert_eq!(answer.status, 404, "{what}: {}", answer.text);
+        assert_eq!(answer.code(), "not_found", "{what}: {}", answer.text);
+        assert!(
+            answer.message().contains(&g.to_string()),
+            "{what} names the conversation: {}",
+            answer.text
+        );
+    };
+    gone(
+        "add member",
+        app.post(&format!("/v1/sessions/{g}/members"), json!({"bot_id": c}))
+            .await,
+    );
+    gone(
+        "remove member",
+        app.delete(&format!("/v1/sessions/{g}/members/{a}")).await,
+    );
+    gone(
+        "read lead",
+        app.get(&format!("/v1/sessions/{g}/lead")).await,
+    );
+    gone(
+        "set lead",
+        app.put(
+            &format!("/v1/sessions/{g}/lead"),
+            json!({"bot_id": a, "confirmed": true}),
+        )
+        .await,
+    );
+    gone(
+        "post a line",
+        app.post(
+            &format!("/v1/sessions/{g}/messages"),
+            json!({"body": "hello"}),
+        )
+        .await,
+    );
+    gone(
+        "delegations",
+        app.get(&format!("/v1/sessions/{g}/delegations")).await,
+    );
+    gone(
+        "workflow",
+        app.get(&format!("/v1/sessions/{g}/workflow")).await,
+    );
+    gone(
+        "set workflow",
+        app.post(
+            &format!("/v1/sessions/{g}/workflow"),
+            json!({"kind": "plan"}),
+        )
+        .await,
+    );
+    gone(
+        "continue",
+        app.post(&format!("/v1/sessions/{g}/continue"), json!({}))
+            .await,
+    );
+    gone(
+        "abandon",
+        app.post(&format!("/v1/sessions/{g}/abandon"), json!({}))
+            .await,
+    );
+    gone(
+        "stop",
+        app.post("/v1/turns/stop", json!({"session_id": g})).await,
+    );
+
+    // Nothing changed underneath: the members and lines are as the deletion left them.
+    let (members, lead, lines) = app
+        .state
+        .collab
+        .store()
+        .read(|tx| {
+            let s = troupe_core::SessionId(g);
+            Ok((
+                tx.members(s)?
+                    .into_iter()
+                    .map(|m| (m.bot_id.0, m.left_at.is_none()))
+                    .collect::<Vec<_>>(),
+                tx.members(s)?.into_iter().any(|m| m.is_lead),
+                tx.lines(s, None, 100)?.len(),
+            ))
+        })
+        .unwrap();
+    assert_eq!(members, vec![(a, true), (b, true)]);
+    assert!(!lead);
+    assert_eq!(lines, 0);
+}
+
+/// UQ-2: `erase_quotes` is taken on the clear and the delete request; anything but true or
+/// false is refused, naming the parameter, and changes nothing.
+#[tokio::test]
+async fn erase_quotes_is_taken_on_clear_and_delete() {
+    let app = TestApp::start().await;
+    let a = app
+        .scripted_bot("Alpha", json!({"steps": [{"text": "ok"}]}))
+        .await;
+    let b = app
+        .scripted_bot("Beta", json!({"steps": [{"text": "ok"}]}))
+        .await;
+    let d = app.direct(a).await;
+    let g = group(&app, &[a, b]).await;
+    let bad = app
+        .post(
+            &format!("/v1/sessions/{d}/clear?erase_quotes=maybe"),
+            json!({}),
+        )
+        .await;
+    bad.expect_error(422, "invalid");
+    let bad = app
+        .delete(&format!("/v1/sessions/{g}?erase_quotes=yes"))
+        .await;
+    assert!(bad.message().contains("erase_quotes"), "{}", bad.text);
+    bad.expect_error(422, "invalid");
+    app.get(&format!("/v1/sessions/{g}")).await.expect(200);
+
+    let out = app
+        .post(
+            &format!("/v1/sessions/{d}/clear?erase_quotes=true"),
+            json!({}),
+        )
+        .await
+        .expect(200);
+    assert_eq!(out["checks_reverted"], json!([]));
+    assert_eq!(out["offers_withdrawn"], json!([]));
+    app.delete(&format!("/v1/sessions/{g}?erase_quotes=false"))
+        .await
+        .expect(200);
+}

@@ -6,7 +6,7 @@
 
 use crate::{Result, Tx, args};
 use serde_json::json;
-use troupe_core::{CheckBackId, PlanId, SessionId};
+use troupe_core::{CheckBackId, CheckId, PlanId, SessionId};
 
 impl Tx<'_> {
     /// Whether the conversation was deleted.
@@ -63,6 +63,23 @@ impl Tx<'_> {
             args![session.0],
         )?;
         Ok(messages as usize)
+    }
+
+    /// The checks from words (offers and checks in force, not removed) that stand on a
+    /// person's line said in this conversation: what erasing its quotes touches (UQ-2, CW-20).
+    pub fn words_checks_quoting(&self, session: SessionId) -> Result<Vec<CheckId>> {
+        Ok(self
+            .query_all(
+                "SELECT c.id FROM checks c JOIN session_messages m ON m.id = c.quote_id
+                 WHERE m.session_id = ?1 AND m.author = 'user' AND c.kind = 'words'
+                     AND c.removed_at IS NULL
+                 ORDER BY c.id",
+                args![session.0],
+                |r| r.get::<i64>(0),
+            )?
+            .into_iter()
+            .map(CheckId)
+            .collect())
     }
 
     /// The command records of the conversation's turns go with its history (TURN-17).

@@ -124,7 +124,15 @@ fn settle(tx: &mut Tx<'_>, plan: &PlanRecord) -> Result<(), StoreError> {
                 })
             }),
             counts_after,
-            reverted: None,
+            // CW-20: a confirmed check whose words were erased is an offer on no words; it
+            // stays one until the person confirms or removes it, or a new target replaces it.
+            reverted: offer_row.filter(|c| c.quote_id.is_none()).and_then(|c| {
+                Some(Standing {
+                    number: number_of(c)?,
+                    quote: None,
+                    said_count: c.said_count as u32,
+                })
+            }),
         };
         let offer = book.settle(&said).offer;
         match (offer, offer_row) {

@@ -47,5 +47,6 @@ async fn session_delegations(
     Path(id): Path<String>,
 ) -> Result<Json<Vec<DelegationView>>, ApiError> {
     let id = path_id::<SessionId>(&id)?;
+    state.collab.live_conversation(id)?;
     Ok(Json(state.collab.session_delegations(id)?))
 }

@@ -1,4 +1,5 @@
-//! A group's members and its lead.
+//! A group's members and its lead. A deleted group is not found here, as on every read
+//! (HOLD-X2: it stays a row only for what refers to it).
 
 use crate::AppState;
 use crate::error::{ApiError, ApiJson, ErrorBody};
@@ -24,7 +25,7 @@ pub fn router() -> OpenApiRouter<AppState> {
     responses(
         (status = 200, description = "The group, with the Bot a member (already present: nothing changes)", body = SessionView),
         (status = 400, description = "Malformed JSON or id", body = ErrorBody),
-        (status = 404, description = "No such conversation", body = ErrorBody),
+        (status = 404, description = "No such conversation (or it was deleted)", body = ErrorBody),
         (status = 422, description = "Not a group; unknown or archived Bot", body = ErrorBody),
     )
 )]
@@ -34,6 +35,7 @@ async fn add_member(
     ApiJson(req): ApiJson<AddMember>,
 ) -> Result<Json<SessionView>, ApiError> {
     let id = path_id::<SessionId>(&id)?;
+    state.collab.live_conversation(id)?;
     state.collab.add_member(id, req.bot_id)?;
     Ok(Json(state.collab.session_view(id)?))
 }
@@ -47,7 +49,7 @@ async fn add_member(
     responses(
         (status = 200, description = "The group without the Bot (its turn there ended, its queued lines dropped, its lead cleared)", body = SessionView),
         (status = 400, description = "Malformed id", body = ErrorBody),
-        (status = 404, description = "No such conversation or member", body = ErrorBody),
+        (status = 404, description = "No such conversation (or it was deleted) or member", body = ErrorBody),
         (status = 409, description = "The last Bot of the group (`last_member`)", body = ErrorBody),
         (status = 422, description = "Not a group", body = ErrorBody),
     )
@@ -57,6 +59,7 @@ async fn remove_member(
     Path((id, bot)): Path<(String, String)>,
 ) -> Result<Json<SessionView>, ApiError> {
     let id = path_id::<SessionId>(&id)?;
+    state.collab.live_conversation(id)?;
     state
         .collab
         .remove_member(id, path_id::<BotId>(&bot)?)
@@ -70,7 +73,7 @@ async fn remove_member(
     responses(
         (status = 200, description = "The confirmed lead, a suggestion from the last 7 days' handoffs (never applied), and the counts", body = LeadView),
         (status = 400, description = "Malformed id", body = ErrorBody),
-        (status = 404, description = "No such conversation", body = ErrorBody),
+        (status = 404, description = "No such conversation (or it was deleted)", body = ErrorBody),
         (status = 422, description = "Not a group", body = ErrorBody),
     )
 )]
@@ -78,7 +81,9 @@ async fn get_lead(
     State(state): State<AppState>,
     Path(id): Path<String>,
 ) -> Result<Json<LeadView>, ApiError> {
-    Ok(Json(state.collab.lead(path_id::<SessionId>(&id)?)?))
+    let id = path_id::<SessionId>(&id)?;
+    state.collab.live_conversation(id)?;
+    Ok(Json(state.collab.lead(id)?))
 }
 
 #[utoipa::path(
@@ -88,7 +93,7 @@ async fn get_lead(
     responses(
         (status = 200, description = "The lead as confirmed (`bot_id: null` cleared it)", body = LeadView),
         (status = 400, description = "Malformed JSON or id", body = ErrorBody),
-        (status = 404, description = "No such conversation", body = ErrorBody),
+        (status = 404, description = "No such conversation (or it was deleted)", body = ErrorBody),
         (status = 409, description = "The Bot is archived (`archived`)", body = ErrorBody),
         (status = 422, description = "No `confirmed: true`, not a member, not a group", body = ErrorBody),
     )
@@ -98,7 +103,7 @@ async fn put_lead(
     Path(id): Path<String>,
     ApiJson(req): ApiJson<LeadRequest>,
 ) -> Result<Json<LeadView>, ApiError> {
-    Ok(Json(
-        state.collab.set_lead(path_id::<SessionId>(&id)?, req)?,
-    ))
+    let id = path_id::<SessionId>(&id)?;
+    state.collab.live_conversation(id)?;
+    Ok(Json(state.collab.set_lead(id, req)?))
 }

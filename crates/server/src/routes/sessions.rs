@@ -124,6 +124,7 @@ async fn post_line(
     ApiJson(line): ApiJson<NewLine>,
 ) -> Result<(StatusCode, Json<SessionMessage>), ApiError> {
     let id = path_id::<SessionId>(&id)?;
+    state.collab.live_conversation(id)?;
     let line = state
         .collab
         .post_line(id, line.body, line.parent_id)
@@ -147,6 +148,7 @@ async fn list_lines(
     q: Result<Query<LinesQuery>, QueryRejection>,
 ) -> Result<Json<Vec<SessionMessage>>, ApiError> {
     let id = path_id::<SessionId>(&id)?;
+    state.collab.live_conversation(id)?;
     let q = query(q)?;
     let after = query_id::<SessionMessageId>("after", q.after.as_deref())?;
     let limit = query_number("limit", q.limit.as_deref(), 100, 1, 1000)?;

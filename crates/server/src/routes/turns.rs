@@ -122,6 +122,7 @@ async fn stop_turn(
     State(state): State<AppState>,
     ApiJson(req): ApiJson<StopRequest>,
 ) -> Result<Json<StopAnswer>, ApiError> {
+    state.collab.live_conversation(req.session_id)?;
     // The workflow layer's stop also cancels the child tasks the turn handed out.
     let stop = crate::routes::workflows::workflows(&state)
         .stop_session(req.session_id, req.turn_id)

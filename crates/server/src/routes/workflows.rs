@@ -64,6 +64,7 @@ async fn get_workflow(
     Path(id): Path<String>,
 ) -> Result<Json<WorkflowView>, ApiError> {
     let id = path_id::<SessionId>(&id)?;
+    state.collab.live_conversation(id)?;
     Ok(Json(workflows(&state).workflow(id)?))
 }
 
@@ -85,6 +86,7 @@ async fn set_workflow(
     ApiJson(req): ApiJson<SetWorkflowRequest>,
 ) -> Result<Json<WorkflowView>, ApiError> {
     let id = path_id::<SessionId>(&id)?;
+    state.collab.live_conversation(id)?;
     Ok(Json(workflows(&state).set_workflow(id, req).await?))
 }
 
@@ -102,6 +104,7 @@ async fn continue_session(
     Path(id): Path<String>,
 ) -> Result<Json<ContinueReport>, ApiError> {
     let id = path_id::<SessionId>(&id)?;
+    state.collab.live_conversation(id)?;
     Ok(Json(workflows(&state).continue_session(id).await?))
 }
 
@@ -119,5 +122,6 @@ async fn abandon_session(
     Path(id): Path<String>,
 ) -> Result<Json<AbandonReport>, ApiError> {
     let id = path_id::<SessionId>(&id)?;
+    state.collab.live_conversation(id)?;
     Ok(Json(workflows(&state).abandon(id).await?))
 }
