@@ -55,7 +55,7 @@ async fn lightloop_needs_instructions_and_one_kind_at_a_time() {
     app.post(&path, json!({"kind": "lightloop", "instructions": "  "}))
         .await
         .expect_error(422, "invalid");
-    app.post(&path, json!({"kind": "boss"}))
+    app.post(&path, json!({"kind": "crew"}))
         .await
         .expect_error(422, "invalid");
     app.post(&path, json!({"kind": "plan", "instructions": "x"}))

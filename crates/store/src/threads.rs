@@ -74,6 +74,12 @@ impl Tx<'_> {
         self.query_opt(&sql, args![id.0], thread_from_row)
     }
 
+    /// The threads whose parent is `parent`, oldest first.
+    pub fn child_threads(&self, parent: ThreadId) -> Result<Vec<Thread>> {
+        let sql = format!("SELECT {THREAD_COLUMNS} FROM threads WHERE parent_id = ?1 ORDER BY id");
+        self.query_all(&sql, args![parent.0], thread_from_row)
+    }
+
     pub fn threads(&self, limit: u32) -> Result<Vec<Thread>> {
         let sql = format!("SELECT {THREAD_COLUMNS} FROM threads ORDER BY id DESC LIMIT ?1");
         self.query_all(&sql, args![limit], thread_from_row)

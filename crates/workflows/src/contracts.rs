@@ -2,7 +2,7 @@
 //! are projected when the model's context is assembled; the stored request never changes.
 
 use crate::notes::blueprint::SECTIONS;
-use crate::slot::{LATTICE, LIGHTLOOP, PLAN};
+use crate::slot::{BOSS, LATTICE, LIGHTLOOP, PLAN};
 
 fn plan_contract() -> String {
     let sections = SECTIONS
@@ -45,6 +45,7 @@ fn tag(kind: &str) -> Option<&'static str> {
         PLAN => Some("plan-user-request"),
         LIGHTLOOP => Some("lightloop-user-request"),
         LATTICE => Some("lattice-user-request"),
+        BOSS => Some("boss-user-request"),
         _ => None,
     }
 }
@@ -59,6 +60,7 @@ pub fn contract(kind: &str, version: u64) -> Option<String> {
         PLAN => Some(plan_contract()),
         LIGHTLOOP => Some(LIGHTLOOP_CONTRACT.to_string()),
         LATTICE => Some(LATTICE_CONTRACT.to_string()),
+        BOSS => Some(crate::boss::texts::CONTRACT.to_string()),
         _ => None,
     }
 }

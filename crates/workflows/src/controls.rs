@@ -4,7 +4,12 @@
 //! never rewritten, only cleared by an explicit disable.
 
 use crate::lightloop::machine::{self, LoopEffect, LoopEvent, LoopRefusal};
-use crate::slot::{LightLoopSlot, ReviewState, WorkflowSlot};
+use crate::slot::{BossSlot, LightLoopSlot, ReviewState, WorkflowSlot};
+use troupe_core::boss::BossRole;
+
+fn clean(text: Option<String>) -> Option<String> {
+    text.map(|t| t.trim().to_string()).filter(|t| !t.is_empty())
+}
 
 /// What the decision needs to know about the session.
 #[derive(Clone, Debug, PartialEq)]
@@ -19,6 +24,10 @@ pub struct SlotFacts {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum SlotRequest {
     EnablePlan,
+    /// Make the session a Boss root (its standing instructions, if any).
+    EnableBoss {
+        instructions: Option<String>,
+    },
     EnableLightLoop {
         instructions: String,
         max_iterations: Option<u32>,
@@ -50,6 +59,10 @@ pub enum SlotRefusal {
     BlueprintLoopActive,
     #[error("a completion review is pending; instructions cannot change until it is decided")]
     ReviewPending,
+    #[error(
+        "this session is a Boss worker: its tree's root is the only entry, and its workflow is the root's to change"
+    )]
+    BossWorker,
 }
 
 impl SlotRefusal {
@@ -61,6 +74,7 @@ impl SlotRefusal {
             SlotRefusal::WorkflowActive { .. } => Some("workflow_active"),
             SlotRefusal::BlueprintLoopActive => Some("blueprint_loop_active"),
             SlotRefusal::ReviewPending => Some("review_pending"),
+            SlotRefusal::BossWorker => Some("boss_worker"),
         }
     }
 }
@@ -99,6 +113,10 @@ pub fn decide(facts: &SlotFacts, req: SlotRequest) -> Result<SlotTransition, Slo
         return Err(SlotRefusal::Running);
     }
     let current = facts.slot.clone();
+    // A worker's slot belongs to its tree (BOSS-6): no person's request changes it.
+    if matches!(&current, Some(WorkflowSlot::Boss(b)) if b.role == BossRole::Worker) {
+        return Err(SlotRefusal::BossWorker);
+    }
     match (req, current) {
         (SlotRequest::Disable, None) => Ok(unchanged(None)),
         (SlotRequest::Disable, Some(WorkflowSlot::LightLoop(ll))) => {
@@ -117,6 +135,28 @@ pub fn decide(facts: &SlotFacts, req: SlotRequest) -> Result<SlotTransition, Slo
             changed: true,
         }),
         (_, _) if facts.blueprint_loop_active => Err(SlotRefusal::BlueprintLoopActive),
+        (SlotRequest::EnableBoss { instructions }, None) => Ok(SlotTransition {
+            next: Some(WorkflowSlot::Boss(BossSlot {
+                role: BossRole::Boss,
+                worker_role: None,
+                root_session_id: None,
+                instructions: clean(instructions),
+            })),
+            effects: vec![],
+            changed: true,
+        }),
+        (SlotRequest::EnableBoss { instructions }, Some(WorkflowSlot::Boss(b))) => {
+            let next = BossSlot {
+                instructions: clean(instructions),
+                ..b.clone()
+            };
+            let changed = next != b;
+            Ok(SlotTransition {
+                next: Some(WorkflowSlot::Boss(next)),
+                effects: vec![],
+                changed,
+            })
+        }
         (SlotRequest::EnablePlan, Some(WorkflowSlot::Plan)) => {
             Ok(unchanged(Some(WorkflowSlot::Plan)))
         }

@@ -27,6 +27,7 @@ pub fn install(builder: EngineBuilder) -> Result<(EngineBuilder, Arc<LoopHost>),
         .policy(Arc::new(crate::lattice::policy::LatticePolicy {
             host: host.clone(),
         }))
+        .policy(Arc::new(crate::boss::policy::BossWorkerPolicy))
         .guard(Arc::new(RecoveryGuard { host: host.clone() }))
         .tool_scope(Arc::new(RecoveryGuard { host: host.clone() }))
         .tool_scope(Arc::new(AuditRecoveryGuard))
@@ -45,6 +46,9 @@ pub fn install(builder: EngineBuilder) -> Result<(EngineBuilder, Arc<LoopHost>),
         b = b.tool(t)?;
     }
     for t in bl_tools::registrations(&host) {
+        b = b.tool(t)?;
+    }
+    for t in crate::boss::tools::registrations(&host) {
         b = b.tool(t)?;
     }
     for t in crate::lattice::tools::registrations() {

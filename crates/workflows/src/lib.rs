@@ -7,6 +7,7 @@
 
 pub mod agenda;
 pub mod blueprint_loop;
+pub mod boss;
 pub mod contracts;
 pub mod controls;
 pub mod cortex;

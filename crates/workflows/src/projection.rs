@@ -26,7 +26,12 @@ pub fn stamp_for(thread: &Thread) -> Option<Value> {
                 "version": CONTRACT_VERSION,
             }))
         }
-        WorkflowSlot::Unknown(_) => None,
+        // Only the root's requests are a person's; a worker's tasks are assignments.
+        WorkflowSlot::Boss(b) if b.role == troupe_core::boss::BossRole::Boss => Some(json!({
+            "kind": crate::slot::BOSS,
+            "version": CONTRACT_VERSION,
+        })),
+        WorkflowSlot::Boss(_) | WorkflowSlot::Unknown(_) => None,
     }
 }
 
@@ -42,6 +47,12 @@ impl ContextContributor for WorkflowProjection {
             .read(|tx| tx.thread(thread.id))
             .map(|t| t.workflow)
             .unwrap_or_else(|_| thread.workflow.clone());
+        if let Some(WorkflowSlot::Boss(b)) = WorkflowSlot::of(current.as_ref()) {
+            if let Some(section) = crate::boss::texts::section(store, thread, &b) {
+                out.system.push(section);
+            }
+            return;
+        }
         if let Some(WorkflowSlot::Lattice(l)) = WorkflowSlot::of(current.as_ref()) {
             // Withdrawn while a Step executes: the BlueprintLoop owns the turn (LAT-14).
             if !l.executing

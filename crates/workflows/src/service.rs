@@ -4,7 +4,7 @@
 
 use crate::controls::{self, SlotFacts, SlotRefusal, SlotRequest};
 use crate::lightloop::machine::{self, LoopEffect, TerminalStatus};
-use crate::slot::{LATTICE, LIGHTLOOP, PLAN, WorkflowSlot};
+use crate::slot::{BOSS, LATTICE, LIGHTLOOP, PLAN, WorkflowSlot};
 use crate::{WorkflowError, Workflows};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -18,9 +18,10 @@ use troupe_store::{NewWorkflowTerminal, Tx, WorkflowTerminal};
 #[derive(Clone, Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct SetWorkflowRequest {
-    /// `plan`, `lightloop`, `lattice` or `none`.
+    /// `plan`, `lightloop`, `lattice`, `boss` or `none`.
     pub kind: String,
-    /// The Light Loop's task (required, non-empty, for `lightloop`).
+    /// The Light Loop's task (required, non-empty, for `lightloop`); a Boss root's standing
+    /// instructions (optional, for `boss`).
     #[serde(default)]
     pub instructions: Option<String>,
     /// Light Loop only: rejections allowed before it ends as `iteration_exhausted`.
@@ -103,6 +104,20 @@ pub(crate) fn phase_name(slot: &WorkflowSlot) -> Option<String> {
 }
 
 fn parse_request(req: SetWorkflowRequest) -> Result<SlotRequest, WorkflowError> {
+    if req.kind.trim() == BOSS {
+        if req.max_iterations.is_some()
+            || req.max_model_calls.is_some()
+            || req.mode.is_some()
+            || req.goal.is_some()
+        {
+            return Err(WorkflowError::invalid(
+                "boss takes only instructions (max_iterations, max_model_calls, mode and goal belong to other workflows)",
+            ));
+        }
+        return Ok(SlotRequest::EnableBoss {
+            instructions: req.instructions,
+        });
+    }
     if req.kind.trim() != LATTICE && (req.mode.is_some() || req.goal.is_some()) {
         return Err(WorkflowError::invalid(format!(
             "mode and goal apply to lattice only, not to {}",
@@ -134,7 +149,7 @@ fn parse_request(req: SetWorkflowRequest) -> Result<SlotRequest, WorkflowError> 
             max_iterations: req.max_iterations,
         }),
         other => Err(WorkflowError::invalid(format!(
-            "kind: unknown workflow '{other}' (expected plan, lightloop, lattice or none)"
+            "kind: unknown workflow '{other}' (expected plan, lightloop, lattice, boss or none)"
         ))),
     }
 }

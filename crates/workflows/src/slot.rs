@@ -9,6 +9,7 @@ use troupe_core::{MessageId, ThreadId};
 pub const PLAN: &str = "plan";
 pub const LIGHTLOOP: &str = "lightloop";
 pub const LATTICE: &str = "lattice";
+pub const BOSS: &str = "boss";
 
 /// The version of the contract texts stamped on root messages.
 pub const CONTRACT_VERSION: u32 = 1;
@@ -19,6 +20,8 @@ pub enum WorkflowSlot {
     LightLoop(Box<LightLoopSlot>),
     /// A Lattice Run owns the session; the slot is a projection of the Run the controller keeps.
     Lattice(LatticeSlot),
+    /// A Boss tree's root (the person's entry) or one of its workers.
+    Boss(BossSlot),
     /// Owned by a workflow this build does not load: never rewritten.
     Unknown(Value),
 }
@@ -48,6 +51,22 @@ pub struct LatticeSlot {
     pub mode: troupe_core::lattice::Mode,
     #[serde(default)]
     pub executing: bool,
+}
+
+/// The Boss slot. A worker names its role and its tree's root; the tree itself is read from
+/// thread parents and these slots only (BOSS-1).
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct BossSlot {
+    pub role: troupe_core::boss::BossRole,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub worker_role: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "openapi", schema(value_type = Option<i64>))]
+    pub root_session_id: Option<troupe_core::SessionId>,
+    /// Standing instructions (the root's for the tree, a worker's for its role).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub instructions: Option<String>,
 }
 
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
@@ -118,6 +137,21 @@ impl WorkflowSlot {
                     Err(_) => WorkflowSlot::Unknown(v.clone()),
                 }
             }
+            Some(BOSS) => {
+                let mut fields = v.clone();
+                if let Some(obj) = fields.as_object_mut() {
+                    obj.remove("kind");
+                }
+                match serde_json::from_value::<BossSlot>(fields) {
+                    Ok(b)
+                        if b.role == troupe_core::boss::BossRole::Boss
+                            || b.root_session_id.is_some() =>
+                    {
+                        WorkflowSlot::Boss(b)
+                    }
+                    _ => WorkflowSlot::Unknown(v.clone()),
+                }
+            }
             _ => WorkflowSlot::Unknown(v.clone()),
         }
     }
@@ -144,6 +178,13 @@ impl WorkflowSlot {
                 }
                 v
             }
+            WorkflowSlot::Boss(b) => {
+                let mut v = serde_json::to_value(b).unwrap_or_else(|_| serde_json::json!({}));
+                if let Some(obj) = v.as_object_mut() {
+                    obj.insert("kind".into(), Value::String(BOSS.into()));
+                }
+                v
+            }
             WorkflowSlot::Unknown(v) => v.clone(),
         }
     }
@@ -154,6 +195,7 @@ impl WorkflowSlot {
             WorkflowSlot::Plan => PLAN.into(),
             WorkflowSlot::LightLoop(_) => LIGHTLOOP.into(),
             WorkflowSlot::Lattice(_) => LATTICE.into(),
+            WorkflowSlot::Boss(_) => BOSS.into(),
             WorkflowSlot::Unknown(v) => v
                 .get("kind")
                 .and_then(Value::as_str)
@@ -165,6 +207,13 @@ impl WorkflowSlot {
     pub fn lattice(&self) -> Option<&LatticeSlot> {
         match self {
             WorkflowSlot::Lattice(l) => Some(l),
+            _ => None,
+        }
+    }
+
+    pub fn boss(&self) -> Option<&BossSlot> {
+        match self {
+            WorkflowSlot::Boss(b) => Some(b),
             _ => None,
         }
     }
@@ -197,9 +246,9 @@ mod tests {
 
     #[test]
     fn unknown_kind_round_trips_byte_for_byte() {
-        let stored = json!({"kind": "boss", "role": "boss", "extra": [1, 2]});
+        let stored = json!({"kind": "crew", "role": "captain", "extra": [1, 2]});
         let slot = WorkflowSlot::from_value(&stored);
-        assert_eq!(slot.kind(), "boss");
+        assert_eq!(slot.kind(), "crew");
         assert_eq!(slot.to_value(), stored);
     }
 
@@ -227,6 +276,21 @@ mod tests {
         assert_eq!(
             WorkflowSlot::from_value(&bad),
             WorkflowSlot::Unknown(bad.clone())
+        );
+    }
+
+    #[test]
+    fn boss_root_and_worker_round_trip_and_a_rootless_worker_is_kept_as_stored() {
+        let root = json!({"kind": "boss", "role": "boss", "instructions": "ship it"});
+        assert!(WorkflowSlot::from_value(&root).boss().is_some());
+        assert_eq!(WorkflowSlot::from_value(&root).to_value(), root);
+        let worker =
+            json!({"kind": "boss", "role": "worker", "worker_role": "code", "root_session_id": 4});
+        assert_eq!(WorkflowSlot::from_value(&worker).to_value(), worker);
+        let orphan = json!({"kind": "boss", "role": "worker"});
+        assert_eq!(
+            WorkflowSlot::from_value(&orphan),
+            WorkflowSlot::Unknown(orphan.clone())
         );
     }
 

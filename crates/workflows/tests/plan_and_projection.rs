@@ -164,10 +164,10 @@ async fn another_active_kind_refuses_enable_and_enabling_the_same_is_a_no_op() {
 async fn unknown_kind_round_trips_and_is_never_stamped() {
     let w = world();
     let s = w.session();
-    let stored = json!({"kind": "boss", "role": "boss"});
+    let stored = json!({"kind": "crew", "role": "captain"});
     w.set_slot(s, stored.clone());
     let v = w.wf.workflow(s).unwrap();
-    assert_eq!(v.kind.as_deref(), Some("boss"));
+    assert_eq!(v.kind.as_deref(), Some("crew"));
     assert_eq!(v.slot, Some(stored.clone()));
     let e = w.wf.set_workflow(s, plan()).await.unwrap_err();
     assert_eq!(conflict_code(e), "workflow_active");

@@ -29,6 +29,12 @@ fn failed(message: String) -> WorkflowError {
 /// Create a worktree of `workspace` (which must be a git work tree with a commit) on a new
 /// branch `troupe/blueprint-<note>-<stamp>`, beside the workspace. Returns its path.
 pub async fn create(workspace: &Path, note_id: i64, stamp: i64) -> Result<PathBuf, WorkflowError> {
+    create_named(workspace, &format!("blueprint-{note_id}-{stamp}")).await
+}
+
+/// Create a worktree of `workspace` on a new branch `troupe/<name>`, beside the workspace in
+/// `<workspace>.<name>`. Returns its path.
+pub async fn create_named(workspace: &Path, name: &str) -> Result<PathBuf, WorkflowError> {
     let inside = git(workspace, &["rev-parse", "--is-inside-work-tree"])
         .await
         .map_err(|_| {
@@ -46,7 +52,6 @@ pub async fn create(workspace: &Path, note_id: i64, stamp: i64) -> Result<PathBu
     git(workspace, &["rev-parse", "--verify", "HEAD"])
         .await
         .map_err(|_| failed("the workspace's repository has no commit to branch from".into()))?;
-    let name = format!("blueprint-{note_id}-{stamp}");
     let dir_name = format!(
         "{}.{name}",
         workspace
@@ -64,4 +69,12 @@ pub async fn create(workspace: &Path, note_id: i64, stamp: i64) -> Result<PathBu
     )
     .await?;
     Ok(path)
+}
+
+/// Remove a worktree made by [`create_named`] (a worker that could not be made leaves none).
+pub async fn remove(workspace: &Path, path: &Path) {
+    let p = path.display().to_string();
+    if let Err(e) = git(workspace, &["worktree", "remove", "--force", &p]).await {
+        tracing::warn!(worktree = %p, error = %e, "removing a worktree failed");
+    }
 }

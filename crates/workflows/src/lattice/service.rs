@@ -163,6 +163,9 @@ impl Workflows {
             }
             match WorkflowSlot::of(t.workflow.as_ref()) {
                 None | Some(WorkflowSlot::Lattice(_)) => {}
+                Some(WorkflowSlot::Boss(b)) if b.role == troupe_core::boss::BossRole::Worker => {
+                    return Ok(Err(crate::controls::SlotRefusal::BossWorker.into()));
+                }
                 Some(other) => {
                     return Ok(Err(conflict(
                         "workflow_active",
