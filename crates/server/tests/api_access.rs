@@ -51,6 +51,64 @@ async fn a_token_is_required_when_the_state_has_one() {
         .expect(201);
 }
 
+/// A channel's inbound webhook is public: a chat service's bridge has no bearer token, and the
+/// route checks the body's signature instead. Nothing else is opened by it.
+#[tokio::test]
+async fn a_channel_inbound_route_is_public_and_checked_by_its_signature() {
+    let mut app = TestApp::start_with_token(Some("s3cret-token")).await;
+    app.bearer = None;
+    let def = troupe_channels::ChannelDef {
+        name: "acme".into(),
+        kind: troupe_channels::ChannelKind::Webhook,
+        bot: "Nobody".into(),
+        secret_env: "ACME_SECRET".into(),
+        outbound_url: "http://127.0.0.1:9/out".into(),
+        filter: troupe_channels::FilterRules::default(),
+        enabled: true,
+    };
+    app.state
+        .channels
+        .configure(&[def], &|_| Some("channel-secret".into()))
+        .unwrap();
+    let body = json!({"chat_id": "c", "chat_type": "group", "sender_id": "u",
+                      "message_id": "m", "text": "hi", "mentioned": false});
+    // No token and no signature: refused by the signature, not the token.
+    app.post("/v1/channels/acme/inbound", body.clone())
+        .await
+        .expect_error(401, "bad_signature");
+    // An unknown account is not found, token or not.
+    app.post("/v1/channels/beta/inbound", body.clone())
+        .await
+        .expect_error(404, "not_found");
+    // Signed: read (and filtered here: a group message without the required mention).
+    let bytes = serde_json::to_vec(&body).unwrap();
+    let r = app
+        .client
+        .post(app.url("/v1/channels/acme/inbound"))
+        .header(
+            troupe_channels::SIGNATURE_HEADER,
+            troupe_channels::sign(b"channel-secret", &bytes),
+        )
+        .body(bytes)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status().as_u16(), 202);
+    let v: serde_json::Value = r.json().await.unwrap();
+    assert_eq!(v, json!({"accepted": false, "reason": "not_mentioned"}));
+    // Every other route still wants the token.
+    app.get("/v1/sessions")
+        .await
+        .expect_error(401, "unauthorized");
+    let r = app
+        .client
+        .get(app.url("/v1/channels/acme/inbound"))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status().as_u16(), 401, "only POST is public");
+}
+
 #[tokio::test]
 async fn without_a_token_no_header_is_needed() {
     let app = TestApp::start().await;
@@ -204,6 +262,7 @@ async fn the_openapi_document_lists_every_route() {
         ("/v1/mcp-servers/{name}", "delete"),
         ("/v1/mcp-servers/{name}/restart", "post"),
         ("/v1/turns/{id}/mcp-calls", "get"),
+        ("/v1/channels/{account}/inbound", "post"),
     ]
     .into_iter()
     .map(|(p, m)| (p.to_string(), m.to_string()))

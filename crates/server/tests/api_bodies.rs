@@ -6,7 +6,7 @@ mod support;
 
 use reqwest::Method;
 use serde_json::{Value, json};
-use support::{Body, TestApp};
+use support::{Answer, Body, TestApp};
 
 const FAR: i64 = 4_000_000_000_000;
 
@@ -46,6 +46,11 @@ async fn fixture(app: &TestApp) -> Fixture {
     )
     .await
     .expect(201);
+    // A channel account, so `/v1/channels/{account}/inbound` reads signed bodies.
+    app.state
+        .channels
+        .configure(&[channel_account()], &|_| Some(CHANNEL_SECRET.into()))
+        .unwrap();
     Fixture {
         bot,
         session,
@@ -55,6 +60,48 @@ async fn fixture(app: &TestApp) -> Fixture {
 }
 
 const MCP_SERVER: &str = "fixture";
+const CHANNEL: &str = "fixture";
+const CHANNEL_SECRET: &str = "fixture-secret";
+
+fn channel_account() -> troupe_channels::ChannelDef {
+    troupe_channels::ChannelDef {
+        name: CHANNEL.into(),
+        kind: troupe_channels::ChannelKind::Webhook,
+        bot: "Shape".into(),
+        secret_env: "FIXTURE_CHANNEL_SECRET".into(),
+        outbound_url: "http://127.0.0.1:9/out".into(),
+        filter: troupe_channels::FilterRules::default(),
+        enabled: true,
+    }
+}
+
+/// A body sent as the routes take it: a channel's inbound route reads only bodies signed with
+/// the account's secret (it answers 401 before it reads anything else).
+async fn send(app: &TestApp, method: Method, path: &str, body: Body) -> Answer {
+    if !path.starts_with("/v1/channels/") {
+        return app.send(method, path, Some(body)).await;
+    }
+    let bytes = match body {
+        Body::Json(v) => serde_json::to_vec(&v).unwrap(),
+        Body::Raw(text) => text.into_bytes(),
+    };
+    let resp = app
+        .client
+        .request(method, app.url(path))
+        .header("content-type", "application/json")
+        .header(
+            troupe_channels::SIGNATURE_HEADER,
+            troupe_channels::sign(CHANNEL_SECRET.as_bytes(), &bytes),
+        )
+        .body(bytes)
+        .send()
+        .await
+        .unwrap();
+    let status = resp.status();
+    let text = resp.text().await.unwrap();
+    let body = serde_json::from_str(&text).unwrap_or(Value::Null);
+    Answer { status, body, text }
+}
 
 /// Every operation of the served document that has a request body, with its path filled in.
 async fn operations_with_bodies(app: &TestApp, f: &Fixture) -> Vec<(Method, String)> {
@@ -79,7 +126,8 @@ async fn operations_with_bodies(app: &TestApp, f: &Fixture) -> Vec<(Method, Stri
             let filled = path
                 .replace("{id}", &id.to_string())
                 .replace("{role}", "default")
-                .replace("{name}", MCP_SERVER);
+                .replace("{name}", MCP_SERVER)
+                .replace("{account}", CHANNEL);
             assert!(
                 !filled.contains('{'),
                 "{path}: this test does not know what to put in its path"
@@ -129,9 +177,7 @@ async fn array_bodies_refused_on_every_route() {
     let before = everything(&app, &f).await;
     for (method, path) in operations_with_bodies(&app, &f).await {
         for body in [json!([]), json!(["x"]), json!(["x", null, null])] {
-            let r = app
-                .send(method.clone(), &path, Some(Body::Json(body.clone())))
-                .await;
+            let r = send(&app, method.clone(), &path, Body::Json(body.clone())).await;
             assert_eq!(r.status.as_u16(), 422, "{method} {path} {body}: {}", r.text);
             assert_eq!(r.code(), "invalid", "{method} {path}: {}", r.text);
             assert!(
@@ -141,9 +187,7 @@ async fn array_bodies_refused_on_every_route() {
             );
         }
         // Other non-objects are named for what they are.
-        let r = app
-            .send(method.clone(), &path, Some(Body::Raw("\"x\"".into())))
-            .await;
+        let r = send(&app, method.clone(), &path, Body::Raw("\"x\"".into())).await;
         r.expect_error(422, "invalid");
         assert!(r.message().contains("got a string"), "{}", r.text);
     }
@@ -163,9 +207,7 @@ async fn malformed_json_is_400_everywhere() {
         // `{"a":` names a field first: types that refuse unknown fields must still see the
         // syntax error, not the field.
         for raw in ["{\"a\":", "{\"name\": \"x\"", "{]", "{} trailing", ""] {
-            let r = app
-                .send(method.clone(), &path, Some(Body::Raw(raw.into())))
-                .await;
+            let r = send(&app, method.clone(), &path, Body::Raw(raw.into())).await;
             assert_eq!(
                 (r.status.as_u16(), r.code()),
                 (400, "bad_request"),
