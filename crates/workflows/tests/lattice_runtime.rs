@@ -107,11 +107,51 @@ async fn duplicate_submit() {
     let w = world();
     let _f = follow(&w);
     let s = w.session();
-    // Requirements, then a Pathway submitted before any Step was written: the action is
-    // queued, consumed, and dropped with a repair prompt that says why.
+    // One hop: an action, the same action again, then a different one.
+    let req = serde_json::json!({"action": "submit_requirements", "goal": "g", "success_criteria": ["c"]});
+    w.provider.push(support::Reply::Tools(vec![
+        support::call("d1", "lattice_submit", req.clone()),
+        support::call("d2", "lattice_submit", req),
+        support::call(
+            "d3",
+            "lattice_submit",
+            serde_json::json!({"action": "submit_pathway", "reason": "r"}),
+        ),
+    ]));
+    w.wf.set_workflow(s, enable("auto", Some("g"), None))
+        .await
+        .unwrap();
+    reach(&w, s, RunStatus::Active, WorkState::Planning).await;
+    let results: Vec<String> = w
+        .provider
+        .requests()
+        .iter()
+        .flat_map(tool_results)
+        .collect();
+    let codes: Vec<&str> = [
+        "LATTICE_ACTION_QUEUED",
+        "LATTICE_ACTION_ALREADY_QUEUED",
+        "LATTICE_ACTION_CONFLICT",
+    ]
+    .into_iter()
+    .filter(|c| results.iter().any(|r| r.contains(&format!("\"{c}\""))))
+    .collect();
+    assert_eq!(codes.len(), 3, "{results:?}");
+    let r = run(&w, s);
+    assert_eq!(
+        r.state_revision, 1,
+        "the duplicate changed nothing; one action was consumed"
+    );
+    assert!(r.requirements.is_some());
+}
+
+#[tokio::test]
+async fn a_submit_before_the_pathway_is_written_is_dropped_with_a_repair_prompt() {
+    let w = world();
+    let _f = follow(&w);
+    let s = w.session();
     w.provider.push(requirements("r1"));
     w.provider.push(reason("p1", "submit_pathway"));
-    w.provider.push(reason("p2", "submit_pathway"));
     w.wf.set_workflow(s, enable("auto", Some("g"), None))
         .await
         .unwrap();
@@ -119,22 +159,12 @@ async fn duplicate_submit() {
         w.provider.requests().iter().any(|r| {
             support::user_texts(r)
                 .iter()
-                .any(|t| t.contains("could not be taken"))
+                .any(|t| t.contains("could not be taken") && t.contains("no pending Step"))
         })
     })
     .await;
     w.idle(s).await;
     assert_eq!(run(&w, s).state, WorkState::Planning);
-    let results: Vec<String> = w
-        .provider
-        .requests()
-        .iter()
-        .flat_map(tool_results)
-        .collect();
-    assert!(
-        results.iter().any(|r| r.contains("LATTICE_ACTION_QUEUED")),
-        "{results:?}"
-    );
 }
 
 #[tokio::test]
