@@ -341,6 +341,10 @@ impl Tx<'_> {
             )?
             .map(LatticeRunId);
         let live = self.live_lattice_run(thread)?;
+        // The usual case: the pointer names the live Run, already read.
+        if pointer.is_some() && live.as_ref().map(|l| l.id) == pointer {
+            return Ok((pointer, live));
+        }
         if let Some(p) = pointer
             && let Some(pointed) = self.find_lattice_run(p)?
             && pointed.thread_id == thread
