@@ -21,7 +21,7 @@ const SQLITE: &[Migration] = migrations!("sqlite":
     "0010_nodes", "0011_groups", "0012_deferring_steers", "0013_plans", "0014_work_items",
     "0015_check_backs", "0016_delegations", "0017_filing_readings",
     "0018_work_questions", "0019_holds", "0020_control_lines", "0021_deliverables",
-    "0022_clearing", "0023_mcp", "0024_lattice", "0025_channels",
+    "0022_clearing", "0023_mcp", "0024_lattice", "0025_channels", "0026_thread_parents",
 );
 
 const POSTGRES: &[Migration] = migrations!("postgres":
@@ -30,7 +30,7 @@ const POSTGRES: &[Migration] = migrations!("postgres":
     "0010_nodes", "0011_groups", "0012_deferring_steers", "0013_plans", "0014_work_items",
     "0015_check_backs", "0016_delegations", "0017_filing_readings",
     "0018_work_questions", "0019_holds", "0020_control_lines", "0021_deliverables",
-    "0022_clearing", "0023_mcp", "0024_lattice", "0025_channels",
+    "0022_clearing", "0023_mcp", "0024_lattice", "0025_channels", "0026_thread_parents",
 );
 
 const _: () = assert!(
