@@ -1,14 +1,14 @@
 //! Stopping a run: one transaction records the stop (run stopped, effects in flight unknown,
 //! the partial reply kept as the breakpoint, the latch written for a person's Stop); then the
-//! model stream is cancelled and the run's process groups are ended. `record_stop` is the
+//! model stream is cancelled and the run's process groups are ended. `record_stops` is the
 //! first half, inside a caller's own write (a hold ends every run it covers in the write that
-//! makes it); `release_stops` the second, after that write commits.
+//! makes it, each table changed once for all of them; `record_stop` is its one-run form);
+//! `release_stops` the second, after that write commits.
 
 use crate::Engine;
 use crate::error::EngineError;
 use crate::live::LiveRun;
 use crate::node::Control;
-use crate::recovery::settle_dangling_calls;
 use std::sync::Arc;
 use troupe_core::inbox::dropped_on_abort;
 use troupe_core::message::{Finish, Origin, Part, Role};
@@ -34,6 +34,26 @@ pub struct RecordedStop {
     /// Whether this write ended the run (false: it had ended already; the release still runs).
     pub ended: bool,
     live: Option<Arc<LiveRun>>,
+}
+
+/// A run about to be stopped, as found before the write changes anything.
+struct Stopping {
+    run: RunId,
+    thread: ThreadId,
+    /// The reply streamed so far, kept as the breakpoint.
+    partial: String,
+    live: Option<Arc<LiveRun>>,
+}
+
+impl Stopping {
+    fn live(live: Arc<LiveRun>) -> Self {
+        Stopping {
+            run: live.run_id,
+            thread: live.thread_id,
+            partial: live.partial(),
+            live: Some(live),
+        }
+    }
 }
 
 impl Engine {
@@ -66,20 +86,39 @@ impl Engine {
         thread: ThreadId,
         mode: StopMode,
     ) -> Result<Option<RecordedStop>, StoreError> {
-        if let Some(live) = self.inner.live.get(thread) {
-            return self.record_live_stop(tx, &live, mode).map(Some);
+        Ok(self.record_stops(tx, &[thread], mode)?.pop())
+    }
+
+    /// Record, inside `tx`, the stops of these threads' live runs, each as `record_stop`
+    /// records it, with each table's change made once for all of them (a hold ending a
+    /// hundred turns makes a few statements, not a few thousand). Threads running nothing are
+    /// left out; the rest come back in the order given. Call `release_stops` after the write
+    /// commits.
+    pub fn record_stops(
+        &self,
+        tx: &mut Tx<'_>,
+        threads: &[ThreadId],
+        mode: StopMode,
+    ) -> Result<Vec<RecordedStop>, StoreError> {
+        let mut stopping = Vec::new();
+        for &thread in threads {
+            if stopping.iter().any(|s: &Stopping| s.thread == thread) {
+                continue;
+            }
+            if let Some(live) = self.inner.live.get(thread) {
+                stopping.push(Stopping::live(live));
+            } else if let Some(run) = tx.thread(thread)?.lease.holder {
+                // Held by another node (or left by a dead one): the record is the same; its
+                // owner is told to cancel after commit.
+                stopping.push(Stopping {
+                    run,
+                    thread,
+                    partial: String::new(),
+                    live: None,
+                });
+            }
         }
-        let Some(run) = tx.thread(thread)?.lease.holder else {
-            return Ok(None);
-        };
-        // Held by another node (or left by a dead one): the record is the same; its owner is
-        // told to cancel after commit.
-        let (rec, ended) = self.record_end(tx, run, thread, mode, "")?;
-        Ok(Some(RecordedStop {
-            run: rec,
-            ended,
-            live: None,
-        }))
+        self.record_resolved(tx, stopping, mode)
     }
 
     fn record_live_stop(
@@ -88,50 +127,84 @@ impl Engine {
         live: &Arc<LiveRun>,
         mode: StopMode,
     ) -> Result<RecordedStop, StoreError> {
-        let partial = live.partial();
-        let (rec, ended) = self.record_end(tx, live.run_id, live.thread_id, mode, &partial)?;
-        Ok(RecordedStop {
-            run: rec,
-            ended,
-            live: Some(live.clone()),
-        })
+        self.record_resolved(tx, vec![Stopping::live(live.clone())], mode)?
+            .pop()
+            .ok_or_else(|| {
+                StoreError::Corrupt(format!("the stop of run {} went missing", live.run_id))
+            })
     }
 
-    fn record_end(
+    fn record_resolved(
         &self,
         tx: &mut Tx<'_>,
-        run: RunId,
-        thread: ThreadId,
+        stopping: Vec<Stopping>,
         mode: StopMode,
-        partial: &str,
-    ) -> Result<(RunRecord, bool), StoreError> {
-        let (rec, ended) = tx.force_end_run(run, &EndReason::Stopped)?;
-        if !ended {
-            // The first stop wins; a second one changes nothing.
-            return Ok((rec, false));
+    ) -> Result<Vec<RecordedStop>, StoreError> {
+        let runs: Vec<RunId> = stopping.iter().map(|s| s.run).collect();
+        let ended = tx.force_end_runs(&runs, &EndReason::Stopped)?;
+        // The first stop wins; a run another stop ended changes nothing more here.
+        for (rec, by_this) in &ended {
+            if *by_this {
+                self.inner.ext.run_ended(tx, rec)?;
+            }
         }
-        self.inner.ext.run_ended(tx, &rec)?;
-        tx.mark_run_effects_unknown(run, "stopped before it finished")?;
-        settle_dangling_calls(
-            tx,
-            thread,
+        let fresh: Vec<(RunId, ThreadId)> = ended
+            .iter()
+            .filter(|(_, by_this)| *by_this)
+            .map(|(rec, _)| (rec.id, rec.thread_id))
+            .collect();
+        let fresh_runs: Vec<RunId> = fresh.iter().map(|(run, _)| *run).collect();
+        let fresh_threads: Vec<ThreadId> = fresh.iter().map(|(_, thread)| *thread).collect();
+        tx.mark_runs_effects_unknown(&fresh_runs, "stopped before it finished")?;
+        tx.settle_dangling_calls_of(
+            &fresh_threads,
             "stopped before it finished; whether it took effect is unknown",
         )?;
-        // The thread's root is read only when there is a partial reply to keep under it: a
-        // hold ending a hundred turns mid tool call reads none.
+        let mut out = Vec::with_capacity(stopping.len());
+        for (stop, (rec, by_this)) in stopping.into_iter().zip(ended) {
+            let thread = stop.thread;
+            if by_this {
+                self.keep_partial(tx, &rec, thread, &stop.partial)?;
+                if mode == StopMode::User {
+                    let items = tx.inbox(thread)?;
+                    tx.drop_inbox_items(thread, &dropped_on_abort(&items))?;
+                    tx.pause(thread, PauseReason::Aborted, None)?;
+                }
+            }
+            out.push(RecordedStop {
+                run: rec,
+                ended: by_this,
+                live: stop.live,
+            });
+        }
+        Ok(out)
+    }
+
+    /// Keep a stopped run's partial reply as an interrupted assistant message under the
+    /// thread's task (its breakpoint). The root is read only when there is a partial reply to
+    /// keep: a hold ending a hundred turns mid tool call reads none.
+    fn keep_partial(
+        &self,
+        tx: &mut Tx<'_>,
+        rec: &RunRecord,
+        thread: ThreadId,
+        partial: &str,
+    ) -> Result<(), StoreError> {
+        if partial.is_empty() {
+            return Ok(());
+        }
         let root = match rec.root_id {
             Some(r) => Some(r),
-            None if !partial.is_empty() => tx.root_state(thread)?.root(),
-            None => None,
+            None => tx.root_state(thread)?.root(),
         };
-        if let Some(root) = root.filter(|_| !partial.is_empty()) {
+        if let Some(root) = root {
             let m = tx.insert_message(&NewMessage {
                 thread_id: thread,
                 role: Role::Assistant,
                 origin: Origin::Agent,
                 is_root: false,
                 root_id: Some(root),
-                run_id: Some(run),
+                run_id: Some(rec.id),
                 parts: vec![Part::text(partial.to_string())],
                 finish: Some(Finish::Interrupted),
                 error: None,
@@ -140,12 +213,7 @@ impl Engine {
             })?;
             self.inner.ext.observe(tx, &m)?;
         }
-        if mode == StopMode::User {
-            let items = tx.inbox(thread)?;
-            tx.drop_inbox_items(thread, &dropped_on_abort(&items))?;
-            tx.pause(thread, PauseReason::Aborted, None)?;
-        }
-        Ok((rec, true))
+        Ok(())
     }
 
     /// After the write that recorded them: cancel each run's model stream and tool calls and

@@ -34,6 +34,7 @@ mod rows;
 mod runs;
 mod schema;
 mod stats;
+mod stops;
 mod submission_work;
 mod submissions;
 mod tail;

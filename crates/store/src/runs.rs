@@ -35,10 +35,10 @@ pub struct RunRecord {
     pub ended_at: Option<i64>,
 }
 
-const RUN_COLUMNS: &str = "id, thread_id, generation, trigger_reason, root_id, status, end_reason, end_detail, hops, \
+pub(crate) const RUN_COLUMNS: &str = "id, thread_id, generation, trigger_reason, root_id, status, end_reason, end_detail, hops, \
      tool_calls, ending_bounces, failure_notes, owner_pid, owner_boot, started_at, ended_at";
 
-fn run_from_row(r: &crate::Row) -> Result<RunRecord> {
+pub(crate) fn run_from_row(r: &crate::Row) -> Result<RunRecord> {
     let status: String = r.get(5)?;
     let reason: Option<String> = r.get(6)?;
     let detail: Option<String> = r.get(7)?;
