@@ -13,7 +13,7 @@ use troupe_core::hold::{Hold, HoldEffect, HoldScope, HoldSource, HoldTarget, Sto
 use troupe_core::plan::{PlanStatus, RevisionCause, SpecPatch};
 use troupe_core::work_item::WorkMode;
 use troupe_core::{BotId, PlanId, RunId, SessionId, SessionMessageId, ThreadId};
-use troupe_engine::{RecordedStop, StopMode};
+use troupe_engine::StopMode;
 use troupe_store::{CheckBackFilter, CoveredTurn, NewHold, StoreError, Tx};
 
 /// A hold to make.
@@ -247,7 +247,6 @@ impl Collab {
             })?;
             let turns = tx.covered_live_turns(hold.id)?;
             let mut effect = HoldEffect::default();
-            let mut stops: Vec<RecordedStop> = Vec::new();
             let mut touched: Vec<SessionId> = spec.session_id.into_iter().collect();
             // What every turn did and which have asks open, each read once for all of them.
             let calls = tx.calls_of_runs(&turns.iter().map(|t| t.run_id).collect::<Vec<_>>())?;
@@ -258,11 +257,11 @@ impl Collab {
                 if asking.contains(&t.thread_id) {
                     tx.close_asks_of_thread(t.thread_id)?;
                 }
-                if let Some(stop) = engine.record_stop(tx, t.thread_id, StopMode::Hold)? {
-                    stops.push(stop);
-                }
                 touched.push(t.session_id);
             }
+            // Every covered turn ended in one set-wise stop: a few statements for all of them.
+            let threads: Vec<ThreadId> = turns.iter().map(|t| t.thread_id).collect();
+            let stops = engine.record_stops(tx, &threads, StopMode::Hold)?;
             let hold = tx.hold(hold.id)?;
             for cb in tx.check_backs(
                 &CheckBackFilter {
