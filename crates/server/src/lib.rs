@@ -32,6 +32,7 @@ pub const BODY_LIMIT: usize = 1024 * 1024;
         (name = "workflows", description = "A session's workflow (Plan, Light Loop), Continue and Abandon"),
         (name = "notes", description = "Versioned notes and Blueprints"),
         (name = "blueprint-loops", description = "Executions of a Blueprint, audited before they end"),
+        (name = "boss", description = "Boss Mode: a conversation as the root of a tree of persistent workers"),
         (name = "lattice", description = "Lattice Runs: a large goal aligned, planned as a Pathway and carried out Step by Step"),
         (name = "agenda", description = "Scheduled deliveries into a session"),
         (name = "check-backs", description = "One-time timers Bots booked for their own work"),
@@ -64,6 +65,7 @@ pub fn api() -> (Router<AppState>, utoipa::openapi::OpenApi) {
         .merge(routes::notes::router())
         .merge(routes::blueprint_loops::router())
         .merge(routes::lattice::router())
+        .merge(routes::boss::router())
         .merge(routes::agenda::router())
         .merge(routes::plans::router())
         .merge(routes::submissions::router())

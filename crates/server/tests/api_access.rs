@@ -214,6 +214,10 @@ async fn the_openapi_document_lists_every_route() {
         ("/v1/lattice/runs/{id}/resume", "post"),
         ("/v1/lattice/runs/{id}/approve", "post"),
         ("/v1/lattice/runs/{id}/cancel", "post"),
+        ("/v1/boss/session/{id}/tree", "get"),
+        ("/v1/boss/session/{id}/worker", "post"),
+        ("/v1/boss/session/{id}/assign", "post"),
+        ("/v1/boss/session/{id}/cancel", "post"),
         ("/v1/nodes", "get"),
         ("/v1/notes", "get"),
         ("/v1/notes", "post"),
@@ -296,6 +300,13 @@ async fn the_openapi_document_lists_every_route() {
         "LatticeRun",
         "PathwayView",
         "Step",
+        "TreeNode",
+        "SpawnRequest",
+        "Spawned",
+        "AssignRequest",
+        "Assigned",
+        "CancelRequest",
+        "Cancelled",
     ] {
         assert!(schemas.contains_key(name), "schema {name} missing");
     }

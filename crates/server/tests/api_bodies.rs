@@ -114,7 +114,7 @@ async fn operations_with_bodies(app: &TestApp, f: &Fixture) -> Vec<(Method, Stri
             }
             let id = if path.starts_with("/v1/bots/") {
                 f.bot
-            } else if path.starts_with("/v1/sessions/") {
+            } else if path.starts_with("/v1/sessions/") || path.starts_with("/v1/boss/session/") {
                 f.session
             } else if path.starts_with("/v1/notes/") {
                 f.note

@@ -2,6 +2,7 @@
 
 pub mod agenda;
 pub mod blueprint_loops;
+pub mod boss;
 pub mod channels;
 pub mod bots;
 pub mod check_backs;

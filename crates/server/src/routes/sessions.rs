@@ -113,7 +113,7 @@ async fn get_session(
         (status = 201, description = "The person's line, delivered to the Bot", body = SessionMessage),
         (status = 400, description = "Malformed JSON or id", body = ErrorBody),
         (status = 404, description = "No such conversation", body = ErrorBody),
-        (status = 409, description = "The conversation is archived (`archived`)", body = ErrorBody),
+        (status = 409, description = "The conversation is archived (`archived`), or a Boss worker whose root is the only entry (`boss_worker`)", body = ErrorBody),
         (status = 413, description = "Body over 1 MiB", body = ErrorBody),
         (status = 422, description = "Empty body or bad parent_id", body = ErrorBody),
     )
@@ -125,6 +125,7 @@ async fn post_line(
 ) -> Result<(StatusCode, Json<SessionMessage>), ApiError> {
     let id = path_id::<SessionId>(&id)?;
     state.collab.live_conversation(id)?;
+    crate::routes::boss::refuse_worker(&state, id)?;
     let line = state
         .collab
         .post_line(id, line.body, line.parent_id)

@@ -31,7 +31,7 @@ impl From<WorkflowError> for ApiError {
             WorkflowError::NotFound { what, id } => {
                 ApiError::not_found(format!("{what} {id} not found"))
             }
-            WorkflowError::Invalid(m) => ApiError::invalid(m),
+            WorkflowError::Invalid(m) => crate::routes::boss::invalid(m),
             WorkflowError::Conflict { code, message } => ApiError::conflict(code, message),
             WorkflowError::Collab(c) => c.into(),
             WorkflowError::Store(troupe_store::StoreError::Held)
