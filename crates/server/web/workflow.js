@@ -9,6 +9,8 @@ window.troupeWorkflow = function (ctx) {
 
   // Lattice's selector entry and panel (lattice.js).
   const lattice = window.troupeLattice({ $, state, api, showError, applyWorkflowView, refreshWorkflow });
+  // Boss Mode's selector entry, its tree panel and a worker's closed composer (boss.js).
+  const boss = window.troupeBoss({ $, state, api, showError, applyWorkflowView, refreshWorkflow, selectSession });
 
   const PHASES = {
     executing: "executing",
@@ -61,6 +63,7 @@ window.troupeWorkflow = function (ctx) {
     }
     if (kind === "plan") return "Workflow: Plan";
     if (kind === "lattice") return lattice.statusText(w);
+    if (kind === "boss") return boss.statusText(w);
     if (kind === "lightloop") {
       const parts = ["Workflow: Light Loop"];
       if (w.phase) parts.push(PHASES[w.phase] || String(w.phase));
@@ -93,6 +96,7 @@ window.troupeWorkflow = function (ctx) {
     $("#workflow-off").hidden = !kind;
     $("#enable-blueprint").hidden = !!loop || kind === "lattice";
     lattice.render(w);
+    boss.render(w);
     $("#blueprint-cancel-loop").hidden = !loop;
     if (kind || loop) showLightloopForm(false);
     if (loop) showBlueprintForm(false);
@@ -317,6 +321,7 @@ window.troupeWorkflow = function (ctx) {
 
   function bind() {
     lattice.bind();
+    boss.bind();
     $("#enable-plan").addEventListener("click", (e) => workflowAction(e.currentTarget, { kind: "plan" }));
     $("#enable-lightloop").addEventListener("click", () => {
       showError($("#workflow-error"), null);

@@ -16,6 +16,7 @@ const HOLDS_JS: &str = include_str!("../../web/holds.js");
 const DELIVERABLES_JS: &str = include_str!("../../web/deliverables.js");
 const MCP_JS: &str = include_str!("../../web/mcp.js");
 const LATTICE_JS: &str = include_str!("../../web/lattice.js");
+const BOSS_JS: &str = include_str!("../../web/boss.js");
 const STYLE: &str = include_str!("../../web/style.css");
 
 pub fn router() -> Router<AppState> {
@@ -112,6 +113,16 @@ pub fn router() -> Router<AppState> {
                 (
                     [(header::CONTENT_TYPE, "text/javascript; charset=utf-8")],
                     LATTICE_JS,
+                )
+                    .into_response()
+            }),
+        )
+        .route(
+            "/boss.js",
+            get(|| async {
+                (
+                    [(header::CONTENT_TYPE, "text/javascript; charset=utf-8")],
+                    BOSS_JS,
                 )
                     .into_response()
             }),
