@@ -3,8 +3,8 @@
 pub mod agenda;
 pub mod blueprint_loops;
 pub mod boss;
-pub mod channels;
 pub mod bots;
+pub mod channels;
 pub mod check_backs;
 pub mod checks;
 pub mod child_tasks;
