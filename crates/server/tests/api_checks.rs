@@ -198,14 +198,22 @@ async fn api_words_check_is_confirmed_not_edited() {
     let app = TestApp::start().await;
     let p = job(&app).await;
     let number = Number::new(Said::Seconds { seconds: 120.0 }, Bound::About);
-    // An offer no words stand on any more (nothing the user said is filed) is withdrawn by
-    // reading the words again, so confirming it is refused.
+    // An offer no words stand on any more (its line is not filed under the job) is withdrawn
+    // by reading the words again, so confirming it is refused. (An offer on no line at all is
+    // a confirmed check whose words were erased: CW-20 keeps it.)
     let offer = app
         .state
         .collab
         .store()
         .write(|tx| {
+            let home = tx.plan(PlanId(p))?.home_session_id.unwrap();
+            let unfiled = tx.insert_line(&troupe_store::NewLine::plain(
+                home,
+                troupe_core::conversation::Author::User,
+                "about two minutes".into(),
+            ))?;
             tx.create_check(&NewCheck {
+                quote_id: Some(unfiled.id.0),
                 dimension: Some(number.dimension()),
                 value: Some(number.value),
                 bound: Some(number.bound),
