@@ -229,15 +229,19 @@ async fn budget_plus_one() {
         Some(StatusReason::ModelCallBudgetExhausted)
     );
     assert_eq!(r.model_call_count, 2);
-    let calls = w.provider.calls();
     let paused = w.wf.workflow(s).unwrap().paused.unwrap();
     assert_eq!(paused.reason, PauseReason::Workflow);
     assert_eq!(
         paused.description.as_deref(),
         Some("Lattice run paused: model call budget exhausted")
     );
+    // The person talks to the Bot while the Run is paused: that call counts too, so the resume
+    // that follows still grants exactly one more.
+    w.turn(s, "what is left?").await;
+    let calls = w.provider.calls();
+    assert_eq!(calls, 3);
     let v = w.wf.resume_lattice_run(r.id).await.unwrap();
-    assert_eq!(v.run.max_model_calls, 3);
+    assert_eq!(v.run.max_model_calls, 4);
     until("the next budget pause", || {
         run(&w, s).status == RunStatus::Paused
     })

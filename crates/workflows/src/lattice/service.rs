@@ -13,7 +13,7 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex, OnceLock};
 use troupe_core::lattice::{
     ActionSource, Event, LatticeRun, Mode, PathwayView, PromptType, RunStatus, StatusReason,
-    StepStatus, SubmitRefusal, Submitted, WorkState, pathway,
+    SubmitRefusal, Submitted, WorkState, pathway,
 };
 use troupe_core::{LatticeRunId, SessionId, ThreadId};
 use troupe_store::{StoreError, Tx};
@@ -305,6 +305,9 @@ impl Workflows {
                 }
             }
             let mut m = Moves::new(run.clone());
+            // The calls made while it was paused (a person's lines) count before the +1.
+            let count = tx.model_calls_since(thread, run.created_at)?;
+            m.must(Event::CountCalls { count }, now);
             if run.status == RunStatus::Active {
                 let live_loop = run.state == WorkState::Executing
                     && run.current_step().and_then(|s| s.live_attempt()).is_some();
@@ -440,13 +443,4 @@ impl Workflows {
         }
         Ok(true)
     }
-}
-
-/// Steps of a view in a status (for tests and the page's counts).
-pub fn steps_in(view: &LatticeView, status: StepStatus) -> usize {
-    view.run
-        .pathway
-        .iter()
-        .filter(|s| s.status == status)
-        .count()
 }
