@@ -27,7 +27,9 @@ pub fn install(builder: EngineBuilder) -> Result<(EngineBuilder, Arc<LoopHost>),
         .policy(Arc::new(crate::lattice::policy::LatticePolicy {
             host: host.clone(),
         }))
-        .policy(Arc::new(crate::boss::policy::BossWorkerPolicy))
+        .policy(Arc::new(crate::boss::policy::BossWorkerPolicy {
+            host: host.clone(),
+        }))
         .guard(Arc::new(RecoveryGuard { host: host.clone() }))
         .tool_scope(Arc::new(RecoveryGuard { host: host.clone() }))
         .tool_scope(Arc::new(AuditRecoveryGuard))

@@ -444,3 +444,33 @@ async fn queued_assignment_after_restart() {
         "t1"
     );
 }
+
+#[tokio::test]
+async fn a_worker_that_only_answers_in_prose_is_nudged_only_until_the_guard_stops_it() {
+    let w = world();
+    let (root, worker) = root_with_worker(&w).await;
+    // The model never reports: every turn ends in prose ("done").
+    w.wf.boss()
+        .assign(root, assign(worker, "t1", "write a.txt"))
+        .await
+        .unwrap();
+    until("the continuation guard to stop the nudges", || {
+        w.wf.workflow(worker)
+            .unwrap()
+            .guard
+            .is_some_and(|g| g.loop_ref == "boss_worker" && g.paused.is_some())
+    })
+    .await;
+    w.idle(worker).await;
+    let calls = w.provider.calls();
+    w.wf.engine()
+        .request_drive(w.thread(worker), "test", false)
+        .await
+        .unwrap();
+    w.idle(worker).await;
+    assert_eq!(
+        w.provider.calls(),
+        calls,
+        "no further nudge once the guard paused"
+    );
+}

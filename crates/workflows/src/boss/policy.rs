@@ -13,7 +13,9 @@ use troupe_engine::extension::{ContinuationPolicy, Gate, Proposal};
 pub const POLICY_ID: &str = "boss_worker";
 pub const PRIORITY: i32 = 40;
 
-pub struct BossWorkerPolicy;
+pub struct BossWorkerPolicy {
+    pub host: std::sync::Arc<crate::lightloop::host::LoopHost>,
+}
 
 impl ContinuationPolicy for BossWorkerPolicy {
     fn id(&self) -> &str {
@@ -58,18 +60,30 @@ impl ContinuationPolicy for BossWorkerPolicy {
                 )
             })
             .map_err(|e| e.to_string())?;
-        Ok(match nudge {
-            None => Proposal::None,
-            Some(task) => Proposal::Inbox(Delivery {
-                mode: InboxMode::Steer,
-                priority: Priority::OWN_TIMER,
-                origin: Origin::Continuation("boss_continuation".into()),
-                text: texts::continuation(&task),
-                visible: false,
-                delivery_key: None,
-                order_key: None,
-                defers_calls: false,
-            }),
-        })
+        let Some(task) = nudge else {
+            return Ok(Proposal::None);
+        };
+        // A nudge is a continuation like any other: the guard's no-progress streak and budget
+        // stop a worker that only ever answers in prose.
+        let verdict = crate::guard::admit_continuation(
+            gate.store,
+            thread,
+            POLICY_ID,
+            self.host.guard_defaults(),
+        )
+        .map_err(|e| e.to_string())?;
+        if verdict != troupe_core::continuation_guard::GuardVerdict::Continue {
+            return Ok(Proposal::None);
+        }
+        Ok(Proposal::Inbox(Delivery {
+            mode: InboxMode::Steer,
+            priority: Priority::OWN_TIMER,
+            origin: Origin::Continuation("boss_continuation".into()),
+            text: texts::continuation(&task),
+            visible: false,
+            delivery_key: None,
+            order_key: None,
+            defers_calls: false,
+        }))
     }
 }
