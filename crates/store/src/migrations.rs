@@ -22,6 +22,8 @@ const SQLITE: &[Migration] = migrations!("sqlite":
     "0015_check_backs", "0016_delegations", "0017_filing_readings",
     "0018_work_questions", "0019_holds", "0020_control_lines", "0021_deliverables",
     "0022_clearing", "0023_mcp", "0024_lattice", "0025_channels", "0026_thread_parents",
+    "0027_supervisor", "0028_user_quotes", "0029_requirements", "0030_quality",
+    "0031_external_jobs", "0032_ceiling", "0033_closing_check",
 );
 
 const POSTGRES: &[Migration] = migrations!("postgres":
@@ -31,6 +33,8 @@ const POSTGRES: &[Migration] = migrations!("postgres":
     "0015_check_backs", "0016_delegations", "0017_filing_readings",
     "0018_work_questions", "0019_holds", "0020_control_lines", "0021_deliverables",
     "0022_clearing", "0023_mcp", "0024_lattice", "0025_channels", "0026_thread_parents",
+    "0027_supervisor", "0028_user_quotes", "0029_requirements", "0030_quality",
+    "0031_external_jobs", "0032_ceiling", "0033_closing_check",
 );
 
 const _: () = assert!(

@@ -1,0 +1,1 @@
+-- user_quotes: issue 16 (Deliverables II).

@@ -1,0 +1,1 @@
+-- external_jobs: issue 16 (Deliverables II).

@@ -1,0 +1,1 @@
+-- supervisor: issue 16 (Deliverables II).

@@ -1,0 +1,1 @@
+-- requirements: issue 16 (Deliverables II).

@@ -1,0 +1,1 @@
+-- quality: issue 16 (Deliverables II).

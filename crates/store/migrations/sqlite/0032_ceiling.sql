@@ -1,0 +1,1 @@
+-- ceiling: issue 16 (Deliverables II).

@@ -1,0 +1,1 @@
+-- closing_check: issue 16 (Deliverables II).
