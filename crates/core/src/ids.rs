@@ -71,6 +71,10 @@ id_type!(/// An acceptance check on a job: the user's, or one from the user's wo
     CheckId, "ck_");
 id_type!(/// A Lattice Run: one large goal aligned, planned as a Pathway and carried out Step by Step.
     LatticeRunId, "lat_");
+id_type!(/// An entry of the requirements ledger, shown R-n (digest 003-C §6).
+    RequirementId, "R-");
+id_type!(/// One render a media server accepted, registered and polled by the app (B §8).
+    ExternalJobId, "ej_");
 
 #[cfg(test)]
 mod tests {
