@@ -152,6 +152,10 @@ impl Tx<'_> {
 
     /// Record a finished shell command (first 80 per run are kept).
     pub fn record_command(&mut self, thread: ThreadId, c: &CommandRecord) -> Result<bool> {
+        if c.timed_out {
+            // Also past the kept records: a timeout teaches its lesson (B§10.1) either way.
+            self.command_timed_out(thread, c)?;
+        }
         let n: i64 = self.query_one(
             "SELECT COUNT(*) FROM command_records WHERE run_id = ?1",
             args![c.run_id.0],
