@@ -88,6 +88,11 @@ impl Tx<'_> {
                  reaped_by = NULL",
             args![n.id, n.host, n.pid, n.addr, self.now],
         )?;
+        // The process's run, so work it cuts is later judged by how it stopped (issue 16 §3).
+        self.exec(
+            "INSERT INTO daemon_runs (node_id, started_at) VALUES (?1, ?2)",
+            args![n.id, self.now],
+        )?;
         self.event(
             "node_started",
             None,
@@ -113,6 +118,11 @@ impl Tx<'_> {
     pub fn stop_node(&mut self, node: &str) -> Result<()> {
         let n = self.exec(
             "UPDATE nodes SET stopped_at = ?2 WHERE id = ?1 AND stopped_at IS NULL",
+            args![node, self.now],
+        )?;
+        self.exec(
+            "UPDATE daemon_runs SET clean_stop_at = ?2
+             WHERE node_id = ?1 AND clean_stop_at IS NULL",
             args![node, self.now],
         )?;
         if n > 0 {

@@ -1,0 +1,248 @@
+//! Pick-up of work that needs attention (SV-7…SV-11, SV-15, SV-19, restart causes): whether
+//! the tick continues it now, and what it tells the user when it will not.
+
+use serde::Serialize;
+
+/// How the process that ran the cut segment ended (issue 16 §3).
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RestartCause {
+    /// The daemon drained and stopped cleanly: picking the work up spends no budget.
+    CleanStop,
+    /// The daemon died: pick-ups spend budget and record an `orchestration` quality event.
+    Crash,
+}
+
+/// Why the work needs attention, as the pick-up's line and its `wait_spec` say.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum PickupCause {
+    Interrupted,
+    Failed,
+    Restart,
+    /// The ending contract bounced it twice, or its wait went away.
+    Attention,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PickupFacts {
+    pub cause: PickupCause,
+    /// Set when the segment was cut by its daemon stopping.
+    pub restart: Option<RestartCause>,
+    /// A person's hold covers the work (SV-10).
+    pub held: bool,
+    /// Its ticket is closed (done or dropped) (SV-10).
+    pub ticket_closed: bool,
+    /// Another request's recipient holds the ticket's ball (SV-10, S-SV-12).
+    pub ball_elsewhere: bool,
+    /// The Bot's last ended segment failed on sign-in, a missing model or spent quota (SV-15).
+    pub bot_unusable: bool,
+    /// A shell or MCP call of the cut segment whose outcome is unknown (SV-19), named.
+    pub unknown_effect: Option<String>,
+    /// The `unknown_effect` line was already written for this cut.
+    pub unknown_effect_told: bool,
+    /// Why the engine cannot continue from the line (archived conversation, the job under way
+    /// elsewhere): a refusal that spends nothing (SV-9).
+    pub cannot_continue: Option<String>,
+    /// Budget-spending pick-ups in the window: the last hour, since the user's last word.
+    pub pickups_in_window: u32,
+    /// The `retry_budget` line was already written since the user's last word.
+    pub budget_told: bool,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[serde(tag = "verdict", rename_all = "snake_case")]
+pub enum PickupVerdict {
+    /// Not now, and nothing to say: re-armed by what changes it (a lift, a line, progress).
+    Wait { why: String },
+    /// SV-19: an unknown effect: no continuation; the user is told once.
+    UnknownEffect { call: String, tell: bool },
+    /// SV-7: budget spent: the user is told once; none until their word.
+    BudgetSpent { tell: bool },
+    /// SV-9: the engine cannot continue from it; nothing spent; retried next tick.
+    Refused { why: String },
+    /// Continue it. `attempt` counts budget-spending pick-ups in the window, this one included.
+    PickUp {
+        attempt: u32,
+        spends_budget: bool,
+        cause: PickupCause,
+    },
+}
+
+/// The pick-up rule for one work item that needs attention. The unknown-effect rule comes
+/// first (only the person's Continue forces past it), then the stops and the ball, then the
+/// budget; a clean stop's cut is picked up without spending it.
+pub fn pickup_verdict(f: &PickupFacts) -> PickupVerdict {
+    if let Some(call) = &f.unknown_effect {
+        return PickupVerdict::UnknownEffect {
+            call: call.clone(),
+            tell: !f.unknown_effect_told,
+        };
+    }
+    if f.held {
+        return PickupVerdict::Wait {
+            why: "a stop covers it".into(),
+        };
+    }
+    if f.ticket_closed {
+        return PickupVerdict::Wait {
+            why: "its ticket is closed".into(),
+        };
+    }
+    if f.ball_elsewhere {
+        return PickupVerdict::Wait {
+            why: "another request's recipient holds the ball".into(),
+        };
+    }
+    if f.bot_unusable {
+        return PickupVerdict::Wait {
+            why: "the Bot's last turn failed on its sign-in, model or quota".into(),
+        };
+    }
+    if let Some(why) = &f.cannot_continue {
+        return PickupVerdict::Refused { why: why.clone() };
+    }
+    let spends = f.restart != Some(RestartCause::CleanStop);
+    if spends && f.pickups_in_window >= super::PICKUPS_PER_HOUR {
+        return PickupVerdict::BudgetSpent {
+            tell: !f.budget_told,
+        };
+    }
+    PickupVerdict::PickUp {
+        attempt: f.pickups_in_window + u32::from(spends),
+        spends_budget: spends,
+        cause: if f.restart.is_some() {
+            PickupCause::Restart
+        } else {
+            f.cause
+        },
+    }
+}
+
+/// The Bot-only line a pick-up starts from when there is no cut-off line to resume (SV-7).
+pub fn pickup_line(cause: PickupCause, last_step: Option<&str>, attempt: u32) -> String {
+    let what = match cause {
+        PickupCause::Interrupted => "Your last turn on this work was cut off",
+        PickupCause::Failed => "Your last turn on this work failed",
+        PickupCause::Restart => "Your last turn on this work was cut off by a restart",
+        PickupCause::Attention => "This work needed attention",
+    };
+    let step = last_step
+        .map(|s| format!(" Its last step: {s}."))
+        .unwrap_or_default();
+    format!(
+        "{what}.{step} Pick it up from where it stopped (attempt {attempt} of {}): check what \
+         was already done before repeating anything.",
+        super::PICKUPS_PER_HOUR
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn facts() -> PickupFacts {
+        PickupFacts {
+            cause: PickupCause::Failed,
+            restart: None,
+            held: false,
+            ticket_closed: false,
+            ball_elsewhere: false,
+            bot_unusable: false,
+            unknown_effect: None,
+            unknown_effect_told: false,
+            cannot_continue: None,
+            pickups_in_window: 0,
+            budget_told: false,
+        }
+    }
+
+    #[test]
+    fn sv_7_picks_up_three_times_then_tells_once() {
+        let mut f = facts();
+        for n in 0..3 {
+            f.pickups_in_window = n;
+            assert_eq!(
+                pickup_verdict(&f),
+                PickupVerdict::PickUp {
+                    attempt: n + 1,
+                    spends_budget: true,
+                    cause: PickupCause::Failed
+                }
+            );
+        }
+        f.pickups_in_window = 3;
+        assert_eq!(
+            pickup_verdict(&f),
+            PickupVerdict::BudgetSpent { tell: true }
+        );
+        f.budget_told = true;
+        assert_eq!(
+            pickup_verdict(&f),
+            PickupVerdict::BudgetSpent { tell: false }
+        );
+    }
+
+    #[test]
+    fn sv_19_an_unknown_effect_comes_first() {
+        let mut f = facts();
+        f.held = true;
+        f.unknown_effect = Some("shell `make deploy`".into());
+        assert_eq!(
+            pickup_verdict(&f),
+            PickupVerdict::UnknownEffect {
+                call: "shell `make deploy`".into(),
+                tell: true
+            }
+        );
+    }
+
+    #[test]
+    fn sv_10_no_pickup_under_a_stop_a_closed_ticket_or_the_ball_elsewhere() {
+        for set in [
+            |f: &mut PickupFacts| f.held = true,
+            |f: &mut PickupFacts| f.ticket_closed = true,
+            |f: &mut PickupFacts| f.ball_elsewhere = true,
+            |f: &mut PickupFacts| f.bot_unusable = true,
+        ] {
+            let mut f = facts();
+            set(&mut f);
+            assert!(matches!(pickup_verdict(&f), PickupVerdict::Wait { .. }));
+        }
+    }
+
+    #[test]
+    fn sv_9_a_refused_pickup_spends_nothing() {
+        let mut f = facts();
+        f.pickups_in_window = 3;
+        f.cannot_continue = Some("the conversation is archived".into());
+        assert!(matches!(pickup_verdict(&f), PickupVerdict::Refused { .. }));
+    }
+
+    #[test]
+    fn clean_stop_spends_no_budget_crash_does() {
+        let mut f = facts();
+        f.restart = Some(RestartCause::CleanStop);
+        f.pickups_in_window = 3;
+        assert_eq!(
+            pickup_verdict(&f),
+            PickupVerdict::PickUp {
+                attempt: 3,
+                spends_budget: false,
+                cause: PickupCause::Restart
+            }
+        );
+        f.restart = Some(RestartCause::Crash);
+        assert_eq!(
+            pickup_verdict(&f),
+            PickupVerdict::BudgetSpent { tell: true }
+        );
+    }
+
+    #[test]
+    fn the_line_names_the_last_step_and_the_attempt() {
+        let line = pickup_line(PickupCause::Failed, Some("shell `cargo test`"), 2);
+        assert!(line.contains("shell `cargo test`"));
+        assert!(line.contains("attempt 2 of 3"));
+    }
+}
