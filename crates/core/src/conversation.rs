@@ -301,6 +301,12 @@ pub struct SessionMessage {
     #[cfg_attr(feature = "openapi", schema(value_type = Option<Object>))]
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub control_acted: Option<serde_json::Value>,
+    /// The person changed its words after sending it (UQ-7); its earlier words are its
+    /// versions.
+    #[serde(default)]
+    pub edited: bool,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub edited_at: Option<i64>,
 }
 
 /// A user line must say something, and not be absurdly long.

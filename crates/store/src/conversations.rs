@@ -86,7 +86,8 @@ fn bot_from_row(r: &crate::Row) -> Result<Bot> {
 }
 
 const LINE_COLUMNS: &str = "id, session_id, author, bot_id, parent_id, body, turn_id, status, \
-     created_at, kind, routing, ask, ask_answer, answered_at, ask_closed_at, control, control_acted";
+     created_at, kind, routing, ask, ask_answer, answered_at, ask_closed_at, control, control_acted, \
+     edited_at";
 
 fn line_from_row(r: &crate::Row) -> Result<SessionMessage> {
     let author: String = r.get(2)?;
@@ -111,6 +112,7 @@ fn line_from_row(r: &crate::Row) -> Result<SessionMessage> {
     };
     let control = json(15, "line control")?;
     let control_acted = json(16, "line control press")?;
+    let edited_at: Option<i64> = r.get(17)?;
     let ask = ask
         .map(|text| -> Result<Ask> {
             let mut ask: Ask = serde_json::from_str(&text).map_err(|e| bad("line ask", e))?;
@@ -139,6 +141,8 @@ fn line_from_row(r: &crate::Row) -> Result<SessionMessage> {
             ask,
             control,
             control_acted,
+            edited: edited_at.is_some(),
+            edited_at,
         })
     })()
 }
@@ -501,6 +505,10 @@ impl Tx<'_> {
             ],
         )?;
         let line = self.line(SessionMessageId(id))?;
+        // Every plain line of the person's is kept as a quote in the write that stores it.
+        if line.author == Author::User && line.kind == LineKind::Line {
+            self.keep_line_quote(&line)?;
+        }
         self.exec(
             "UPDATE sessions SET updated_at = ?2 WHERE id = ?1",
             args![l.session_id.0, self.now],

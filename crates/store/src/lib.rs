@@ -92,7 +92,7 @@ pub use notes::{NewNote, Note, NoteEdit, NoteEditOutcome, NoteId, NoteKind};
 pub use plans::{Filing, FilingSource, NewFiling, NewPlan, PlanRecord, PlanRevision};
 pub use quotes::{LineVersion, NewQuote, QuoteFiling, UserQuote};
 pub use records::{CommandRecord, ModelCallRecord, RefusalRecord, ToolCallRecord};
-pub use lessons::LessonRecord;
+pub use lessons::{LessonRecord, shell_folder};
 pub use quality::{NewQualityEvent, QualityEventRecord, QualityFilter, QualityType, cause as quality_cause};
 pub use quality_report::{ModelPrice, QualityReport, QualityReportRow};
 pub use review_misses::ReviewMissRecord;
