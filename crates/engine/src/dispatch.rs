@@ -5,7 +5,10 @@
 //! the model reads; the run goes on.
 
 use crate::Engine;
-use crate::extension::{GuardContext, ToolCallContext, ToolRegistration};
+use crate::extension::{
+    BeforeCall, GuardContext, InterceptedCall, ToolCallContext, ToolInterceptor, ToolRegistration,
+    ToolReply,
+};
 use crate::live::{LiveRun, StreamNotice};
 use crate::run_loop::LoopExit;
 use std::sync::Arc;
@@ -114,7 +117,8 @@ pub(crate) struct Prepared {
 
 enum Target {
     Builtin(Box<BuiltinCall>, Workspace),
-    Registered(ToolRegistration),
+    /// With the interceptors that claim its calls.
+    Registered(ToolRegistration, Vec<Arc<dyn ToolInterceptor>>),
 }
 
 /// The ledger start an effectful call needs before it acts; written in whichever commit comes
@@ -165,7 +169,7 @@ impl Checked {
                 p.effect.is_none()
                     && match &p.target {
                         Target::Builtin(..) => true,
-                        Target::Registered(reg) => reg.read_only,
+                        Target::Registered(reg, claimed) => reg.read_only && claimed.is_empty(),
                     }
             }
         }
@@ -253,7 +257,8 @@ pub(crate) fn check(engine: &Engine, live: &LiveRun, thread: &Thread, call: &Too
         let summary = reg
             .effectful
             .then(|| format!("{} {}", call.name, clip(&call.arguments, 200)));
-        (Target::Registered(reg.clone()), summary)
+        let claimed = engine.inner.ext.interceptors_of(&call.name);
+        (Target::Registered(reg.clone(), claimed), summary)
     };
     let effect = match summary {
         None => None,
@@ -308,7 +313,7 @@ pub(crate) async fn run(
         ));
     }
     let mut d = match prepared.target {
-        Target::Registered(reg) => {
+        Target::Registered(reg, claimed) => {
             let ctx = ToolCallContext {
                 thread: thread.clone(),
                 run_id: live.run_id,
@@ -317,7 +322,7 @@ pub(crate) async fn run(
                 store: engine.inner.store.clone(),
                 cancel: live.cancel.child_token(),
             };
-            let reply = reg.handler.call(&ctx, non_empty(&call.arguments)).await;
+            let reply = intercepted(&reg, &claimed, &ctx, &call.name, &call.arguments).await;
             let mut d = Dispatched::done(reply.content, reply.is_error);
             d.outcome_unknown = reply.outcome_unknown;
             d.ends_turn = reply.ends_turn || reply.ends_run.is_some();
@@ -334,6 +339,60 @@ pub(crate) async fn run(
     }
     d.effect = effect;
     Ok(d)
+}
+
+/// A registered tool's call through the interceptors that claim it: each `before` in order
+/// (the first answer stands in for the tool), the tool, then each `after`.
+async fn intercepted(
+    reg: &ToolRegistration,
+    claimed: &[Arc<dyn ToolInterceptor>],
+    ctx: &ToolCallContext,
+    tool: &str,
+    arguments: &str,
+) -> ToolReply {
+    let arguments = non_empty(arguments);
+    let call = InterceptedCall {
+        ctx,
+        tool,
+        owner: &reg.owner,
+    };
+    let mut sent = arguments.to_string();
+    let mut answer = None;
+    for i in claimed {
+        match i.before(&call, &sent).await {
+            BeforeCall::Proceed => {}
+            BeforeCall::Rewrite(a) => sent = a,
+            BeforeCall::Answer(reply) => {
+                answer = Some(reply);
+                break;
+            }
+        }
+    }
+    let mut reply = match answer {
+        Some(reply) => reply,
+        None => reg.handler.call(ctx, &sent).await,
+    };
+    for i in claimed {
+        reply = i.after(&call, arguments, reply).await;
+    }
+    reply
+}
+
+impl Engine {
+    /// The registered or sourced tool `name` as `thread` may call it now, for a layer that
+    /// calls it outside a turn (e.g. a poller asking a server about work it accepted).
+    pub fn callable_tool(&self, thread: &Thread, name: &str) -> Option<ToolRegistration> {
+        let reg = match self.inner.ext.tool(name) {
+            Some(reg) => reg.clone(),
+            None => self
+                .inner
+                .ext
+                .sourced_tools(thread)
+                .into_iter()
+                .find(|t| t.spec.name == name)?,
+        };
+        (reg.available)(thread).then_some(reg)
+    }
 }
 
 async fn run_builtin(

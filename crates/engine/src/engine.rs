@@ -131,6 +131,10 @@ impl EngineBuilder {
         self.ext.scopes.push(s);
         self
     }
+    pub fn interceptor(mut self, i: Arc<dyn crate::extension::ToolInterceptor>) -> Self {
+        self.ext.interceptors.push(i);
+        self
+    }
     pub fn build(self) -> Engine {
         let engine = Engine {
             inner: Arc::new(Inner {

@@ -190,6 +190,45 @@ pub trait ToolHandler: Send + Sync {
     async fn call(&self, ctx: &ToolCallContext, arguments: &str) -> ToolReply;
 }
 
+/// One call an interceptor sees: the call's context, the tool's name as the model called it,
+/// and who registered the tool (a source's registrations carry theirs, e.g. `mcp:<server>`).
+pub struct InterceptedCall<'a> {
+    pub ctx: &'a ToolCallContext,
+    pub tool: &'a str,
+    pub owner: &'a str,
+}
+
+/// What an interceptor decides before a claimed call runs.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum BeforeCall {
+    /// Run the tool with the arguments as they are.
+    Proceed,
+    /// Run it with these arguments instead (e.g. without a field meant for the layer).
+    Rewrite(String),
+    /// Do not run it: this is its result.
+    Answer(ToolReply),
+}
+
+/// Stands around calls of registered and sourced tools it claims (by name), e.g. to answer a
+/// call from a record instead of reaching a server, or to record what a call returned. The
+/// effect ledger and the guards still apply as for any call. A claimed call never runs before
+/// its reply is committed, so an interceptor may write the store.
+#[async_trait]
+pub trait ToolInterceptor: Send + Sync {
+    fn name(&self) -> &str;
+    fn claims(&self, tool: &str) -> bool;
+    /// Asked in registration order; the first `Answer` wins and the tool is not called.
+    async fn before(&self, call: &InterceptedCall<'_>, arguments: &str) -> BeforeCall;
+    /// Sees the result (the tool's, or an earlier interceptor's answer) and may change it.
+    /// `arguments` are the ones the model sent.
+    async fn after(
+        &self,
+        call: &InterceptedCall<'_>,
+        arguments: &str,
+        reply: ToolReply,
+    ) -> ToolReply;
+}
+
 /// Tools whose set changes while the engine runs (servers added or gone, tools re-listed):
 /// asked for each model call and each call it dispatches, so keep it cheap. Names that clash
 /// with a built-in or a fixed registration are left out (the source should refuse them first).
@@ -342,6 +381,7 @@ pub struct Extensions {
     pub(crate) scopes: Vec<Arc<dyn ToolScope>>,
     pub(crate) runs: Vec<Arc<dyn RunObserver>>,
     pub(crate) sources: Vec<Arc<dyn ToolSource>>,
+    pub(crate) interceptors: Vec<Arc<dyn ToolInterceptor>>,
 }
 
 impl Extensions {
@@ -401,6 +441,15 @@ impl Extensions {
             o.on_run_ended(tx, run)?;
         }
         Ok(())
+    }
+
+    /// The interceptors that claim calls of `tool`, in registration order.
+    pub(crate) fn interceptors_of(&self, tool: &str) -> Vec<Arc<dyn ToolInterceptor>> {
+        self.interceptors
+            .iter()
+            .filter(|i| i.claims(tool))
+            .cloned()
+            .collect()
     }
 
     pub(crate) fn tool(&self, name: &str) -> Option<&ToolRegistration> {
