@@ -12,6 +12,8 @@ mod row;
 mod sqlite;
 mod value;
 
+pub(crate) use sqlite::register_functions;
+
 pub(crate) use pg::{PgConn, PgTarget};
 pub use row::Row;
 pub use value::{FromValue, ToValue, Value};

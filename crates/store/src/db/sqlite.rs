@@ -50,3 +50,23 @@ pub(crate) fn query(conn: &rusqlite::Connection, sql: &str, args: &[Value]) -> R
     }
     Ok(out)
 }
+
+/// SQL functions the schema's triggers call, registered on every connection: `fold(text)`,
+/// the requirements ledger's folding (troupe_core::requirement::db_fold; PostgreSQL has the
+/// same as a function made by its migration).
+pub(crate) fn register_functions(conn: &rusqlite::Connection) -> rusqlite::Result<()> {
+    use rusqlite::functions::FunctionFlags;
+    conn.create_scalar_function(
+        "fold",
+        1,
+        FunctionFlags::SQLITE_UTF8 | FunctionFlags::SQLITE_DETERMINISTIC,
+        |ctx| {
+            Ok(match ctx.get_raw(0) {
+                ValueRef::Text(t) => Some(troupe_core::requirement::db_fold(
+                    &String::from_utf8_lossy(t),
+                )),
+                _ => None,
+            })
+        },
+    )
+}
