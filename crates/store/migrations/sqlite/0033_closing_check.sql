@@ -1,1 +1,10 @@
 -- closing_check: issue 16 (Deliverables II).
+-- CC-4: a segment's closing check sends a note back once and never again; this row says it
+-- did, how the message was going out and which rules it broke (a JSON array of codes).
+CREATE TABLE closing_checks (
+    run_id     INTEGER PRIMARY KEY REFERENCES segments(run_id),
+    session_id INTEGER NOT NULL REFERENCES sessions(id),
+    via        TEXT    NOT NULL CHECK (via IN ('reply', 'send_message')),
+    rules      TEXT    NOT NULL,
+    created_at INTEGER NOT NULL
+);
