@@ -22,6 +22,7 @@ mod nods;
 mod oneshot;
 mod plans;
 mod projection;
+pub mod quality;
 mod reader;
 mod reviews;
 mod roles;
@@ -100,7 +101,7 @@ pub fn extend_with(
         .guard(Arc::new(tickets::TicketFolderGuard))
         .guard(Arc::new(tickets::LargeJobGuard::default()))
         .guard(Arc::new(tickets::WorkStarted));
-    let builder = submissions::extend(builder, host, hooks)?;
+    let builder = quality::extend(submissions::extend(builder, host, hooks)?);
     tools::registrations(host)
         .into_iter()
         .try_fold(builder, |b, t| b.tool(t))

@@ -158,6 +158,8 @@ impl Collab {
                 return Ok(None);
             }
             let routed = route_person_line(tx, &workspace, &now)?;
+            // A complaint sends its work back with the line (CP3), once it is filed.
+            crate::quality::complaint_on_routed(tx, &now)?;
             // Sending is one way a paused conversation resumes.
             for t in &routed.woke {
                 tx.clear_pause(*t)?;

@@ -264,7 +264,7 @@ impl Checks {
         let trim = |v: &Option<String>| v.as_deref().map(|s| s.trim().to_string());
         Ok(self.store().write(|tx| {
             known_ticket(tx, r.ticket_id)?;
-            tx.create_check(&NewCheck {
+            let c = tx.create_check(&NewCheck {
                 ticket_id: r.ticket_id.map(TicketId),
                 done_when_line: r.done_when_line.as_deref().map(line_key),
                 path: trim(&r.path),
@@ -276,7 +276,9 @@ impl Checks {
                 expected_output: r.expected_output.clone(),
                 timeout_secs: Some(timeout),
                 ..NewCheck::new(plan, store_kind(kind), CheckSource::User)
-            })
+            })?;
+            crate::quality::check_written(tx, &c)?;
+            Ok(c)
         })?)
     }
 

@@ -238,6 +238,7 @@ fn failed_checks(
     failing: Vec<String>,
 ) -> Result<Moved, StoreError> {
     tx.set_submission_state(s.id, SubmissionState::FailedChecks)?;
+    crate::quality::checks_failed(tx, s, &failing)?;
     let ticket = tx.ticket(s.ticket_id)?;
     move_ticket(
         tx,
@@ -419,6 +420,7 @@ pub(crate) fn send_back(
     wake: Option<(&str, String)>,
 ) -> Result<(), StoreError> {
     tx.set_submission_state(s.id, SubmissionState::Rework)?;
+    crate::quality::sent_back(tx, s, why)?;
     let event = StageEvent::SentBack(why);
     move_ticket(tx, s.ticket_id, event)?;
     let parts = covered(tx, s)?;

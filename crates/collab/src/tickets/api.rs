@@ -240,6 +240,7 @@ impl crate::Collab {
             if edit.moved.is_some() {
                 after_stage_change(tx, id)?;
             }
+            crate::quality::board_sent_back(tx, &edit)?;
             view::one(tx, id).map(Ok)
         })?
     }

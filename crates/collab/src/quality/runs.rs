@@ -1,0 +1,42 @@
+//! Quality events a turn's end says by itself (digest 003-B §9.1), written in the transaction
+//! that ends it: `model` for a failed model call, the hop cap (a reply that loops) or a reply
+//! cut off at the length cap; `orchestration` for a turn the process died under or the kernel
+//! broke off — the app's stall, never the model's (QE4).
+
+use serde_json::json;
+use troupe_core::run::EndReason;
+use troupe_engine::extension::RunObserver;
+use troupe_store::{NewQualityEvent, QualityType, RunRecord, StoreError, Tx, quality_cause};
+
+pub struct QualityRuns;
+
+impl RunObserver for QualityRuns {
+    fn on_run_ended(&self, tx: &mut Tx<'_>, run: &RunRecord) -> Result<(), StoreError> {
+        // Only a Bot's turn concerns a Bot; app steps (readings, checks) have no segment or
+        // conversation thread.
+        let bot = tx.segment(run.id)?.map(|s| s.bot_id);
+        if bot.is_none() {
+            return Ok(());
+        }
+        let (kind, why) = match &run.end_reason {
+            Some(EndReason::ModelError(_)) => (QualityType::Model, quality_cause::MODEL_ERROR),
+            Some(EndReason::HopLimit(_)) => (QualityType::Model, quality_cause::HOP_LIMIT),
+            Some(EndReason::Interrupted) => (QualityType::Orchestration, quality_cause::CRASH),
+            Some(EndReason::Internal(_)) => (QualityType::Orchestration, quality_cause::STALL),
+            _ if tx.run_cut_off(run.id)? => (QualityType::Model, quality_cause::CUT_OFF),
+            _ => return Ok(()),
+        };
+        let detail = json!({
+            "end_reason": run.end_reason.as_ref().map(|r| r.code().to_string()),
+            "end_detail": run.end_reason.as_ref().and_then(|r| r.detail()),
+        });
+        tx.quality_event(
+            NewQualityEvent::new(kind, why)
+                .run(Some(run.id))
+                .bot(bot)
+                .source("run", run.id.0)
+                .detail(detail),
+        )?;
+        Ok(())
+    }
+}
