@@ -40,6 +40,15 @@ impl LessonRecord {
     }
 }
 
+/// The folder a shell call runs in: the workspace, or its `workdir` below it.
+pub fn shell_folder(workspace: &str, workdir: Option<&str>) -> String {
+    match workdir.map(str::trim).filter(|w| !w.is_empty()) {
+        Some(w) if w.starts_with('/') => w.to_string(),
+        Some(w) => format!("{}/{w}", workspace.trim_end_matches('/')),
+        None => workspace.to_string(),
+    }
+}
+
 const COLUMNS: &str = "id, program, place, state, timeouts, command, timeout_secs, created_at, \
     updated_at, last_timeout_at";
 
@@ -70,9 +79,20 @@ impl Tx<'_> {
             args![thread.0],
             |r| r.get(0),
         )?;
-        let kind = search_kind(&c.command, workspace.as_deref().unwrap_or("/"));
+        // The call's own arguments say it unfolded, with its working folder.
+        let args: Option<String> = self.query_opt(
+            "SELECT arguments FROM tool_calls WHERE run_id = ?1 AND call_id = ?2",
+            args![c.run_id.0, c.call_id],
+            |r| r.get(0),
+        )?;
+        let args: serde_json::Value = args
+            .and_then(|a| serde_json::from_str(&a).ok())
+            .unwrap_or_default();
+        let command = args["command"].as_str().unwrap_or(&c.command);
+        let cwd = shell_folder(workspace.as_deref().unwrap_or("/"), args["workdir"].as_str());
+        let kind = search_kind(command, &cwd);
         let lesson = match &kind {
-            Some(k) => Some(self.learn_timeout(k, &c.command, c.duration_ms)?),
+            Some(k) => Some(self.learn_timeout(k, command, c.duration_ms)?),
             None => None,
         };
         self.quality_event(

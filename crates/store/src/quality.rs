@@ -377,6 +377,16 @@ impl Tx<'_> {
         self.model_problem(run)
     }
 
+    /// Whether a reply of the turn was cut off at the model's length cap.
+    pub fn run_cut_off(&self, run: RunId) -> Result<bool> {
+        let n: i64 = self.query_one(
+            "SELECT COUNT(*) FROM messages WHERE run_id = ?1 AND finish = 'length'",
+            args![run.0],
+            |r| r.get(0),
+        )?;
+        Ok(n > 0)
+    }
+
     /// Whether the user marked the turn as the model's problem.
     pub fn model_problem(&self, run: RunId) -> Result<bool> {
         let n: i64 = self.query_one(
