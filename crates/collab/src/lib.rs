@@ -8,11 +8,13 @@ mod bots;
 pub mod check_backs;
 pub mod checks;
 mod clearing;
+mod closing_check;
 mod delegation;
 mod demo;
 mod desk;
 mod ending;
 mod error;
+pub mod external_jobs;
 pub mod holds;
 mod judgement;
 mod key_names;
@@ -23,6 +25,7 @@ mod oneshot;
 mod plans;
 mod projection;
 pub mod quality;
+mod quotes;
 mod reader;
 mod reviews;
 mod roles;
@@ -32,6 +35,7 @@ mod segment_situation;
 mod sessions;
 mod situation;
 pub mod submissions;
+pub mod supervisor;
 mod threads;
 pub mod tickets;
 pub mod tools;
@@ -54,6 +58,7 @@ pub use projection::SessionProjector;
 pub use reader::{BotText, DEFAULT_TIMEOUT as DEFAULT_READING_TIMEOUT};
 pub use roles::SharedRoles;
 pub use scheduler::{TickFailure, TickReport};
+pub use quotes::{EditRequest, QuoteSituation, quote_section};
 pub use segment_situation::SegmentSituation;
 pub use sessions::{BlockedBy, NewSessionRequest, SessionView, create_child_conversation};
 pub use situation::{ConversationSituation, Membership};
@@ -86,11 +91,13 @@ pub fn extend_with(
         .message_observer(Arc::new(SessionProjector))
         .context(Arc::new(ConversationSituation))
         .context(Arc::new(segment_situation::SegmentSituation))
+        .context(Arc::new(quotes::QuoteSituation))
         .context(Arc::new(checks::ChecksSituation))
         .admission(Arc::new(holds::HoldAdmission))
         .admission(Arc::new(Membership))
         .admission(Arc::new(WorkSlots))
         .run_observer(Arc::new(WorkItems))
+        .ending_hook(Arc::new(closing_check::ClosingCheck::new(host.clone())))
         .ending_hook(Arc::new(WorkEnding))
         .guard(Arc::new(holds::HoldGuard))
         .tool_scope(Arc::new(holds::ReadonlyTools))
@@ -100,7 +107,8 @@ pub fn extend_with(
         .run_observer(Arc::new(tickets::TicketEndings))
         .guard(Arc::new(tickets::TicketFolderGuard))
         .guard(Arc::new(tickets::LargeJobGuard::default()))
-        .guard(Arc::new(tickets::WorkStarted));
+        .guard(Arc::new(tickets::WorkStarted))
+        .interceptor(Arc::new(external_jobs::ExternalJobs::default()));
     let builder = quality::extend(submissions::extend(builder, host, hooks)?);
     tools::registrations(host)
         .into_iter()

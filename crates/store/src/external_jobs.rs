@@ -317,7 +317,7 @@ impl Tx<'_> {
                 let job = self.external_job(id)?;
                 if n == 1 {
                     self.external_job_event(
-                        "external_job_finished",
+                        "external_job_changed",
                         &job,
                         json!({"status": status.as_str()}),
                     )?;
