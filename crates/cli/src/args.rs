@@ -90,6 +90,12 @@ pub struct ServeArgs {
     /// name at this address (DNS rebinding) cannot reach the API.
     #[arg(long = "allowed-host", value_name = "NAME")]
     pub allowed_hosts: Vec<String>,
+
+    /// For tests: the daemon's clock starts at the system time and moves only through
+    /// POST /v1/debug/clock {advance_ms}; the 15 s scheduler tick runs only on
+    /// POST /v1/debug/tick. Refused unless --addr is a loopback address.
+    #[arg(long)]
+    pub manual_clock: bool,
 }
 
 /// Run one task with a coding agent in a workspace, until it is done.

@@ -22,6 +22,9 @@ pub async fn serve(args: ServeArgs) -> anyhow::Result<u8> {
 /// The daemon's options from the command line and the config file. API keys are read from
 /// the process environment when a model is called, never stored.
 pub fn options(args: ServeArgs) -> anyhow::Result<ServeOptions> {
+    if args.manual_clock {
+        manual_clock_addr(&args.addr)?;
+    }
     let data_dir = match args.data_dir {
         Some(d) => d,
         None => paths::data_dir(&paths::process_env)?,
@@ -61,5 +64,68 @@ pub fn options(args: ServeArgs) -> anyhow::Result<ServeOptions> {
         reading_timeout: Duration::from_millis(config.reading.timeout_ms),
         mcp_servers: config.mcp_servers.into_values().collect(),
         channels: config.channels.into_values().collect(),
+        manual_clock: args.manual_clock,
     })
+}
+
+/// `--manual-clock` only with an address every resolution of which is loopback, checked before
+/// anything is opened (the daemon checks the bound address again).
+fn manual_clock_addr(addr: &str) -> anyhow::Result<()> {
+    use std::net::ToSocketAddrs;
+    let resolved: Vec<_> = addr
+        .to_socket_addrs()
+        .map_err(|e| anyhow!("--addr {addr}: {e}"))?
+        .collect();
+    anyhow::ensure!(!resolved.is_empty(), "--addr {addr} resolves to no address");
+    for a in &resolved {
+        troupe_server::serve::check_manual_clock_addr(a)
+            .map_err(|e| anyhow!("{e} (--addr {addr})"))?;
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::args::{Cli, Command};
+    use clap::Parser;
+
+    fn serve_args(extra: &[&str]) -> ServeArgs {
+        let dir = std::env::temp_dir();
+        let mut argv = vec!["troupe", "serve", "--data-dir"];
+        argv.push(dir.to_str().unwrap());
+        argv.extend(["--config", "/dev/null"]);
+        argv.extend(extra);
+        match Cli::try_parse_from(argv).unwrap().command {
+            Command::Serve(a) => a,
+            other => panic!("not serve: {other:?}"),
+        }
+    }
+
+    #[test]
+    fn manual_clock_is_refused_off_loopback() {
+        for addr in ["0.0.0.0:0", "[::]:7878", "192.0.2.7:7878"] {
+            let err = options(serve_args(&["--manual-clock", "--addr", addr]))
+                .err()
+                .unwrap_or_else(|| panic!("{addr} was accepted"));
+            let text = format!("{err:#}");
+            assert!(text.contains("--manual-clock"), "{text}");
+            assert!(text.contains("not loopback"), "{text}");
+        }
+        // Without the flag the same address is fine (it gets a token instead).
+        assert!(
+            !options(serve_args(&["--addr", "0.0.0.0:0"]))
+                .unwrap()
+                .manual_clock
+        );
+    }
+
+    #[test]
+    fn manual_clock_on_loopback_is_passed_on() {
+        for addr in ["127.0.0.1:0", "[::1]:0", "localhost:0"] {
+            let o = options(serve_args(&["--manual-clock", "--addr", addr])).unwrap();
+            assert!(o.manual_clock, "{addr}");
+        }
+        assert!(!options(serve_args(&[])).unwrap().manual_clock);
+    }
 }

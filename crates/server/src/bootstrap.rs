@@ -1,7 +1,7 @@
 //! Building the daemon's state from a data directory and the configured roles: open the store,
 //! build the engine with the conversation layer plugged in, interrupt child tasks the last
 //! process left unfinished, recover, seed the demo Bot,
-//! and start the workflow timer (Agenda items, spaced loop continuations).
+//! and start the workflow timer (Agenda items, spaced loop continuations) and the scheduler tick.
 
 use crate::AppState;
 use anyhow::Context;
@@ -26,9 +26,23 @@ pub fn open_store(
     database: Option<&str>,
     durability: Durability,
 ) -> anyhow::Result<Store> {
+    open_store_on(
+        data_dir,
+        database,
+        durability,
+        Arc::new(troupe_core::SystemClock),
+    )
+}
+
+/// [`open_store`] with the store's clock given.
+pub fn open_store_on(
+    data_dir: &Path,
+    database: Option<&str>,
+    durability: Durability,
+    clock: Arc<dyn troupe_core::Clock>,
+) -> anyhow::Result<Store> {
     std::fs::create_dir_all(data_dir)
         .with_context(|| format!("cannot create data dir {}", data_dir.display()))?;
-    let clock = Arc::new(troupe_core::SystemClock);
     let options = OpenOptions { durability };
     Ok(match database {
         Some(url) => Store::open_url(url, clock, options)?,
@@ -59,6 +73,9 @@ pub struct BootOptions {
     pub mcp_servers: Vec<troupe_mcp::ServerDef>,
     /// The config file's chat channel accounts (`[channels.NAME]`).
     pub channels: Vec<troupe_channels::ChannelDef>,
+    /// `--manual-clock`: the store reads this clock, which only `POST /v1/debug/clock`
+    /// moves, and the scheduler ticks only on `POST /v1/debug/tick`.
+    pub manual_clock: Option<troupe_core::ManualClock>,
 }
 
 impl BootOptions {
@@ -77,6 +94,7 @@ impl BootOptions {
             reading_timeout: troupe_collab::DEFAULT_READING_TIMEOUT,
             mcp_servers: Vec::new(),
             channels: Vec::new(),
+            manual_clock: None,
         }
     }
 }
@@ -95,8 +113,13 @@ pub async fn build_state(data_dir: &Path, opts: BootOptions) -> anyhow::Result<B
         reading_timeout,
         mcp_servers,
         channels: channels_defs,
+        manual_clock,
     } = opts;
-    let store = open_store(data_dir, database.as_deref(), durability)?;
+    let clock: Arc<dyn troupe_core::Clock> = match &manual_clock {
+        Some(c) => Arc::new(c.clone()),
+        None => Arc::new(troupe_core::SystemClock),
+    };
+    let store = open_store_on(data_dir, database.as_deref(), durability, clock)?;
     let mcp = mcp_servers_of(data_dir, &store, &roles)?;
     let channel_secrets = secrets.clone();
     let shared = Arc::new(SharedRoles::new(roles, secrets).with_key_env_rule(key_env));
@@ -163,7 +186,10 @@ pub async fn build_state(data_dir: &Path, opts: BootOptions) -> anyhow::Result<B
         }
     });
     spawn_agenda_timer(workflows, shutdown.clone());
-    spawn_check_back_timer(collab.clone(), shutdown.clone());
+    // With a manual clock only the debug route ticks: a test moves time, then ticks.
+    if manual_clock.is_none() {
+        spawn_scheduler_timer(collab.clone(), shutdown.clone());
+    }
     // AC-5's quiet tick every 5 s, and checks from words read as lines are filed.
     checks.start(std::time::Duration::from_secs(5));
     engine.spawn_node_tasks(shutdown.clone());
@@ -182,6 +208,7 @@ pub async fn build_state(data_dir: &Path, opts: BootOptions) -> anyhow::Result<B
             shutdown,
             mcp,
             channels,
+            manual_clock,
         },
         recovery,
     })
@@ -255,25 +282,30 @@ fn spawn_role_follower(collab: Collab, shutdown: tokio_util::sync::CancellationT
     });
 }
 
-/// Check-backs every 15 s: the due ones fire (or clear, for a Bot gone) by the store's clock.
-/// The due times are stored, so the first tick (at start) fires, once, whatever fell due while
-/// the daemon was down (CB-4).
-fn spawn_check_back_timer(collab: Collab, shutdown: tokio_util::sync::CancellationToken) {
+/// The scheduler tick every 15 s (`Collab::scheduler_tick`: the supervisor, due check-backs,
+/// external-job polls). Every deadline it reads is stored, so the first tick (at start)
+/// handles, once, whatever fell due while the daemon was down (CB-4).
+fn spawn_scheduler_timer(collab: Collab, shutdown: tokio_util::sync::CancellationToken) {
     tokio::spawn(async move {
-        let mut every = tokio::time::interval(std::time::Duration::from_secs(15));
+        let mut every = tokio::time::interval(SCHEDULER_PERIOD);
         every.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
         loop {
             tokio::select! {
                 () = shutdown.cancelled() => break,
-                _ = every.tick() => match collab.fire_due_check_backs() {
-                    Ok(r) if r.fired.is_empty() && r.cleared.is_empty() => {}
-                    Ok(r) => tracing::info!(fired = ?r.fired, cleared = ?r.cleared, "check-backs due"),
-                    Err(e) => tracing::warn!(error = %e, "check-back tick failed"),
-                },
+                _ = every.tick() => {
+                    let report = collab.scheduler_tick().await;
+                    // A failed part was logged by the tick itself.
+                    if !report.is_quiet() && report.failed.is_empty() {
+                        tracing::info!(report = ?report, "scheduler tick");
+                    }
+                }
             }
         }
     });
 }
+
+/// How often `troupe serve` ticks the scheduler (issue 16 item 1).
+pub const SCHEDULER_PERIOD: std::time::Duration = std::time::Duration::from_secs(15);
 
 /// The workflow timer: every second, deliver the Agenda items and drive the loop continuations
 /// that are due by the store's clock. The deadlines

@@ -42,7 +42,9 @@ pub const BODY_LIMIT: usize = 1024 * 1024;
         (name = "events", description = "Live events"),
         (name = "nodes", description = "The daemon processes sharing this database"),
         (name = "mcp", description = "MCP servers whose tools Bots use, and the MCP calls a turn made"),
-        (name = "channels", description = "Outside chats: each channel account's signed inbound webhook")
+        (name = "channels", description = "Outside chats: each channel account's signed inbound webhook"),
+        (name = "quality", description = "Quality events, the quality report, the model's-problem mark, timeout lessons and model prices"),
+        (name = "debug", description = "Test controls of `troupe serve --manual-clock`: move the clock, run one scheduler tick")
     )
 )]
 struct ApiDoc;
@@ -76,6 +78,8 @@ pub fn api() -> (Router<AppState>, utoipa::openapi::OpenApi) {
         .merge(routes::nodes::router())
         .merge(routes::mcp::router())
         .merge(routes::channels::router())
+        .merge(routes::debug::router())
+        .merge(routes::quality::router())
         .split_for_parts()
 }
 

@@ -46,6 +46,18 @@ pub struct ServeOptions {
     pub mcp_servers: Vec<troupe_mcp::ServerDef>,
     /// The config file's chat channel accounts (`[channels.NAME]`).
     pub channels: Vec<troupe_channels::ChannelDef>,
+    /// `--manual-clock`: time moves only through `POST /v1/debug/clock` and the scheduler
+    /// ticks only through `POST /v1/debug/tick`. Loopback binds only.
+    pub manual_clock: bool,
+}
+
+/// `--manual-clock` lets any caller move the daemon's time: refused unless `addr` is loopback.
+pub fn check_manual_clock_addr(addr: &SocketAddr) -> anyhow::Result<()> {
+    anyhow::ensure!(
+        !token_required(addr),
+        "--manual-clock is for tests on a loopback address; {addr} is not loopback"
+    );
+    Ok(())
 }
 
 /// Whether clients must present a bearer token to a daemon bound to `addr`: anything that
@@ -122,6 +134,10 @@ pub async fn serve(opts: ServeOptions) -> anyhow::Result<()> {
         .await
         .with_context(|| format!("cannot listen on {}", opts.addr))?;
     let local = listener.local_addr()?;
+    // Checked again on the address actually bound: a host name may resolve anywhere.
+    if opts.manual_clock {
+        check_manual_clock_addr(&local)?;
+    }
     let host_rule =
         crate::hosts::HostRule::new(local, &opts.allowed_hosts).map_err(anyhow::Error::msg)?;
     let token = decide_token(&opts.data_dir, &local, opts.token)?;
@@ -140,6 +156,10 @@ pub async fn serve(opts: ServeOptions) -> anyhow::Result<()> {
             reading_timeout: opts.reading_timeout,
             mcp_servers: opts.mcp_servers,
             channels: opts.channels,
+            manual_clock: opts.manual_clock.then(|| {
+                use troupe_core::Clock;
+                troupe_core::ManualClock::new(troupe_core::SystemClock.now_ms())
+            }),
         },
     )
     .await?;

@@ -17,4 +17,7 @@ pub struct AppState {
     pub mcp: troupe_mcp::Mcp,
     /// The chat channel accounts and their outbound bridge.
     pub channels: troupe_channels::Channels,
+    /// Set by `troupe serve --manual-clock` (loopback only): the store's clock, moved by
+    /// `POST /v1/debug/clock`; without it the debug routes are 404.
+    pub manual_clock: Option<troupe_core::ManualClock>,
 }

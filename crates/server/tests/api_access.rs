@@ -186,6 +186,8 @@ async fn the_openapi_document_lists_every_route() {
         ("/v1/sessions/{id}/lead", "get"),
         ("/v1/sessions/{id}/lead", "put"),
         ("/v1/messages/{id}", "get"),
+        ("/v1/messages/{id}", "patch"),
+        ("/v1/messages/{id}/versions", "get"),
         ("/v1/messages/{id}/answer", "post"),
         ("/v1/messages/{id}/withdraw", "post"),
         ("/v1/messages/{id}/insert", "post"),
@@ -267,6 +269,14 @@ async fn the_openapi_document_lists_every_route() {
         ("/v1/mcp-servers/{name}/restart", "post"),
         ("/v1/turns/{id}/mcp-calls", "get"),
         ("/v1/channels/{account}/inbound", "post"),
+        ("/v1/debug/clock", "post"),
+        ("/v1/debug/tick", "post"),
+        ("/v1/quality/report", "get"),
+        ("/v1/quality/prices", "get"),
+        ("/v1/quality/prices", "put"),
+        ("/v1/turns/{id}/model-problem", "put"),
+        ("/v1/lessons", "get"),
+        ("/v1/lessons/{id}", "patch"),
     ]
     .into_iter()
     .map(|(p, m)| (p.to_string(), m.to_string()))

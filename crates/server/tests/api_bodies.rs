@@ -112,6 +112,10 @@ async fn operations_with_bodies(app: &TestApp, f: &Fixture) -> Vec<(Method, Stri
             if op.get("requestBody").is_none() {
                 continue;
             }
+            // 404 without --manual-clock whatever the body; api_debug reads its bodies.
+            if path.starts_with("/v1/debug/") {
+                continue;
+            }
             let id = if path.starts_with("/v1/bots/") {
                 f.bot
             } else if path.starts_with("/v1/sessions/") || path.starts_with("/v1/boss/session/") {
