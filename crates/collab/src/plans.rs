@@ -3,9 +3,11 @@
 //! under the home conversation's workspace) and the block a segment bound to it reads (PLAN-O6).
 
 use crate::threads::workspace_of;
+use crate::tickets::ball::job_ball;
 use crate::{Collab, CollabError};
 use serde::{Deserialize, Serialize};
 use std::path::Path;
+use troupe_core::ball::Ball;
 use troupe_core::conversation::{Author, SessionMessage};
 use troupe_core::dormancy::{PlanActivity, delivered_goes_dormant, may_set_aside};
 use troupe_core::hold::{Hold, held_by};
@@ -47,6 +49,9 @@ pub struct PlanView {
     /// everything), newest first, as of this read (HOLD-P8).
     #[cfg_attr(feature = "openapi", schema(value_type = Vec<i64>))]
     pub held_by: Vec<HoldId>,
+    /// Who its first open ticket waits on (C §13); null with no open ticket and in a
+    /// parked, done or dormant job.
+    pub ball: Option<Ball>,
 }
 
 impl PlanView {
@@ -71,6 +76,8 @@ impl PlanView {
             version: p.version,
             created_at: p.created_at,
             updated_at: p.updated_at,
+            // Read from the job's tickets by the callers, in their transaction.
+            ball: None,
         }
     }
 }
@@ -181,8 +188,14 @@ impl Collab {
             Ok(tx
                 .plans_of_session(session, true)?
                 .into_iter()
-                .map(|p| PlanView::of(p, &in_force))
-                .collect())
+                .map(|p| {
+                    let ball = job_ball(tx, &p)?;
+                    Ok(PlanView {
+                        ball,
+                        ..PlanView::of(p, &in_force)
+                    })
+                })
+                .collect::<Result<_, StoreError>>()?)
         })?)
     }
 
@@ -332,7 +345,11 @@ impl Collab {
 /// One plan's view with its `held_by`, read in the caller's transaction.
 fn plan_view(tx: &mut Tx<'_>, id: PlanId) -> Result<PlanView, StoreError> {
     let plan = tx.plan(id)?;
-    Ok(PlanView::of(plan, &tx.holds_in_force()?))
+    let ball = job_ball(tx, &plan)?;
+    Ok(PlanView {
+        ball,
+        ..PlanView::of(plan, &tx.holds_in_force()?)
+    })
 }
 
 /// Open a plan inside the caller's transaction: named from the opening line (the roster's

@@ -4,6 +4,7 @@
 //! segment's situation, the board's edits, and a job's delivery.
 
 pub mod api;
+pub mod ball;
 pub mod delivery;
 pub mod folders;
 pub mod graph;

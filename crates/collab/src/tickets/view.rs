@@ -2,9 +2,11 @@
 //! or "Parked", what a ticket waits for, and the job's counter "N open · M in all · K
 //! dropped/set aside".
 
+use super::ball::ball_of;
 use super::folders::folder_name;
 use super::graph::nodes;
 use serde::Serialize;
+use troupe_core::ball::Ball;
 use troupe_core::ticket::{PartStage, StageSource, TicketStage, TicketStatus, waits_for};
 use troupe_core::{BotId, PlanId, TicketId};
 use troupe_store::{PartRecord, StoreError, TicketRecord, Tx};
@@ -98,6 +100,9 @@ pub struct TicketView {
     pub through: bool,
     /// T19: "Waits for #01 to be handed over", "Waits for sample #02 to be handed over".
     pub waits_for: Vec<String>,
+    /// Who it waits on now (C §13, BH-7); null in a parked, done or dormant job and on an
+    /// approved, dropped or parked ticket.
+    pub ball: Option<Ball>,
     #[cfg_attr(feature = "openapi", schema(value_type = Vec<Object>))]
     pub parts: Vec<PartRecord>,
     pub created_at: i64,
@@ -163,6 +168,7 @@ pub fn views(
                 .iter()
                 .map(|w| w.text())
                 .collect(),
+            ball: ball_of(tx, t)?,
             parts,
             created_at: t.created_at,
             updated_at: t.updated_at,
