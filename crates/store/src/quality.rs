@@ -377,6 +377,12 @@ impl Tx<'_> {
         self.model_problem(run)
     }
 
+    /// The Bot whose turn this is (its segment's, or its conversation thread's); none for an
+    /// app step or a thread no Bot owns.
+    pub fn bot_of_turn(&self, run: RunId) -> Result<Option<BotId>> {
+        Ok(self.turn_refs(run)?.bot.map(BotId))
+    }
+
     /// Whether a reply of the turn was cut off at the model's length cap.
     pub fn run_cut_off(&self, run: RunId) -> Result<bool> {
         let n: i64 = self.query_one(

@@ -12,9 +12,9 @@ pub struct QualityRuns;
 
 impl RunObserver for QualityRuns {
     fn on_run_ended(&self, tx: &mut Tx<'_>, run: &RunRecord) -> Result<(), StoreError> {
-        // Only a Bot's turn concerns a Bot; app steps (readings, checks) have no segment or
-        // conversation thread.
-        let bot = tx.segment(run.id)?.map(|s| s.bot_id);
+        // Only a Bot's turn concerns a Bot; a thread no Bot owns (a pipeline operator, a
+        // child task's agent) has no quality of a Bot's.
+        let bot = tx.bot_of_turn(run.id)?;
         if bot.is_none() {
             return Ok(());
         }
