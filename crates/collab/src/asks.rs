@@ -105,6 +105,7 @@ pub(crate) fn take_as_answer(
             text: Some(line.body.clone()),
         },
     )?;
+    crate::quotes::typed_answer(tx, line.id, ask)?;
     tx.session_event(
         "ask_taken",
         session.id,
@@ -180,6 +181,7 @@ impl Collab {
                 }
                 other => other?,
             }
+            crate::quotes::keep_answer(tx, id, &ask.answer_text(&answer))?;
             tx.deliver(
                 thread,
                 &Delivery::user_task(text.clone()).with_key(format!("ask:{}:answer", id.0)),

@@ -61,6 +61,8 @@ pub struct ClearOutcome {
     /// standing on no words (CW-20: never quietly gone).
     #[cfg_attr(feature = "openapi", schema(value_type = Vec<i64>))]
     pub checks_reverted: Vec<CheckId>,
+    /// With `erase_quotes`: the person's quotes said here, emptied (UQ-2).
+    pub quotes_erased: usize,
 }
 
 impl ClearOutcome {
@@ -77,6 +79,7 @@ impl ClearOutcome {
             holds_made: Vec::new(),
             offers_withdrawn: Vec::new(),
             checks_reverted: Vec::new(),
+            quotes_erased: 0,
         }
     }
 }
@@ -169,7 +172,12 @@ impl Collab {
             settle_plans(tx, id, ending, &mut out)?;
             if erase_quotes {
                 erase_words(tx, id, &mut out)?;
+                out.quotes_erased = tx.erase_session_quotes(id)?;
             }
+            // UQ-1: the quotes stay, untied from the lines (and a deleted group); the lines'
+            // edit history goes with the transcript.
+            tx.detach_session_quotes(id, ending == Ending::DeleteGroup)?;
+            tx.delete_session_line_versions(id)?;
             out.lines_blanked = tx.blank_session_lines(id)?;
             out.transcript_messages_hidden = tx.hide_session_transcripts(id)?;
             tx.delete_session_commands(id)?;

@@ -18,6 +18,7 @@ pub mod external_jobs;
 pub mod holds;
 mod judgement;
 mod key_names;
+pub mod ledger;
 mod lines;
 mod members;
 mod nods;
@@ -31,6 +32,7 @@ mod reviews;
 mod roles;
 mod routing;
 pub mod scheduler;
+pub mod scribe;
 mod segment_situation;
 mod sessions;
 mod situation;
@@ -41,6 +43,7 @@ pub mod tickets;
 pub mod tools;
 mod turns;
 mod work_items;
+mod work_log;
 mod work_questions;
 
 pub use asks::AnswerRequest;
@@ -93,6 +96,7 @@ pub fn extend_with(
         .context(Arc::new(segment_situation::SegmentSituation))
         .context(Arc::new(quotes::QuoteSituation))
         .context(Arc::new(checks::ChecksSituation))
+        .context(Arc::new(ledger::RequirementsSituation))
         .admission(Arc::new(holds::HoldAdmission))
         .admission(Arc::new(Membership))
         .admission(Arc::new(WorkSlots))

@@ -286,6 +286,8 @@ impl Collab {
                 tx.drop_inbox_items(t, &items)?;
             }
             tx.set_line_routing(id, "withdrawn")?;
+            // UQ-17: words taken back are erased from the quotes too.
+            tx.erase_line_quotes(id)?;
             tx.line(id)
         });
         match out {

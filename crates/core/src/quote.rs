@@ -184,11 +184,19 @@ pub fn changed_clauses(old: &str, new: &str) -> Option<String> {
 /// Where the person said a quote, as the situation names it.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum SaidWhere {
-    Group { title: String },
-    Direct { bot: String },
-    Answer { bot: String },
+    Group {
+        title: String,
+    },
+    Direct {
+        bot: String,
+    },
+    Answer {
+        bot: String,
+    },
     Annotation,
     Board,
+    /// Said in a group since deleted.
+    Gone,
 }
 
 impl SaidWhere {
@@ -199,6 +207,7 @@ impl SaidWhere {
             SaidWhere::Answer { bot } => format!("answering a question from {bot}"),
             SaidWhere::Annotation => "in an annotation".into(),
             SaidWhere::Board => "on the flow board".into(),
+            SaidWhere::Gone => "in a conversation since deleted".into(),
         }
     }
 }

@@ -331,4 +331,16 @@ impl Tx<'_> {
         )?;
         Ok(())
     }
+
+    /// UQ-5: whether the run is the first segment any Bot ran on the job (its trigger is the
+    /// request that opened the job).
+    pub fn first_segment_of_plan(&self, plan: PlanId, run: troupe_core::RunId) -> Result<bool> {
+        let earlier: i64 = self.query_one(
+            "SELECT COUNT(*) FROM segments s JOIN work_items w ON w.id = s.work_item_id
+             WHERE w.plan_id = ?1 AND s.run_id < ?2",
+            args![plan.0, run.0],
+            |r| r.get(0),
+        )?;
+        Ok(earlier == 0)
+    }
 }
