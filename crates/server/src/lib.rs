@@ -79,6 +79,7 @@ pub fn api() -> (Router<AppState>, utoipa::openapi::OpenApi) {
         .merge(routes::mcp::router())
         .merge(routes::channels::router())
         .merge(routes::debug::router())
+        .merge(routes::work_log::router())
         .merge(routes::quality::router())
         .split_for_parts()
 }

@@ -28,6 +28,7 @@ pub mod tickets;
 pub mod turns;
 pub mod web;
 pub mod work_items;
+pub mod work_log;
 pub mod workflows;
 
 use crate::ApiError;
