@@ -1,4 +1,4 @@
-//! One line: answering an ask, and what the reader made of it.
+//! One line: answering an ask, what the reader made of it, taking it back, and editing it.
 
 use crate::AppState;
 use crate::error::{ApiError, ApiJson, ErrorBody};
@@ -6,16 +6,17 @@ use crate::routes::path_id;
 use axum::Json;
 use axum::extract::{Path, State};
 use troupe_collab::holds::{ControlOutcome, ControlRequest};
-use troupe_collab::{AnswerRequest, InsertOutcome, WorkAnswerRequest};
+use troupe_collab::{AnswerRequest, EditRequest, InsertOutcome, WorkAnswerRequest};
 use troupe_core::SessionMessageId;
 use troupe_core::conversation::SessionMessage;
-use troupe_store::LineReading;
+use troupe_store::{LineReading, LineVersion};
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
 pub fn router() -> OpenApiRouter<AppState> {
     OpenApiRouter::new()
-        .routes(routes!(get_line))
+        .routes(routes!(get_line, edit_line))
+        .routes(routes!(versions))
         .routes(routes!(answer))
         .routes(routes!(work_answer))
         .routes(routes!(control))
@@ -155,4 +156,42 @@ async fn control(
 ) -> Result<Json<ControlOutcome>, ApiError> {
     let id = path_id::<SessionMessageId>(&id)?;
     Ok(Json(state.collab.press_control(id, req).await?))
+}
+
+#[utoipa::path(
+    patch, path = "/v1/messages/{id}", tag = "sessions",
+    params(("id" = i64, Path, description = "A person's line")),
+    request_body = EditRequest,
+    responses(
+        (status = 200, description = "The line with its new words (`edited: true`); its words before are a version, the clauses the edit added a new quote. A Bot that has not read it reads only the new words; one that read it is told of the change. Nothing is carried out, refiled or woken by the new words", body = SessionMessage),
+        (status = 400, description = "Malformed JSON or id", body = ErrorBody),
+        (status = 404, description = "No such line", body = ErrorBody),
+        (status = 409, description = "`not_editable`, the message starting with the reason: `bot_line` (a Bot's line, an ask or an app line), `answer` (it answered a Bot's question), `executed_stop` (the app carried it out as a stop), `archived`, `bot_direct`, `bot_gone` (a direct whose Bot is gone), `taken_back`, `cleared`", body = ErrorBody),
+        (status = 422, description = "Empty body", body = ErrorBody),
+    )
+)]
+async fn edit_line(
+    State(state): State<AppState>,
+    Path(id): Path<String>,
+    ApiJson(req): ApiJson<EditRequest>,
+) -> Result<Json<SessionMessage>, ApiError> {
+    let id = path_id::<SessionMessageId>(&id)?;
+    Ok(Json(state.collab.edit_line(id, req.body).await?))
+}
+
+#[utoipa::path(
+    get, path = "/v1/messages/{id}/versions", tag = "sessions",
+    params(("id" = i64, Path, description = "A line")),
+    responses(
+        (status = 200, description = "The line's earlier words, oldest first (version 1 is as sent; the current words are the line's own); empty for a line never edited or whose history was cleared", body = [LineVersion]),
+        (status = 400, description = "Malformed id", body = ErrorBody),
+        (status = 404, description = "No such line", body = ErrorBody),
+    )
+)]
+async fn versions(
+    State(state): State<AppState>,
+    Path(id): Path<String>,
+) -> Result<Json<Vec<LineVersion>>, ApiError> {
+    let id = path_id::<SessionMessageId>(&id)?;
+    Ok(Json(state.collab.line_versions(id)?))
 }
