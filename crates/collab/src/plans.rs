@@ -255,7 +255,17 @@ impl Collab {
         };
         validate_patch(&patch).map_err(CollabError::invalid)?;
         match self.store().write(|tx| {
+            let before = tx.plan(id)?.spec;
             tx.patch_plan(id, req.version, &patch, RevisionCause::User)?;
+            // The person's words on the board are kept as quotes in the same write.
+            crate::quotes::board::spec_edit(
+                tx,
+                id,
+                &before,
+                patch.goal.as_deref(),
+                patch.done_when.as_deref(),
+                patch.rules.as_deref(),
+            )?;
             plan_view(tx, id)
         }) {
             Ok(p) => Ok(p),

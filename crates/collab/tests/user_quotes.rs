@@ -374,3 +374,111 @@ async fn s_uq_7_a_line_that_opened_a_segment_is_not_taken_back_but_is_editable()
         .unwrap();
     settle(&w, s).await;
 }
+
+#[tokio::test]
+async fn board_writing_keeps_changed_clauses_and_added_lines_filed_under_the_job() {
+    let r = support::check_rig::rig("make a film");
+    let w = &r.w;
+    let version = w.collab.store().read(|tx| tx.plan(r.plan)).unwrap().version;
+    w.collab
+        .patch_plan_spec(
+            r.plan,
+            troupe_collab::PlanPatchRequest {
+                version,
+                goal: Some("a teaser for the launch".into()),
+                done_when: Some("- plays on a phone".into()),
+                rules: Some("- no stock music".into()),
+                ..Default::default()
+            },
+        )
+        .unwrap();
+    let version = version + 1;
+    w.collab
+        .patch_plan_spec(
+            r.plan,
+            troupe_collab::PlanPatchRequest {
+                version,
+                goal: Some("a teaser for the launch, with subtitles".into()),
+                done_when: Some("- plays on a phone\n- under 60 s".into()),
+                ..Default::default()
+            },
+        )
+        .unwrap();
+    let ticket = r.ticket();
+    w.collab
+        .patch_ticket(
+            ticket.id,
+            troupe_collab::tickets::TicketPatchRequest {
+                description: Some("the opening shot".into()),
+                done_when: Some("- lit from the left".into()),
+                ..Default::default()
+            },
+        )
+        .unwrap();
+    // A status change is not writing.
+    w.collab
+        .patch_ticket(
+            ticket.id,
+            troupe_collab::tickets::TicketPatchRequest {
+                status: Some(troupe_core::ticket::TicketStatus::InProgress),
+                ..Default::default()
+            },
+        )
+        .unwrap();
+
+    let board: Vec<_> = quotes_of_plan(w, r.plan)
+        .into_iter()
+        .filter(|q| q.source.is_board())
+        .map(|q| (q.source, q.body, q.session_id, q.filings[0].ticket_id))
+        .collect();
+    let t = Some(ticket.id.0);
+    assert_eq!(
+        board,
+        vec![
+            (
+                QuoteSource::BoardGoalClause,
+                "a teaser for the launch".into(),
+                None,
+                None
+            ),
+            (
+                QuoteSource::BoardDoneWhenLine,
+                "- plays on a phone".into(),
+                None,
+                None
+            ),
+            (
+                QuoteSource::BoardRule,
+                "- no stock music".into(),
+                None,
+                None
+            ),
+            (
+                QuoteSource::BoardGoalClause,
+                "with subtitles".into(),
+                None,
+                None
+            ),
+            (
+                QuoteSource::BoardDoneWhenLine,
+                "- under 60 s".into(),
+                None,
+                None
+            ),
+            (
+                QuoteSource::BoardTicketDescriptionClause,
+                "the opening shot".into(),
+                None,
+                t
+            ),
+            (
+                QuoteSource::BoardDoneWhenLine,
+                "- lit from the left".into(),
+                None,
+                t
+            ),
+        ]
+    );
+    let text = section(w, r.plan, false, None).unwrap();
+    assert!(text.contains("on the flow board: with subtitles"), "{text}");
+}

@@ -181,6 +181,26 @@ pub fn changed_clauses(old: &str, new: &str) -> Option<String> {
     Some(parts.join(" … "))
 }
 
+/// The board's Done when lines and rules the person added: each line of `new` (trimmed, not
+/// blank) that `old` did not have (each old line matches one new line at most), in order.
+pub fn added_lines(old: &str, new: &str) -> Vec<String> {
+    let mut unmatched: Vec<&str> = old
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty())
+        .collect();
+    let mut out = Vec::new();
+    for line in new.lines().map(str::trim).filter(|l| !l.is_empty()) {
+        match unmatched.iter().position(|o| *o == line) {
+            Some(i) => {
+                unmatched.remove(i);
+            }
+            None => out.push(line.to_string()),
+        }
+    }
+    out
+}
+
 /// Where the person said a quote, as the situation names it.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum SaidWhere {
@@ -370,6 +390,19 @@ mod tests {
             changed_clauses("budget 1,000", "budget 1,000, in euros"),
             Some("in euros".into())
         );
+    }
+
+    #[test]
+    fn only_added_board_lines_are_kept() {
+        assert_eq!(
+            added_lines(
+                "- plays on a phone\n- under 60 s",
+                "- under 60 s\n\n- has subtitles\n- plays on a phone"
+            ),
+            vec!["- has subtitles".to_string()]
+        );
+        assert!(added_lines("a\nb", "a").is_empty());
+        assert_eq!(added_lines("a", "a\na"), vec!["a".to_string()]);
     }
 
     fn q(i: usize) -> ShownQuote {

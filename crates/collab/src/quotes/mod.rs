@@ -2,6 +2,7 @@
 //! section of the person's words in a job. The quotes themselves are written by the store in
 //! the transaction that writes their words (`troupe_store::quotes`).
 
+pub(crate) mod board;
 mod edit;
 mod situation;
 

@@ -241,6 +241,12 @@ impl crate::Collab {
                 after_stage_change(tx, id)?;
             }
             crate::quality::board_sent_back(tx, &edit)?;
+            crate::quotes::board::ticket_edit(
+                tx,
+                &cur,
+                req.description.as_deref(),
+                req.done_when.as_deref(),
+            )?;
             view::one(tx, id).map(Ok)
         })?
     }
