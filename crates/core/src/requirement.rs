@@ -332,6 +332,29 @@ pub fn quote_in_line(line: &str, quote: &str) -> bool {
     !q.is_empty() && db_fold(line).contains(&q)
 }
 
+/// RL-7, RL-8: the lines a board field gained and lost in an edit (trimmed, blank lines and
+/// list bullets aside), each once, compared folded.
+pub fn board_lines_changed(old: &str, new: &str) -> (Vec<String>, Vec<String>) {
+    fn lines(s: &str) -> Vec<String> {
+        let mut out: Vec<String> = Vec::new();
+        for l in s.lines() {
+            let l = l.trim().trim_start_matches(['-', '*', '•']).trim();
+            if !l.is_empty() && !out.iter().any(|o| db_fold(o) == db_fold(l)) {
+                out.push(l.to_string());
+            }
+        }
+        out
+    }
+    let (old, new) = (lines(old), lines(new));
+    let missing = |from: &[String], other: &[String]| -> Vec<String> {
+        from.iter()
+            .filter(|l| !other.iter().any(|o| db_fold(o) == db_fold(l)))
+            .cloned()
+            .collect()
+    };
+    (missing(&new, &old), missing(&old, &new))
+}
+
 #[cfg(test)]
 #[path = "requirement_tests.rs"]
 mod tests;

@@ -229,3 +229,14 @@ fn situation_lists_every_repeated_entry_and_cuts_the_rest() {
     );
     assert_eq!(situation::render(&[]), "");
 }
+
+#[test]
+fn board_edits_gain_and_lose_lines() {
+    let (added, removed) = board_lines_changed(
+        "- No text on screen\n- Cold grade",
+        "- no text on screen\n\n* End on black\n",
+    );
+    assert_eq!(added, vec!["End on black".to_string()]);
+    assert_eq!(removed, vec!["Cold grade".to_string()]);
+    assert_eq!(board_lines_changed("a", "a"), (vec![], vec![]));
+}

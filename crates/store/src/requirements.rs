@@ -430,6 +430,25 @@ impl Tx<'_> {
         Ok(n > 0)
     }
 
+    /// The jobs an entry was said in (a board line counts as said there).
+    pub fn requirement_saying_plans(&self, id: RequirementId) -> Result<Vec<PlanId>> {
+        self.query_all(
+            "SELECT DISTINCT plan_id FROM requirement_sayings WHERE requirement_id = ?1
+             ORDER BY plan_id",
+            args![id.0],
+            |r| Ok(PlanId(r.get(0)?)),
+        )
+    }
+
+    /// The jobs that set an entry aside.
+    pub fn requirement_excluded_plans(&self, id: RequirementId) -> Result<Vec<PlanId>> {
+        self.query_all(
+            "SELECT plan_id FROM requirement_exclusions WHERE requirement_id = ?1 ORDER BY plan_id",
+            args![id.0],
+            |r| Ok(PlanId(r.get(0)?)),
+        )
+    }
+
     /// Every step of an entry: (step, state, plan version), oldest first.
     pub fn requirement_steps(&self, id: RequirementId) -> Result<Vec<(String, String, i64)>> {
         self.query_all(

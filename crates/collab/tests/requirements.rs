@@ -1,0 +1,453 @@
+//! The requirements ledger (C §6) over a real store on a manual clock: the database's refusals
+//! (a quote not in its line, an erased line, a delete outside a purge), the user's presses and
+//! their refusals, the scribe's add / raise / change (a scripted `scribe` role), board lines,
+//! fallback capture, and what a segment and a review read. S-RL-6 (numbers) is core's
+//! `scribe_patch::tests::s_rl_6_numbers_read_by_the_shared_rules`.
+
+mod support;
+
+use support::check_rig::*;
+use support::script;
+use troupe_collab::CollabError;
+use troupe_collab::ledger::capture::Noted;
+use troupe_collab::ledger::{ActionRequest, RequirementView};
+use troupe_core::PlanId;
+use troupe_core::ids::RequirementId;
+use troupe_core::plan::{RevisionCause, SpecPatch};
+use troupe_core::requirement::{Action, Group, Polarity, Scope, SourceKind, State};
+use troupe_store::{NewRequirement, RequirementRecord};
+
+/// The scribe's role answers each line by the first rule whose words it contains.
+fn scribe_says(r: &Rig, rules: &[(&str, &str)]) {
+    let rules: Vec<serde_json::Value> = rules
+        .iter()
+        .map(|(when, answer)| serde_json::json!({"when_user_contains": when, "reply": {"text": answer}}))
+        .collect();
+    let json = serde_json::json!({"steps": [{"text": "{\"items\": []}"}], "rules": rules});
+    // A new file each time: a role keeps the script it loaded.
+    static N: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    let n = N.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let spec = script(&r.w, &format!("scribe{n}"), &json.to_string());
+    r.w.collab.set_role("scribe", spec).unwrap();
+}
+
+fn video(r: &Rig) {
+    r.w.collab
+        .store()
+        .write(|tx| tx.set_session_engine(r.session, "video"))
+        .unwrap();
+}
+
+fn entries(r: &Rig, plan: PlanId) -> Vec<RequirementRecord> {
+    r.w.collab
+        .store()
+        .read(|tx| tx.requirements_of_plan(plan))
+        .unwrap()
+}
+
+fn entry(r: &Rig, id: RequirementId) -> RequirementRecord {
+    r.w.collab.store().read(|tx| tx.requirement(id)).unwrap()
+}
+
+/// A person's line filed under the job, then noted and read by the scribe.
+async fn said(r: &Rig, words: &str) -> troupe_core::SessionMessageId {
+    let line = r.user_says(words);
+    r.w.collab.ledger_line_filed(r.plan, line).unwrap();
+    r.w.collab.drain_scribe().await.unwrap();
+    line
+}
+
+fn press(
+    r: &Rig,
+    id: RequirementId,
+    action: Action,
+    version: i64,
+) -> Result<RequirementView, CollabError> {
+    r.w.collab.requirement_action(
+        id,
+        &ActionRequest {
+            action,
+            version,
+            task_id: None,
+        },
+    )
+}
+
+fn new_entry(plan: PlanId, line: troupe_core::SessionMessageId, quote: &str) -> NewRequirement {
+    NewRequirement {
+        plan_id: plan,
+        ticket_id: None,
+        session_id: None,
+        scope: Scope::Job,
+        quote: quote.into(),
+        source_kind: SourceKind::YouSaid,
+        source_message_id: Some(line),
+        source_quote_id: None,
+        restatement: String::new(),
+        category: None,
+        nature: None,
+        polarity: Polarity::Must,
+        number: None,
+        state: State::InForce,
+        replaces_id: None,
+        said_at: 1,
+    }
+}
+
+#[tokio::test]
+async fn quote_not_in_line_is_refused_by_the_database() {
+    let r = rig("剪一个产品短片");
+    let line = r.user_says("The hands look  FAKE in shot 2");
+    let store = r.w.collab.store();
+    let err = store
+        .write(|tx| tx.add_requirement(&new_entry(r.plan, line, "the feet look fake")))
+        .unwrap_err();
+    assert!(err.to_string().contains("quote_not_in_line"), "{err}");
+    assert!(entries(&r, r.plan).is_empty(), "a refusal writes nothing");
+    // Folded: case, width and runs of spaces do not matter.
+    let ok = store
+        .write(|tx| tx.add_requirement(&new_entry(r.plan, line, "hands look fake")))
+        .unwrap();
+    assert_eq!(ok.quote, "hands look fake");
+}
+
+#[tokio::test]
+async fn erased_line_is_refused_by_the_database() {
+    let r = rig("剪一个产品短片");
+    let line = r.user_says("keep the music soft");
+    let store = r.w.collab.store();
+    store.write(|tx| tx.blank_session_lines(r.session)).unwrap();
+    let err = store
+        .write(|tx| tx.add_requirement(&new_entry(r.plan, line, "keep the music soft")))
+        .unwrap_err();
+    assert!(err.to_string().contains("erased_line"), "{err}");
+    assert!(entries(&r, r.plan).is_empty());
+}
+
+#[tokio::test]
+async fn delete_outside_purge_is_refused_by_the_database() {
+    let r = rig("剪一个产品短片");
+    let line = r.user_says("keep the music soft");
+    let store = r.w.collab.store();
+    let e = store
+        .write(|tx| tx.add_requirement(&new_entry(r.plan, line, "keep the music soft")))
+        .unwrap();
+    let err = store
+        .write(|tx| tx.raw_execute(&format!("DELETE FROM requirements WHERE id = {}", e.id.0)))
+        .unwrap_err();
+    assert!(err.to_string().contains("delete_outside_purge"), "{err}");
+    let err = store
+        .write(|tx| {
+            tx.raw_execute(&format!(
+                "UPDATE requirements SET quote = 'something else' WHERE id = {}",
+                e.id.0
+            ))
+        })
+        .unwrap_err();
+    assert!(err.to_string().contains("requirement_fixed"), "{err}");
+    assert_eq!(entries(&r, r.plan).len(), 1);
+    // The user's purge is the one delete.
+    assert_eq!(store.write(|tx| tx.purge_requirements(r.plan)).unwrap(), 1);
+    assert!(entries(&r, r.plan).is_empty());
+}
+
+#[tokio::test]
+async fn s_rl_1_a_new_value_is_a_replacement_the_old_holds_until_confirmed() {
+    let r = rig("剪一个产品短片");
+    video(&r);
+    scribe_says(
+        &r,
+        &[(
+            "片长约 2 分钟",
+            r#"{"items":[{"op":"add","quote":"约 2 分钟","restatement":"about two minutes","category":"length"}]}"#,
+        )],
+    );
+    said(&r, "片长约 2 分钟").await;
+    let r1 = entries(&r, r.plan).remove(0);
+    assert_eq!((r1.state, r1.scope), (State::InForce, Scope::Job));
+    assert!(r1.number.is_some());
+    // The change names R-1 by its id as shown to the scribe.
+    scribe_says(
+        &r,
+        &[(
+            "改成 3 分钟",
+            &format!(
+                r#"{{"items":[{{"op":"change","id":"R-{}","quote":"改成 3 分钟","category":"length"}}]}}"#,
+                r1.id.0
+            ),
+        )],
+    );
+    said(&r, "改成 3 分钟").await;
+    let all = entries(&r, r.plan);
+    assert_eq!(all.len(), 2);
+    let r2 = all[1].clone();
+    assert_eq!(r2.state, State::ToConfirm);
+    assert_eq!(r2.replaces_id, Some(r1.id));
+    assert_eq!(
+        entry(&r, r1.id).state,
+        State::InForce,
+        "the old holds meanwhile"
+    );
+    // The board shows R-2 waiting with Confirm and Not a requirement.
+    let board = r.w.collab.plan_requirements(r.plan).unwrap();
+    let waiting = board
+        .groups
+        .iter()
+        .find(|g| g.group == Group::Waiting)
+        .unwrap();
+    assert_eq!(
+        waiting.entries[0].actions,
+        vec![Action::Confirm, Action::NotARequirement]
+    );
+    assert_eq!(board.needs_a_look, 1);
+    let confirmed = press(&r, r2.id, Action::Confirm, r2.version).unwrap();
+    assert_eq!(confirmed.state, State::InForce);
+    assert_eq!(entry(&r, r1.id).state, State::Replaced);
+    let steps =
+        r.w.collab
+            .store()
+            .read(|tx| tx.requirement_steps(r1.id))
+            .unwrap();
+    assert_eq!(steps.last().unwrap().0, "replaced");
+}
+
+#[tokio::test]
+async fn s_rl_2_the_same_number_again_is_said_again() {
+    let r = rig("剪一个产品短片");
+    video(&r);
+    scribe_says(
+        &r,
+        &[(
+            "片长约 2 分钟",
+            r#"{"items":[{"op":"add","quote":"片长约 2 分钟","category":"length"}]}"#,
+        )],
+    );
+    said(&r, "片长约 2 分钟").await;
+    let r1 = entries(&r, r.plan).remove(0);
+    scribe_says(
+        &r,
+        &[(
+            "after all",
+            &format!(
+                r#"{{"items":[{{"op":"change","id":"R-{}","quote":"about 2 minutes","category":"length"}}]}}"#,
+                r1.id.0
+            ),
+        )],
+    );
+    said(&r, "about 2 minutes after all").await;
+    let all = entries(&r, r.plan);
+    assert_eq!(all.len(), 1, "no replacement");
+    assert_eq!(all[0].said_count, 2);
+    assert_eq!(all[0].state, State::InForce);
+}
+
+#[tokio::test]
+async fn s_rl_3_a_job_wish_stays_with_its_job() {
+    let r = rig("IG MV video");
+    video(&r);
+    scribe_says(
+        &r,
+        &[(
+            "real match shots",
+            r#"{"items":[{"op":"add","quote":"restore the real match shots","category":"footage","nature":"craft"}]}"#,
+        )],
+    );
+    said(&r, "please restore the real match shots").await;
+    let e = entries(&r, r.plan).remove(0);
+    assert_eq!(e.scope, Scope::Job);
+    let other = support::open_job(&r.w, r.session, "Connect to ACE Studio");
+    assert!(
+        entries(&r, other.id).is_empty(),
+        "the other job inherits nothing"
+    );
+}
+
+fn board(r: &Rig, plan: PlanId, rules: &str) {
+    let store = r.w.collab.store();
+    let version = store
+        .write(|tx| {
+            let p = tx.plan(plan)?;
+            let patch = SpecPatch {
+                rules: Some(rules.into()),
+                ..SpecPatch::default()
+            };
+            Ok(tx
+                .patch_plan(plan, p.version, &patch, RevisionCause::User)?
+                .version)
+        })
+        .unwrap();
+    r.w.collab.ledger_board_edited(plan, version).unwrap();
+}
+
+#[tokio::test]
+async fn s_rl_4_a_shared_entry_leaves_a_job_while_another_holds_it() {
+    let r = rig("Episode A");
+    let a = r.plan;
+    board(&r, a, "- No text on screen");
+    let e = entries(&r, a).remove(0);
+    assert_eq!(
+        (e.source_kind, e.state),
+        (SourceKind::Board, State::InForce)
+    );
+    // A board line offers no "No longer holds": removing the line is how.
+    let view = r.w.collab.plan_requirements(a).unwrap();
+    assert_eq!(
+        view.groups[0].entries[0].actions,
+        vec![Action::WholeConversation]
+    );
+    press(&r, e.id, Action::WholeConversation, e.version).unwrap();
+    let b = support::open_job(&r.w, r.session, "Episode B").id;
+    let inherited = r.w.collab.plan_requirements(b).unwrap();
+    assert_eq!(inherited.groups[0].group, Group::Inherited);
+    assert_eq!(inherited.groups[0].from_job, Some(a));
+    board(&r, b, "- No text on screen");
+    assert_eq!(
+        entry(&r, e.id).said_count,
+        2,
+        "written on B's board: said again"
+    );
+    board(&r, b, "");
+    assert_eq!(entry(&r, e.id).state, State::InForce);
+    let excluded =
+        r.w.collab
+            .store()
+            .read(|tx| tx.requirements_excluded_in(b))
+            .unwrap();
+    assert_eq!(excluded, vec![e.id], "not for this job in B only");
+    assert!(
+        r.w.collab
+            .store()
+            .read(|tx| tx.requirements_excluded_in(a))
+            .unwrap()
+            .is_empty()
+    );
+    board(&r, a, "");
+    assert_eq!(entry(&r, e.id).state, State::NoLongerApplies);
+    let c = support::open_job(&r.w, r.session, "Episode C").id;
+    assert!(r.w.collab.plan_requirements(c).unwrap().groups.is_empty());
+}
+
+#[tokio::test]
+async fn s_rl_5_a_complaint_after_a_delivery_is_kept_whole_to_confirm() {
+    let r = rig("剪一个产品短片");
+    r.bot_delivers("deliverables/EP01_MASTER.mp4");
+    let line = r.user_says("the hands look fake");
+    let noted = r.w.collab.ledger_line_filed(r.plan, line).unwrap();
+    let Noted::Captured(Some(e)) = noted else {
+        panic!("{noted:?}")
+    };
+    assert_eq!(e.state, State::ToConfirm);
+    assert_eq!(e.source_kind, SourceKind::ComplaintWhole);
+    assert_eq!(e.quote, "the hands look fake");
+    assert_eq!(e.scope, Scope::Job);
+    // Never a gate: no check comes of it, and a review does not count it until confirmed.
+    let checks =
+        r.w.collab
+            .store()
+            .read(|tx| tx.checks_of_plan(r.plan, true))
+            .unwrap();
+    assert!(checks.is_empty());
+    // Noted once: the same line refiled keeps one entry.
+    r.w.collab.ledger_line_filed(r.plan, line).unwrap();
+    assert_eq!(entries(&r, r.plan).len(), 1);
+}
+
+#[tokio::test]
+async fn a_complaint_before_any_delivery_or_without_fault_words_is_not_kept() {
+    let r = rig("剪一个产品短片");
+    let early = r.user_says("the hands look fake");
+    assert_eq!(
+        r.w.collab.ledger_line_filed(r.plan, early).unwrap(),
+        Noted::Captured(None)
+    );
+    r.bot_delivers("deliverables/EP01_MASTER.mp4");
+    let fine = r.user_says("lovely, thanks");
+    assert_eq!(
+        r.w.collab.ledger_line_filed(r.plan, fine).unwrap(),
+        Noted::Captured(None)
+    );
+    assert!(entries(&r, r.plan).is_empty());
+}
+
+#[tokio::test]
+async fn a_stale_press_is_requirement_changed_and_an_unoffered_one_action_not_offered() {
+    let r = rig("剪一个产品短片");
+    video(&r);
+    scribe_says(
+        &r,
+        &[(
+            "music",
+            r#"{"items":[{"op":"add","quote":"keep the music soft","category":"music"}]}"#,
+        )],
+    );
+    said(&r, "keep the music soft").await;
+    let e = entries(&r, r.plan).remove(0);
+    let err = press(&r, e.id, Action::Confirm, e.version).unwrap_err();
+    assert!(
+        matches!(&err, CollabError::Invalid(m) if m.starts_with("action_not_offered")),
+        "{err}"
+    );
+    let err = press(&r, e.id, Action::NoLongerHolds, e.version + 1).unwrap_err();
+    assert!(matches!(
+        err,
+        CollabError::Conflict {
+            code: "requirement_changed",
+            ..
+        }
+    ));
+    assert_eq!(entry(&r, e.id).version, e.version, "refusals write nothing");
+    let done = press(&r, e.id, Action::NoLongerHolds, e.version).unwrap();
+    assert_eq!(done.state, State::NoLongerApplies);
+    let err = press(&r, e.id, Action::NoLongerHolds, e.version).unwrap_err();
+    assert!(matches!(
+        err,
+        CollabError::Conflict {
+            code: "requirement_changed",
+            ..
+        }
+    ));
+    let events = r.events("requirement_changed");
+    let last = events.last().unwrap();
+    assert_eq!(last["step"], "no_longer_applies");
+    assert!(last["plan_version"].as_i64().unwrap() >= 1);
+}
+
+#[tokio::test]
+async fn segments_read_requirements_and_reviews_require_them() {
+    let r = rig("剪一个产品短片");
+    video(&r);
+    scribe_says(
+        &r,
+        &[(
+            "music",
+            r#"{"items":[{"op":"add","quote":"keep the music soft","category":"music"}]}"#,
+        )],
+    );
+    said(&r, "keep the music soft").await;
+    said(&r, "again: keep the music soft").await;
+    let text =
+        r.w.collab
+            .store()
+            .read(|tx| troupe_collab::ledger::situation::requirements_block(tx, r.plan, None))
+            .unwrap()
+            .unwrap();
+    assert!(text.starts_with("User requirements:"), "{text}");
+    assert!(
+        text.contains("\"keep the music soft\" | the user said it 2 times"),
+        "{text}"
+    );
+    let ticket = r.ticket();
+    let sub = r.submit(&ticket, "deliverables/a.mp4");
+    let items =
+        r.w.collab
+            .store()
+            .read(|tx| {
+                use troupe_collab::submissions::RequiredItems;
+                let s = tx.submission(sub)?;
+                troupe_collab::ledger::LedgerItems.requirements(tx, &s)
+            })
+            .unwrap();
+    assert_eq!(items.len(), 1);
+    assert!(items[0].is_required(), "said twice");
+    assert!(!items[0].user_backed);
+}
