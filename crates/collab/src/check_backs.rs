@@ -11,19 +11,24 @@ use async_trait::async_trait;
 use serde::Serialize;
 use serde_json::json;
 use std::sync::Arc;
+use troupe_core::ball::{BallWhy, Holder};
 use troupe_core::check_back::{
     CheckBackState, DueAction, check_booking, dedupe_key, due_action, fire_key, fired_line,
     parse_check_back_args,
 };
+use troupe_core::external_job::{note_names_polled_job, polled_job_refusal};
 use troupe_core::inbox::{Delivery, InboxMode, Priority};
 use troupe_core::message::Origin;
 use troupe_core::thread::{Interaction, Thread};
 use troupe_core::time::iso_utc;
 use troupe_core::work_item::{PRIORITY_CHECK_BACK, WaitingOn, WorkState};
-use troupe_core::{CheckBackId, WorkItemId};
+use troupe_core::{CheckBackId, ThreadId, TicketId, WorkItemId};
 use troupe_engine::extension::{ToolCallContext, ToolHandler, ToolRegistration, ToolReply};
 use troupe_llm::ToolSpec;
-use troupe_store::{BookingScope, CheckBackFilter, CheckBackRecord, NewCheckBack, StoreError, Tx};
+use troupe_store::{
+    BookingScope, CheckBackFilter, CheckBackRecord, NewCheckBack, StoreError, Tx, WorkItemRecord,
+    WorkRef,
+};
 
 /// Due check-backs one scan handles; the rest wait for the next tick.
 const SCAN_BATCH: u32 = 100;
@@ -37,6 +42,8 @@ pub struct FireReport {
     pub cleared: Vec<CheckBackId>,
     /// Came due under a hold: set aside until it lifts.
     pub set_aside: Vec<CheckBackId>,
+    /// Came due while its ticket waits on the user: voided, woke nobody (EJ8).
+    pub voided: Vec<CheckBackId>,
 }
 
 impl Collab {
@@ -64,6 +71,13 @@ impl Collab {
                         // overdue by then, fires once (HOLD-C1/C2, S-CB-5).
                         if crate::holds::set_aside_if_held(tx, &c)? {
                             report.set_aside.push(c.id);
+                            continue;
+                        }
+                        // EJ8: what the user says next wakes the Bot anyway.
+                        let item = tx.work_item(c.work_item_id)?;
+                        if waits_on_user(tx, &item)? {
+                            void_waiting_on_user(tx, &c)?;
+                            report.voided.push(c.id);
                             continue;
                         }
                         fire(tx, &c)?;
@@ -129,6 +143,63 @@ fn blocked_on_user(state: WorkState, waiting_on: Option<&WaitingOn>) -> bool {
     state == WorkState::Blocked || waiting_on == Some(&WaitingOn::User)
 }
 
+/// EJ8: the work waits on the user — its own state, or its ticket's ball: an answer, a blocked
+/// item, the user's word on a hand-over, a ceiling card. A stop is not this (CB-8): a held
+/// ticket's check-back is set aside, not refused or voided.
+fn waits_on_user(tx: &Tx<'_>, item: &WorkItemRecord) -> Result<bool, StoreError> {
+    if blocked_on_user(item.state, item.waiting_on.as_ref()) {
+        return Ok(true);
+    }
+    let Some(ticket) = item.ticket_id else {
+        return Ok(false);
+    };
+    let Some(ticket) = tx.find_ticket(TicketId(ticket))? else {
+        return Ok(false);
+    };
+    Ok(
+        crate::tickets::ball::ball_of(tx, &ticket)?.is_some_and(|b| {
+            b.holder == Holder::User
+                && matches!(
+                    b.why,
+                    BallWhy::Question | BallWhy::Blocked | BallWhy::AwaitingWord | BallWhy::Ceiling
+                )
+        }),
+    )
+}
+
+/// Void a due check-back whose ticket waits on the user, logged `check_back_voided`.
+fn void_waiting_on_user(tx: &mut Tx<'_>, c: &CheckBackRecord) -> Result<(), StoreError> {
+    tx.set_check_back_state(c.id, CheckBackState::Voided)?;
+    if let Some(plan) = c.plan_id {
+        let item = tx.work_item(c.work_item_id)?;
+        tx.log_work(
+            WorkRef {
+                plan,
+                ticket: item.ticket_id.map(TicketId),
+                work_item: Some(item.id),
+            },
+            "check_back_voided",
+            json!({"check_back_id": c.id, "reason": "ball_is_yours", "bot_id": c.bot_id}),
+        )?;
+    }
+    Ok(())
+}
+
+/// EJ8: a note naming a job the app polls is refused: the app wakes the Bot when it settles.
+fn names_polled_job(
+    tx: &Tx<'_>,
+    item: &WorkItemRecord,
+    thread: ThreadId,
+    note: &str,
+) -> Result<Option<String>, StoreError> {
+    let polled: Vec<(String, String)> = tx
+        .polled_jobs_for(item.plan_id, thread)?
+        .into_iter()
+        .map(|j| (j.id.to_string(), j.remote_id))
+        .collect();
+    Ok(note_names_polled_job(note, &polled).map(|id| polled_job_refusal(id).text))
+}
+
 struct CheckBack;
 
 /// Why a booking was not made: an ordinary failed call the model can act on.
@@ -169,9 +240,12 @@ impl ToolHandler for CheckBack {
                 None => BookingScope::WorkItem(item.id),
             };
             let booked_last_hour = tx.bookings_in_last_hour(scope, tx.now())?;
-            let ball = blocked_on_user(item.state, item.waiting_on.as_ref());
+            let ball = waits_on_user(tx, &item)?;
             if let Err(r) = check_booking(&args, booked_last_hour, ball) {
                 return Err(refused(r.code, &r.text));
+            }
+            if let Some(text) = names_polled_job(tx, &item, thread, &args.note)? {
+                return Err(StoreError::Invalid(text));
             }
             let replaced = tx.pending_check_back(item.id)?.is_some();
             let booked = tx.book_check_back(&NewCheckBack {
@@ -227,7 +301,8 @@ pub(crate) fn registration() -> ToolRegistration {
                  `after_minutes` ({} to {}, i.e. 5 minutes to 7 days) you are woken here, \
                  privately, with your note. A new booking replaces your pending one on this \
                  job; at most {} bookings per job in an hour. Not for waiting on the person: \
-                 their answer wakes you by itself.",
+                 their answer wakes you by itself; nor for an external job the app polls: it \
+                 wakes you when the job settles.",
                 troupe_core::check_back::MIN_MINUTES,
                 troupe_core::check_back::MAX_MINUTES,
                 troupe_core::check_back::PER_HOUR_PER_JOB

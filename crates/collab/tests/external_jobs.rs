@@ -35,6 +35,8 @@ struct Media {
     checks: AtomicUsize,
     /// The answer to a check; pending until a test sets it.
     check_answer: Mutex<Option<String>>,
+    /// The last submit's body, as the server received it.
+    last_submit: Mutex<String>,
 }
 
 /// A media server on a local port, speaking plain HTTP/1.1: `POST /submit` answers in
@@ -51,8 +53,9 @@ async fn media_server() -> (Arc<Media>, String) {
             };
             let m = m.clone();
             tokio::spawn(async move {
-                let (head, _body) = read_http(&mut sock).await;
+                let (head, received) = read_http(&mut sock).await;
                 let body = if head.starts_with("POST /submit") {
+                    *m.last_submit.lock().unwrap() = received;
                     let n = m.submits.fetch_add(1, Ordering::SeqCst) + 1;
                     let id = if n == 1 {
                         "abc".to_string()
@@ -472,4 +475,248 @@ async fn s_ej_4_still_pending_after_three_hours_is_lost_and_submitter_and_waiter
         assert_eq!(woke.len(), 1, "{t}: {woke:?}");
         assert!(woke[0].1.contains("lost"), "{}", woke[0].1);
     }
+}
+
+/// Drives the director by what the line asks for.
+const DIRECTOR: &str = r#"{"rules":[
+    {"when_user_contains":"anyway","reply":{"tool_calls":[{"name":"submit_render","arguments":{"prompt":"shot 3, brighter","resubmit_reason":"the first was too dark"}}]}},
+    {"when_user_contains":"brighter","reply":{"tool_calls":[{"name":"submit_render","arguments":{"prompt":"shot 3, brighter"}}]}},
+    {"when_user_contains":"render shot 3","reply":{"tool_calls":[{"name":"submit_render","arguments":{"prompt":"shot 3: the hero walks in"}}]}},
+    {"when_user_contains":"book-polled","reply":{"tool_calls":[{"name":"check_back","arguments":{"after_minutes":10,"note":"check whether render abc is done"}}]}},
+    {"when_user_contains":"book-user","reply":{"tool_calls":[{"name":"check_back","arguments":{"after_minutes":10,"note":"see what the user thinks of v3"}}]}},
+    {"when_user_contains":"Check-back:","reply":{"text":"Checked."}}],
+  "steps":[{"text":"Done."}],"on_exhausted":"repeat_last"}"#;
+
+struct Job {
+    plan: troupe_core::PlanId,
+    ticket: troupe_core::TicketId,
+    item: troupe_core::WorkItemId,
+    thread: ThreadId,
+    director: troupe_core::BotId,
+}
+
+/// The director's work on ticket #01 of a job opened in its direct with the person.
+fn ticket_job(r: &Rig) -> Job {
+    let director = bot(&r.w, "Director", DIRECTOR);
+    let s = direct(&r.w, director);
+    let plan = open_job(&r.w, s, "make the music video").id;
+    let b = r.w.collab.bot(director).unwrap();
+    let (ticket, item, thread) =
+        r.w.collab
+            .store()
+            .write(|tx| {
+                let folder = tx.plan(plan)?.folder;
+                let laid = tx.lay_out(
+                    plan,
+                    &troupe_store::Layout {
+                        items: vec![troupe_store::LayoutItem {
+                            title: "Shots".into(),
+                            owner_bot_id: Some(director),
+                            parts: vec!["one".into(), "two".into(), "three".into()],
+                            ..Default::default()
+                        }],
+                        drops: Vec::new(),
+                    },
+                    |n, t| format!("{folder}/{n:02}-{t}"),
+                )?;
+                let ticket = laid.tickets[0].id;
+                let thread = tx.create_thread(&troupe_store::NewThread {
+                    parent_id: None,
+                    title: "#01".into(),
+                    agent: troupe_collab::bot_binding(&b),
+                    workspace: r.w.dir.path().display().to_string(),
+                    interaction: troupe_core::thread::Interaction::Interactive,
+                })?;
+                let item = tx.create_ticket_item(director, plan, ticket, thread.id, Some(s))?;
+                Ok((ticket, item.id, thread.id))
+            })
+            .unwrap();
+    Job {
+        plan,
+        ticket,
+        item,
+        thread,
+        director,
+    }
+}
+
+/// Hand the thread a task and wait for its run.
+async fn task(w: &World, thread: ThreadId, text: &str) {
+    let mut events = w.collab.store().subscribe();
+    w.collab
+        .engine()
+        .deliver(thread, troupe_core::inbox::Delivery::user_task(text))
+        .await
+        .unwrap();
+    runs_ended(&mut events, thread, 1).await;
+    w.collab.engine().wait_idle(thread).await;
+}
+
+#[tokio::test]
+async fn ej3_a_part_with_a_running_job_takes_a_reason_before_it_is_submitted_again() {
+    let r = rig().await;
+    let j = ticket_job(&r);
+    task(&r.w, j.thread, "render shot 3").await;
+    let first = jobs(&r.w).remove(0);
+    assert_eq!(
+        (first.plan_id, first.ticket_id, first.part_number),
+        (Some(j.plan), Some(j.ticket), Some(3))
+    );
+    assert_eq!(first.submitter_work_item_id, Some(j.item));
+    // EJ7: the poller holds the ball on the ticket while the job runs.
+    let running = |r: &Rig| {
+        r.w.collab
+            .store()
+            .read(|tx| tx.running_job_on_ticket(j.ticket))
+            .unwrap()
+    };
+    assert!(running(&r));
+
+    task(&r.w, j.thread, "render shot 3 brighter").await;
+    let read = results_of(&r.w, j.thread, "submit_render");
+    assert!(read[1].starts_with("job_pending: part 3"), "{read:?}");
+    assert_eq!(
+        r.media.submits.load(Ordering::SeqCst),
+        1,
+        "nothing was sent"
+    );
+    assert_eq!(jobs(&r.w).len(), 1);
+
+    task(&r.w, j.thread, "render shot 3 brighter anyway").await;
+    assert_eq!(r.media.submits.load(Ordering::SeqCst), 2);
+    let again = jobs(&r.w).remove(0);
+    assert_eq!(
+        again.resubmit_reason.as_deref(),
+        Some("the first was too dark")
+    );
+    let sent: Value = serde_json::from_str(&r.media.last_submit.lock().unwrap()).unwrap();
+    assert_eq!(
+        sent,
+        json!({"prompt": "shot 3, brighter"}),
+        "the reason is not sent"
+    );
+
+    // Settled, the first job's result is not handed over yet: still pending for EJ3.
+    *r.media.check_answer.lock().unwrap() =
+        Some(r#"{"status":"done","url":"https://media.example/v.mp4"}"#.into());
+    r.clock.advance(30 * SEC);
+    poll(&r, &[j.thread]).await;
+    assert!(!running(&r));
+    let part =
+        r.w.collab
+            .store()
+            .read(|tx| tx.part_job(j.plan, Some(j.ticket), 3))
+            .unwrap();
+    assert_eq!(
+        part,
+        Some(troupe_core::external_job::PartJob::NotHandedOver)
+    );
+    let log =
+        r.w.collab
+            .store()
+            .read(|tx| tx.work_log_of_plan(j.plan, 0, 100))
+            .unwrap();
+    let finished: Vec<_> = log
+        .iter()
+        .filter(|e| e.kind == "external_job_finished")
+        .collect();
+    assert_eq!(finished.len(), 2, "{log:?}");
+    assert!(finished.iter().all(|e| e.payload["status"] == "done"));
+    assert_eq!(finished[0].ticket_id, Some(j.ticket));
+}
+
+#[tokio::test]
+async fn ej8_a_check_back_naming_a_polled_job_is_refused() {
+    let r = rig().await;
+    let j = ticket_job(&r);
+    task(&r.w, j.thread, "render shot 3").await;
+    task(&r.w, j.thread, "book-polled").await;
+    let read = results_of(&r.w, j.thread, "check_back");
+    assert!(read[0].starts_with("polled_job:"), "{read:?}");
+    let booked = r.w.collab.check_backs(&Default::default(), 10).unwrap();
+    assert!(booked.is_empty(), "{booked:?}");
+}
+
+#[tokio::test]
+async fn s_ej_3_a_check_back_while_the_ticket_waits_on_the_users_word_is_refused_and_a_due_one_voided()
+ {
+    use troupe_core::check_back::CheckBackState;
+    use troupe_core::submission::{SubmissionOrigin, SubmissionState};
+    let r = rig().await;
+    let j = ticket_job(&r);
+    // Booked earlier, before the hand-over.
+    let session =
+        r.w.collab
+            .store()
+            .read(|tx| Ok(tx.work_item(j.item)?.speaks_in.unwrap()))
+            .unwrap();
+    let earlier =
+        r.w.collab
+            .store()
+            .write(|tx| {
+                tx.book_check_back(&troupe_store::NewCheckBack {
+                    bot_id: j.director,
+                    work_item_id: j.item,
+                    session_id: session,
+                    plan_id: Some(j.plan),
+                    dedupe_key: troupe_core::check_back::dedupe_key(j.item),
+                    due_at: tx.now() + 30 * MIN,
+                    note: "look at v3 again".into(),
+                    booked_by_run_id: None,
+                })
+            })
+            .unwrap();
+    // The director hands v3 over; it waits on the user's word.
+    r.w.collab
+        .store()
+        .write(|tx| {
+            let s = tx.create_submission(&troupe_store::NewSubmission {
+                ticket_id: j.ticket,
+                origin: SubmissionOrigin::Answer,
+                producer_bot_id: Some(j.director),
+                run_id: None,
+                work_item_id: Some(j.item),
+                content: Some("v3 is cut".into()),
+                note: String::new(),
+                claims: Vec::new(),
+                files: Vec::new(),
+                parts: Vec::new(),
+            })?;
+            tx.set_submission_state(s.id, SubmissionState::AwaitingUser)
+        })
+        .unwrap();
+
+    task(&r.w, j.thread, "book-user").await;
+    let read = results_of(&r.w, j.thread, "check_back");
+    assert!(read[0].starts_with("ball_is_yours:"), "{read:?}");
+    let booked = r.w.collab.check_backs(&Default::default(), 10).unwrap();
+    assert_eq!(booked.len(), 1, "only the earlier one: {booked:?}");
+
+    // The earlier one comes due while the ticket still waits: voided, waking nobody.
+    r.clock.advance(30 * MIN);
+    let runs_before = runs(&r.w, j.thread);
+    let report = r.w.collab.fire_due_check_backs().unwrap();
+    assert_eq!(report.voided, vec![earlier.id]);
+    assert!(report.fired.is_empty());
+    let cb =
+        r.w.collab
+            .store()
+            .read(|tx| tx.check_back(earlier.id))
+            .unwrap();
+    assert_eq!(cb.state, CheckBackState::Voided);
+    let inbox = r.w.collab.store().read(|tx| tx.inbox(j.thread)).unwrap();
+    assert!(inbox.iter().all(|i| !i.text.contains("Check-back")));
+    assert_eq!(runs(&r.w, j.thread), runs_before);
+    let log =
+        r.w.collab
+            .store()
+            .read(|tx| tx.work_log_of_plan(j.plan, 0, 100))
+            .unwrap();
+    let voided: Vec<_> = log
+        .iter()
+        .filter(|e| e.kind == "check_back_voided")
+        .collect();
+    assert_eq!(voided.len(), 1, "{log:?}");
+    assert_eq!(voided[0].payload["reason"], "ball_is_yours");
+    assert_eq!(voided[0].payload["check_back_id"], json!(earlier.id));
 }
