@@ -185,8 +185,7 @@ impl Collab {
         Ok(self.store().read(|tx| {
             tx.session(session)?;
             let in_force = tx.holds_in_force()?;
-            Ok(tx
-                .plans_of_session(session, true)?
+            tx.plans_of_session(session, true)?
                 .into_iter()
                 .map(|p| {
                     let ball = job_ball(tx, &p)?;
@@ -195,7 +194,7 @@ impl Collab {
                         ..PlanView::of(p, &in_force)
                     })
                 })
-                .collect::<Result<_, StoreError>>()?)
+                .collect::<Result<_, StoreError>>()
         })?)
     }
 

@@ -19,8 +19,8 @@ use troupe_core::ticket::TicketStage;
 use troupe_core::work_item::WorkState;
 use troupe_core::{BotId, PlanId, SessionId, ThreadId, WorkItemId};
 use troupe_store::{
-    CheckKind, CheckRecord, PlanRecord, RunOutcome, StoreError, SubmissionRecord, TicketRecord, Tx,
-    WorkItemRecord,
+    CheckKind, CheckRecord, DelegationRecord, PlanRecord, RunOutcome, StoreError, SubmissionRecord,
+    TicketRecord, Tx, WorkItemRecord,
 };
 
 /// The job's conversations (BH-2): its home, then those the user spoke about it in, the
@@ -223,108 +223,183 @@ fn held(
     holds.iter().any(|h| covers(h, &facts))
 }
 
-fn owner_work(tx: &Tx<'_>, t: &TicketRecord) -> Result<Option<WorkItemRecord>, StoreError> {
-    let Some(owner) = t.owner_bot_id else {
-        return Ok(None);
-    };
-    match tx.ticket_item(owner, t.plan_id, t.id)? {
-        Some(w) => Ok(Some(w)),
-        None => tx.job_item(owner, t.plan_id),
+fn owner_work<'a>(items: &'a [WorkItemRecord], t: &TicketRecord) -> Option<&'a WorkItemRecord> {
+    let owner = t.owner_bot_id?;
+    let mine = |w: &&WorkItemRecord| w.bot_id == owner;
+    items
+        .iter()
+        .filter(mine)
+        .find(|w| w.ticket_id == Some(t.id.0))
+        .or_else(|| items.iter().filter(mine).find(|w| w.ticket_id.is_none()))
+}
+
+/// The job-wide records every ticket's ball reads, read once per job: a list of tickets (or
+/// a supervisor pass over many) costs one read of these, not one per ticket.
+pub struct JobBall<'t, 'c> {
+    tx: &'t Tx<'c>,
+    plan: PlanRecord,
+    quiet: bool,
+    bots: Bots<'t, 'c>,
+    tickets: Vec<TicketRecord>,
+    /// Its work items that are not closed.
+    items: Vec<WorkItemRecord>,
+    open_requests: Vec<DelegationRecord>,
+    holds: Vec<Hold>,
+    checks: Vec<CheckRecord>,
+    lead: Option<BotFacts>,
+}
+
+impl<'t, 'c> JobBall<'t, 'c> {
+    pub fn read(tx: &'t Tx<'c>, plan: PlanId) -> Result<Self, StoreError> {
+        let plan = tx.plan(plan)?;
+        let quiet = plan.status != PlanStatus::Active || plan.is_dormant();
+        let mut bots = Bots {
+            tx,
+            able: BTreeSet::new(),
+            names: BTreeMap::new(),
+        };
+        if quiet {
+            // Nothing is shown: nothing more is read.
+            return Ok(JobBall {
+                tx,
+                plan,
+                quiet,
+                bots,
+                tickets: Vec::new(),
+                items: Vec::new(),
+                open_requests: Vec::new(),
+                holds: Vec::new(),
+                checks: Vec::new(),
+                lead: None,
+            });
+        }
+        bots.able = able_bots(tx, &plan)?;
+        let lead = plan_lead(tx, &plan, &mut bots)?;
+        Ok(JobBall {
+            tx,
+            quiet,
+            tickets: tx.tickets_of_plan(plan.id)?,
+            items: tx
+                .work_items_of_plan(plan.id)?
+                .into_iter()
+                .filter(|w| w.state != WorkState::Closed)
+                .collect(),
+            open_requests: tx
+                .delegations_of_plan(plan.id)?
+                .into_iter()
+                .filter(|d| d.state == DelegationState::Open)
+                .collect(),
+            holds: tx.holds_in_force()?,
+            checks: tx.checks_of_plan(plan.id, false)?,
+            plan,
+            bots,
+            lead,
+        })
+    }
+
+    /// Everything the ball of `ticket` (one of this job's) is derived from.
+    pub fn facts(&mut self, ticket: &TicketRecord) -> Result<BallFacts, StoreError> {
+        let tx = self.tx;
+        let open = !matches!(ticket.stage, TicketStage::Approved | TicketStage::Dropped);
+        if self.quiet || !open {
+            return Ok(BallFacts {
+                plan_quiet: self.quiet,
+                ticket_open: open,
+                ..BallFacts::default()
+            });
+        }
+        let bots = &mut self.bots;
+        // The work on the ticket: its own items, and its owner's work on the whole job.
+        let on_ticket = |w: &&WorkItemRecord| match w.ticket_id {
+            Some(id) => id == ticket.id.0,
+            None => Some(w.bot_id) == ticket.owner_bot_id,
+        };
+        let mut question = None;
+        for w in self.items.iter().filter(on_ticket) {
+            if tx.open_ask_of_thread(w.thread_id)?.is_some() {
+                question = Some(bots.facts(w.bot_id, Some(w.id))?);
+                break;
+            }
+        }
+        let blocked = self
+            .items
+            .iter()
+            .filter(on_ticket)
+            .find(|w| w.state == WorkState::Blocked);
+        let blocked = match blocked {
+            Some(w) => Some(bots.facts(w.bot_id, Some(w.id))?),
+            None => None,
+        };
+        let subs = tx.submissions_of_ticket(ticket.id)?;
+        let mut requests = Vec::new();
+        for d in self
+            .open_requests
+            .iter()
+            .filter(|d| d.ticket_id == Some(ticket.id.0))
+        {
+            let to = tx.work_item(d.recipient_work_item)?;
+            let deliverable_in_review = d.expects == Expects::Deliverable
+                && subs
+                    .iter()
+                    .any(|s| s.producer_bot_id == Some(to.bot_id) && in_checks_or_review(s));
+            requests.push(RequestFacts {
+                recipient: bots.facts(to.bot_id, Some(to.id))?,
+                deliverable_in_review,
+            });
+        }
+        let mut held_dependency = None;
+        for d in self
+            .tickets
+            .iter()
+            .filter(|d| ticket.depends_on.contains(&d.id))
+        {
+            // Only a dependency still awaited keeps the ticket waiting (BH-5).
+            if node(d).holds_back() && held(&self.holds, &self.plan, d, owner_work(&self.items, d))
+            {
+                held_dependency = Some(u32::try_from(d.number).unwrap_or(u32::MAX));
+                break;
+            }
+        }
+        let hand_over = hand_over(&subs, ticket, bots)?;
+        let owner = match ticket.owner_bot_id {
+            Some(o) => Some(bots.facts(o, work_of(tx, o, ticket)?)?),
+            None => None,
+        };
+        Ok(BallFacts {
+            plan_quiet: false,
+            ticket_open: true,
+            requests,
+            question,
+            blocked,
+            held: held(
+                &self.holds,
+                &self.plan,
+                ticket,
+                owner_work(&self.items, ticket),
+            ),
+            held_dependency,
+            in_review_without_hand_over: hand_over.is_none()
+                && matches!(ticket.stage, TicketStage::Submitted | TicketStage::InReview)
+                && !subs.iter().any(|s| s.state == SubmissionState::Approved),
+            hand_over,
+            bound_check_failed: bound_check_failed(&self.checks, &self.plan, ticket),
+            owner,
+            lead: self.lead.clone(),
+            external_job_running: tx.running_job_on_ticket(ticket.id)?,
+            // B §7: a part marked stuck at its ceiling.
+            at_ceiling: tx.parts_of_ticket(ticket.id)?.iter().any(|p| p.blocked),
+        })
+    }
+
+    /// The ball of `ticket`, one of this job's.
+    pub fn ball(&mut self, ticket: &TicketRecord) -> Result<Option<Ball>, StoreError> {
+        Ok(ball_holder(&self.facts(ticket)?))
     }
 }
 
 /// Everything the ball of `ticket` is derived from.
 pub fn ball_facts(tx: &Tx<'_>, ticket: &TicketRecord) -> Result<BallFacts, StoreError> {
-    let plan = tx.plan(ticket.plan_id)?;
-    let quiet = plan.status != PlanStatus::Active || plan.is_dormant();
-    let open = !matches!(ticket.stage, TicketStage::Approved | TicketStage::Dropped);
-    if quiet || !open {
-        return Ok(BallFacts {
-            plan_quiet: quiet,
-            ticket_open: open,
-            ..BallFacts::default()
-        });
-    }
-    let mut bots = Bots {
-        tx,
-        able: able_bots(tx, &plan)?,
-        names: BTreeMap::new(),
-    };
-    // The work on the ticket: its own items, and its owner's work on the whole job.
-    let items: Vec<WorkItemRecord> = tx
-        .work_items_of_plan(plan.id)?
-        .into_iter()
-        .filter(|w| w.state != WorkState::Closed)
-        .filter(|w| match w.ticket_id {
-            Some(id) => id == ticket.id.0,
-            None => Some(w.bot_id) == ticket.owner_bot_id,
-        })
-        .collect();
-    let mut question = None;
-    for w in &items {
-        if tx.open_ask_of_thread(w.thread_id)?.is_some() {
-            question = Some(bots.facts(w.bot_id, Some(w.id))?);
-            break;
-        }
-    }
-    let blocked = match items.iter().find(|w| w.state == WorkState::Blocked) {
-        Some(w) => Some(bots.facts(w.bot_id, Some(w.id))?),
-        None => None,
-    };
-    let subs = tx.submissions_of_ticket(ticket.id)?;
-    let mut requests = Vec::new();
-    for d in tx.delegations_of_plan(plan.id)? {
-        if d.state != DelegationState::Open || d.ticket_id != Some(ticket.id.0) {
-            continue;
-        }
-        let to = tx.work_item(d.recipient_work_item)?;
-        let deliverable_in_review = d.expects == Expects::Deliverable
-            && subs
-                .iter()
-                .any(|s| s.producer_bot_id == Some(to.bot_id) && in_checks_or_review(s));
-        requests.push(RequestFacts {
-            recipient: bots.facts(to.bot_id, Some(to.id))?,
-            deliverable_in_review,
-        });
-    }
-    let holds = tx.holds_in_force()?;
-    let own = owner_work(tx, ticket)?;
-    let mut held_dependency = None;
-    for dep in &ticket.depends_on {
-        let Some(d) = tx.find_ticket(*dep)? else {
-            continue;
-        };
-        // Only a dependency still awaited keeps the ticket waiting (BH-5).
-        if node(&d).holds_back() && held(&holds, &plan, &d, owner_work(tx, &d)?.as_ref()) {
-            held_dependency = Some(u32::try_from(d.number).unwrap_or(u32::MAX));
-            break;
-        }
-    }
-    let hand_over = hand_over(&subs, ticket, &mut bots)?;
-    let owner = match ticket.owner_bot_id {
-        Some(o) => Some(bots.facts(o, work_of(tx, o, ticket)?)?),
-        None => None,
-    };
-    Ok(BallFacts {
-        plan_quiet: false,
-        ticket_open: true,
-        requests,
-        question,
-        blocked,
-        held: held(&holds, &plan, ticket, own.as_ref()),
-        held_dependency,
-        in_review_without_hand_over: hand_over.is_none()
-            && matches!(ticket.stage, TicketStage::Submitted | TicketStage::InReview)
-            && !subs.iter().any(|s| s.state == SubmissionState::Approved),
-        hand_over,
-        bound_check_failed: bound_check_failed(&tx.checks_of_plan(plan.id, false)?, &plan, ticket),
-        owner,
-        lead: plan_lead(tx, &plan, &mut bots)?,
-        // EJ7 is read by the external-jobs work when it lands.
-        external_job_running: false,
-        // B §7: a part marked stuck at its ceiling and not yet through.
-        at_ceiling: tx.parts_of_ticket(ticket.id)?.iter().any(|p| p.blocked),
-    })
+    JobBall::read(tx, ticket.plan_id)?.facts(ticket)
 }
 
 /// The ball of `ticket`, or none (parked, done or dormant plan; closed ticket).
@@ -387,13 +462,15 @@ pub fn job_ball(tx: &Tx<'_>, plan: &PlanRecord) -> Result<Option<Ball>, StoreErr
     if plan.status != PlanStatus::Active || plan.is_dormant() {
         return Ok(None);
     }
-    let first = tx
-        .tickets_of_plan(plan.id)?
-        .into_iter()
+    let mut job = JobBall::read(tx, plan.id)?;
+    let first = job
+        .tickets
+        .iter()
         .filter(|t| !matches!(t.stage, TicketStage::Approved | TicketStage::Dropped))
-        .min_by_key(|t| t.number);
+        .min_by_key(|t| t.number)
+        .cloned();
     match first {
-        Some(t) => ball_of(tx, &t),
+        Some(t) => job.ball(&t),
         None => Ok(None),
     }
 }

@@ -1,8 +1,8 @@
 //! How tickets are shown (T14, T19): the stage label with parts passed, "Dropped: <reason>"
-//! or "Parked", what a ticket waits for, and the job's counter "N open · M in all · K
-//! dropped/set aside".
+//! or "Parked", what a ticket waits for, who has its ball (C §13), and the job's counter
+//! "N open · M in all · K dropped/set aside".
 
-use super::ball::ball_of;
+use super::ball::JobBall;
 use super::folders::folder_name;
 use super::graph::nodes;
 use serde::Serialize;
@@ -134,6 +134,7 @@ pub fn views(
 ) -> Result<Vec<TicketView>, StoreError> {
     let graph = nodes(all);
     let sample = tx.plan_deliverables(plan)?.sample_ticket_id;
+    let mut job = JobBall::read(tx, plan)?;
     let mut out = Vec::with_capacity(tickets.len());
     for t in tickets {
         let parts = tx.parts_of_ticket(t.id)?;
@@ -168,7 +169,7 @@ pub fn views(
                 .iter()
                 .map(|w| w.text())
                 .collect(),
-            ball: ball_of(tx, t)?,
+            ball: job.ball(t)?,
             parts,
             created_at: t.created_at,
             updated_at: t.updated_at,
