@@ -283,6 +283,14 @@ impl ToolHandler for EndTurn {
     async fn call(&self, ctx: &ToolCallContext, arguments: &str) -> ToolReply {
         let run = ctx.run_id;
         let parsed = parse_end_turn_args(arguments);
+        // CC-4: the closing check reads the words this ending sends first; sent back, it goes on.
+        if parsed
+            .as_ref()
+            .is_ok_and(|a| !matches!(a.reason, EndKind::Blocked | EndKind::GaveUp))
+            && let Some(reply) = crate::closing_check::at_end_turn(&self.host, ctx).await
+        {
+            return reply;
+        }
         // IS3, W1–W5, T12: the hand-over an ending makes comes first; a failing check, words
         // that are not the work, or a change to approved work are the reply instead.
         if let Some(reply) = crate::submissions::words::at_end_turn(&self.host, ctx, &parsed).await

@@ -84,6 +84,7 @@ struct RefusedOnce(Mutex<HashSet<RunId>>);
 
 struct SendMessage {
     refused: Arc<RefusedOnce>,
+    host: Arc<ToolHost>,
 }
 
 #[derive(Deserialize)]
@@ -105,6 +106,13 @@ impl ToolHandler for SendMessage {
         };
         if let Err(m) = validate_line(&args.text) {
             return ToolReply::error(format!("send_message: text: {m}"));
+        }
+        // CC-4: a message the closing check sends back is not posted; the call returns the note.
+        let target = args.session_id.map(SessionId);
+        if let Some(note) =
+            crate::closing_check::at_send_message(&self.host, ctx, &args.text, target).await
+        {
+            return note;
         }
         let thread = ctx.thread.id;
         let run = ctx.run_id;
@@ -434,7 +442,10 @@ pub fn registrations(host: &Arc<ToolHost>) -> Vec<ToolRegistration> {
                 "required": ["text"],
                 "additionalProperties": false
             }),
-            Arc::new(SendMessage { refused }),
+            Arc::new(SendMessage {
+                refused,
+                host: host.clone(),
+            }),
         ),
         reg(
             "create_direct",
