@@ -1,0 +1,370 @@
+//! End to end, as a real process: the supervisor's pick-ups (issue 16, C §12) through
+//! `troupe serve --manual-clock` against a fake OpenAI-compatible server. Time moves only by
+//! `POST /v1/debug/clock` and the scheduler ticks only on `POST /v1/debug/tick`, so nothing here
+//! sleeps: each step waits, with a deadline, for the state the daemon reports.
+//!
+//! - A job's turn whose model call fails is picked up on the tick (attempts 1, 2, 3), never
+//!   while a hold covers it (lifted: the next tick), and after the third the user is told once
+//!   with a `retry_budget` line (SV-7, SV-10, SV-18, S-SV-10).
+//! - A daemon SIGKILLed while a job's shell command runs comes back with that effect unknown:
+//!   the tick continues nothing, tells the user once with an `unknown_effect` line, and the
+//!   model is asked nothing (SV-19, S-SV-9).
+
+mod daemon_support;
+
+use axum::Json;
+use axum::extract::State;
+use axum::http::StatusCode;
+use axum::response::{IntoResponse, Response};
+use daemon_support::*;
+use serde_json::{Value, json};
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+
+const FAILING_LINE: &str = "Ada, draw the poster";
+const SHELL_LINE: &str = "Ada, build the site";
+const ON_IT: &str = "On it.";
+const UNEXPECTED: &str = "UNEXPECTED request";
+const AT_DESK: &str = "You are at your desk in this conversation";
+const IN_JOB: &str = "You work on this job in its folder";
+/// What the scheduler's timer would wait between ticks.
+const TICK_MS: i64 = 15_000;
+
+// ---------- the fake model ----------
+
+/// `None`: answer the request `500` (a model that is down for it).
+type Script = dyn Fn(&Value) -> Option<String> + Send + Sync;
+
+struct Fake {
+    url: String,
+    seen: Mutex<Vec<Value>>,
+    script: Box<Script>,
+}
+
+impl Fake {
+    async fn serve(script: impl Fn(&Value) -> Option<String> + Send + Sync + 'static) -> Arc<Fake> {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap();
+        let fake = Arc::new(Fake {
+            url: format!("http://{addr}/v1"),
+            seen: Mutex::new(Vec::new()),
+            script: Box::new(script),
+        });
+        let app = axum::Router::new()
+            .route("/v1/chat/completions", axum::routing::post(answer))
+            .with_state(fake.clone());
+        tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
+        fake
+    }
+
+    /// Ada's model calls in her work on the job, in arrival order.
+    fn job_calls(&self) -> Vec<Value> {
+        self.seen
+            .lock()
+            .unwrap()
+            .iter()
+            .filter(|r| bot_of(r).as_deref() == Some("Ada") && system(r).contains(IN_JOB))
+            .cloned()
+            .collect()
+    }
+
+    fn all(&self) -> usize {
+        self.seen.lock().unwrap().len()
+    }
+}
+
+async fn answer(State(fake): State<Arc<Fake>>, Json(req): Json<Value>) -> Response {
+    fake.seen.lock().unwrap().push(req.clone());
+    match (fake.script)(&req) {
+        Some(body) => (
+            [("content-type", "text/event-stream")],
+            body + "data: [DONE]\n\n",
+        )
+            .into_response(),
+        None => (
+            StatusCode::INTERNAL_SERVER_ERROR,
+            Json(json!({"error": {"message": "the fake model is down", "type": "server_error"}})),
+        )
+            .into_response(),
+    }
+}
+
+/// The app's own reading calls; `None` for a Bot's.
+fn readings(req: &Value) -> Option<String> {
+    Some(if tagged(req, "troupe-reader:user") {
+        text(r#"{"control":"neither"}"#)
+    } else if tagged(req, "troupe-reader:filing") {
+        text(r#"{"belongs":"new"}"#)
+    } else if tagged(req, "troupe-reader:bot") {
+        text(
+            r#"{"restates":false,"still_going":null,"claims_run":false,"nothing_to_do":false,"bare_status":false,"asks_ok_only":false}"#,
+        )
+    } else if tagged(req, "troupe-judgement") {
+        text(r#"{"join":false}"#)
+    } else {
+        return None;
+    })
+}
+
+/// At her desk Ada opens a job for `line`; `in_job` answers her work on it.
+fn ada(req: &Value, line: &str, in_job: &dyn Fn(&Value) -> Option<String>) -> Option<String> {
+    if let Some(r) = readings(req) {
+        return Some(r);
+    }
+    if bot_of(req).as_deref() != Some("Ada") {
+        return Some(text(UNEXPECTED));
+    }
+    let sys = system(req);
+    if sys.contains(AT_DESK) {
+        return Some(
+            if after_tool(req).is_none() && fresh_user(req).contains(line) {
+                tool_call("work_on", json!({"new": {"title": line}}))
+            } else {
+                text(ON_IT)
+            },
+        );
+    }
+    if sys.contains(IN_JOB) {
+        return in_job(req);
+    }
+    Some(text(UNEXPECTED))
+}
+
+// ---------- the daemon ----------
+
+struct Setup {
+    rig: Rig,
+    fake: Arc<Fake>,
+}
+
+impl Setup {
+    async fn new(script: impl Fn(&Value) -> Option<String> + Send + Sync + 'static) -> Setup {
+        let fake = Fake::serve(script).await;
+        // One attempt per model call: a 500 fails the turn at once, with no backoff to wait.
+        let rig = Rig::new(|p| {
+            write_config(
+                p,
+                &[("fake", &fake.url)],
+                &[("default", "fake"), ("reading", "fake")],
+                "[limits]\nmax_attempts = 1\n",
+            )
+        });
+        Setup { rig, fake }
+    }
+
+    fn start(&self) -> (Daemon, Api) {
+        let d = Daemon::start_with(
+            &troupe_binary(),
+            &self.rig.path("data"),
+            &self.rig.path("config.toml"),
+            &self.rig.path("daemon.log"),
+            &["--manual-clock"],
+        );
+        let api = Api::of(&d);
+        (d, api)
+    }
+}
+
+async fn ada_bot(api: &Api, fake: &Fake) -> i64 {
+    api.post(
+        "/v1/bots",
+        json!({"name": "Ada", "endpoint": {"kind": "openai", "base_url": fake.url, "model": "fake"}}),
+    )
+    .await["id"]
+        .as_i64()
+        .unwrap()
+}
+
+/// Move the clock one timer period on, then tick once; the tick's report.
+async fn tick(api: &Api) -> Value {
+    let (status, v) = api
+        .post_status("/v1/debug/clock", json!({"advance_ms": TICK_MS}))
+        .await;
+    assert_eq!(status.as_u16(), 200, "{v}");
+    let (status, v) = api.post_status("/v1/debug/tick", json!({})).await;
+    assert_eq!(status.as_u16(), 200, "{v}");
+    assert_eq!(v["failed"], json!([]), "a tick part failed: {v:#}");
+    v
+}
+
+/// Ada's work item on the job, once it is in `state` with no live segment.
+async fn job_item_in(api: &Api, bot: i64, state: &str) -> Value {
+    wait_until(&format!("Ada's work on the job is {state}"), || async {
+        api.list(&format!("/v1/bots/{bot}/work-items"))
+            .await
+            .into_iter()
+            .find(|w| w["mode"] == "work" && w["state"] == state && w["turn_id"].is_null())
+    })
+    .await
+}
+
+async fn work_log(api: &Api, plan: &Value) -> Vec<Value> {
+    api.list(&format!("/v1/tasks/{plan}/work-log?limit=1000"))
+        .await
+}
+
+fn kinds(log: &[Value]) -> Vec<String> {
+    log.iter()
+        .map(|r| r["kind"].as_str().unwrap_or_default().to_string())
+        .collect()
+}
+
+/// The app's supervisor lines in the conversation, as their control codes.
+async fn supervisor_lines(api: &Api, s: i64) -> Vec<String> {
+    api.lines(s)
+        .await
+        .iter()
+        .filter(|l| l["control"]["kind"] == "supervisor")
+        .map(|l| {
+            l["control"]["code"]
+                .as_str()
+                .unwrap_or_default()
+                .to_string()
+        })
+        .collect()
+}
+
+// ---------- the tests ----------
+
+/// SV-7/SV-10/S-SV-10: a failing job turn is picked up on the tick until the hourly budget of
+/// three is spent, then the user is told once; a hold over the Bot keeps every tick off it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn s_sv_10_a_failing_turn_is_picked_up_until_retry_budget_and_never_while_held() {
+    let setup = Setup::new(|req| ada(req, FAILING_LINE, &|_| None)).await;
+    let (_d, api) = setup.start();
+    let fake = &setup.fake;
+    let bot = ada_bot(&api, fake).await;
+    let s = api.direct(bot).await;
+    api.say(s, FAILING_LINE).await;
+    let item = job_item_in(&api, bot, "needs_attention").await;
+    let plan = item["plan_id"].clone();
+    assert_eq!(fake.job_calls().len(), 1, "the first turn failed once");
+
+    // Held: the ticks pass it by; nothing is asked of the model, nothing is logged.
+    let hold = api
+        .post(
+            "/v1/holds",
+            json!({"scope": {"kind": "bot", "bot_id": bot}, "session_id": s}),
+        )
+        .await;
+    for _ in 0..2 {
+        tick(&api).await;
+    }
+    assert_eq!(fake.job_calls().len(), 1, "no pick-up while held");
+    assert!(
+        !kinds(&work_log(&api, &plan).await).contains(&"supervisor_picked_up".to_string()),
+        "{:#?}",
+        work_log(&api, &plan).await
+    );
+
+    // Lifted: the next tick picks it up; each failure is picked up again, three times in all.
+    api.post(&format!("/v1/holds/{}/lift", hold["id"]), json!({}))
+        .await;
+    for attempt in 1..=3 {
+        let report = tick(&api).await;
+        wait_until(&format!("pick-up {attempt} reached the model"), || async {
+            (fake.job_calls().len() == 1 + attempt).then_some(())
+        })
+        .await;
+        job_item_in(&api, bot, "needs_attention").await;
+        let picked: Vec<Value> = work_log(&api, &plan)
+            .await
+            .into_iter()
+            .filter(|r| r["kind"] == "supervisor_picked_up")
+            .collect();
+        assert_eq!(picked.len(), attempt, "{report:#}");
+        assert_eq!(picked[attempt - 1]["payload"]["attempt"], attempt);
+        assert_eq!(picked[attempt - 1]["work_item_id"], item["id"]);
+    }
+    assert!(supervisor_lines(&api, s).await.is_empty(), "no line yet");
+
+    // Spent: the user is told once, and no fourth attempt is made however often it ticks.
+    for _ in 0..3 {
+        tick(&api).await;
+    }
+    assert_eq!(fake.job_calls().len(), 4, "no fourth attempt");
+    assert_eq!(supervisor_lines(&api, s).await, vec!["retry_budget"]);
+    let log = kinds(&work_log(&api, &plan).await);
+    assert_eq!(
+        log.iter()
+            .filter(|k| *k == "supervisor_retry_budget")
+            .count(),
+        1,
+        "{log:?}"
+    );
+    // The pick-ups were written as fired supervisor check-backs (SV-2).
+    let rows = api.list(&format!("/v1/check-backs?bot_id={bot}")).await;
+    assert_eq!(
+        rows.iter().filter(|r| r["state"] == "fired").count(),
+        3,
+        "{rows:#?}"
+    );
+}
+
+/// The shell command the job runs: records its process group for the test's cleanup, says it
+/// started, and runs until killed.
+fn long_command(dir: &Path) -> String {
+    format!(
+        "echo > {dir}/ada-$$.pid; touch {dir}/started; sleep 600",
+        dir = dir.display()
+    )
+}
+
+/// SV-19/S-SV-9: SIGKILL while a job's shell command runs; after the restart the tick picks
+/// nothing up, tells the user once that the command's outcome is unknown, and no model is
+/// asked anything.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn s_sv_9_sigkill_during_a_shell_is_an_unknown_effect_with_no_new_turn() {
+    let pids = tempfile::tempdir().unwrap();
+    let _cleanup = KillRecordedOnDrop(pids.path().to_path_buf());
+    let cmd = long_command(pids.path());
+    let setup = Setup::new(move |req| {
+        ada(req, SHELL_LINE, &|r| {
+            Some(match after_tool(r) {
+                None => shell_call(&cmd),
+                Some(_) => text(UNEXPECTED),
+            })
+        })
+    })
+    .await;
+    let started: PathBuf = pids.path().join("started");
+    let (mut daemon, api) = setup.start();
+    let bot = ada_bot(&api, &setup.fake).await;
+    let s = api.direct(bot).await;
+    api.say(s, SHELL_LINE).await;
+    wait_until("the job's shell command started", || async {
+        started.exists().then_some(())
+    })
+    .await;
+    daemon.child.kill().unwrap(); // SIGKILL
+    daemon.child.wait().unwrap();
+    let asked_before = setup.fake.all();
+
+    let (_daemon, api) = setup.start();
+    let item = job_item_in(&api, bot, "needs_attention").await;
+    let plan = item["plan_id"].clone();
+    for _ in 0..3 {
+        tick(&api).await;
+    }
+    assert_eq!(supervisor_lines(&api, s).await, vec!["unknown_effect"]);
+    let log = kinds(&work_log(&api, &plan).await);
+    assert!(
+        !log.contains(&"supervisor_picked_up".to_string()),
+        "{log:?}"
+    );
+    assert_eq!(
+        log.iter()
+            .filter(|k| *k == "supervisor_unknown_effect")
+            .count(),
+        1,
+        "{log:?}"
+    );
+    assert_eq!(
+        setup.fake.all(),
+        asked_before,
+        "no new turn after the restart\n{}",
+        setup.rig.log()
+    );
+    let turns = api.turns(s).await;
+    assert!(turns.iter().all(|t| t["status"] != "running"), "{turns:#?}");
+}
