@@ -354,6 +354,29 @@ async fn s_rm1_a_complaint_marks_the_approving_review() {
         .into_iter()
         .any(|m| m.text().contains("这版节奏太拖了") && m.text().contains("rework"));
     assert!(told, "the maker heard the complaint");
+    assert_eq!(complaint[0].source_kind.as_deref(), Some("line"));
+
+    // QE1: clearing the conversation keeps the events and the miss, and drops only the link
+    // to the line.
+    t.w.collab.clear_session(t.s, false).await.unwrap();
+    let after = events(&t.w, false);
+    let complaint = after
+        .iter()
+        .find(|e| e.cause == quality_cause::COMPLAINT)
+        .expect("the complaint's event stays");
+    assert_eq!(
+        (complaint.source_kind.as_deref(), complaint.source_id),
+        (None, None)
+    );
+    for e in &all {
+        assert!(after.iter().any(|a| a.id == e.id), "{e:?} stays: {after:?}");
+    }
+    let misses = t
+        .store()
+        .read(|tx| tx.review_misses_of(checker, t.s, 5))
+        .unwrap();
+    assert_eq!(misses[0].line_id, None);
+    assert_eq!(misses[0].words, "这版节奏太拖了");
 }
 
 /// A reviewer's reject is an `execution` event on the producer's work, with its model.

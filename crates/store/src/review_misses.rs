@@ -102,7 +102,7 @@ impl Tx<'_> {
                     .plan(s.plan_id)
                     .ticket(s.ticket_id)
                     .source("submission", sub.0)
-                    .detail(json!({"review_id": review.id, "message_id": line, "words": words})),
+                    .detail(json!({"review_id": review.id, "words": words})),
             )?;
             out.push(miss);
         }

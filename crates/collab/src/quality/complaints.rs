@@ -144,6 +144,7 @@ pub(crate) fn on_routed(
             line.body.trim()
         );
         send_back(tx, &sub, SendBack::UserFault, Some(("complaint", text)))?;
+        super::writers::complained(tx, &sub, line)?;
         sent.push(ticket);
     }
     Ok(sent)

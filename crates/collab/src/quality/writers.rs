@@ -19,7 +19,8 @@ fn on_handover(kind: QualityType, why: &str, s: &SubmissionRecord) -> NewQuality
         .ticket(s.ticket_id)
 }
 
-/// The hand-over went back to rework: checks, a reviewer's reject or a complaint.
+/// The hand-over went back to rework: checks or a reviewer's reject. A complaint's is
+/// written with its line (`complained`).
 pub(crate) fn sent_back(
     tx: &mut Tx<'_>,
     s: &SubmissionRecord,
@@ -28,9 +29,23 @@ pub(crate) fn sent_back(
     let cause = match why {
         SendBack::GateFailed { .. } | SendBack::Supervisor => quality_cause::CHECKS_FAILED,
         SendBack::Rejected => quality_cause::REVIEW_REJECTED,
-        SendBack::UserFault => quality_cause::COMPLAINT,
+        SendBack::UserFault => return Ok(()),
     };
     tx.quality_event(on_handover(QualityType::Execution, cause, s).source("submission", s.id.0))?;
+    Ok(())
+}
+
+/// A complaint sent the hand-over back: its source is the user's line, a link a clear drops.
+pub(crate) fn complained(
+    tx: &mut Tx<'_>,
+    s: &SubmissionRecord,
+    line: &troupe_core::conversation::SessionMessage,
+) -> Result<(), StoreError> {
+    tx.quality_event(
+        on_handover(QualityType::Execution, quality_cause::COMPLAINT, s)
+            .source("line", line.id.0)
+            .detail(json!({"submission_id": s.id})),
+    )?;
     Ok(())
 }
 
