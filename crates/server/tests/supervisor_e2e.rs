@@ -9,6 +9,8 @@
 //! - A daemon SIGKILLed while a job's shell command runs comes back with that effect unknown:
 //!   the tick continues nothing, tells the user once with an `unknown_effect` line, and the
 //!   model is asked nothing (SV-19, S-SV-9).
+//! - A quiet ticket's owner is called back twice in its progress cycle, each after the quiet
+//!   threshold, then only a `stalled` notice is logged, with no line (SV-12…SV-14, S-SV-6).
 
 mod daemon_support;
 
@@ -23,12 +25,18 @@ use std::sync::{Arc, Mutex};
 
 const FAILING_LINE: &str = "Ada, draw the poster";
 const SHELL_LINE: &str = "Ada, build the site";
+const STALLED_LINE: &str = "Ada, write the brochure";
+const LAID_OUT: &str = "Laid out the brochure ticket.";
+const STILL_ON_IT: &str = "Still on it.";
+/// How a call-back starts (troupe_core::supervisor::callback_line).
+const CALLED_BACK: &str = "has been quiet for";
 const ON_IT: &str = "On it.";
 const UNEXPECTED: &str = "UNEXPECTED request";
 const AT_DESK: &str = "You are at your desk in this conversation";
 const IN_JOB: &str = "You work on this job in its folder";
 /// What the scheduler's timer would wait between ticks.
 const TICK_MS: i64 = 15_000;
+const MINUTE: i64 = 60_000;
 
 // ---------- the fake model ----------
 
@@ -175,12 +183,16 @@ async fn ada_bot(api: &Api, fake: &Fake) -> i64 {
         .unwrap()
 }
 
-/// Move the clock one timer period on, then tick once; the tick's report.
-async fn tick(api: &Api) -> Value {
+async fn advance(api: &Api, ms: i64) {
     let (status, v) = api
-        .post_status("/v1/debug/clock", json!({"advance_ms": TICK_MS}))
+        .post_status("/v1/debug/clock", json!({"advance_ms": ms}))
         .await;
     assert_eq!(status.as_u16(), 200, "{v}");
+}
+
+/// Move the clock one timer period on, then tick once; the tick's report.
+async fn tick(api: &Api) -> Value {
+    advance(api, TICK_MS).await;
     let (status, v) = api.post_status("/v1/debug/tick", json!({})).await;
     assert_eq!(status.as_u16(), 200, "{v}");
     assert_eq!(v["failed"], json!([]), "a tick part failed: {v:#}");
@@ -367,4 +379,81 @@ async fn s_sv_9_sigkill_during_a_shell_is_an_unknown_effect_with_no_new_turn() {
     );
     let turns = api.turns(s).await;
     assert!(turns.iter().all(|t| t["status"] != "running"), "{turns:#?}");
+}
+
+/// SV-12…SV-14/S-SV-6: a quiet ticket's owner is called back after the threshold, again after
+/// another one with no progress, and then only a notice is logged: no third call, no line.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn s_sv_6_a_stalled_ticket_is_called_back_twice_then_only_noticed() {
+    let setup = Setup::new(|req| {
+        ada(req, STALLED_LINE, &|r| {
+            Some(if fresh_user(r).contains(CALLED_BACK) {
+                text(STILL_ON_IT)
+            } else {
+                match after_tool(r).as_deref() {
+                    None if fresh_user(r).contains(STALLED_LINE) => tool_call(
+                        "plan_items",
+                        json!({"items": [{"title": "Brochure", "owner": "Ada",
+                                "done_when": "brochure.md in the ticket's folder"}]}),
+                    ),
+                    Some("plan_items") => text(LAID_OUT),
+                    _ => text(UNEXPECTED),
+                }
+            })
+        })
+    })
+    .await;
+    let (_d, api) = setup.start();
+    let fake = &setup.fake;
+    let bot = ada_bot(&api, fake).await;
+    let s = api.direct(bot).await;
+    api.say(s, STALLED_LINE).await;
+    let item = job_item_in(&api, bot, "idle").await;
+    let plan = item["plan_id"].clone();
+    let tickets = api.get(&format!("/v1/tasks/{plan}/tickets")).await;
+    assert_eq!(
+        tickets["tickets"].as_array().map(Vec::len),
+        Some(1),
+        "{tickets:#}\n{}",
+        setup.rig.log()
+    );
+    let called_back = || {
+        fake.job_calls()
+            .iter()
+            .filter(|r| fresh_user(r).contains(CALLED_BACK))
+            .count()
+    };
+
+    // Not quiet long enough yet: nothing.
+    tick(&api).await;
+    assert_eq!(called_back(), 0);
+    // Ada's last line in the direct is after the user's: the threshold is 10 minutes (SV-13).
+    for n in 1..=2 {
+        advance(&api, 10 * MINUTE).await;
+        tick(&api).await;
+        wait_until(&format!("call-back {n} reached Ada"), || async {
+            (called_back() == n).then_some(())
+        })
+        .await;
+        job_item_in(&api, bot, "idle").await;
+    }
+    for _ in 0..3 {
+        advance(&api, 10 * MINUTE).await;
+        tick(&api).await;
+    }
+    assert_eq!(called_back(), 2, "no third call-back in the cycle");
+    let log = kinds(&work_log(&api, &plan).await);
+    let count = |k: &str| log.iter().filter(|x| *x == k).count();
+    assert_eq!(count("supervisor_called_back"), 2, "{log:?}");
+    assert_eq!(count("supervisor_notice"), 1, "{log:?}");
+    assert!(
+        supervisor_lines(&api, s).await.is_empty(),
+        "no line for stalled"
+    );
+    let lines = api.lines(s).await;
+    assert!(
+        lines.iter().all(|l| l["body"] != UNEXPECTED),
+        "{lines:#?}\n{}",
+        setup.rig.log()
+    );
 }
