@@ -40,6 +40,7 @@ pub const BODY_LIMIT: usize = 1024 * 1024;
         (name = "tasks", description = "Plans (jobs): one job toward a goal, across conversations"),
         (name = "child-tasks", description = "Child tasks a session's Bot handed to other agents"),
         (name = "events", description = "Live events"),
+        (name = "external-jobs", description = "Renders media servers accepted, polled and settled by the app"),
         (name = "nodes", description = "The daemon processes sharing this database"),
         (name = "mcp", description = "MCP servers whose tools Bots use, and the MCP calls a turn made"),
         (name = "channels", description = "Outside chats: each channel account's signed inbound webhook"),
@@ -75,6 +76,7 @@ pub fn api() -> (Router<AppState>, utoipa::openapi::OpenApi) {
         .merge(routes::tickets::router())
         .merge(routes::child_tasks::router())
         .merge(routes::events::router())
+        .merge(routes::external_jobs::router())
         .merge(routes::nodes::router())
         .merge(routes::mcp::router())
         .merge(routes::channels::router())

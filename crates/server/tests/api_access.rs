@@ -231,6 +231,8 @@ async fn the_openapi_document_lists_every_route() {
         ("/v1/agenda/{id}", "patch"),
         ("/v1/agenda/{id}", "delete"),
         ("/v1/check-backs", "get"),
+        ("/v1/external-jobs", "get"),
+        ("/v1/external-jobs/{id}", "get"),
         ("/v1/tasks", "get"),
         ("/v1/tasks/{id}", "get"),
         ("/v1/tasks/{id}/revisions", "get"),

@@ -12,6 +12,7 @@ pub mod clearing;
 pub mod debug;
 pub mod delegations;
 pub mod events;
+pub mod external_jobs;
 pub mod holds;
 pub mod lattice;
 pub mod mcp;
