@@ -234,9 +234,11 @@ async fn manual_clock_moves_only_when_told_and_refuses_bad_advances() {
 
     let report = tick(&api).await;
     assert_eq!(report["at"], now + 90 * MINUTE + 1, "{report:#}");
-    assert_eq!(
-        report["check_backs"],
-        json!({"fired": [], "cleared": [], "set_aside": []})
+    let check_backs = report["check_backs"].as_object().unwrap();
+    assert!(check_backs.contains_key("fired"), "{report:#}");
+    assert!(
+        check_backs.values().all(|v| v == &json!([])),
+        "nothing was booked, so nothing fell due: {report:#}"
     );
 }
 
