@@ -54,6 +54,29 @@ END $$;
 CREATE TRIGGER user_quote_filings_plan_gone BEFORE DELETE ON plans
     FOR EACH ROW EXECUTE FUNCTION user_quote_filings_plan_gone();
 
+-- UQ-3, once, at this upgrade: the person's lines and answers' own words still in the
+-- transcripts are each kept once, filed as their lines are. Nothing is back-filled later.
+INSERT INTO user_quotes (body, message_id, session_id, source_kind, created_at)
+SELECT CASE WHEN char_length(words) <= 2000 THEN words
+            ELSE substr(words, 1, 980) || chr(10) || '…[' || CAST(char_length(words) - 1960 AS TEXT)
+                 || ' characters cut]…' || chr(10) || substr(words, char_length(words) - 979)
+       END,
+       id, session_id, source_kind, created_at
+FROM (SELECT id, session_id, created_at, body AS words, 'line' AS source_kind
+      FROM session_messages
+      WHERE author = 'user' AND kind = 'line' AND body <> ''
+          AND (routing IS NULL OR routing <> 'withdrawn')
+      UNION ALL
+      SELECT id, session_id, COALESCE(answered_at, created_at),
+             CAST(ask_answer AS JSON) ->> 'text', 'answer'
+      FROM session_messages
+      WHERE kind = 'ask' AND ask_answer IS NOT NULL
+          AND COALESCE(CAST(ask_answer AS JSON) ->> 'text', '') <> '') AS kept
+ORDER BY created_at, id;
+INSERT INTO user_quote_filings (quote_id, plan_id, ticket_id, at)
+SELECT q.id, f.plan_id, f.ticket_id, f.at
+FROM user_quotes q JOIN message_filings f ON f.message_id = q.message_id;
+
 -- A line's earlier words, one row per edit (the words it had before it); shown behind
 -- "Edited", deleted with the transcript.
 CREATE TABLE line_versions (

@@ -46,6 +46,29 @@ BEGIN
     DELETE FROM user_quote_filings WHERE plan_id = OLD.id;
 END;
 
+-- UQ-3, once, at this upgrade: the person's lines and answers' own words still in the
+-- transcripts are each kept once, filed as their lines are. Nothing is back-filled later.
+INSERT INTO user_quotes (body, message_id, session_id, source_kind, created_at)
+SELECT CASE WHEN length(words) <= 2000 THEN words
+            ELSE substr(words, 1, 980) || char(10) || '…[' || (length(words) - 1960)
+                 || ' characters cut]…' || char(10) || substr(words, length(words) - 979)
+       END,
+       id, session_id, source_kind, created_at
+FROM (SELECT id, session_id, created_at, body AS words, 'line' AS source_kind
+      FROM session_messages
+      WHERE author = 'user' AND kind = 'line' AND body <> ''
+          AND (routing IS NULL OR routing <> 'withdrawn')
+      UNION ALL
+      SELECT id, session_id, COALESCE(answered_at, created_at),
+             json_extract(ask_answer, '$.text'), 'answer'
+      FROM session_messages
+      WHERE kind = 'ask' AND ask_answer IS NOT NULL
+          AND COALESCE(json_extract(ask_answer, '$.text'), '') <> '')
+ORDER BY created_at, id;
+INSERT INTO user_quote_filings (quote_id, plan_id, ticket_id, at)
+SELECT q.id, f.plan_id, f.ticket_id, f.at
+FROM user_quotes q JOIN message_filings f ON f.message_id = q.message_id;
+
 -- A line's earlier words, one row per edit (the words it had before it); shown behind
 -- "Edited", deleted with the transcript.
 CREATE TABLE line_versions (
