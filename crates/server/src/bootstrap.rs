@@ -136,6 +136,7 @@ pub async fn build_state(data_dir: &Path, opts: BootOptions) -> anyhow::Result<B
     let tool_host = troupe_collab::tools::ToolHost::new();
     let hooks = troupe_collab::submissions::Hooks {
         checks: Arc::new(checks.clone()),
+        required: Arc::new(troupe_collab::ledger::LedgerItems),
         ..Default::default()
     };
     let builder = troupe_collab::extend_with(builder, &tool_host, hooks)?;
@@ -175,6 +176,8 @@ pub async fn build_state(data_dir: &Path, opts: BootOptions) -> anyhow::Result<B
     collab.repair_holds().await?;
     // Nods the word lists cannot decide are read after commit (MEN-8).
     collab.listen_for_nods();
+    // Filed lines and board edits reach the requirements ledger (and the scribe's queue).
+    collab.listen_for_ledger_lines();
     // Lines a stop left unread or unrouted are read (or their stored reading reused) and
     // routed now, in order; delivery keys make each reach its Bots once.
     let resumed = collab.clone();

@@ -73,6 +73,8 @@ pub fn api() -> (Router<AppState>, utoipa::openapi::OpenApi) {
         .merge(routes::plans::router())
         .merge(routes::submissions::router())
         .merge(routes::checks::router())
+        .merge(routes::requirements::router())
+        .merge(routes::settings::router())
         .merge(routes::tickets::router())
         .merge(routes::child_tasks::router())
         .merge(routes::events::router())

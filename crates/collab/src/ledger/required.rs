@@ -1,9 +1,10 @@
 //! §5.2: the requirements a review must pass are the ledger's entries in force on the
 //! hand-over's job (those set aside there and other tickets' aside). One is backed by the user
 //! when they wrote it on the board or confirmed it, or a confirmed check from their words on
-//! the same number last passed.
+//! the same number last passed. A check from words said twice that no entry carries (its
+//! number said where the scribe was off) is still required, as before the ledger.
 
-use crate::submissions::RequiredItems;
+use crate::submissions::{RequiredItems, SaidTwice};
 use troupe_core::requirement::{Scope, SourceKind, State};
 use troupe_core::review::Requirement;
 use troupe_store::{CheckKind, RunOutcome, StoreError, SubmissionRecord, Tx};
@@ -44,6 +45,7 @@ impl RequiredItems for LedgerItems {
             .filter_map(|c| crate::checks::words::number_of(&c))
             .collect();
         let mut out = Vec::new();
+        let mut numbers = Vec::new();
         for r in tx.requirements_of_plan(sub.plan_id)? {
             if r.state != State::InForce || excluded.contains(&r.id) || r.quote.is_empty() {
                 continue;
@@ -55,6 +57,9 @@ impl RequiredItems for LedgerItems {
                 .requirement_steps(r.id)?
                 .iter()
                 .any(|(step, _, _)| step == "confirmed" || step == "taken_up");
+            if let Some(n) = r.number {
+                numbers.push(n);
+            }
             let checked = r
                 .number
                 .as_ref()
@@ -69,6 +74,17 @@ impl RequiredItems for LedgerItems {
                 about_picture,
                 user_backed: r.source_kind == SourceKind::Board || confirmed || checked,
             });
+        }
+        // Checks said twice whose number no entry in force carries.
+        let checks = tx.checks_of_plan(sub.plan_id, false)?;
+        for item in SaidTwice.requirements(tx, sub)? {
+            let number = checks
+                .iter()
+                .find(|c| c.id.to_string() == item.id)
+                .and_then(crate::checks::words::number_of);
+            if !number.is_some_and(|n| numbers.iter().any(|m| m.same_as(&n))) {
+                out.push(item);
+            }
         }
         Ok(out)
     }
