@@ -11,12 +11,12 @@ use troupe_collab::tickets::ball::{able_bots, ball_of, notice_place, wake_place}
 use troupe_core::ball::{Ball, BallWhy, Holder};
 use troupe_core::delegation::Expects;
 use troupe_core::hold::{HoldEffect, HoldScope, HoldSource};
-use troupe_core::submission::{SubmissionOrigin, SubmissionState};
+use troupe_core::submission::{CheckSource, SubmissionOrigin, SubmissionState};
 use troupe_core::thread::Interaction;
-use troupe_core::{BotId, PlanId, SessionId, TicketId, WorkItemId};
+use troupe_core::{BotId, CheckId, PlanId, SessionId, TicketId, WorkItemId};
 use troupe_store::{
-    FilingSource, Layout, LayoutItem, NewDelegation, NewFiling, NewHold, NewSubmission, NewThread,
-    TicketRecord, TicketRef,
+    CheckKind, FilingSource, Layout, LayoutItem, NewCheck, NewCheckRun, NewDelegation, NewFiling,
+    NewHold, NewSubmission, NewThread, RunOutcome, TicketRecord, TicketRef,
 };
 
 const QUIET: &str = r#"{"steps":[{"text":"ok"}],"on_exhausted":"repeat_last"}"#;
@@ -398,4 +398,63 @@ async fn bh_rule_5_reviewer_and_the_views_carry_the_ball() {
     assert_eq!(ball(&t.w, tk[0].id), None);
     let v = serde_json::to_value(t.w.collab.plan(t.plan).unwrap()).unwrap();
     assert_eq!(v["ball"], serde_json::Value::Null);
+}
+
+// Rule 5's exception: awaiting the user's word, but a check bound to the ticket (a path in
+// its folder) failed on its last run → back to the owner; a later pass gives it back.
+#[tokio::test]
+async fn bh_rule_5_a_failed_bound_check_sends_it_to_the_owner() {
+    let t = team();
+    let tk = lay_out(
+        &t.w,
+        t.plan,
+        &[
+            ("Poster", Some(t.maker), None, &[]),
+            ("Slogans", Some(t.rita), None, &[]),
+        ],
+    );
+    for id in [tk[0].id, tk[1].id] {
+        let review = serde_json::from_value(json!({"status": "in_review"})).unwrap();
+        t.w.collab.patch_ticket(id, review).unwrap();
+    }
+    assert_eq!(
+        holder(&t.w, tk[0].id),
+        (Holder::User, None, BallWhy::InReviewUnsubmitted)
+    );
+    let run = |check: CheckId, outcome: RunOutcome| {
+        t.w.collab
+            .store()
+            .write(|tx| {
+                tx.record_check_run(&NewCheckRun {
+                    check_id: check,
+                    submission_id: None,
+                    outcome,
+                    detail: String::new(),
+                    output_tail: String::new(),
+                    measured: None,
+                    started_at: tx.now(),
+                })
+            })
+            .unwrap();
+    };
+    let check =
+        t.w.collab
+            .store()
+            .write(|tx| {
+                let mut c = NewCheck::new(t.plan, CheckKind::FileExists, CheckSource::User);
+                c.path = Some(format!("{}/poster.md", tk[0].folder));
+                Ok(tx.create_check(&c)?.id)
+            })
+            .unwrap();
+    run(check, RunOutcome::Failed);
+    let b = ball(&t.w, tk[0].id).unwrap();
+    assert_eq!(
+        (b.holder, b.bot_id, b.why),
+        (Holder::Bot, Some(t.maker), BallWhy::FailedCheck)
+    );
+    assert_eq!(b.text, "With Maker: a check failed on its last run");
+    // Not bound to #02, whose folder it does not reach.
+    assert_eq!(holder(&t.w, tk[1].id).0, Holder::User);
+    run(check, RunOutcome::Passed);
+    assert_eq!(holder(&t.w, tk[0].id).0, Holder::User);
 }
