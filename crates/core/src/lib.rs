@@ -32,6 +32,7 @@ pub mod participation;
 pub mod pause;
 pub mod plan;
 pub mod plan_name;
+pub mod quality;
 pub mod quote;
 pub mod reading;
 pub mod requirement;

@@ -4,9 +4,9 @@
 //! broke off — the app's stall, never the model's (QE4).
 
 use serde_json::json;
-use troupe_core::run::EndReason;
+use troupe_core::quality::turn_end_quality;
 use troupe_engine::extension::RunObserver;
-use troupe_store::{NewQualityEvent, QualityType, RunRecord, StoreError, Tx, quality_cause};
+use troupe_store::{NewQualityEvent, RunRecord, StoreError, Tx};
 
 pub struct QualityRuns;
 
@@ -18,17 +18,15 @@ impl RunObserver for QualityRuns {
         if bot.is_none() {
             return Ok(());
         }
-        let (kind, why) = match &run.end_reason {
-            Some(EndReason::ModelError(_)) => (QualityType::Model, quality_cause::MODEL_ERROR),
-            Some(EndReason::HopLimit(_)) => (QualityType::Model, quality_cause::HOP_LIMIT),
-            Some(EndReason::Interrupted) => (QualityType::Orchestration, quality_cause::CRASH),
-            Some(EndReason::Internal(_)) => (QualityType::Orchestration, quality_cause::STALL),
-            _ if tx.run_cut_off(run.id)? => (QualityType::Model, quality_cause::CUT_OFF),
-            _ => return Ok(()),
+        let Some(end) = &run.end_reason else {
+            return Ok(());
+        };
+        let Some((kind, why)) = turn_end_quality(end, tx.run_cut_off(run.id)?) else {
+            return Ok(());
         };
         let detail = json!({
-            "end_reason": run.end_reason.as_ref().map(|r| r.code().to_string()),
-            "end_detail": run.end_reason.as_ref().and_then(|r| r.detail()),
+            "end_reason": end.code(),
+            "end_detail": end.detail(),
         });
         tx.quality_event(
             NewQualityEvent::new(kind, why)

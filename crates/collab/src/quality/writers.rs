@@ -26,11 +26,10 @@ pub(crate) fn sent_back(
     s: &SubmissionRecord,
     why: SendBack,
 ) -> Result<(), StoreError> {
-    let cause = match why {
-        SendBack::GateFailed { .. } | SendBack::Supervisor => quality_cause::CHECKS_FAILED,
-        SendBack::Rejected => quality_cause::REVIEW_REJECTED,
-        SendBack::UserFault => return Ok(()),
-    };
+    if why == SendBack::UserFault {
+        return Ok(());
+    }
+    let cause = troupe_core::quality::send_back_cause(why);
     tx.quality_event(on_handover(QualityType::Execution, cause, s).source("submission", s.id.0))?;
     Ok(())
 }
