@@ -63,6 +63,7 @@ impl TickReport {
             && cb.fired.is_empty()
             && cb.cleared.is_empty()
             && cb.set_aside.is_empty()
+            && cb.voided.is_empty()
             && quiet_value(self.supervisor.as_ref())
             && quiet_value(self.external_jobs.as_ref())
     }
@@ -86,9 +87,17 @@ impl Collab {
             at: self.store().now(),
             ..TickReport::default()
         };
+        let supervised = self.supervise();
+        if let Some(r) = report.take("supervisor", supervised) {
+            report.supervisor = serde_json::to_value(r).ok();
+        }
         let fired = self.fire_due_check_backs();
         if let Some(r) = report.take("check_backs", fired) {
             report.check_backs = r;
+        }
+        let polled = self.poll_external_jobs(report.at).await;
+        if let Some(r) = report.take("external_jobs", polled) {
+            report.external_jobs = serde_json::to_value(r).ok();
         }
         report
     }

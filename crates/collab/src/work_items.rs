@@ -339,6 +339,8 @@ impl crate::Collab {
             return Err(crate::holds::lines::held(&format!("turn {run}"), &still));
         }
         self.drive_lifted(&lifted).await;
+        // The person's word: the supervisor's pick-up budget counts from here (SV-7).
+        self.store().write(|tx| tx.set_user_word(item.id))?;
         if position.is_some() {
             self.store().write(|tx| {
                 let waiting = item.waiting_on.clone();

@@ -153,7 +153,7 @@ fn call_back(
         "owner"
     };
     let text = callback_line(&format!("{:02} {}", t.number, t.title), quiet_ms, role);
-    tx.record_supervisor_wake(&SupervisorWake {
+    let row = tx.record_supervisor_wake(&SupervisorWake {
         bot: w.bot_id,
         work_item: w.id,
         session: place,
@@ -164,14 +164,7 @@ fn call_back(
         fired: true,
     })?;
     tx.bump_ticket_callbacks(t.id)?;
-    let now = tx.now();
-    apply::wake(
-        tx,
-        w,
-        place,
-        text,
-        format!("supervisor:callback:{}:{now}", t.id.0),
-    )?;
+    apply::wake(tx, w, place, text, format!("supervisor:{row}"))?;
     tx.log_work(
         WorkRef {
             plan: t.plan_id,

@@ -195,7 +195,7 @@ fn pick_up(
                 "spends_budget": spends_budget,
                 "restart": facts.restart,
             });
-            tx.record_supervisor_wake(&SupervisorWake {
+            let row = tx.record_supervisor_wake(&SupervisorWake {
                 bot: item.bot_id,
                 work_item: item.id,
                 session: place,
@@ -205,13 +205,7 @@ fn pick_up(
                 wait_spec: spec,
                 fired: true,
             })?;
-            apply::wake(
-                tx,
-                item,
-                place,
-                text,
-                format!("supervisor:pickup:{}:{now}", item.id.0),
-            )?;
+            apply::wake(tx, item, place, text, format!("supervisor:{row}"))?;
             apply::log(
                 tx,
                 item,

@@ -1,0 +1,277 @@
+//! The supervisor (issue 16 item 2, C §12) over a real engine and store with scripted Bots, on
+//! a clock only the test moves: each tick is `Collab::supervise`, and every wait is on the
+//! runs it starts.
+
+mod support;
+
+use serde_json::json;
+use std::sync::Arc;
+use support::*;
+use troupe_collab::holds::{HoldRequest, ScopeRequest};
+use troupe_collab::tools::ToolHost;
+use troupe_collab::{Collab, OpenPlan, SharedRoles};
+use troupe_core::inbox::Delivery;
+use troupe_core::plan::RevisionCause;
+use troupe_core::thread::Interaction;
+use troupe_core::work_item::{WorkMode, WorkState};
+use troupe_core::{BotId, ManualClock, PlanId, SessionId, ThreadId, WorkItemId};
+use troupe_engine::{Engine, RoleTable};
+use troupe_store::{NewThread, NewWorkItem};
+
+const FAILS: &str = r#"{"steps":[{"error":{"kind":"bad_request","message":"broken"}}],"on_exhausted":"repeat_last"}"#;
+const QUIET: &str = r#"{"steps":[{"text":"ok"}],"on_exhausted":"repeat_last"}"#;
+
+fn start() -> (ManualClock, World) {
+    let clock = ManualClock::new(1_760_000_000_000);
+    let dir = tempfile::tempdir().unwrap();
+    let store = troupe_store::testing::open_in(dir.path(), Arc::new(clock.clone()));
+    let secrets: troupe_engine::models::SecretSource = Arc::new(|_| None);
+    let roles = Arc::new(SharedRoles::new(RoleTable::new(secrets.clone()), secrets));
+    let host = ToolHost::new();
+    let builder = troupe_collab::extend(Engine::builder(store, roles.clone()), &host).unwrap();
+    let collab = Collab::new(builder.build(), roles, dir.path().join("workspaces"));
+    host.attach(&collab);
+    (clock, World { collab, dir })
+}
+
+struct Job {
+    plan: PlanId,
+    item: WorkItemId,
+    thread: ThreadId,
+}
+
+/// The Bot's job-level work on a new job of `s`, with its own thread in the job's folder.
+fn job_item(w: &World, s: SessionId, bot: BotId, title: &str) -> Job {
+    let plan = w
+        .collab
+        .open_plan(OpenPlan {
+            home_session_id: s,
+            opening_line_id: None,
+            title: Some(title.into()),
+            cause: RevisionCause::User,
+        })
+        .unwrap();
+    w.collab
+        .store()
+        .write(|tx| {
+            let folder = tx.plan(plan.id)?.folder;
+            std::fs::create_dir_all(&folder).unwrap();
+            let thread = tx.create_thread(&NewThread {
+                parent_id: None,
+                title: title.into(),
+                agent: troupe_collab::bot_binding(&tx.bot(bot)?),
+                workspace: folder,
+                interaction: Interaction::Interactive,
+            })?;
+            let item = tx.create_work_item(&NewWorkItem {
+                bot_id: bot,
+                mode: WorkMode::Work,
+                plan_id: Some(plan.id),
+                session_id: None,
+                thread_id: thread.id,
+                speaks_in: Some(s),
+            })?;
+            Ok(Job {
+                plan: plan.id,
+                item: item.id,
+                thread: thread.id,
+            })
+        })
+        .unwrap()
+}
+
+/// Give the work a task and wait for the run it starts to end.
+async fn work_on(w: &World, j: &Job, text: &str) {
+    let mut events = w.collab.store().subscribe();
+    w.collab
+        .engine()
+        .deliver(j.thread, Delivery::user_task(text.to_string()))
+        .await
+        .unwrap();
+    runs_ended(&mut events, j.thread, 1).await;
+    w.collab.engine().wait_idle(j.thread).await;
+}
+
+/// One supervisor pass; waits for the one run it may start on `j`.
+async fn tick(w: &World, j: &Job) -> serde_json::Value {
+    let mut events = w.collab.store().subscribe();
+    let before = runs(w, j.thread);
+    let report = w.collab.supervise().unwrap();
+    if report
+        .work
+        .iter()
+        .any(|a| a["pickup"]["verdict"] == "pick_up")
+        || report
+            .tickets
+            .iter()
+            .any(|t| t["verdict"]["verdict"] == "call_back")
+    {
+        runs_ended(&mut events, j.thread, 1).await;
+        w.collab.engine().wait_idle(j.thread).await;
+        assert_eq!(runs(w, j.thread), before + 1);
+    }
+    serde_json::to_value(report).unwrap()
+}
+
+fn state(w: &World, j: &Job) -> WorkState {
+    w.collab
+        .store()
+        .read(|tx| tx.work_item(j.item))
+        .unwrap()
+        .state
+}
+
+fn log_kinds(w: &World, j: &Job) -> Vec<String> {
+    w.collab
+        .store()
+        .read(|tx| tx.work_log_of_plan(j.plan, 0, 1000))
+        .unwrap()
+        .into_iter()
+        .map(|e| e.kind)
+        .collect()
+}
+
+fn supervisor_lines(w: &World, s: SessionId) -> Vec<serde_json::Value> {
+    w.collab
+        .lines(s, None, 1000)
+        .unwrap()
+        .into_iter()
+        .filter_map(|l| l.control)
+        .filter(|c| c["kind"] == "supervisor")
+        .collect()
+}
+
+#[tokio::test]
+async fn s_sv_10_failing_work_is_picked_up_three_times_then_retry_budget_once() {
+    let (_clock, w) = start();
+    let ada = bot(&w, "Ada", FAILS);
+    let s = direct(&w, ada);
+    let j = job_item(&w, s, ada, "Render the intro");
+    work_on(&w, &j, "render the intro").await;
+    assert_eq!(state(&w, &j), WorkState::NeedsAttention);
+
+    for attempt in 1..=3 {
+        let r = tick(&w, &j).await;
+        assert_eq!(
+            r["work"][0]["pickup"],
+            json!({"verdict": "pick_up", "attempt": attempt, "spends_budget": true, "cause": "failed"}),
+            "{r}"
+        );
+        assert_eq!(state(&w, &j), WorkState::NeedsAttention);
+    }
+    // The fourth is not attempted: one line to the user, no buttons, no Bot hears it.
+    let r = tick(&w, &j).await;
+    assert_eq!(
+        r["work"][0]["pickup"],
+        json!({"verdict": "budget_spent", "tell": true})
+    );
+    let told = supervisor_lines(&w, s);
+    assert_eq!(told.len(), 1, "{told:?}");
+    assert_eq!(told[0]["code"], "retry_budget");
+    assert_eq!(told[0]["offer"], json!([]));
+    // Nothing is due any more: later ticks read nothing and say nothing again.
+    assert!(w.collab.supervise().unwrap().is_empty());
+    assert_eq!(supervisor_lines(&w, s).len(), 1);
+    let kinds = log_kinds(&w, &j);
+    assert_eq!(
+        kinds
+            .iter()
+            .filter(|k| *k == "supervisor_picked_up")
+            .count(),
+        3
+    );
+    assert_eq!(
+        kinds
+            .iter()
+            .filter(|k| *k == "supervisor_retry_budget")
+            .count(),
+        1
+    );
+    // Each pick-up is a fired supervisor check-back row (SV-2).
+    let rows = w
+        .collab
+        .store()
+        .read(|tx| tx.supervisor_pickups_since(j.item, 0))
+        .unwrap();
+    assert_eq!(rows, 3);
+}
+
+#[tokio::test]
+async fn held_job_gets_no_pickup_and_the_lift_brings_it_back_next_tick() {
+    let (_clock, w) = start();
+    let ada = bot(&w, "Ada", FAILS);
+    let s = direct(&w, ada);
+    let j = job_item(&w, s, ada, "Cut the trailer");
+    work_on(&w, &j, "cut the trailer").await;
+    let request = HoldRequest {
+        scope: ScopeRequest {
+            kind: "bot".into(),
+            bot_id: Some(ada),
+            session_id: None,
+            task_id: None,
+            ticket_id: None,
+            turn_id: None,
+        },
+        session_id: Some(s),
+        action: None,
+    };
+    let (hold, _) = w.collab.post_hold(request).await.unwrap();
+    let r = tick(&w, &j).await;
+    assert_eq!(r["work"][0]["pickup"]["verdict"], "wait", "{r}");
+    assert!(
+        w.collab.supervise().unwrap().is_empty(),
+        "nothing due under the hold"
+    );
+    w.collab.lift_hold(hold.hold.id).await.unwrap();
+    let r = tick(&w, &j).await;
+    assert_eq!(r["work"][0]["pickup"]["verdict"], "pick_up", "{r}");
+}
+
+#[tokio::test]
+async fn pickup_refused_spends_nothing() {
+    let (_clock, w) = start();
+    let ada = bot(&w, "Ada", FAILS);
+    let s = direct(&w, ada);
+    let j = job_item(&w, s, ada, "Write the brief");
+    work_on(&w, &j, "write the brief").await;
+    w.collab
+        .store()
+        .write(|tx| {
+            tx.raw_execute(&format!(
+                "UPDATE sessions SET archived_at = 1 WHERE id = {}",
+                s.0
+            ))
+        })
+        .unwrap();
+    let r = tick(&w, &j).await;
+    assert_eq!(r["work"][0]["pickup"]["verdict"], "refused", "{r}");
+    let spent = w
+        .collab
+        .store()
+        .read(|tx| tx.supervisor_pickups_since(j.item, 0))
+        .unwrap();
+    assert_eq!(spent, 0);
+    assert!(log_kinds(&w, &j).contains(&"supervisor_pickup_refused".to_string()));
+}
+
+#[tokio::test]
+async fn sv_5_idle_work_with_mail_is_requeued_and_read() {
+    let (_clock, w) = start();
+    let ada = bot(&w, "Ada", QUIET);
+    let s = direct(&w, ada);
+    let j = job_item(&w, s, ada, "Mix the audio");
+    // Mail lands while the work is idle and nothing drives it (written straight to the inbox).
+    w.collab
+        .store()
+        .write(|tx| {
+            tx.deliver(j.thread, &Delivery::user_task("the mix is too loud".to_string()))?;
+            tx.set_work_state(j.item, WorkState::Idle, None)
+        })
+        .unwrap();
+    let mut events = w.collab.store().subscribe();
+    let r = w.collab.supervise().unwrap();
+    assert_eq!(r.work[0]["action"], json!({"kind": "requeue"}));
+    runs_ended(&mut events, j.thread, 1).await;
+    w.collab.engine().wait_idle(j.thread).await;
+    assert!(log_kinds(&w, &j).contains(&"supervisor_requeued".to_string()));
+}
