@@ -264,7 +264,10 @@ async fn sv_5_idle_work_with_mail_is_requeued_and_read() {
     w.collab
         .store()
         .write(|tx| {
-            tx.deliver(j.thread, &Delivery::user_task("the mix is too loud".to_string()))?;
+            tx.deliver(
+                j.thread,
+                &Delivery::user_task("the mix is too loud".to_string()),
+            )?;
             tx.set_work_state(j.item, WorkState::Idle, None)
         })
         .unwrap();
@@ -274,4 +277,96 @@ async fn sv_5_idle_work_with_mail_is_requeued_and_read() {
     runs_ended(&mut events, j.thread, 1).await;
     w.collab.engine().wait_idle(j.thread).await;
     assert!(log_kinds(&w, &j).contains(&"supervisor_requeued".to_string()));
+}
+
+fn add_ticket(w: &World, j: &Job, title: &str, owner: BotId) -> troupe_core::TicketId {
+    w.collab
+        .add_ticket(
+            j.plan,
+            troupe_collab::tickets::NewTicketRequest {
+                title: title.into(),
+                description: None,
+                done_when: None,
+                owner_bot_id: Some(owner),
+                reviewer_bot_id: None,
+            },
+        )
+        .unwrap();
+    let tickets = w
+        .collab
+        .store()
+        .read(|tx| tx.tickets_of_plan(j.plan))
+        .unwrap();
+    tickets.iter().find(|t| t.title == title).unwrap().id
+}
+
+fn verdicts(r: &serde_json::Value) -> Vec<String> {
+    r["tickets"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["verdict"]["verdict"].as_str().unwrap().to_string())
+        .collect()
+}
+
+#[tokio::test]
+async fn s_sv_6_a_quiet_ticket_is_called_back_twice_then_only_noticed() {
+    let (clock, w) = start();
+    let ada = bot(&w, "Ada", QUIET);
+    let s = direct(&w, ada);
+    let j = job_item(&w, s, ada, "Promo video");
+    add_ticket(&w, &j, "Storyboard", ada);
+    // Activity on the job starts its quiet clock.
+    work_on(&w, &j, "draw the storyboard").await;
+
+    clock.advance(60_000);
+    assert!(w.collab.supervise().unwrap().tickets.is_empty(), "not due");
+    clock.advance(60_000);
+    let r = tick(&w, &j).await;
+    assert_eq!(verdicts(&r), ["call_back"], "{r}");
+    assert_eq!(r["tickets"][0]["verdict"]["n"], 1);
+    clock.advance(120_000);
+    let r = tick(&w, &j).await;
+    assert_eq!(verdicts(&r), ["call_back"], "{r}");
+    assert_eq!(r["tickets"][0]["verdict"]["n"], 2);
+    clock.advance(120_000);
+    let r = tick(&w, &j).await;
+    assert_eq!(verdicts(&r), ["notice"], "{r}");
+    clock.advance(120_000);
+    let r = tick(&w, &j).await;
+    assert!(verdicts(&r).iter().all(|v| v == "nothing"), "{r}");
+    let kinds = log_kinds(&w, &j);
+    let count = |k: &str| kinds.iter().filter(|x| *x == k).count();
+    assert_eq!(count("supervisor_called_back"), 2, "{kinds:?}");
+    assert_eq!(count("supervisor_notice"), 1, "{kinds:?}");
+    // The notice is no line in the conversation (SV-14, SV-18).
+    assert!(supervisor_lines(&w, s).is_empty());
+}
+
+#[tokio::test]
+async fn s_sv_4_cut_work_on_the_job_blocks_call_backs_to_its_tickets() {
+    let (clock, w) = start();
+    let ada = bot(&w, "Ada", FAILS);
+    let bo = bot(&w, "Bo", QUIET);
+    let s = group(&w, &[ada, bo]);
+    let j = job_item(&w, s, ada, "Music video");
+    add_ticket(&w, &j, "Scene 03", bo);
+    // Ada's work on the job fails and waits for a pick-up it cannot get (a hold covers Ada).
+    work_on(&w, &j, "cut scene 02").await;
+    let request = HoldRequest {
+        scope: ScopeRequest {
+            kind: "bot".into(),
+            bot_id: Some(ada),
+            session_id: None,
+            task_id: None,
+            ticket_id: None,
+            turn_id: None,
+        },
+        session_id: Some(s),
+        action: None,
+    };
+    w.collab.post_hold(request).await.unwrap();
+    clock.advance(600_000);
+    let r = serde_json::to_value(w.collab.supervise().unwrap()).unwrap();
+    assert_eq!(verdicts(&r), ["nothing"], "{r}");
 }
