@@ -8,7 +8,8 @@ mod support;
 
 use deliverables::*;
 use support::*;
-use troupe_collab::quality::Calibration;
+use troupe_collab::holds::{HoldRequest, ScopeRequest};
+use troupe_collab::quality::{Calibration, complaint_note};
 use troupe_core::lesson::LessonState;
 use troupe_core::submission::SubmissionState;
 use troupe_core::ticket::TicketStage;
@@ -302,10 +303,28 @@ async fn s_rm1_a_complaint_marks_the_approving_review() {
         &t.w,
         r#"{"control":"neither","only_control":false,"status_question":false,"objections":["这版节奏太拖了"],"let_through":[],"belongs":"no_telling"}"#,
     );
-    t.w.collab
-        .post_line(t.s, "这版节奏太拖了".into(), Some(handed))
-        .await
-        .unwrap();
+    // The user had stopped the maker's work on the job: the complaint lifts it (CP3).
+    let (held, _) =
+        t.w.collab
+            .post_hold(HoldRequest {
+                scope: ScopeRequest {
+                    kind: "bot_plan".into(),
+                    bot_id: Some(t.maker),
+                    session_id: None,
+                    task_id: Some(t.plan),
+                    ticket_id: None,
+                    turn_id: None,
+                },
+                session_id: Some(t.s),
+                action: None,
+            })
+            .await
+            .unwrap();
+    let line =
+        t.w.collab
+            .post_line(t.s, "这版节奏太拖了".into(), Some(handed))
+            .await
+            .unwrap();
     let subs = t
         .wait_for("sent back by the complaint", |s| {
             s.first()
@@ -355,6 +374,21 @@ async fn s_rm1_a_complaint_marks_the_approving_review() {
         .any(|m| m.text().contains("这版节奏太拖了") && m.text().contains("rework"));
     assert!(told, "the maker heard the complaint");
     assert_eq!(complaint[0].source_kind.as_deref(), Some("line"));
+    assert!(
+        !t.w.collab.hold(held.hold.id).unwrap().hold.in_force(),
+        "the complaint lifted the user's stop on the maker's work"
+    );
+    // CP5: the turn the line wakes reads that the fix stays with the maker.
+    let note = t
+        .store()
+        .read(|tx| complaint_note(tx, line.id))
+        .unwrap()
+        .expect("a note for the complaint's turn");
+    assert!(note.contains("#01") && note.contains("Maker"), "{note}");
+    assert!(
+        note.contains("这版节奏太拖了") && note.contains("anyone else"),
+        "{note}"
+    );
 
     // QE1: clearing the conversation keeps the events and the miss, and drops only the link
     // to the line.

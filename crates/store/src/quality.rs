@@ -229,6 +229,18 @@ impl Tx<'_> {
         .ok_or_else(|| StoreError::not_found("quality event", id))
     }
 
+    /// The events a record caused (e.g. a line's complaint), oldest first.
+    pub fn quality_events_of_source(&self, kind: &str, id: i64) -> Result<Vec<QualityEventRecord>> {
+        self.query_all(
+            &format!(
+                "SELECT {COLUMNS} FROM quality_events WHERE source_kind = ?1 AND source_id = ?2
+                 ORDER BY id"
+            ),
+            args![kind, id],
+            from_row,
+        )
+    }
+
     /// Events by the filter, newest first.
     pub fn quality_events(&self, f: &QualityFilter) -> Result<Vec<QualityEventRecord>> {
         self.query_all(

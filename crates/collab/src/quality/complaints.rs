@@ -117,7 +117,8 @@ fn current(tx: &Tx<'_>, ticket: TicketId) -> Result<Option<SubmissionRecord>, St
 
 /// CP3 for a routed person's line: each ticket it complains about goes to rework with its
 /// current hand-over, each review that approved that hand-over gets its miss, and the maker is
-/// woken with the user's words. No undo (CP4). Answers the tickets sent back.
+/// woken with the user's words, its Stop there lifted. No undo (CP4). Answers the tickets
+/// sent back.
 pub(crate) fn on_routed(
     tx: &mut Tx<'_>,
     line: &SessionMessage,
@@ -145,6 +146,15 @@ pub(crate) fn on_routed(
         );
         send_back(tx, &sub, SendBack::UserFault, Some(("complaint", text)))?;
         super::writers::complained(tx, &sub, line)?;
+        // The user's word on the maker's work there lifts their Stop on it, even said to
+        // another Bot; what the lift frees runs once this commits.
+        if let Some(item) = sub.work_item_id {
+            let thread = tx.work_item(item)?.thread_id;
+            let (after, _) = crate::holds::lines::lift_by_person_act(tx, thread)?;
+            for t in after.drive.iter().chain(&after.reopened) {
+                tx.wake_after_commit(*t);
+            }
+        }
         sent.push(ticket);
     }
     Ok(sent)

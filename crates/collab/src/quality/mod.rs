@@ -1,16 +1,18 @@
 //! Quality (digest 003-B §6, §9, §10.1): quality events written where their causes are
 //! recorded (`writers`, `runs`, `complaints`, and the store's own at a command's timeout), the
-//! reviewer's calibration record, the timeout lessons' guard on `shell`, and what the API
-//! reads and changes: events, the report, the user's "the model's problem" mark, lessons and
-//! model prices.
+//! reviewer's calibration record, the complaint's note to the turn it wakes, the timeout
+//! lessons' guard on `shell`, and what the API reads and changes: events, the report, the
+//! user's "the model's problem" mark, lessons and model prices.
 
 mod calibration;
+mod complaint_note;
 mod complaints;
 mod lessons;
 mod runs;
 mod writers;
 
 pub use calibration::Calibration;
+pub use complaint_note::{ComplaintNote, complaint_note};
 pub(crate) use complaints::on_routed as complaint_on_routed;
 pub use lessons::LessonGuard;
 pub use runs::QualityRuns;
@@ -29,6 +31,7 @@ pub(crate) fn extend(builder: EngineBuilder) -> EngineBuilder {
         .guard(Arc::new(LessonGuard))
         .run_observer(Arc::new(QualityRuns))
         .context(Arc::new(Calibration))
+        .context(Arc::new(ComplaintNote))
 }
 
 /// Days a listing or the report may look back.
