@@ -21,12 +21,11 @@ use troupe_store::{
 
 const QUIET: &str = r#"{"steps":[{"text":"ok"}],"on_exhausted":"repeat_last"}"#;
 
-/// Lay out tickets `(title, owner, reviewer, depends on items)` on the job in one go.
-fn lay_out(
-    w: &World,
-    plan: PlanId,
-    items: &[(&str, Option<BotId>, Option<BotId>, &[usize])],
-) -> Vec<TicketRecord> {
+/// A ticket to lay out: title, owner, reviewer, the items (by index) it depends on.
+type Item<'a> = (&'a str, Option<BotId>, Option<BotId>, &'a [usize]);
+
+/// Lay out tickets on the job in one go.
+fn lay_out(w: &World, plan: PlanId, items: &[Item<'_>]) -> Vec<TicketRecord> {
     w.collab
         .store()
         .write(|tx| {
