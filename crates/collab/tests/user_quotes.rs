@@ -482,3 +482,58 @@ async fn board_writing_keeps_changed_clauses_and_added_lines_filed_under_the_job
     let text = section(w, r.plan, false, None).unwrap();
     assert!(text.contains("on the flow board: with subtitles"), "{text}");
 }
+
+const ASKS: &str = r#"{"steps":[
+    {"tool_calls":[{"name":"ask_user","arguments":{"question":"Which colour, blue or green?","options":[{"label":"blue"},{"label":"green"}]}}]},
+    {"tool_calls":[{"name":"ask_user","arguments":{"question":"Which font?"}}]},
+    {"text":"Going with it."}],"on_exhausted":"repeat_last"}"#;
+
+#[tokio::test]
+async fn answers_are_kept_as_answer_quotes_and_a_typed_answer_is_not_editable() {
+    let w = world();
+    let alpha = bot(&w, "Alpha", ASKS);
+    let s = group(&w, &[alpha]);
+    let t = thread_of(&w, s, alpha);
+    let mut events = w.collab.store().subscribe();
+    w.collab
+        .post_line(s, "@Alpha paint the banner".into(), None)
+        .await
+        .unwrap();
+    runs_ended(&mut events, t, 1).await;
+    // Answered by the card: the picks and the words, kept with the answer.
+    let ask = ask_line(&w, s);
+    w.collab
+        .answer_ask(
+            ask.id,
+            troupe_collab::AnswerRequest {
+                options: vec![0],
+                text: Some("and a bold border".into()),
+            },
+        )
+        .await
+        .unwrap();
+    runs_ended(&mut events, t, 1).await;
+    let kept = quotes_of_line(&w, ask.id);
+    assert_eq!(kept.len(), 1);
+    assert_eq!(kept[0].source, QuoteSource::Answer);
+    assert!(
+        kept[0].body.contains("blue") && kept[0].body.contains("and a bold border"),
+        "{:?}",
+        kept[0]
+    );
+    assert_eq!(kept[0].session_id, Some(s));
+
+    // Answered by typing: the line's quote is an answer's, and the line is not editable.
+    let typed = w
+        .collab
+        .post_line(s, "the serif one".into(), None)
+        .await
+        .unwrap();
+    runs_ended(&mut events, t, 1).await;
+    assert_eq!(quotes_of_line(&w, typed.id)[0].source, QuoteSource::Answer);
+    assert!(matches!(
+        w.collab.edit_line(typed.id, "the sans one".into()).await,
+        Err(CollabError::Conflict { code: "not_editable", ref message }) if message.starts_with("answer:")
+    ));
+    assert_eq!(w.collab.line(typed.id).unwrap().body, "the serif one");
+}
