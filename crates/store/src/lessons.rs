@@ -89,7 +89,10 @@ impl Tx<'_> {
             .and_then(|a| serde_json::from_str(&a).ok())
             .unwrap_or_default();
         let command = args["command"].as_str().unwrap_or(&c.command);
-        let cwd = shell_folder(workspace.as_deref().unwrap_or("/"), args["workdir"].as_str());
+        let cwd = shell_folder(
+            workspace.as_deref().unwrap_or("/"),
+            args["workdir"].as_str(),
+        );
         let kind = search_kind(command, &cwd);
         let lesson = match &kind {
             Some(k) => Some(self.learn_timeout(k, command, c.duration_ms)?),
@@ -113,33 +116,42 @@ impl Tx<'_> {
         command: &str,
         duration_ms: u64,
     ) -> Result<LessonRecord> {
-        let before = self.lesson_of(kind)?;
-        let state = after_timeout(before.as_ref().map(|l| l.state));
         let secs = (duration_ms / 1000) as i64;
-        let id = match &before {
-            Some(l) => {
-                self.exec(
-                    "UPDATE lessons SET state = ?2, timeouts = timeouts + 1, command = ?3,
-                         timeout_secs = ?4, updated_at = ?5, last_timeout_at = ?5
-                     WHERE id = ?1",
-                    args![l.id, state.as_str(), command, secs, self.now],
-                )?;
-                l.id
-            }
-            None => self.insert(
+        let mut before = self.lesson_of(kind)?;
+        if before.is_none() {
+            let new: Option<i64> = self.query_opt(
                 "INSERT INTO lessons (program, place, state, command, timeout_secs, created_at,
                      updated_at, last_timeout_at)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?6, ?6)",
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?6, ?6)
+                 ON CONFLICT (program, place) DO NOTHING RETURNING id",
                 args![
                     kind.program,
                     kind.place,
-                    state.as_str(),
+                    after_timeout(None).as_str(),
                     command,
                     secs,
                     self.now
                 ],
-            )?,
-        };
+                |r| r.get(0),
+            )?;
+            match new {
+                Some(id) => return self.lesson_learned(id),
+                // Another writer learned it first (another node): this timeout hardens it.
+                None => before = self.lesson_of(kind)?,
+            }
+        }
+        let l = before.ok_or_else(|| StoreError::not_found("lesson", &kind.place))?;
+        let state = after_timeout(Some(l.state));
+        self.exec(
+            "UPDATE lessons SET state = ?2, timeouts = timeouts + 1, command = ?3,
+                 timeout_secs = ?4, updated_at = ?5, last_timeout_at = ?5
+             WHERE id = ?1",
+            args![l.id, state.as_str(), command, secs, self.now],
+        )?;
+        self.lesson_learned(l.id)
+    }
+
+    fn lesson_learned(&mut self, id: i64) -> Result<LessonRecord> {
         let rec = self.lesson(id)?;
         self.event("lesson_learned", None, None, json!(rec))?;
         Ok(rec)
