@@ -91,6 +91,13 @@ impl Collab {
         if let Some(r) = report.take("supervisor", supervised) {
             report.supervisor = serde_json::to_value(r).ok();
         }
+        // SV-20, after the records pass: hand-overs nobody moved for 15 s.
+        let handed = self.supervise_submissions().await;
+        if let Some(moved) = report.take("supervisor", handed)
+            && let Some(serde_json::Value::Object(m)) = report.supervisor.as_mut()
+        {
+            m.insert("submissions".into(), serde_json::Value::Array(moved));
+        }
         let fired = self.fire_due_check_backs();
         if let Some(r) = report.take("check_backs", fired) {
             report.check_backs = r;

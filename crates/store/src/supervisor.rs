@@ -7,7 +7,7 @@ use crate::args;
 use crate::{Result, Tx};
 use serde_json::Value;
 use troupe_core::supervisor::RestartCause;
-use troupe_core::{BotId, PlanId, RunId, SessionId, TicketId, WorkItemId};
+use troupe_core::{BotId, PlanId, RunId, SessionId, SubmissionId, TicketId, WorkItemId};
 
 /// A ticket's call-backs in its current progress cycle (SV-14).
 #[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
@@ -223,6 +223,18 @@ impl Tx<'_> {
              WHERE f.plan_id = ?1 ORDER BY m.id DESC LIMIT 1",
             args![plan.0],
             |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
+        )
+    }
+
+    /// SV-20: hand-overs still being checked or handed over with no reviewer, made at or
+    /// before `before`, oldest first.
+    pub fn submissions_waiting(&self, before: i64, limit: u32) -> Result<Vec<SubmissionId>> {
+        self.query_all(
+            "SELECT id FROM submissions
+             WHERE state IN ('checking', 'submitted') AND created_at <= ?1
+             ORDER BY created_at, id LIMIT ?2",
+            args![before, i64::from(limit)],
+            |r| Ok(SubmissionId(r.get(0)?)),
         )
     }
 }

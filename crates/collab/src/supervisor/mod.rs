@@ -7,6 +7,7 @@
 
 mod apply;
 mod stalled;
+mod submissions;
 mod work;
 
 use crate::{Collab, CollabError};

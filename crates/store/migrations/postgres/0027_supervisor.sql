@@ -131,3 +131,6 @@ CREATE TRIGGER holds_lift_arms_work AFTER UPDATE OF status ON holds
     EXECUTE FUNCTION holds_lift_arms_work();
 
 CREATE INDEX segments_bot ON segments(bot_id, run_id);
+
+-- SV-20: hand-overs the tick settles, read by age.
+CREATE INDEX submissions_waiting ON submissions(created_at) WHERE state IN ('checking', 'submitted');

@@ -120,3 +120,6 @@ BEGIN
     WHERE state IN ('needs_attention', 'idle', 'running') AND supervise_at IS NULL;
 END;
 CREATE INDEX segments_bot ON segments(bot_id, run_id);
+
+-- SV-20: hand-overs the tick settles, read by age.
+CREATE INDEX submissions_waiting ON submissions(created_at) WHERE state IN ('checking', 'submitted');
