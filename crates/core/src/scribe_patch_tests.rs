@@ -227,7 +227,7 @@ fn at_most_eight_adds_and_every_other_refusal() {
         json!({"op": "add", "quote": "wish number 01", "colour": "red"}),
         json!("add"),
     ] {
-        let out = check(&[bad.clone()], &cx(&line, &[]));
+        let out = check(std::slice::from_ref(&bad), &cx(&line, &[]));
         assert!(out.landed.is_empty(), "{bad}");
         assert_eq!(out.dropped.len(), 1, "{bad}");
     }

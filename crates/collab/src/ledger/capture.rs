@@ -16,7 +16,7 @@ pub enum Noted {
     /// Queued for the scribe (false: it was queued before, SC-2).
     Queued(bool),
     /// Read by fallback capture: the entry it kept, if any.
-    Captured(Option<RequirementRecord>),
+    Captured(Option<Box<RequirementRecord>>),
     /// Not the user's words to note: a Bot's line, a status question, only a stop or go-on.
     Skipped,
 }
@@ -116,7 +116,9 @@ impl Collab {
             if tx.engine_step_on(l.session_id, "scribe")? {
                 return Ok(Noted::Queued(tx.enqueue_scribe(plan, line, kind, 0)?));
             }
-            Ok(Noted::Captured(fallback_capture(tx, plan, line)?))
+            Ok(Noted::Captured(
+                fallback_capture(tx, plan, line)?.map(Box::new),
+            ))
         })?)
     }
 
