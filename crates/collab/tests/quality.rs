@@ -8,11 +8,13 @@ mod support;
 
 use deliverables::*;
 use support::*;
+use troupe_collab::checks::{Checks, NewCheckRequest};
 use troupe_collab::holds::{HoldRequest, ScopeRequest};
 use troupe_collab::quality::{Calibration, complaint_note};
+use troupe_collab::tickets::TicketPatchRequest;
 use troupe_core::lesson::LessonState;
 use troupe_core::submission::SubmissionState;
-use troupe_core::ticket::TicketStage;
+use troupe_core::ticket::{TicketStage, TicketStatus};
 use troupe_core::{BotId, RunId, SessionMessageId, ThreadId};
 use troupe_engine::extension::{ContextContributor, ContextParts};
 use troupe_store::{
@@ -460,4 +462,73 @@ async fn a_reject_is_an_execution_event_on_the_producer() {
         .find(|r| r.bot_id == Some(t.maker) && r.model.as_deref() == Some("maker-model"))
         .unwrap();
     assert!(row.spend_usd.is_some(), "{row:?}");
+}
+
+/// A check written on work already handed over is `unclear` (the work was asked with less than
+/// it is judged by now); the user's board edit taking approved work back is `execution`.
+#[tokio::test]
+async fn a_late_check_is_unclear_and_a_board_send_back_is_execution() {
+    let t = Team::new(
+        &maker(&[SUBMIT_POSTER, TEXT_DONE, r#"{"text":"Back on it."}"#]),
+        Some(&format!(
+            r#"{{"steps":[{},{{"text":"Approved."}}],"on_exhausted":"repeat_last"}}"#,
+            review_approve()
+        )),
+        &[("Poster", Some(0), Some(1))],
+    );
+    t.ask("@Maker make the poster").await;
+    t.wait_for("approved by its reviewer", |s| {
+        s.first()
+            .is_some_and(|s| s.state == SubmissionState::Approved)
+    })
+    .await;
+    let checks = Checks::new(
+        t.store().clone(),
+        std::sync::Arc::new(support::check_rig::Videos::default()),
+    );
+    checks
+        .create(
+            t.plan,
+            &NewCheckRequest {
+                kind: "file_exists".into(),
+                path: Some("01-Poster/poster.png".into()),
+                ticket_id: Some(t.tickets[0].0),
+                ..NewCheckRequest::default()
+            },
+        )
+        .unwrap();
+    let unclear: Vec<_> = events(&t.w, false)
+        .into_iter()
+        .filter(|e| e.kind == QualityType::Unclear)
+        .collect();
+    assert_eq!(unclear.len(), 1, "{unclear:?}");
+    assert_eq!(unclear[0].cause, quality_cause::CHECK_AFTER_HANDOVER);
+    assert_eq!(unclear[0].bot_id, Some(t.maker));
+    assert_eq!(unclear[0].ticket_id, Some(t.tickets[0]));
+    assert_eq!(unclear[0].source_kind.as_deref(), Some("check"));
+
+    t.w.collab
+        .patch_ticket(
+            t.tickets[0],
+            TicketPatchRequest {
+                status: Some(TicketStatus::InProgress),
+                ..TicketPatchRequest::default()
+            },
+        )
+        .unwrap();
+    let back: Vec<_> = events(&t.w, false)
+        .into_iter()
+        .filter(|e| e.cause == quality_cause::USER_SENT_BACK)
+        .collect();
+    assert_eq!(back.len(), 1);
+    assert_eq!(back[0].kind, QualityType::Execution);
+    assert_eq!(back[0].bot_id, Some(t.maker));
+    assert_eq!(back[0].detail["from"], "approved");
+    assert!(
+        t.store()
+            .read(|tx| tx.review_misses_of(t.checker.unwrap(), t.s, 5))
+            .unwrap()
+            .is_empty(),
+        "a board edit is no review miss (RM2)"
+    );
 }
