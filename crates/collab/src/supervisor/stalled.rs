@@ -6,6 +6,7 @@
 use super::apply;
 use serde_json::{Value, json};
 use troupe_core::PlanId;
+use troupe_core::ball::Holder;
 use troupe_core::plan::PlanStatus;
 use troupe_core::supervisor::{
     StalledFacts, StalledVerdict, TicketQuiet, callback_line, stalled_verdict, threshold_ms,
@@ -105,18 +106,13 @@ fn is_open(s: TicketStatus) -> bool {
     )
 }
 
-/// The Bot the supervisor may call back for a ticket: the one the ball holder names when it
-/// is a Bot or a reviewer nobody moves; none when the ball is the user's, the app's or a
-/// poller's.
+/// The Bot the supervisor may call back for a ticket: its ball holder (C §13) when that is a
+/// Bot or a reviewer nobody moves; none when the ball is the user's, the app's, a poller's or
+/// nobody's.
 fn holder_of(tx: &Tx<'_>, t: &TicketRecord) -> Result<Option<troupe_core::BotId>, StoreError> {
-    Ok(t.owner_bot_id
-        .filter(|_| t.status != TicketStatus::InReview)
-        .or(if t.status == TicketStatus::InReview {
-            t.reviewer_bot_id
-        } else {
-            None
-        })
-        .filter(|b| tx.bot(*b).map(|r| !r.archived).unwrap_or(false)))
+    Ok(crate::tickets::ball::ball_of(tx, t)?
+        .filter(|b| matches!(b.holder, Holder::Bot | Holder::Reviewer))
+        .and_then(|b| b.bot_id))
 }
 
 /// SV-12: the holder has a live segment, a valid wait or a line queued on the job.
