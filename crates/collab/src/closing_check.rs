@@ -33,7 +33,7 @@ use troupe_store::{
     WorkRef,
 };
 
-/// How long re-running one check may hold the message back before its latest run is used.
+/// How long re-running the checks may hold one message back; past it, the latest runs stand.
 const RERUN_WAIT: Duration = Duration::from_secs(20);
 
 /// A message about to be checked, with what the store says about it.
@@ -79,6 +79,7 @@ fn prepare(tx: &Tx<'_>, p: &Place<'_>) -> Result<Option<Pending>, StoreError> {
     }
     let plan = tx.plan(plan_id)?;
     let root = lexical(&plan_workspace(&plan.folder));
+    let here = lexical(Path::new(&p.thread.workspace));
     let cited = cited_files(p.text, &[Path::new(&p.thread.workspace), &root], &root);
     let mut facts = Facts {
         text: p.text.to_string(),
@@ -117,7 +118,7 @@ fn prepare(tx: &Tx<'_>, p: &Place<'_>) -> Result<Option<Pending>, StoreError> {
                 CheckKind::Command
                     if commands
                         .iter()
-                        .any(|r| r.ran_clean() && same_command(&r.command, &c)) =>
+                        .any(|r| r.ran_clean() && same_command(&r.command, &c, &root, &here)) =>
                 {
                     continue;
                 }
@@ -148,9 +149,10 @@ fn prepare(tx: &Tx<'_>, p: &Place<'_>) -> Result<Option<Pending>, StoreError> {
     }))
 }
 
-/// The same command, as a segment's shell ran it (a check with its own cwd is another run).
-fn same_command(ran: &str, c: &CheckRecord) -> bool {
-    c.cwd.is_none()
+/// The check's command, as the segment's shell ran it: the same words in the folder the check
+/// runs in (its cwd under the workspace root), which is where the segment's shell starts.
+fn same_command(ran: &str, c: &CheckRecord, root: &Path, here: &Path) -> bool {
+    lexical(&root.join(c.cwd.as_deref().unwrap_or("."))) == here
         && c.command
             .as_deref()
             .is_some_and(|cmd| cmd.trim() == ran.trim())
@@ -178,11 +180,12 @@ fn cited_files(text: &str, bases: &[&Path], root: &Path) -> Vec<(String, PathBuf
     out
 }
 
-/// Run the file checks and bound checks from words again; a run that fails to finish leaves
-/// the latest one standing.
+/// Run the file checks and bound checks from words again; a run that fails or does not finish
+/// in time (another run of the job's checks holds them) leaves the latest one standing.
 async fn rerun(runner: &Checks, pending: &mut Pending) {
+    let deadline = tokio::time::Instant::now() + RERUN_WAIT;
     for id in std::mem::take(&mut pending.rerun) {
-        match tokio::time::timeout(RERUN_WAIT, runner.run_check(id, None)).await {
+        match tokio::time::timeout_at(deadline, runner.run_check(id, None)).await {
             Ok(Ok(run)) => {
                 if let Some((_, latest)) = pending.checks.iter_mut().find(|(c, _)| c.id == id) {
                     *latest = Some(run);
@@ -192,7 +195,8 @@ async fn rerun(runner: &Checks, pending: &mut Pending) {
                 tracing::warn!(check = %id, error = %e, "closing check: a check did not run")
             }
             Err(_) => {
-                tracing::warn!(check = %id, "closing check: a check took too long; its latest run stands")
+                tracing::warn!(run = %pending.run, "closing check: the checks took too long; their latest runs stand");
+                return;
             }
         }
     }

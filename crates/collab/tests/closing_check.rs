@@ -344,3 +344,143 @@ async fn s_cc_4_a_bot_to_bot_direct_without_the_user_is_not_checked() {
     assert!(!said(&j.w, j.s, "Results to follow."));
     assert_eq!(j.sent_back().len(), 1);
 }
+
+/// The job's turn answers "look at the cut" by citing the delivered master.
+const CITES_MASTER: &str = r#"{"steps":[{"text":"Noted."}],"on_exhausted":"repeat_last",
+    "rules":[{"when_user_contains":"look at the cut","reply":{"text":"The cut is in deliverables/EP01_MASTER.mp4."}}]}"#;
+
+// CC-1: checks from words
+#[tokio::test]
+async fn cc_1_an_offer_from_words_is_left_out_and_once_confirmed_it_is_measured_again() {
+    use support::check_rig::rig;
+    use troupe_core::words_check::probe::MediaFacts;
+    let r = rig("剪一个产品短片");
+    let _listener = r.checks.listen_for_filed_lines();
+    assert!(r.w.collab.use_checks(r.checks.clone()));
+    rescript(&r.w, r.bot, CITES_MASTER);
+    reader_says(&r.w, FILED);
+    let offer = |r: &support::check_rig::Rig| {
+        r.w.collab
+            .store()
+            .read(|tx| tx.checks_of_plan(r.plan, false))
+            .unwrap()
+            .into_iter()
+            .find(|c| c.kind == troupe_store::CheckKind::Words)
+    };
+    let mut events = r.w.collab.store().subscribe();
+    r.user_says("片长约 2 分钟");
+    r.videos.put(
+        "EP01_MASTER.mp4",
+        MediaFacts {
+            duration_secs: Some(107.0),
+            width: Some(1920),
+            height: Some(1080),
+            stored_width: Some(1920),
+            stored_height: Some(1080),
+            fps: Some(25.0),
+            has_video: true,
+            ..MediaFacts::default()
+        },
+    );
+    until(&mut events, "an offer", || offer(&r).is_some()).await;
+    r.bot_delivers("deliverables/EP01_MASTER.mp4");
+    until(&mut events, "the offer measured on the master", || {
+        offer(&r).is_some_and(|c| c.runs.first().is_some_and(|k| k.measured.is_some()))
+    })
+    .await;
+    let id = offer(&r).unwrap().id;
+    assert_eq!(offer(&r).unwrap().runs[0].outcome, RunOutcome::Failed);
+
+    // An offer is no evidence either way: the reply citing the master gets no note.
+    let ended = |n: usize| {
+        let w = &r.w;
+        let bot = r.bot;
+        move || job(w, bot).is_some_and(|i| ends(w, i.thread_id).len() == n)
+    };
+    r.w.collab
+        .post_line(r.session, "@Maker look at the cut".into(), None)
+        .await
+        .unwrap();
+    until(&mut events, "the first turn ended", ended(1)).await;
+    let item = job(&r.w, r.bot).unwrap();
+    assert!(notes(&r.w, item.thread_id).is_empty());
+    let newest_before = r.check(id).runs[0].id;
+
+    // Confirmed, it is a gate: the next reply citing the master hears of it, measured again.
+    r.checks.confirm(id).await.unwrap();
+    let newest_confirmed = r.check(id).runs[0].id;
+    assert!(newest_confirmed > newest_before, "measured on confirming");
+    r.w.collab
+        .post_line(r.session, "@Maker look at the cut again".into(), None)
+        .await
+        .unwrap();
+    until(&mut events, "the second turn ended", ended(2)).await;
+    let notes = notes(&r.w, item.thread_id);
+    assert_eq!(notes.len(), 1, "{notes:?}");
+    assert!(
+        notes[0].contains("running time of") && notes[0].contains("from the user's words"),
+        "{}",
+        notes[0]
+    );
+    assert!(notes[0].contains("107.00 s"), "{}", notes[0]);
+    let after = r.check(id).runs;
+    assert!(
+        after[0].id > newest_confirmed,
+        "measured again by the closing check"
+    );
+    assert_eq!(after[0].outcome, RunOutcome::Failed);
+}
+
+impl Job {
+    /// "`test -s out/report.md` exits 0", run in the job's folder, once now (it fails).
+    async fn command_check(&self) -> CheckId {
+        let checks = self.w.collab.checks();
+        let c = checks
+            .create(
+                self.plan,
+                &NewCheckRequest {
+                    kind: "command".into(),
+                    command: Some("test -s out/report.md".into()),
+                    cwd: Some(self.rel.clone()),
+                    ..NewCheckRequest::default()
+                },
+            )
+            .unwrap();
+        let run = checks.run_check(c.id, None).await.unwrap();
+        assert_eq!(run.outcome, RunOutcome::Failed);
+        c.id
+    }
+}
+
+// CC-1: command checks
+#[tokio::test]
+async fn cc_1_a_command_check_reads_its_latest_run_and_is_never_run_by_the_check() {
+    let j = job_in_group(r#"{"steps":[{"text":"The report is in out/report.md."}]}"#);
+    let check = j.command_check().await;
+    j.write("out/report.md", "# Launch report\n");
+    let item = j.ask("write the launch report").await;
+    let notes = notes(&j.w, item.thread_id);
+    assert_eq!(notes.len(), 1);
+    assert!(
+        notes[0].contains("command `test -s out/report.md`: failed — exit 1"),
+        "{}",
+        notes[0]
+    );
+    let runs = j.w.collab.store().read(|tx| tx.check(check)).unwrap().runs;
+    assert_eq!(runs.len(), 1, "a command check is not run again");
+}
+
+// CC-1: command checks
+#[tokio::test]
+async fn cc_1_a_command_check_the_segment_ran_cleanly_in_its_folder_is_skipped() {
+    let j = job_in_group(
+        r#"{"steps":[
+            {"tool_calls":[{"name":"shell","arguments":{"command":"test -s out/report.md"}}]},
+            {"text":"The report is in out/report.md."}]}"#,
+    );
+    j.command_check().await;
+    j.write("out/report.md", "# Launch report\n");
+    let item = j.ask("write the launch report").await;
+    assert!(notes(&j.w, item.thread_id).is_empty());
+    assert!(j.sent_back().is_empty());
+}
