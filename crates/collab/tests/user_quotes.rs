@@ -537,3 +537,102 @@ async fn answers_are_kept_as_answer_quotes_and_a_typed_answer_is_not_editable() 
     ));
     assert_eq!(w.collab.line(typed.id).unwrap().body, "the serif one");
 }
+
+/// What `QuoteSituation` gives the segment holding the thread now.
+fn quote_situation(w: &World, t: troupe_core::ThreadId) -> String {
+    use troupe_engine::extension::{ContextContributor, ContextParts};
+    let thread = w.collab.store().read(|tx| tx.thread(t)).unwrap();
+    let mut parts = ContextParts::default();
+    troupe_collab::QuoteSituation.contribute(&thread, w.collab.store(), &mut parts);
+    parts.situation.join("\n")
+}
+
+/// Until a work segment of the Bot's on a job is live; answers its work item.
+async fn live_job(
+    w: &World,
+    events: &mut tokio::sync::broadcast::Receiver<troupe_store::Event>,
+    b: troupe_core::BotId,
+) -> troupe_store::WorkItemRecord {
+    tokio::time::timeout(Duration::from_secs(20), async {
+        loop {
+            if let Some(j) = jobs(w, b)
+                .into_iter()
+                .find(|j| w.collab.engine().is_running(j.thread_id))
+            {
+                return j;
+            }
+            events.recv().await.unwrap();
+        }
+    })
+    .await
+    .expect("a job's segment went live")
+}
+
+/// A Bot that opens a job on "job four", then thinks for a long time (so a test can look).
+const OPENS: &str = r#"{"steps":[{"text":"thinking","delay_ms":60000}],"on_exhausted":"repeat_last",
+    "rules":[{"when_user_contains":"job four","reply":{"tool_calls":[{"name":"work_on","arguments":{"new":{"title":"four"}}}]}}]}"#;
+
+#[tokio::test]
+async fn uq_4_uq_5_the_job_s_first_segment_lists_nothing_a_later_one_the_person_s_words() {
+    let w = world();
+    let beta = bot(&w, "Beta", OPENS);
+    let s = group(&w, &[beta]);
+    let mut events = w.collab.store().subscribe();
+    w.collab
+        .post_line(s, "@Beta job four, about 60 seconds".into(), None)
+        .await
+        .unwrap();
+    let first = live_job(&w, &mut events, beta).await;
+    let plan = first.plan_id.unwrap();
+    assert_eq!(quote_situation(&w, first.thread_id), "", "UQ-5");
+    w.collab
+        .engine()
+        .stop(first.thread_id, troupe_engine::StopMode::Internal)
+        .await
+        .unwrap();
+    let desk = thread_of(&w, s, beta);
+    let _ = w
+        .collab
+        .engine()
+        .stop(desk, troupe_engine::StopMode::Internal)
+        .await;
+
+    // Back to the job from the desk: a later segment on it reads the person's words.
+    rescript(
+        &w,
+        beta,
+        &format!(
+            r#"{{"steps":[{{"text":"thinking","delay_ms":60000}}],"on_exhausted":"repeat_last",
+            "rules":[{{"when_user_contains":"back to it","reply":{{"tool_calls":[{{"name":"work_on","arguments":{{"plan":"{plan}"}}}}]}}}}]}}"#
+        ),
+    );
+    w.collab
+        .post_line(s, "@Beta back to it, with subtitles".into(), None)
+        .await
+        .unwrap();
+    let text = tokio::time::timeout(Duration::from_secs(20), async {
+        loop {
+            for t in [first.thread_id, desk] {
+                let text = quote_situation(&w, t);
+                if text.contains("back to it") {
+                    return text;
+                }
+            }
+            events.recv().await.unwrap();
+        }
+    })
+    .await
+    .expect("a later segment on the job read the person's words");
+    assert!(text.starts_with("What the user said in this job"), "{text}");
+    assert!(
+        text.contains("in the group \"Team\": @Beta job four, about 60 seconds"),
+        "{text}"
+    );
+    for t in [first.thread_id, desk] {
+        let _ = w
+            .collab
+            .engine()
+            .stop(t, troupe_engine::StopMode::Internal)
+            .await;
+    }
+}
