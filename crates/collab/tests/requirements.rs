@@ -451,3 +451,61 @@ async fn segments_read_requirements_and_reviews_require_them() {
     assert!(items[0].is_required(), "said twice");
     assert!(!items[0].user_backed);
 }
+
+#[tokio::test]
+async fn rl_15_old_rules_are_imported_once_by_where_their_words_come_from() {
+    let r = rig("剪一个产品短片");
+    let line = r.user_says("记得片长约 2 分钟");
+    let store = r.w.collab.store();
+    let patch = |rules: &str, done_when: &str, cause: RevisionCause| {
+        store
+            .write(|tx| {
+                let p = tx.plan(r.plan)?;
+                let patch = SpecPatch {
+                    rules: Some(rules.into()),
+                    done_when: Some(done_when.into()),
+                    ..SpecPatch::default()
+                };
+                tx.patch_plan(r.plan, p.version, &patch, cause)
+            })
+            .unwrap();
+    };
+    patch("- No text on screen", "", RevisionCause::User);
+    patch(
+        "- No text on screen\n- Use a cold grade",
+        "- 片长约 2 分钟",
+        RevisionCause::Message(line),
+    );
+    assert_eq!(r.w.collab.import_old_rules().unwrap(), 3);
+    let all = entries(&r, r.plan);
+    let by = |q: &str| all.iter().find(|e| e.quote == q).unwrap().clone();
+    let typed = by("No text on screen");
+    assert_eq!(
+        (typed.source_kind, typed.state),
+        (SourceKind::Board, State::InForce)
+    );
+    let said = by("片长约 2 分钟");
+    assert_eq!(
+        (said.source_kind, said.state),
+        (SourceKind::YouSaid, State::InForce)
+    );
+    assert_eq!(said.source_message_id, Some(line));
+    let old = by("Use a cold grade");
+    assert_eq!(
+        (old.source_kind, old.state),
+        (SourceKind::OldRule, State::OldRuleUnverified)
+    );
+    let view = r.w.collab.plan_requirements(r.plan).unwrap();
+    let old_rules = view
+        .groups
+        .iter()
+        .find(|g| g.group == Group::OldRules)
+        .unwrap();
+    assert_eq!(
+        old_rules.entries[0].actions,
+        vec![Action::Confirm, Action::NotARequirement]
+    );
+    // Once: nothing is imported afterwards.
+    assert_eq!(r.w.collab.import_old_rules().unwrap(), 0);
+    assert_eq!(entries(&r, r.plan).len(), 3);
+}

@@ -178,6 +178,8 @@ pub async fn build_state(data_dir: &Path, opts: BootOptions) -> anyhow::Result<B
     collab.listen_for_nods();
     // Filed lines and board edits reach the requirements ledger (and the scribe's queue).
     collab.listen_for_ledger_lines();
+    // RL-15: the jobs' Rules and Done when lines from before the ledger enter it, once.
+    collab.import_old_rules()?;
     // Lines a stop left unread or unrouted are read (or their stored reading reused) and
     // routed now, in order; delivery keys make each reach its Bots once.
     let resumed = collab.clone();

@@ -302,6 +302,16 @@ impl Tx<'_> {
         self.requirement_step(id, plan, step)
     }
 
+    /// A line several jobs of one conversation share holds for the conversation (RL-15).
+    pub fn set_requirement_scope_session(&mut self, id: RequirementId) -> Result<()> {
+        self.exec(
+            "UPDATE requirements SET scope = 'session', version = version + 1, updated_at = ?2
+             WHERE id = ?1 AND scope <> 'session'",
+            args![id.0, self.now],
+        )?;
+        Ok(())
+    }
+
     /// "Not for this job" (true) or "Restore" (false) for one job, on the version seen.
     pub fn exclude_requirement(
         &mut self,
@@ -445,6 +455,15 @@ impl Tx<'_> {
         self.query_all(
             "SELECT plan_id FROM requirement_exclusions WHERE requirement_id = ?1 ORDER BY plan_id",
             args![id.0],
+            |r| Ok(PlanId(r.get(0)?)),
+        )
+    }
+
+    /// The jobs whose board has Rules or Done when lines, oldest first (RL-15's import).
+    pub fn plans_with_board_lines(&self) -> Result<Vec<PlanId>> {
+        self.query_all(
+            "SELECT id FROM plans WHERE rules <> '' OR done_when <> '' ORDER BY id",
+            args![],
             |r| Ok(PlanId(r.get(0)?)),
         )
     }

@@ -65,11 +65,11 @@ fn inputs(tx: &Tx<'_>, it: &ScribeItem) -> Result<Inputs, StoreError> {
         .into_iter()
         .map(|t| (t.id.0, t.number as u32, t.title))
         .collect();
-    let excluded = tx.requirements_excluded_in(it.plan_id)?;
+    // Set aside for this job still shown: the same words again re-apply it (SC-11, RL-13).
     let mut shown: Vec<Shown> = tx
         .requirements_of_plan(it.plan_id)?
         .into_iter()
-        .filter(|r| r.state == State::InForce && !excluded.contains(&r.id))
+        .filter(|r| r.state == State::InForce && !r.quote.is_empty())
         .map(|r| Shown {
             id: r.id.0,
             quote: r.quote,
