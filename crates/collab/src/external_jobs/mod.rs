@@ -54,15 +54,20 @@ impl Collab {
         let due = self
             .store()
             .read(|tx| tx.due_external_jobs(now, POLL_BATCH))?;
+        let mut taken = Vec::new();
         for job in due {
             let claimed = self
                 .store()
                 .write(|tx| tx.claim_external_poll(job.id, job.next_poll_at, now + CLAIM_MS))?;
-            if !claimed {
+            if claimed {
+                taken.push(job);
+            } else {
                 report.skipped.push(job.id);
-                continue;
             }
-            let outcome = self.ask(&job).await;
+        }
+        // Asked together: one slow server must not hold the others' polls past the tick.
+        let outcomes = futures::future::join_all(taken.iter().map(|job| self.ask(job))).await;
+        for (job, outcome) in taken.iter().zip(outcomes) {
             let settlement = settle(job.created_at, now, job.poll_step, &outcome);
             let result = match &outcome {
                 PollOutcome::Answered(a) => Some(stored(a)),
