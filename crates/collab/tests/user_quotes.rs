@@ -313,7 +313,7 @@ async fn uq_13_an_unread_line_s_inbox_item_holds_only_the_new_words() {
         Some(item) => item.text,
         None => format!("{:?}", delivered(&w, t, &key).unwrap().parts),
     };
-    assert!(text.contains("use the new intro"), "{text}");
+    assert!(text.contains("use the new intro (发出后改过)"), "{text}");
     assert!(!text.contains("use the old intro"), "{text}");
     settle(&w, s).await;
     assert!(

@@ -292,6 +292,9 @@ pub fn situation_section(
     Some(out)
 }
 
+/// UQ-15: how a Bot's transcript marks a line the person changed after sending it.
+pub const EDITED_MARK: &str = "(发出后改过)";
+
 /// UQ-13: what a Bot that already read a line is told when the person changes it.
 pub fn changed_line_note(now: &str, was: &str) -> String {
     format!("You changed this line. It now reads: “{now}” (it was: “{was}”)")

@@ -9,7 +9,7 @@ use crate::{Collab, CollabError};
 use std::collections::BTreeMap;
 use troupe_core::conversation::{Author, LineKind, SessionKind, SessionMessage, validate_line};
 use troupe_core::inbox::{Delivery, InboxMode};
-use troupe_core::quote::{QuoteSource, changed_clauses, changed_line_note};
+use troupe_core::quote::{EDITED_MARK, QuoteSource, changed_clauses, changed_line_note};
 use troupe_core::{BotId, SessionMessageId, ThreadId};
 use troupe_store::{LineVersion, NewQuote, StoreError, Tx};
 
@@ -143,7 +143,9 @@ fn deliver_change(
         }
         for item in tx.inbox(thread)? {
             if item.delivery_key.as_deref() == Some(key.as_str()) {
-                tx.set_inbox_body(item.id, &with_new_words(&item.text, old, &line.body))?;
+                // The new words only, marked as changed (UQ-15).
+                let now = format!("{} {EDITED_MARK}", line.body);
+                tx.set_inbox_body(item.id, &with_new_words(&item.text, old, &now))?;
             }
         }
     }
