@@ -74,7 +74,18 @@
   });
 
   // A job's view (deliverables.js): tickets, hand-overs, checks, reviews, the large-job banner.
-  deliv = window.troupeDeliverables({ $, el, state, api, showError, showJobs: (on) => work.showPanel(on) });
+  // Its work log (worklog.js) and "What you asked for" (requirements.js) are sections of it.
+  deliv = window.troupeDeliverables({
+    $, el, state, api, showError, showJobs: (on) => work.showPanel(on),
+    extras: [window.troupeWorkLog({ el, state, api }), window.troupeRequirements({ el, api })],
+  });
+
+  // A line's Edit and "Edited" (edit.js), the ceiling card's buttons (ceiling.js).
+  const edit = window.troupeEdit({ $, el, api, upsertMessage, isReadOnly: () => grp.isReadOnly() });
+  const ceiling = window.troupeCeiling({ el, api, upsertMessage });
+
+  // The Quality and Lessons pages (quality.js), opened from the sidebar.
+  const qual = window.troupeQuality({ $, el, state, api });
 
   // Stops (holds.js): the composer Stop, a group's stop menu, Stop everything, the Stops panel.
   hold = window.troupeHolds({
@@ -432,6 +443,7 @@
     grp.enter();
     work.enter();
     deliv.enter();
+    qual.enter();
     hold.enter();
     if (isPhone()) setSidebarCollapsed(true);
     if (location.hash !== "#session=" + id) history.replaceState(null, "", "#session=" + id);
@@ -504,6 +516,7 @@
     else if (m.author === "bot") meta.appendChild(el("span", "who", botLabel(state.bots.get(m.bot_id))));
     else meta.appendChild(el("span", "who", "system"));
     if (m.created_at) meta.title = fmtTime(m.created_at);
+    edit.decorate(node, m);
     if (m.status === "failed") {
       node.classList.add("failed");
       meta.appendChild(el("span", "badge failed", "failed"));
@@ -528,6 +541,7 @@
       }
       if (stream) state.streams.delete(turnKey);
     }
+    ceiling.decorate(node, m);
     state.msgEls.set(m.id, node);
     if (fresh) insertInOrder(node, m.id);
     // Keep a turn's commands under its last reply.
@@ -630,6 +644,7 @@
     grp.listen(es, live);
     work.listen(es, live);
     hold.listen(es, live);
+    edit.listen(es, live);
     es.addEventListener("session_message", (e) => {
       const ev = parse(e);
       if (live() && ev && ev.payload) upsertMessage(ev.payload.message);
@@ -743,6 +758,7 @@
     $("#composer-form").addEventListener("submit", send);
     $("#composer").addEventListener("keydown", (e) => {
       if (grp.composerKey(e)) return;
+      if (edit.composerKey(e)) return;
       if (e.key === "Enter" && !e.shiftKey && !e.isComposing) {
         e.preventDefault();
         send();
@@ -756,6 +772,7 @@
     hold.start();
     mcp.bind();
     mcp.start();
+    qual.bind();
     $("#sidebar-toggle").addEventListener("click", () => {
       setSidebarCollapsed(!$("#sidebar").classList.contains("collapsed"));
     });

@@ -16,6 +16,9 @@
 
 window.troupeDeliverables = function (ctx) {
   const { $, el, state, api, showError, showJobs } = ctx;
+  // The view's other sections (worklog.js, requirements.js): mounted, opened, closed and fed
+  // the job's stream with it.
+  const extras = ctx.extras || [];
 
   const REFUSED = "That did not work; try again";
   const enc = encodeURIComponent;
@@ -111,6 +114,7 @@ window.troupeDeliverables = function (ctx) {
     view.refused = new Set();
     $("#job-view").hidden = false;
     if (showJobs) showJobs(false);
+    for (const x of extras) x.open(planId);
     last = "";
     render();
     load();
@@ -134,6 +138,7 @@ window.troupeDeliverables = function (ctx) {
       timer = null;
     }
     $("#job-view").hidden = true;
+    for (const x of extras) x.close();
     showError($("#job-error"), null);
   }
 
@@ -214,6 +219,7 @@ window.troupeDeliverables = function (ctx) {
     view.checks = checks ? (Array.isArray(checks) ? checks : checks.checks || []) : [];
     view.members = members;
     view.loaded = true;
+    for (const x of extras) if (x.tickets) x.tickets(list);
     if (!es) openStream(home);
     setOnline(true);
     showError($("#job-error"), null);
@@ -244,6 +250,8 @@ window.troupeDeliverables = function (ctx) {
         schedule();
       });
     }
+    // A tick's work (a pick-up, a call-back) can move a ball with no ticket event of its own.
+    for (const x of extras) x.listen(es, mine, schedule);
     es.addEventListener("open", () => {
       if (gen !== view.gen) return;
       // The backlog follows the opening; the read this schedules comes after it.
@@ -329,6 +337,8 @@ window.troupeDeliverables = function (ctx) {
     $("#job-view-title").textContent = view.plan ? "Job \u201c" + view.plan.name + "\u201d" : "Job";
     renderBanner();
     renderCounter();
+    renderBall();
+    for (const x of extras) if (x.picked) x.picked(view.picked !== null);
     renderTickets();
     renderChecks();
   }
@@ -395,6 +405,16 @@ window.troupeDeliverables = function (ctx) {
     }
   }
 
+  // BH-7: who the job waits on (its first open ticket's ball); nothing in a parked, done or
+  // dormant job.
+  function renderBall() {
+    const p = $("#job-ball");
+    const b = view.plan && view.plan.ball;
+    p.textContent = b && b.text ? b.text : "";
+    p.dataset.holder = b ? b.holder : "";
+    p.hidden = !(b && b.text);
+  }
+
   const hasSample = () => ((view.list && view.list.tickets) || []).some((t) => t.is_sample);
 
   function renderTickets() {
@@ -450,6 +470,11 @@ window.troupeDeliverables = function (ctx) {
       // An approved ticket never "waits for" anything.
       if (t.stage !== "approved") {
         for (const w of t.waits_for || []) li.appendChild(el("p", "ticket-waits", w));
+      }
+      if (t.ball && t.ball.text) {
+        const b = el("p", "ticket-ball", t.ball.text);
+        b.dataset.holder = t.ball.holder;
+        li.appendChild(b);
       }
     }
     if (picked) li.appendChild(ticketDetail(t));
@@ -749,6 +774,13 @@ window.troupeDeliverables = function (ctx) {
 
   function bind() {
     $("#job-view-back").addEventListener("click", back);
+    const ball = el("p", "job-ball");
+    ball.id = "job-ball";
+    ball.hidden = true;
+    $("#job-counter").after(ball);
+    const more = el("div", "job-extras");
+    $("#job-error").before(more);
+    for (const x of extras) x.mount(more);
     $("#job-view-close").addEventListener("click", close);
     // holds.js marks the whole page offline when its own stream drops.
     new MutationObserver(() => {

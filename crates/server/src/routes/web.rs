@@ -18,6 +18,12 @@ const MCP_JS: &str = include_str!("../../web/mcp.js");
 const LATTICE_JS: &str = include_str!("../../web/lattice.js");
 const BOSS_JS: &str = include_str!("../../web/boss.js");
 const STYLE: &str = include_str!("../../web/style.css");
+const WORKLOG_JS: &str = include_str!("../../web/worklog.js");
+const REQUIREMENTS_JS: &str = include_str!("../../web/requirements.js");
+const EDIT_JS: &str = include_str!("../../web/edit.js");
+const CEILING_JS: &str = include_str!("../../web/ceiling.js");
+const QUALITY_JS: &str = include_str!("../../web/quality.js");
+const SUPERVISION_CSS: &str = include_str!("../../web/supervision.css");
 
 pub fn router() -> Router<AppState> {
     Router::new()
@@ -127,10 +133,36 @@ pub fn router() -> Router<AppState> {
                     .into_response()
             }),
         )
+        .route("/worklog.js", get(|| async { script(WORKLOG_JS) }))
+        .route(
+            "/requirements.js",
+            get(|| async { script(REQUIREMENTS_JS) }),
+        )
+        .route("/edit.js", get(|| async { script(EDIT_JS) }))
+        .route("/ceiling.js", get(|| async { script(CEILING_JS) }))
+        .route("/quality.js", get(|| async { script(QUALITY_JS) }))
+        .route(
+            "/supervision.css",
+            get(|| async {
+                (
+                    [(header::CONTENT_TYPE, "text/css; charset=utf-8")],
+                    SUPERVISION_CSS,
+                )
+                    .into_response()
+            }),
+        )
         .route(
             "/style.css",
             get(|| async {
                 ([(header::CONTENT_TYPE, "text/css; charset=utf-8")], STYLE).into_response()
             }),
         )
+}
+
+fn script(body: &'static str) -> axum::response::Response {
+    (
+        [(header::CONTENT_TYPE, "text/javascript; charset=utf-8")],
+        body,
+    )
+        .into_response()
 }

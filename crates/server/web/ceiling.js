@@ -1,0 +1,83 @@
+// Troupe web page: the capability-ceiling card (B §7.3) — an app line whose control is
+// `{kind: "ceiling", offer: […]}` asks the user how a part that keeps failing goes on. Its
+// buttons are the offer, in the order given (Relax only when the card offers it: never when
+// the user sent it back 3 times), answered by POST /v1/messages/:id/control {action}. Once
+// answered the card says what was chosen; a card the ticket closed another way (409
+// `card_closed`) loses its buttons and says why. app.js calls decorate on every line it draws.
+"use strict";
+
+window.troupeCeiling = function (ctx) {
+  const { el, api, upsertMessage } = ctx;
+  const enc = encodeURIComponent;
+  const ACTION = {
+    another_way: "Another way",
+    change_plan: "Change the plan",
+    relax: "Relax this requirement",
+    take_as_is: "Take it as it is",
+    carry_on: "Ignore, carry on",
+  };
+  // Why a card took no press, by line id, kept through redraws.
+  const closed = new Map();
+
+  function decorate(node, m) {
+    const old = node.querySelector(":scope > .ceiling-card");
+    if (old) old.remove();
+    const c = m.control;
+    if (!c || c.kind !== "ceiling") return;
+    node.classList.add("ceiling");
+    const card = el("div", "ceiling-card");
+    card.dataset.testid = "ceiling-card";
+    const acted = m.control_acted;
+    const shut = c.closed_reason || closed.get(m.id);
+    if (acted && acted.action) {
+      card.dataset.state = "answered";
+      card.appendChild(el("p", "ceiling-chosen", "You chose: " + (ACTION[acted.action] || acted.action)));
+    } else if (shut) {
+      card.dataset.state = "closed";
+      card.appendChild(el("p", "ceiling-closed hint", shut));
+    } else {
+      card.dataset.state = "open";
+      const bar = el("div", "ceiling-actions");
+      for (const a of c.offer || []) {
+        const b = el("button", a === "carry_on" ? "secondary ceiling-action" : "ceiling-action", ACTION[a] || a);
+        b.type = "button";
+        b.dataset.action = a;
+        b.addEventListener("click", () => press(node, m, a, card));
+        bar.appendChild(b);
+      }
+      card.appendChild(bar);
+    }
+    const err = el("p", "error ceiling-error");
+    err.setAttribute("role", "alert");
+    err.hidden = true;
+    card.appendChild(err);
+    node.appendChild(card);
+  }
+
+  async function press(node, m, action, card) {
+    const buttons = card.querySelectorAll("button");
+    buttons.forEach((b) => (b.disabled = true));
+    const err = card.querySelector(".ceiling-error");
+    err.hidden = true;
+    try {
+      await api("POST", "/v1/messages/" + enc(m.id) + "/control", { action });
+    } catch (e) {
+      if (e.code === "card_closed") {
+        closed.set(m.id, e.message || "This card is closed: the ticket moved on another way.");
+      } else {
+        buttons.forEach((b) => (b.disabled = false));
+        err.textContent = e.message;
+        err.hidden = false;
+        return;
+      }
+    }
+    // The line as it stands now: answered (or closed), its buttons gone.
+    try {
+      upsertMessage(await api("GET", "/v1/messages/" + enc(m.id)));
+    } catch (e) {
+      decorate(node, m);
+    }
+  }
+
+  return { decorate };
+};
