@@ -173,6 +173,8 @@ impl Collab {
             if erase_quotes {
                 erase_words(tx, id, &mut out)?;
                 out.quotes_erased = tx.erase_session_quotes(id)?;
+                // RL-20: entries standing on those words lose them and no longer apply.
+                tx.erase_session_requirement_words(id)?;
             }
             // UQ-1: the quotes stay, untied from the lines (and a deleted group); the lines'
             // edit history goes with the transcript.

@@ -288,6 +288,7 @@ impl Collab {
             tx.set_line_routing(id, "withdrawn")?;
             // UQ-17: words taken back are erased from the quotes too.
             tx.erase_line_quotes(id)?;
+            tx.erase_requirement_words(id)?;
             tx.line(id)
         });
         match out {

@@ -509,3 +509,30 @@ async fn rl_15_old_rules_are_imported_once_by_where_their_words_come_from() {
     assert_eq!(r.w.collab.import_old_rules().unwrap(), 0);
     assert_eq!(entries(&r, r.plan).len(), 3);
 }
+
+#[tokio::test]
+async fn rl_20_a_clear_keeps_the_ledger_and_erasing_the_words_ends_their_entries() {
+    let r = rig("剪一个产品短片");
+    let store = r.w.collab.store();
+    let line = r.user_says("keep the music soft");
+    let e = store
+        .write(|tx| tx.add_requirement(&new_entry(r.plan, line, "keep the music soft")))
+        .unwrap();
+    r.w.collab.clear_session(r.session, false).await.unwrap();
+    let kept = entry(&r, e.id);
+    assert_eq!(
+        (kept.quote.as_str(), kept.state),
+        ("keep the music soft", State::InForce)
+    );
+    // The transcript is gone: nothing to jump to, the words stay.
+    let view = r.w.collab.plan_requirements(r.plan).unwrap();
+    assert_eq!(view.groups[0].entries[0].source_line_id, None);
+    r.w.collab.clear_session(r.session, true).await.unwrap();
+    let erased = entry(&r, e.id);
+    assert_eq!(
+        (erased.quote.as_str(), erased.state),
+        ("", State::NoLongerApplies)
+    );
+    let steps = store.read(|tx| tx.requirement_steps(e.id)).unwrap();
+    assert_eq!(steps.last().unwrap().0, "words_erased");
+}

@@ -137,7 +137,8 @@ impl Tx<'_> {
     /// Whether anything beyond this conversation still belongs to the plan: a turn that ran
     /// for it in another conversation, a line there filed under it (a person's unerased
     /// words among them), a Bot's work on it speaking there, or any delegation on it (one
-    /// stays recorded when it is cancelled: DEL-33).
+    /// stays recorded when it is cancelled: DEL-33), or the requirements ledger (RL-20: a
+    /// clear leaves the ledger alone).
     pub fn plan_belongs_elsewhere(&self, plan: PlanId, session: SessionId) -> Result<bool> {
         let found: Option<i64> = self.query_opt(
             "SELECT 1 WHERE EXISTS (
@@ -150,7 +151,11 @@ impl Tx<'_> {
                  SELECT 1 FROM work_items w
                  WHERE w.plan_id = ?1 AND w.speaks_in IS NOT NULL AND w.speaks_in <> ?2)
              OR EXISTS (SELECT 1 FROM delegations d WHERE d.plan_id = ?1)
-             OR EXISTS (SELECT 1 FROM submissions h WHERE h.plan_id = ?1)",
+             OR EXISTS (SELECT 1 FROM submissions h WHERE h.plan_id = ?1)
+             OR EXISTS (SELECT 1 FROM requirement_sayings q WHERE q.plan_id = ?1)
+             OR EXISTS (SELECT 1 FROM requirement_exclusions q WHERE q.plan_id = ?1)
+             OR EXISTS (SELECT 1 FROM requirement_steps q WHERE q.plan_id = ?1)
+             OR EXISTS (SELECT 1 FROM scribe_queue q WHERE q.plan_id = ?1)",
             args![plan.0, session.0],
             |r| r.get(0),
         )?;

@@ -354,7 +354,11 @@ impl Tx<'_> {
         &mut self,
         line: SessionMessageId,
     ) -> Result<Vec<RequirementId>> {
-        let hit = self.requirements_on_line(line)?;
+        let hit: Vec<RequirementRecord> = self
+            .requirements_on_line(line)?
+            .into_iter()
+            .filter(|r| !r.quote.is_empty())
+            .collect();
         for r in &hit {
             let state = match r.state {
                 State::ToConfirm | State::OldRuleUnverified => State::NotARequirement,
@@ -369,6 +373,26 @@ impl Tx<'_> {
             self.requirement_step(r.id, r.plan_id, "words_erased")?;
         }
         Ok(hit.into_iter().map(|r| r.id).collect())
+    }
+
+    /// UQ-2 on a clear or delete with erasure: every entry standing on a line said in the
+    /// conversation loses its words ([`Tx::erase_requirement_words`]). Which entries changed.
+    pub fn erase_session_requirement_words(
+        &mut self,
+        session: SessionId,
+    ) -> Result<Vec<RequirementId>> {
+        let lines: Vec<i64> = self.query_all(
+            "SELECT DISTINCT r.source_message_id FROM requirements r
+             JOIN session_messages m ON m.id = r.source_message_id
+             WHERE m.session_id = ?1 AND r.quote <> '' ORDER BY r.source_message_id",
+            args![session.0],
+            |r| r.get(0),
+        )?;
+        let mut out = Vec::new();
+        for l in lines {
+            out.extend(self.erase_requirement_words(SessionMessageId(l))?);
+        }
+        Ok(out)
     }
 
     /// RL-1's only delete: every entry a job recorded, with their sayings, exclusions and
