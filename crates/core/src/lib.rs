@@ -5,6 +5,7 @@ pub mod acceptance_check;
 pub mod ball;
 pub mod blueprint_loop;
 pub mod boss;
+pub mod ceiling;
 pub mod check_back;
 pub mod clock;
 pub mod closing_check;
