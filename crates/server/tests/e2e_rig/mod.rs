@@ -136,12 +136,13 @@ pub struct Setup {
 impl Setup {
     pub async fn new(script: impl Fn(&Value) -> Option<String> + Send + Sync + 'static) -> Setup {
         let fake = Fake::serve(script).await;
-        // One attempt per model call: a 500 fails the turn at once, with no backoff to wait.
+        // One attempt per model call: a 500 fails the turn at once, with no backoff to wait. The
+        // scribe runs only in a conversation whose engine has it on.
         let rig = Rig::new(|p| {
             write_config(
                 p,
                 &[("fake", &fake.url)],
-                &[("default", "fake"), ("reading", "fake")],
+                &[("default", "fake"), ("reading", "fake"), ("scribe", "fake")],
                 "[limits]\nmax_attempts = 1\n",
             )
         });
