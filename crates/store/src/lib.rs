@@ -3,6 +3,7 @@
 
 mod agenda;
 mod blueprint_loops;
+mod ceiling;
 mod channels;
 mod check_backs;
 mod check_work;
@@ -62,6 +63,7 @@ mod writer;
 
 pub use agenda::{AgendaEdit, AgendaId, AgendaItem, AgendaStatus, NewAgendaItem};
 pub use blueprint_loops::{LoopBinding, NewBlueprintLoop};
+pub use ceiling::{CardState, CeilingCard, HandOverFailure, NewCeilingCard};
 pub use channels::{
     ChannelChat, ChannelMessage, ChannelOutbound, NewChannelOutbound, OutboundKind, OutboundStatus,
 };
