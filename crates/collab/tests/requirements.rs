@@ -536,3 +536,41 @@ async fn rl_20_a_clear_keeps_the_ledger_and_erasing_the_words_ends_their_entries
     let steps = store.read(|tx| tx.requirement_steps(e.id)).unwrap();
     assert_eq!(steps.last().unwrap().0, "words_erased");
 }
+
+#[tokio::test]
+async fn uq_12_words_taken_out_by_an_edit_stay_in_force_until_the_user_presses() {
+    let r = rig("剪一个产品短片");
+    video(&r);
+    scribe_says(
+        &r,
+        &[(
+            "end on black",
+            r#"{"items":[{"op":"add","quote":"keep the music soft"},{"op":"add","quote":"end on black"}]}"#,
+        )],
+    );
+    let line = said(&r, "keep the music soft and end on black").await;
+    assert_eq!(entries(&r, r.plan).len(), 2);
+    r.w.collab
+        .store()
+        .write(|tx| tx.edit_line_body(line, "keep the music soft"))
+        .unwrap();
+    assert_eq!(r.w.collab.ledger_line_edited(line).unwrap(), 1);
+    let board = r.w.collab.plan_requirements(r.plan).unwrap();
+    assert_eq!(board.groups[0].group, Group::TakenOut);
+    let out = &board.groups[0].entries[0];
+    assert_eq!(out.quote, "end on black");
+    assert_eq!(out.state, State::InForce, "in force until the user presses");
+    assert_eq!(out.actions, vec![Action::NoLongerHolds, Action::KeepIt]);
+    // The new words go to the scribe again, as the line's next revision.
+    let queue =
+        r.w.collab
+            .store()
+            .read(|tx| tx.scribe_items_of_plan(r.plan))
+            .unwrap();
+    assert_eq!((queue[1].kind.as_str(), queue[1].revision), ("edit", 1));
+    let kept = press(&r, out.id, Action::KeepIt, out.version).unwrap();
+    assert_eq!(kept.state, State::InForce);
+    assert!(kept.actions.contains(&Action::NoLongerHolds));
+    let board = r.w.collab.plan_requirements(r.plan).unwrap();
+    assert!(board.groups.iter().all(|g| g.group != Group::TakenOut));
+}

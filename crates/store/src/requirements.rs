@@ -395,6 +395,35 @@ impl Tx<'_> {
         Ok(out)
     }
 
+    /// UQ-12: the user took the entry's words out of their line; it stays in force, shown
+    /// first among "Words you took out" until they press. False when it was marked already.
+    pub fn mark_requirement_taken_out(&mut self, id: RequirementId, plan: PlanId) -> Result<bool> {
+        let n = self.exec(
+            "UPDATE requirements SET taken_out_at = ?2, version = version + 1, updated_at = ?2
+             WHERE id = ?1 AND taken_out_at IS NULL",
+            args![id.0, self.now],
+        )?;
+        if n == 1 {
+            self.requirement_step(id, plan, "words_taken_out")?;
+        }
+        Ok(n == 1)
+    }
+
+    /// Whether the user said the entry in another line than `line` too.
+    pub fn requirement_said_elsewhere(
+        &self,
+        id: RequirementId,
+        line: SessionMessageId,
+    ) -> Result<bool> {
+        let n: i64 = self.query_one(
+            "SELECT COUNT(*) FROM requirement_sayings
+             WHERE requirement_id = ?1 AND (message_id IS NULL OR message_id <> ?2)",
+            args![id.0, line.0],
+            |r| r.get(0),
+        )?;
+        Ok(n > 0)
+    }
+
     /// RL-1's only delete: every entry a job recorded, with their sayings, exclusions and
     /// steps, inside a purge row that the delete trigger asks for. How many entries went.
     pub fn purge_requirements(&mut self, plan: PlanId) -> Result<usize> {

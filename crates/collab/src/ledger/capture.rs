@@ -141,6 +141,18 @@ impl Collab {
                     }
                     Err(tokio::sync::broadcast::error::RecvError::Closed) => break,
                 };
+                if ev.kind == "session_message_edited" {
+                    let Some(line) = ev.payload["message"]["id"].as_i64() else {
+                        continue;
+                    };
+                    match me.ledger_line_edited(SessionMessageId(line)) {
+                        Ok(_) => me.wake_scribe(),
+                        Err(e) => {
+                            tracing::warn!(line, error = %e, "an edited line could not be noted")
+                        }
+                    }
+                    continue;
+                }
                 if ev.kind != "plan_changed" {
                     continue;
                 }

@@ -6,6 +6,7 @@
 
 pub mod board;
 pub mod capture;
+pub mod edits;
 pub mod import;
 pub mod required;
 pub mod situation;

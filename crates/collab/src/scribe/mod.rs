@@ -44,6 +44,8 @@ pub struct ScribeOutcome {
 pub(crate) struct Inputs {
     pub line: String,
     pub question: Option<String>,
+    /// An edited line's words before the edit.
+    pub before: Option<String>,
     pub goal: String,
     pub tickets: Vec<(i64, u32, String)>,
     pub filed_ticket: Option<i64>,
@@ -58,6 +60,10 @@ fn inputs(tx: &Tx<'_>, it: &ScribeItem) -> Result<Inputs, StoreError> {
     let plan = tx.plan(it.plan_id)?;
     let question = match line.parent_id {
         Some(p) if it.kind == "answer" => Some(tx.line(p)?.body),
+        _ => None,
+    };
+    let before = match it.kind.as_str() {
+        "edit" => tx.line_versions(it.message_id)?.pop().map(|v| v.body),
         _ => None,
     };
     let tickets = tx
@@ -87,6 +93,7 @@ fn inputs(tx: &Tx<'_>, it: &ScribeItem) -> Result<Inputs, StoreError> {
     Ok(Inputs {
         line: line.body,
         question,
+        before,
         goal: plan.spec.goal,
         tickets,
         filed_ticket: tx

@@ -49,7 +49,11 @@ pub(crate) fn prompt(cx: &Inputs) -> String {
             ));
         }
     }
-    if let Some(q) = &cx.question {
+    if let Some(b) = &cx.before {
+        out.push_str(&format!("\nThe user changed their line. It was: {b}\n"));
+        out.push_str(&format!("It now reads: {}\n", cx.line));
+        out.push_str("Quote only the words it reads now.\n");
+    } else if let Some(q) = &cx.question {
         out.push_str(&format!("\nThe Bot asked: {}\n", one_line(q)));
         out.push_str(&format!("The user answered: {}\n", cx.line));
     } else {
