@@ -4,9 +4,11 @@
 //! call-back's threshold.
 
 use super::apply;
+use crate::tickets::ball::JobBall;
 use serde_json::{Value, json};
+use troupe_core::BotId;
 use troupe_core::PlanId;
-use troupe_core::ball::Holder;
+use troupe_core::ball::{Ball, Holder};
 use troupe_core::plan::PlanStatus;
 use troupe_core::supervisor::{
     StalledFacts, StalledVerdict, TicketQuiet, callback_line, stalled_verdict, threshold_ms,
@@ -38,8 +40,16 @@ pub(super) fn look_at(
     let tickets = tx.tickets_of_plan(plan_id)?;
     let mut next: Option<i64> = None;
     let mut out = Vec::new();
-    for t in tickets.iter().filter(|t| is_open(t.status)) {
-        let holder = holder_of(tx, t)?;
+    // The balls first, from the job's records read once (C §13), then the writes.
+    let open: Vec<(&TicketRecord, Option<BotId>)> = {
+        let mut job = JobBall::read(tx, plan_id)?;
+        let mut out = Vec::new();
+        for t in tickets.iter().filter(|t| is_open(t.status)) {
+            out.push((t, holder_of(job.ball(t)?)));
+        }
+        out
+    };
+    for (t, holder) in open {
         let item = match holder {
             Some(bot) => tx.job_item(bot, plan_id)?,
             None => None,
@@ -109,10 +119,9 @@ fn is_open(s: TicketStatus) -> bool {
 /// The Bot the supervisor may call back for a ticket: its ball holder (C §13) when that is a
 /// Bot or a reviewer nobody moves; none when the ball is the user's, the app's, a poller's or
 /// nobody's.
-fn holder_of(tx: &Tx<'_>, t: &TicketRecord) -> Result<Option<troupe_core::BotId>, StoreError> {
-    Ok(crate::tickets::ball::ball_of(tx, t)?
-        .filter(|b| matches!(b.holder, Holder::Bot | Holder::Reviewer))
-        .and_then(|b| b.bot_id))
+fn holder_of(ball: Option<Ball>) -> Option<BotId> {
+    ball.filter(|b| matches!(b.holder, Holder::Bot | Holder::Reviewer))
+        .and_then(|b| b.bot_id)
 }
 
 /// SV-12: the holder has a live segment, a valid wait or a line queued on the job.
