@@ -108,7 +108,8 @@ impl Collab {
             {
                 return Ok(Noted::Skipped);
             }
-            let kind = if l.ask.is_some() || l.parent_id.is_some_and(|p| is_ask(tx, p)) {
+            // A reply to a Bot's question is the user's answer (read with the question).
+            let kind = if l.parent_id.is_some_and(|p| is_ask(tx, p)) {
                 "answer"
             } else {
                 "line"
