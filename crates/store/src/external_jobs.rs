@@ -459,3 +459,216 @@ impl Tx<'_> {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{Layout, LayoutItem, NewBot, NewPlan, NewRun, NewThread, Store};
+    use std::sync::Arc;
+    use troupe_core::ManualClock;
+    use troupe_core::conversation::SessionKind;
+    use troupe_core::plan::{PlanSpec, RevisionCause};
+    use troupe_core::thread::{AgentBinding, Interaction};
+
+    struct World {
+        store: Store,
+        bot: BotId,
+        other: BotId,
+        thread: ThreadId,
+        run: RunId,
+        plan: PlanId,
+        ticket: TicketId,
+    }
+
+    fn world() -> World {
+        let store = crate::testing::open(Arc::new(ManualClock::new(1_000_000)));
+        let (bot, other, thread, run, plan, ticket) = store
+            .write(|tx| {
+                let new = |name: &str| NewBot {
+                    name: name.into(),
+                    persona: String::new(),
+                    endpoint: None,
+                    scripted: false,
+                };
+                let bot = tx.create_bot(&new("Ada"))?.id;
+                let other = tx.create_bot(&new("Bo"))?.id;
+                let session = tx.create_session(SessionKind::Direct, "t", &[bot])?.id;
+                let thread = tx.create_thread(&NewThread {
+                    parent_id: None,
+                    title: "t".into(),
+                    agent: AgentBinding::new("Ada", "be brief"),
+                    workspace: "/tmp".into(),
+                    interaction: Interaction::Interactive,
+                })?;
+                let run = tx.start_run(&NewRun {
+                    thread_id: thread.id,
+                    trigger: "test".into(),
+                    owner_pid: 1,
+                    owner_boot: "b".into(),
+                })?;
+                let plan = tx
+                    .create_plan(
+                        &NewPlan {
+                            name: "mv".into(),
+                            original_request: "make the video".into(),
+                            home_session_id: session,
+                            opening_line_id: None,
+                            spec: PlanSpec::default(),
+                            cause: RevisionCause::User,
+                        },
+                        |id| format!("/tmp/plan-{}", id.0),
+                    )?
+                    .id;
+                let laid = tx.lay_out(
+                    plan,
+                    &Layout {
+                        items: vec![LayoutItem {
+                            title: "Shots".into(),
+                            owner_bot_id: Some(bot),
+                            ..Default::default()
+                        }],
+                        drops: Vec::new(),
+                    },
+                    |n, t| format!("/tmp/{n}-{t}"),
+                )?;
+                Ok((bot, other, thread.id, run.id, plan, laid.tickets[0].id))
+            })
+            .unwrap();
+        World {
+            store,
+            bot,
+            other,
+            thread,
+            run,
+            plan,
+            ticket,
+        }
+    }
+
+    fn job(w: &World, submitter: BotId, ticket: Option<TicketId>) -> ExternalJobRecord {
+        w.store
+            .write(|tx| {
+                tx.insert_external_job(&NewExternalJob {
+                    server: "media".into(),
+                    tool: "submit_render".into(),
+                    check_tool: "check_render".into(),
+                    args_fingerprint: "fp".into(),
+                    arguments: "{}".into(),
+                    submitter_bot_id: Some(submitter),
+                    submitter_thread_id: w.thread,
+                    submitter_work_item_id: None,
+                    run_id: w.run,
+                    message_id: None,
+                    plan_id: Some(w.plan),
+                    ticket_id: ticket,
+                    part_number: None,
+                    remote_id: "abc".into(),
+                    remote_key: "request_id".into(),
+                    resubmit_reason: None,
+                    next_poll_at: tx.now() + 30_000,
+                })
+            })
+            .unwrap()
+    }
+
+    fn running(w: &World) -> bool {
+        w.store
+            .read(|tx| tx.running_job_on_ticket(w.ticket))
+            .unwrap()
+    }
+
+    #[test]
+    fn a_due_poll_is_taken_once() {
+        let w = world();
+        let j = job(&w, w.bot, Some(w.ticket));
+        let claim = |until| {
+            w.store
+                .write(|tx| tx.claim_external_poll(j.id, j.next_poll_at, until))
+                .unwrap()
+        };
+        assert!(claim(j.next_poll_at + 120_000));
+        // A second poller read the same due time: it finds the poll taken.
+        assert!(!claim(j.next_poll_at + 120_000));
+        let due = w
+            .store
+            .read(|tx| tx.due_external_jobs(j.next_poll_at, 10))
+            .unwrap();
+        assert!(due.is_empty(), "taken until the claim runs out");
+    }
+
+    #[test]
+    fn a_job_runs_on_its_ticket_or_on_the_tickets_its_submitter_owns() {
+        let w = world();
+        assert!(!running(&w));
+        // Another Bot's job on the job as a whole does not count on Ada's ticket.
+        let others = job(&w, w.other, None);
+        assert!(!running(&w));
+        // Ada's own job on the whole job counts on the ticket she owns (EJ7).
+        let whole = job(&w, w.bot, None);
+        assert!(running(&w));
+        w.store
+            .write(|tx| {
+                tx.settle_external_job(
+                    whole.id,
+                    None,
+                    &JobUpdate::Finished {
+                        status: JobStatus::Lost,
+                    },
+                )
+            })
+            .unwrap();
+        assert!(!running(&w));
+        let filed = job(&w, w.other, Some(w.ticket));
+        assert!(running(&w), "filed on the ticket, whoever submitted it");
+        let settled = w
+            .store
+            .write(|tx| {
+                tx.settle_external_job(
+                    filed.id,
+                    Some(&json!({"status": "done", "url": "https://m/v.mp4"})),
+                    &JobUpdate::Finished {
+                        status: JobStatus::Done,
+                    },
+                )
+            })
+            .unwrap();
+        assert_eq!(settled.result.unwrap()["url"], "https://m/v.mp4");
+        assert!(settled.finished_at.is_some());
+        assert!(!running(&w));
+        // A settled job settles once: a repeat changes nothing.
+        let again = w
+            .store
+            .write(|tx| {
+                tx.settle_external_job(
+                    filed.id,
+                    None,
+                    &JobUpdate::Finished {
+                        status: JobStatus::Failed,
+                    },
+                )
+            })
+            .unwrap();
+        assert_eq!(again.status, JobStatus::Done);
+        assert_eq!(others.status, JobStatus::Pending);
+    }
+
+    #[test]
+    fn waiters_are_added_once_per_thread() {
+        let w = world();
+        let j = job(&w, w.bot, None);
+        let add = || {
+            w.store
+                .write(|tx| tx.add_external_job_waiter(j.id, w.thread, Some(w.other), None))
+                .unwrap()
+        };
+        assert!(add());
+        assert!(!add());
+        let full = w
+            .store
+            .read(|tx| tx.external_job_full(j.id))
+            .unwrap()
+            .unwrap();
+        assert_eq!(full.waiters.len(), 1);
+        assert_eq!(full.waiters[0].bot_id, Some(w.other));
+    }
+}
