@@ -5,6 +5,7 @@
 mod asks;
 mod attribution;
 mod bots;
+pub mod ceiling;
 pub mod check_backs;
 pub mod checks;
 mod clearing;

@@ -28,6 +28,9 @@ pub struct ControlRequest {
 pub struct ControlOutcome {
     pub made: Vec<HoldId>,
     pub lifted: Vec<HoldId>,
+    /// A ceiling card's answer (B §7.3), when the line was one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ceiling: Option<crate::ceiling::CeilingAnswer>,
 }
 
 /// Whether a hold in force is within what the line named, for Continue's old rule: the same
@@ -51,6 +54,13 @@ impl Collab {
         req: ControlRequest,
     ) -> Result<ControlOutcome, CollabError> {
         let line = self.store().read(|tx| tx.line(id))?;
+        if line.control.as_ref().is_some_and(|c| c["kind"] == "ceiling") {
+            let answer = self.answer_ceiling(&line, &req.action)?;
+            return Ok(ControlOutcome {
+                ceiling: Some(answer),
+                ..ControlOutcome::default()
+            });
+        }
         let action = match req.action.as_str() {
             "stop" => ControlAction::Stop,
             "continue" => ControlAction::Continue,

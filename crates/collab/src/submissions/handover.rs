@@ -117,12 +117,11 @@ pub fn record(
     }
     let stuck = hooks.ceiling.stuck(tx, &ticket, &h.parts)?;
     if !stuck.is_empty() {
-        let names: Vec<String> = stuck.iter().map(|p| p.label.clone()).collect();
         return refuse(
             "ceiling_reached",
             format!(
                 "these parts are stuck and wait for the user: {}; hand over other parts",
-                names.join(", ")
+                stuck.join(", ")
             ),
         );
     }

@@ -1,5 +1,5 @@
 //! The hand-over's extension points (issue 15 "hooks"): whether a part is stuck at its
-//! ceiling (`PartCeiling`, filled in by Deliverables II), which requirements a review must pass
+//! ceiling (`PartCeiling`, counted by `crate::ceiling`), which requirements a review must pass
 //! (`RequiredItems`, the ledger's later), and the checks bound to a submission
 //! (`BoundChecks`, run by the checks' runner, `crate::checks`).
 
@@ -10,38 +10,18 @@ use troupe_core::review::Requirement;
 use troupe_core::submission::BoundCheck;
 use troupe_core::{PartId, SubmissionId};
 use troupe_store::{
-    CheckKind, PartRecord, RunOutcome, Store, StoreError, SubmissionRecord, TicketRecord, Tx,
+    CheckKind, RunOutcome, Store, StoreError, SubmissionRecord, TicketRecord, Tx,
 };
 
-/// §4.3 `ceiling_reached`, §7: which of the parts a hand-over names (none: the whole ticket)
-/// are stuck at their ceiling.
+/// §4.3 `ceiling_reached`, §7: what of the ticket stuck at its ceiling the hand-over naming
+/// `parts` (none: the whole ticket) may not be handed over past, each named for the Bot.
 pub trait PartCeiling: Send + Sync {
     fn stuck(
         &self,
         tx: &Tx<'_>,
         ticket: &TicketRecord,
         parts: &[PartId],
-    ) -> Result<Vec<PartRecord>, StoreError>;
-}
-
-/// Until Deliverables II counts attempts, a part is stuck only when it is marked blocked on
-/// the board's record (nothing marks one yet, so every hand-over is allowed). A named part
-/// that is stuck refuses; a part-less hand-over is refused while any part is stuck.
-pub struct MarkedParts;
-
-impl PartCeiling for MarkedParts {
-    fn stuck(
-        &self,
-        tx: &Tx<'_>,
-        ticket: &TicketRecord,
-        parts: &[PartId],
-    ) -> Result<Vec<PartRecord>, StoreError> {
-        Ok(tx
-            .parts_of_ticket(ticket.id)?
-            .into_iter()
-            .filter(|p| p.blocked && (parts.is_empty() || parts.contains(&p.id)))
-            .collect())
-    }
+    ) -> Result<Vec<String>, StoreError>;
 }
 
 /// §5.2: the requirements in force on the hand-over's job, with which are required.
@@ -116,7 +96,7 @@ pub struct Hooks {
 impl Default for Hooks {
     fn default() -> Self {
         Hooks {
-            ceiling: Arc::new(MarkedParts),
+            ceiling: Arc::new(crate::ceiling::CountedCeiling),
             required: Arc::new(SaidTwice),
             checks: Arc::new(JobChecks::default()),
         }

@@ -14,7 +14,7 @@ pub mod view;
 pub(crate) mod words;
 
 pub use hooks::{
-    BoundChecks, Hooks, JobChecks, MarkedParts, PartCeiling, RequiredItems, SaidTwice,
+    BoundChecks, Hooks, JobChecks, PartCeiling, RequiredItems, SaidTwice,
 };
 pub use pass::{Moved, SubmissionPass, settle};
 pub use view::{SubmissionCheck, SubmissionView};

@@ -239,6 +239,7 @@ fn failed_checks(
 ) -> Result<Moved, StoreError> {
     tx.set_submission_state(s.id, SubmissionState::FailedChecks)?;
     crate::quality::checks_failed(tx, s, &failing)?;
+    crate::ceiling::after_failure(tx, s, troupe_core::ceiling::FailureKind::Checks)?;
     let ticket = tx.ticket(s.ticket_id)?;
     move_ticket(
         tx,
@@ -421,6 +422,7 @@ pub(crate) fn send_back(
 ) -> Result<(), StoreError> {
     tx.set_submission_state(s.id, SubmissionState::Rework)?;
     crate::quality::sent_back(tx, s, why)?;
+    crate::ceiling::after_failure(tx, s, crate::ceiling::kind_of(why))?;
     let event = StageEvent::SentBack(why);
     move_ticket(tx, s.ticket_id, event)?;
     let parts = covered(tx, s)?;

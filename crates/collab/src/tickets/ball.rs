@@ -386,8 +386,9 @@ impl<'t, 'c> JobBall<'t, 'c> {
             owner,
             lead: self.lead.clone(),
             external_job_running: tx.running_job_on_ticket(ticket.id)?,
-            // B §7: a part marked stuck at its ceiling.
-            at_ceiling: tx.parts_of_ticket(ticket.id)?.iter().any(|p| p.blocked),
+            // B §7: a part marked stuck, or the whole ticket, waiting on a ceiling card.
+            at_ceiling: tx.parts_of_ticket(ticket.id)?.iter().any(|p| p.blocked)
+                || tx.ticket_at_ceiling(ticket.id)?,
         })
     }
 

@@ -44,6 +44,7 @@ pub fn after_stage_change(
     ticket: TicketId,
 ) -> Result<Option<DeliveryChange>, StoreError> {
     let moved = tx.ticket(ticket)?;
+    crate::ceiling::after_stage_change(tx, &moved)?;
     let plan = moved.plan_id;
     let stages: Vec<_> = tx.tickets_of_plan(plan)?.iter().map(|t| t.stage).collect();
     let delivered = tx.plan_deliverables(plan)?.delivered;
