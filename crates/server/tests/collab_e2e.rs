@@ -234,12 +234,17 @@ impl Rig {
     }
     /// `troupe serve` on the rig's data dir (the same one each time), and its API.
     fn start(&self) -> (Daemon, Api) {
+        self.start_with(&[])
+    }
+    /// `start` with more `troupe serve` arguments (`--manual-clock`: no tick but the test's).
+    fn start_with(&self, extra: &[&str]) -> (Daemon, Api) {
         let p = |f: &str| self.tmp.path().join(f);
-        let d = Daemon::start(
+        let d = Daemon::start_with(
             &troupe_binary(),
             &p("data"),
             &p("config.toml"),
             &p("daemon.log"),
+            extra,
         );
         let api = Api {
             client: reqwest::Client::new(),
@@ -599,8 +604,9 @@ async fn kill_9_mid_segment_then_restart_desk_closed_job_needs_attention_nothing
     daemon.child.wait().unwrap();
     let requests_at_kill = fake.requests().len();
 
-    // Restarted on the same data: recovery ends the cut-off turn and settles its work.
-    let (_daemon, api) = rig.start();
+    // Restarted on the same data: recovery ends the cut-off turn and settles its work. The
+    // scheduler ticks only when the test says, so what recovery alone did is seen first.
+    let (_daemon, api) = rig.start_with(&["--manual-clock"]);
     let t = wait_until("recovery ended the cut-off turn", || async {
         let t = api.get(&format!("/v1/turns/{turn}")).await;
         (t["status"] != "running").then_some(t)
@@ -650,5 +656,26 @@ async fn kill_9_mid_segment_then_restart_desk_closed_job_needs_attention_nothing
         lines_after.iter().all(|l| l["body"] != UNEXPECTED),
         "{lines_after:#?}\n{}",
         rig.log()
+    );
+
+    // The first tick: the supervisor picks the crash's cut-off work up, spending budget
+    // (issue 16 §3), once.
+    let tick = api.post("/v1/debug/tick", json!({})).await;
+    let picked: Vec<&Value> = tick["supervisor"]["work"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|w| w["work_item_id"] == job["id"])
+        .collect();
+    assert_eq!(picked.len(), 1, "{tick:#}");
+    assert_eq!(picked[0]["pickup"]["verdict"], "pick_up", "{tick:#}");
+    assert_eq!(picked[0]["pickup"]["cause"], "restart", "{tick:#}");
+    assert_eq!(picked[0]["pickup"]["spends_budget"], true, "{tick:#}");
+    let log = api
+        .list(&format!("/v1/tasks/{}/work-log", plan["id"]))
+        .await;
+    assert!(
+        log.iter().any(|e| e["kind"] == "supervisor_picked_up"),
+        "{log:#?}"
     );
 }
