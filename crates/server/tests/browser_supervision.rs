@@ -58,10 +58,15 @@ const ON_IT: &str = r#"{"steps":[{"text":"on it"}],"on_exhausted":"repeat_last"}
 const ASKED: &str = "keep the storyboard to six panels";
 const SENT: &str = "Bo, please draw the storyboard in pencil";
 const EDITED: &str = "Bo, please draw the storyboard in ink";
+const EDITED_MORE: &str = "and scan it at 300 dpi";
 const APP_NEXT_TICK: &str = "Approved by the app at the next tick";
 const YOUR_WORD: &str = "Waiting on your word: say it is fine, or what to fix";
 const ARROW_UP: &str = "\u{E013}";
 const ENTER: &str = "\u{E007}";
+const ESCAPE: &str = "\u{E00C}";
+const SHIFT: &str = "\u{E008}";
+/// Releases the modifiers a key sequence pressed.
+const RELEASE: &str = "\u{E000}";
 
 /// The API in-process on a loopback port, its clock moved only by the debug route.
 struct App {
@@ -497,32 +502,39 @@ async fn scenario(c: &Client, app: &App, s: &Setup) -> Result<()> {
 
     keep(c, "browser-supervision.png").await?;
 
-    // --- ↑ in the empty composer edits the newest line; Enter saves it
+    // --- ↑ in the empty composer edits the newest line; Esc cancels, Shift+Enter is a new
+    // line, Enter saves
     let line = format!("#transcript .msg.user[data-id=\"{}\"]", s.sent.0);
     wait_text(c, &line, SENT).await?;
-    let composer = c.find(Locator::Css("#composer")).await?;
-    composer.clear().await?;
-    composer.send_keys(ARROW_UP).await?;
     let editor = format!("{line} .line-editor textarea");
-    poll("the line's editor", SHORT, || async {
-        Ok(elements(c, &editor)
-            .await?
-            .iter()
-            .any(|e| e.visible)
-            .then_some(()))
-    })
-    .await?;
-    let ta = c.find(Locator::Css(&editor)).await?;
+    let ta = open_editor(c, &editor).await?;
     let value = ta.prop("value").await?.unwrap_or_default();
     if value != SENT {
         bail!("the editor should hold the line's words: {value:?}");
     }
+    ta.send_keys(" and charcoal").await?;
+    ta.send_keys(ESCAPE).await?;
+    poll("Esc to close the editor", SHORT, || async {
+        Ok(elements(c, &editor).await?.is_empty().then_some(()))
+    })
+    .await?;
+    wait_text(c, &format!("{line} .body"), SENT).await?;
+    if store.read(|tx| tx.line(s.sent))?.edited_at.is_some() {
+        bail!("Esc should change nothing");
+    }
+    let ta = open_editor(c, &editor).await?;
     ta.clear().await?;
-    ta.send_keys(&format!("{EDITED}{ENTER}")).await?;
-    wait_text(c, &format!("{line} .body"), EDITED).await?;
+    ta.send_keys(&format!("{EDITED}{SHIFT}{ENTER}{RELEASE}{EDITED_MORE}"))
+        .await?;
+    let value = ta.prop("value").await?.unwrap_or_default();
+    if value != format!("{EDITED}\n{EDITED_MORE}") {
+        bail!("Shift+Enter should start a new line, not save: {value:?}");
+    }
+    ta.send_keys(ENTER).await?;
+    wait_text(c, &format!("{line} .body"), EDITED_MORE).await?;
     wait_text(c, &format!("{line} .line-edited"), "Edited").await?;
     let saved = store.read(|tx| tx.line(s.sent))?;
-    if saved.body != EDITED || saved.edited_at.is_none() {
+    if saved.body != format!("{EDITED}\n{EDITED_MORE}") || saved.edited_at.is_none() {
         bail!("the edit should be stored: {saved:?}");
     }
     press(c, &format!("{line} .line-edited")).await?;
@@ -558,7 +570,7 @@ async fn scenario(c: &Client, app: &App, s: &Setup) -> Result<()> {
 
     // Picking the conversation again closes the page.
     press(c, &format!(".session-item[data-id=\"{}\"]", s.home.0)).await?;
-    wait_text(c, &line, EDITED).await?;
+    wait_text(c, &line, EDITED_MORE).await?;
     if !elements(c, "#quality-page")
         .await?
         .iter()
@@ -567,6 +579,22 @@ async fn scenario(c: &Client, app: &App, s: &Setup) -> Result<()> {
         bail!("picking a conversation should close the Quality page");
     }
     Ok(())
+}
+
+/// ↑ in the empty composer; the editor that opens on the newest line.
+async fn open_editor(c: &Client, editor: &str) -> Result<fantoccini::elements::Element> {
+    let composer = c.find(Locator::Css("#composer")).await?;
+    composer.clear().await?;
+    composer.send_keys(ARROW_UP).await?;
+    poll("the line's editor", SHORT, || async {
+        Ok(elements(c, editor)
+            .await?
+            .iter()
+            .any(|e| e.visible)
+            .then_some(()))
+    })
+    .await?;
+    Ok(c.find(Locator::Css(editor)).await?)
 }
 
 /// A copy of what the page shows in `target/<name>`, for a person to look at.

@@ -2,8 +2,9 @@
 // `{kind: "ceiling", offer: […]}` asks the user how a part that keeps failing goes on. Its
 // buttons are the offer, in the order given (Relax only when the card offers it: never when
 // the user sent it back 3 times), answered by POST /v1/messages/:id/control {action}. Once
-// answered the card says what was chosen; a card the ticket closed another way (409
-// `card_closed`) loses its buttons and says why. app.js calls decorate on every line it draws.
+// answered the card says what was chosen (the control's `answer`); a card the ticket closed
+// another way (its `closed`, or a press answered 409 `card_closed`) has no buttons and says
+// why. app.js calls decorate on every line it draws.
 "use strict";
 
 window.troupeCeiling = function (ctx) {
@@ -27,11 +28,12 @@ window.troupeCeiling = function (ctx) {
     node.classList.add("ceiling");
     const card = el("div", "ceiling-card");
     card.dataset.testid = "ceiling-card";
-    const acted = m.control_acted;
-    const shut = c.closed_reason || closed.get(m.id);
-    if (acted && acted.action) {
+    // Settled, the card's control keeps `answer` (or why it `closed`) and offers nothing.
+    const answer = c.answer || (m.control_acted && m.control_acted.action);
+    const shut = c.closed || closed.get(m.id);
+    if (answer) {
       card.dataset.state = "answered";
-      card.appendChild(el("p", "ceiling-chosen", "You chose: " + (ACTION[acted.action] || acted.action)));
+      card.appendChild(el("p", "ceiling-chosen", "You chose: " + (ACTION[answer] || answer)));
     } else if (shut) {
       card.dataset.state = "closed";
       card.appendChild(el("p", "ceiling-closed hint", shut));
