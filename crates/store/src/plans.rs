@@ -540,6 +540,8 @@ impl Tx<'_> {
             ],
         )?;
         if n > 0 {
+            // The line's quotes follow each filing it gets, in the same write (C §5).
+            self.file_line_quotes(f.message_id, f.plan_id, f.ticket_id)?;
             self.plan_event(
                 &plan,
                 json!({"plan_id": f.plan_id, "version": plan.version, "change": "filed",

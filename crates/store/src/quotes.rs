@@ -1,7 +1,7 @@
 //! User quotes (C §5) and a line's earlier words. A quote is written in the transaction that
 //! writes the words it keeps (a person's line, an answer, a board edit, an edit's changed
-//! clauses); it is filed like its line, and follows each later filing of the line through the
-//! `user_quote_filings_follow` trigger. A clear keeps quotes (UQ-1); only erasing empties
+//! clauses); it is filed like its line, and follows each later filing of the line
+//! (`Tx::file_line` files the line's quotes with it). A clear keeps quotes (UQ-1); only erasing empties
 //! them (UQ-2), and nothing ever rewrites their words.
 
 use crate::{Result, StoreError, Tx, args};
@@ -147,6 +147,22 @@ impl Tx<'_> {
             args![quote, f.plan_id.0, f.ticket_id, self.now],
         )?;
         Ok(n > 0)
+    }
+
+    /// A line's quotes follow a filing the line just got (reader, desk, `work_on`, a
+    /// refile): `Tx::file_line` calls this in its write.
+    pub fn file_line_quotes(
+        &mut self,
+        line: SessionMessageId,
+        plan: PlanId,
+        ticket: Option<i64>,
+    ) -> Result<usize> {
+        self.exec(
+            "INSERT INTO user_quote_filings (quote_id, plan_id, ticket_id, at)
+             SELECT id, ?2, ?3, ?4 FROM user_quotes WHERE message_id = ?1
+             ON CONFLICT DO NOTHING",
+            args![line.0, plan.0, ticket, self.now],
+        )
     }
 
     /// One quote.

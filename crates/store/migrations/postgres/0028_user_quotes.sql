@@ -32,19 +32,6 @@ CREATE UNIQUE INDEX user_quote_filings_target
     ON user_quote_filings(quote_id, plan_id, COALESCE(ticket_id, 0));
 CREATE INDEX user_quote_filings_plan ON user_quote_filings(plan_id, quote_id);
 
--- A line's quotes follow every filing the line gets, whoever files it (reader, desk,
--- work_on, a refile), in the same write.
-CREATE FUNCTION user_quote_filings_follow() RETURNS trigger LANGUAGE plpgsql AS $$
-BEGIN
-    INSERT INTO user_quote_filings (quote_id, plan_id, ticket_id, at)
-    SELECT q.id, NEW.plan_id, NEW.ticket_id, NEW.at FROM user_quotes q
-    WHERE q.message_id = NEW.message_id
-    ON CONFLICT DO NOTHING;
-    RETURN NEW;
-END $$;
-CREATE TRIGGER user_quote_filings_follow AFTER INSERT ON message_filings
-    FOR EACH ROW EXECUTE FUNCTION user_quote_filings_follow();
-
 -- A deleted plan takes its quote filings with it; the quotes stay.
 CREATE FUNCTION user_quote_filings_plan_gone() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN

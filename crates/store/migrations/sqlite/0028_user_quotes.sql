@@ -31,15 +31,6 @@ CREATE UNIQUE INDEX user_quote_filings_target
     ON user_quote_filings(quote_id, plan_id, COALESCE(ticket_id, 0));
 CREATE INDEX user_quote_filings_plan ON user_quote_filings(plan_id, quote_id);
 
--- A line's quotes follow every filing the line gets, whoever files it (reader, desk,
--- work_on, a refile), in the same write.
-CREATE TRIGGER user_quote_filings_follow AFTER INSERT ON message_filings
-BEGIN
-    INSERT OR IGNORE INTO user_quote_filings (quote_id, plan_id, ticket_id, at)
-    SELECT q.id, NEW.plan_id, NEW.ticket_id, NEW.at FROM user_quotes q
-    WHERE q.message_id = NEW.message_id;
-END;
-
 -- A deleted plan takes its quote filings with it; the quotes stay.
 CREATE TRIGGER user_quote_filings_plan_gone BEFORE DELETE ON plans
 BEGIN
