@@ -21,8 +21,8 @@
 //! cargo test -p troupe-server --test browser_supervision
 //! ```
 //!
-//! Screenshots: `target/browser-supervision.png`, and on failure
-//! `target/browser-supervision-failure.png` with the page text printed.
+//! Screenshots: `target/browser-supervision.png` and `browser-supervision-phone.png`, and on
+//! failure `target/browser-supervision-failure.png` with the page text printed.
 
 mod browser_support;
 
@@ -578,7 +578,28 @@ async fn scenario(c: &Client, app: &App, s: &Setup) -> Result<()> {
     {
         bail!("picking a conversation should close the Quality page");
     }
-    Ok(())
+
+    // --- Phone width: the job view with its work log and ledger fits without sideways
+    // scrolling; on touch the ledger's buttons show without hovering
+    c.set_window_size(390, 844).await?;
+    press(c, "#work-toggle").await?;
+    press(
+        c,
+        &format!("#jobs-list .job-open[data-plan-id=\"{}\"]", s.plan.0),
+    )
+    .await?;
+    wait_text(c, "#work-log .work-log-row", "Picked up Ada").await?;
+    wait_text(c, "#asked .asked-row", "six panels").await?;
+    let overflow = c
+        .execute(
+            "return document.documentElement.scrollWidth - window.innerWidth;",
+            vec![],
+        )
+        .await?;
+    if overflow.as_f64().unwrap_or(0.0) > 1.0 {
+        bail!("the job view scrolls sideways at 390 px ({overflow} px too wide)");
+    }
+    keep(c, "browser-supervision-phone.png").await
 }
 
 /// ↑ in the empty composer; the editor that opens on the newest line.
