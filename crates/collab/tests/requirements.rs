@@ -428,7 +428,7 @@ async fn segments_read_requirements_and_reviews_require_them() {
     let text =
         r.w.collab
             .store()
-            .read(|tx| troupe_collab::ledger::situation::requirements_block(tx, r.plan, None))
+            .read(|tx| troupe_collab::ledger::situation::requirements_block(tx, r.plan, None, None))
             .unwrap()
             .unwrap();
     assert!(text.starts_with("User requirements:"), "{text}");
@@ -436,6 +436,14 @@ async fn segments_read_requirements_and_reviews_require_them() {
         text.contains("\"keep the music soft\" | the user said it 2 times"),
         "{text}"
     );
+    // Under a hold made before they were written: as the ledger stood then (UQ-6).
+    let held = r
+        .w
+        .collab
+        .store()
+        .read(|tx| troupe_collab::ledger::situation::requirements_block(tx, r.plan, None, Some(T0)))
+        .unwrap();
+    assert_eq!(held, None);
     let ticket = r.ticket();
     let sub = r.submit(&ticket, "deliverables/a.mp4");
     let items =

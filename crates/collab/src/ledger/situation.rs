@@ -12,11 +12,13 @@ use troupe_store::{Store, StoreError, Tx};
 
 pub struct RequirementsSituation;
 
-/// The job's requirements as a segment on `ticket` reads them; none when the ledger is empty.
+/// The job's requirements as a segment on `ticket` reads them, with entries written up to
+/// `until` (a hold's making) when given; none when the ledger is empty.
 pub fn requirements_block(
     tx: &Tx<'_>,
     plan: PlanId,
     ticket: Option<i64>,
+    until: Option<i64>,
 ) -> Result<Option<String>, StoreError> {
     let excluded = tx.requirements_excluded_in(plan)?;
     let tickets = tx.tickets_of_plan(plan)?;
@@ -26,7 +28,8 @@ pub fn requirements_block(
             r.state,
             State::InForce | State::ToConfirm | State::OldRuleUnverified
         );
-        if !shown || excluded.contains(&r.id) || r.quote.is_empty() {
+        let later = until.is_some_and(|u| r.created_at > u);
+        if !shown || later || excluded.contains(&r.id) || r.quote.is_empty() {
             continue;
         }
         let inherited_from = if r.plan_id != plan {
@@ -71,10 +74,16 @@ fn situation(thread: &Thread, store: &Store) -> Result<Option<String>, StoreErro
             return Ok(None);
         }
         let item = tx.work_item(seg.work_item_id)?;
-        match item.plan_id {
-            Some(plan) => requirements_block(tx, plan, item.ticket_id),
-            None => Ok(None),
+        let Some(plan) = item.plan_id else {
+            return Ok(None);
+        };
+        // Under a hold: as they stood when the first hold still in force was made.
+        let mut until = None;
+        for h in crate::holds::holds_over(tx, thread.id)? {
+            let at = tx.hold(h)?.created_at;
+            until = Some(until.map_or(at, |u: i64| u.min(at)));
         }
+        requirements_block(tx, plan, item.ticket_id, until)
     })
 }
 
