@@ -14,6 +14,9 @@ pub struct TableSummary {
     pub checksum: String,
 }
 
+/// Tables a migration writes rows into (`supervisor.enabled` in 0027, the engine steps in 0029).
+const SEEDED_BY_MIGRATIONS: &[&str] = &["app_settings", "engine_steps"];
+
 impl Store {
     /// Every table's row count and checksum, from one snapshot.
     pub fn table_summaries(&self) -> Result<BTreeMap<String, TableSummary>> {
@@ -50,6 +53,12 @@ impl Store {
                 ));
             }
             for table in &order {
+                // Rows a migration writes itself (a fresh database has them too) are replaced
+                // by the source's rather than counted as data.
+                if SEEDED_BY_MIGRATIONS.contains(&table.as_str()) {
+                    tx.exec(&format!("DELETE FROM {table}"), &[])?;
+                    continue;
+                }
                 let n: i64 =
                     tx.query_one(&format!("SELECT COUNT(*) FROM {table}"), &[], |r| r.get(0))?;
                 if n > 0 {

@@ -8,15 +8,13 @@ use troupe_core::delegation::DelegationState;
 use troupe_core::inbox::InboxMode;
 use troupe_core::run::{EndReason, RunStatus};
 use troupe_core::supervisor::{
-    LastSegment, PICKUP_WINDOW_MS, PickupCause, PickupFacts, PickupVerdict, RestartCause,
-    WaitFacts, WorkAction, WorkFacts, pickup_line, pickup_verdict, work_action,
+    LastSegment, PICKUP_WINDOW_MS, PickupCause, PickupFacts, PickupVerdict, WaitFacts, WorkAction,
+    WorkFacts, pickup_line, pickup_verdict, work_action,
 };
 use troupe_core::ticket::TicketStatus;
 use troupe_core::work_item::{WaitingOn, WorkState};
 use troupe_core::{TicketId, WorkItemId};
-use troupe_store::{
-    NewQualityEvent, QualityType, RunRecord, StoreError, SupervisorWake, Tx, WorkItemRecord,
-};
+use troupe_store::{RunRecord, StoreError, SupervisorWake, Tx, WorkItemRecord};
 
 /// A refused pick-up is tried again at the next tick (SV-9).
 const RETRY_REFUSED_MS: i64 = 15_000;
@@ -208,17 +206,6 @@ fn pick_up(
                 fired: true,
             })?;
             apply::wake(tx, item, place, text, format!("supervisor:{row}"))?;
-            // A crash's cut is the app's failure: shown to maintainers (issue 16 §3).
-            if facts.restart == Some(RestartCause::Crash) {
-                let mut q = NewQualityEvent::new(QualityType::Orchestration, "crash_pickup");
-                q.bot_id = Some(item.bot_id);
-                q.plan_id = item.plan_id;
-                q.ticket_id = item.ticket_id.map(TicketId);
-                q.run_id = last.map(|r| r.id);
-                q.source = Some(("check_back", row));
-                q.detail = json!({"attempt": attempt});
-                tx.quality_event(q)?;
-            }
             apply::log(
                 tx,
                 item,
