@@ -242,3 +242,73 @@ async fn lines_left_unread_at_a_stop_are_dropped_at_start() {
             .unwrap();
     assert_eq!(queue[0].state, "dropped");
 }
+
+#[tokio::test]
+async fn rl_13_saying_a_set_aside_entry_again_in_a_job_applies_it_again() {
+    use troupe_collab::ledger::ActionRequest;
+    use troupe_core::conversation::Author;
+    use troupe_core::requirement::Action;
+    use troupe_store::NewLine;
+    let r = rig("Episode A");
+    video(&r);
+    scribe_says(
+        &r,
+        &[(
+            "end on black",
+            r#"{"items":[{"op":"add","quote":"end on black","every_job":true}]}"#,
+        )],
+    );
+    queued(&r, "from now on every film should end on black");
+    r.w.collab.drain_scribe().await.unwrap();
+    let e = entries(&r).remove(0);
+    assert_eq!(e.scope, Scope::Session);
+    let b = support::open_job(&r.w, r.session, "Episode B").id;
+    let store = r.w.collab.store();
+    let inherited = store.read(|tx| tx.requirements_of_plan(b)).unwrap();
+    assert_eq!(inherited.len(), 1, "inherited from its first segment");
+    r.w.collab
+        .requirement_action(
+            e.id,
+            &ActionRequest {
+                action: Action::NotForThisJob,
+                version: e.version,
+                task_id: Some(b),
+            },
+        )
+        .unwrap();
+    assert_eq!(
+        store.read(|tx| tx.requirements_excluded_in(b)).unwrap(),
+        vec![e.id]
+    );
+    // The same words said again in B: said again there, and it applies again.
+    r.clock.advance(1_000);
+    let line = store
+        .write(|tx| {
+            let l = tx.insert_line(&NewLine::plain(
+                r.session,
+                Author::User,
+                "end on black, like I said".into(),
+            ))?;
+            tx.file_line(&filing(l.id, b))?;
+            Ok(l.id)
+        })
+        .unwrap();
+    assert_eq!(
+        r.w.collab.ledger_line_filed(b, line).unwrap(),
+        Noted::Queued(true)
+    );
+    r.w.collab.drain_scribe().await.unwrap();
+    assert!(
+        store
+            .read(|tx| tx.requirements_excluded_in(b))
+            .unwrap()
+            .is_empty()
+    );
+    let now = store.read(|tx| tx.requirement(e.id)).unwrap();
+    assert_eq!((now.said_count, now.job_count), (2, 2));
+    assert_eq!(
+        store.read(|tx| tx.requirements_of_plan(b)).unwrap().len(),
+        1,
+        "no duplicate"
+    );
+}
