@@ -143,10 +143,11 @@ async fn get_line(
     params(("id" = i64, Path, description = "A person's line read as possibly control")),
     request_body = ControlRequest,
     responses(
-        (status = 200, description = "What the press did: holds made (Stop) or lifted (Continue). Pressed once per line: a repeat answers the first press and does nothing", body = ControlOutcome),
+        (status = 200, description = "What the press did: holds made (Stop) or lifted (Continue). Pressed once per line: a repeat answers the first press and does nothing. On a ceiling card (`control.kind: \"ceiling\"`, B §7.3) the action is another_way, change_plan, relax, take_as_is or carry_on, and `ceiling` says what the answer did", body = ControlOutcome),
         (status = 400, description = "Malformed JSON or id", body = ErrorBody),
         (status = 404, description = "No such line", body = ErrorBody),
-        (status = 422, description = "The line has no buttons, or not that one; an unknown action", body = ErrorBody),
+        (status = 409, description = "`card_closed`: the ceiling card was answered already, or its ticket closed another way", body = ErrorBody),
+        (status = 422, description = "The line has no buttons, or not that one; an unknown action; `action_not_offered`: a button the ceiling card does not show (relax when not stuck on one requirement)", body = ErrorBody),
     )
 )]
 async fn control(
@@ -155,7 +156,22 @@ async fn control(
     ApiJson(req): ApiJson<ControlRequest>,
 ) -> Result<Json<ControlOutcome>, ApiError> {
     let id = path_id::<SessionMessageId>(&id)?;
-    Ok(Json(state.collab.press_control(id, req).await?))
+    let out = state.collab.press_control(id, req).await;
+    Ok(Json(out.map_err(control_error)?))
+}
+
+/// A ceiling card's `action_not_offered` keeps its own code.
+fn control_error(e: troupe_collab::CollabError) -> ApiError {
+    match e {
+        troupe_collab::CollabError::Invalid(m) if m.starts_with("action_not_offered") => {
+            ApiError::new(
+                axum::http::StatusCode::UNPROCESSABLE_ENTITY,
+                "action_not_offered",
+                m,
+            )
+        }
+        other => other.into(),
+    }
 }
 
 #[utoipa::path(
