@@ -370,3 +370,33 @@ async fn s_sv_4_cut_work_on_the_job_blocks_call_backs_to_its_tickets() {
     let r = serde_json::to_value(w.collab.supervise().unwrap()).unwrap();
     assert_eq!(verdicts(&r), ["nothing"], "{r}");
 }
+
+#[tokio::test]
+async fn a_tick_after_a_pickup_repeats_no_wake() {
+    let (_clock, w) = start();
+    // Fails, until the pick-up's line reaches it.
+    let ada = bot(
+        &w,
+        "Ada",
+        r#"{"steps":[{"error":{"kind":"bad_request","message":"broken"}}],"on_exhausted":"repeat_last","rules":[{"when_user_contains":"Pick it up","reply":{"text":"done"}}]}"#,
+    );
+    let s = direct(&w, ada);
+    let j = job_item(&w, s, ada, "Grade the colour");
+    work_on(&w, &j, "grade the colour").await;
+    assert_eq!(state(&w, &j), WorkState::NeedsAttention);
+    let r = tick(&w, &j).await;
+    assert_eq!(r["work"][0]["pickup"]["verdict"], "pick_up", "{r}");
+    assert_eq!(state(&w, &j), WorkState::Idle);
+    // Every later tick finds the work settled: no second wake, no second pick-up row.
+    for _ in 0..3 {
+        let r = w.collab.supervise().unwrap();
+        assert!(r.work.iter().all(|a| a["pickup"].is_null()), "{r:?}");
+    }
+    assert_eq!(runs(&w, j.thread), 2);
+    let rows = w
+        .collab
+        .store()
+        .read(|tx| tx.supervisor_pickups_since(j.item, 0))
+        .unwrap();
+    assert_eq!(rows, 1);
+}
