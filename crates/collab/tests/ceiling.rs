@@ -34,6 +34,15 @@ fn team() -> Team {
 
 /// Hand over ticket #01 the way `submit` does, then settle it as its checks finish.
 async fn hand_over(t: &Team, n: usize) -> Result<SubmissionRecord, Refusal> {
+    hand_over_parts(t, n, Vec::new()).await
+}
+
+/// Hand over ticket #01 naming `parts`.
+async fn hand_over_parts(
+    t: &Team,
+    n: usize,
+    parts: Vec<troupe_core::PartId>,
+) -> Result<SubmissionRecord, Refusal> {
     let hooks = Hooks::default();
     let h = HandOver {
         ticket: t.tickets[0],
@@ -47,7 +56,7 @@ async fn hand_over(t: &Team, n: usize) -> Result<SubmissionRecord, Refusal> {
             size: 10,
         }],
         content: None,
-        parts: Vec::new(),
+        parts,
         note: String::new(),
         claims: Vec::new(),
         post_in: None,
@@ -317,4 +326,52 @@ async fn s_cc_take_as_is_approves_the_ticket() {
     let subs = t.subs();
     let tipped = subs.iter().max_by_key(|s| s.id.0).unwrap();
     assert_eq!(tipped.state, SubmissionState::Approved);
+}
+
+/// Counting is per part: the part that keeps failing is blocked and refused, another part is
+/// still handed over, and a hand-over naming no part is refused while a part is stuck.
+#[tokio::test]
+async fn s_cc_a_stuck_part_blocks_itself_and_part_less_hand_overs_only() {
+    let t = team();
+    let parts = t
+        .store()
+        .write(|tx| tx.add_parts(t.tickets[0], &["Verse".into(), "Chorus".into()]))
+        .unwrap();
+    let (verse, chorus) = (parts[0].id, parts[1].id);
+    let checks = Checks::new(
+        t.store().clone(),
+        std::sync::Arc::new(support::check_rig::Videos::default()),
+    );
+    checks
+        .create(
+            t.plan,
+            &NewCheckRequest {
+                kind: "file_exists".into(),
+                path: Some("01-Cut/missing.mp4".into()),
+                ticket_id: Some(t.tickets[0].0),
+                ..NewCheckRequest::default()
+            },
+        )
+        .unwrap();
+    for n in 1..=3 {
+        hand_over_parts(&t, n, vec![verse]).await.unwrap();
+    }
+    let blocked = |id| t.store().read(|tx| tx.part(id)).unwrap().blocked;
+    assert!(blocked(verse), "the verse failed three times");
+    assert!(!blocked(chorus), "the chorus was never handed over");
+    let c = card(&t);
+    assert!(c.body.starts_with("Part \"Verse\""), "{}", c.body);
+    let refused = hand_over_parts(&t, 4, vec![verse]).await.unwrap_err();
+    assert_eq!(refused.code, "ceiling_reached");
+    assert!(refused.text.contains("Verse"), "{refused}");
+    assert_eq!(hand_over(&t, 5).await.unwrap_err().code, "ceiling_reached");
+    hand_over_parts(&t, 6, vec![chorus])
+        .await
+        .expect("another part is still handed over");
+
+    press(&t, &c, "change_plan").unwrap();
+    assert!(!blocked(verse), "answering the card lifts the block");
+    hand_over_parts(&t, 7, vec![verse])
+        .await
+        .expect("handed over once the card is answered");
 }

@@ -114,7 +114,7 @@ impl Collab {
         action: &str,
     ) -> Result<CeilingAnswer, CollabError> {
         let option = CardOption::parse(action).map_err(not_offered)?;
-        let done = self.store().write(|tx| {
+        self.store().write(|tx| {
             let Some(card) = tx.ceiling_card_on_line(line.id)? else {
                 return Ok(Err(CollabError::invalid(format!(
                     "message {} is not a ceiling card",
@@ -176,7 +176,6 @@ impl Collab {
                 relaxed_requirement_id: relaxed,
                 ticket_approved: approved,
             }))
-        })?;
-        done
+        })?
     }
 }
