@@ -546,6 +546,37 @@ async fn rl_20_a_clear_keeps_the_ledger_and_erasing_the_words_ends_their_entries
 }
 
 #[tokio::test]
+async fn a_ledger_on_cleared_and_edited_words_copies_to_another_database() {
+    let r = rig("剪一个产品短片");
+    let store = r.w.collab.store();
+    let kept = r.user_says("keep the music soft");
+    let edited = r.user_says("end on black");
+    store
+        .write(|tx| {
+            tx.add_requirement(&new_entry(r.plan, kept, "keep the music soft"))?;
+            tx.add_requirement(&new_entry(r.plan, edited, "end on black"))
+        })
+        .unwrap();
+    board(&r, r.plan, "- No text on screen");
+    r.clock.advance(1_000);
+    store
+        .write(|tx| tx.edit_line_body(edited, "end on white"))
+        .unwrap();
+    board(&r, r.plan, "");
+    r.clock.advance(1_000);
+    r.w.collab.clear_session(r.session, false).await.unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let to = troupe_store::Store::open(
+        dir.path().join("copy.db"),
+        std::sync::Arc::new(r.clock.clone()),
+    )
+    .unwrap();
+    let copied = store.copy_into(&to).unwrap();
+    assert_eq!(copied["requirements"].rows, 3);
+    assert_eq!(copied, store.table_summaries().unwrap());
+}
+
+#[tokio::test]
 async fn uq_12_words_taken_out_by_an_edit_stay_in_force_until_the_user_presses() {
     let r = rig("剪一个产品短片");
     video(&r);

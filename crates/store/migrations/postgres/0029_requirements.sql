@@ -136,12 +136,21 @@ CREATE INDEX scribe_queue_waiting ON scribe_queue(plan_id, id) WHERE state = 'qu
 
 
 -- RL-2: a quote is a folded substring of its line, and an erased (blanked) line gives none.
+-- Words are checked as they stand when the entry is written: an entry written before its line
+-- was edited or its conversation cleared (one `troupe db copy` carries over) is not re-read.
 CREATE FUNCTION requirements_quote_in_line() RETURNS trigger LANGUAGE plpgsql AS $$
 DECLARE
     line TEXT;
+    changed BIGINT;
 BEGIN
     IF NEW.source_message_id IS NOT NULL THEN
-        SELECT body INTO line FROM session_messages WHERE id = NEW.source_message_id;
+        SELECT m.body, GREATEST(COALESCE(m.edited_at, 0), COALESCE(s.cleared_at, 0))
+            INTO line, changed
+            FROM session_messages m JOIN sessions s ON s.id = m.session_id
+            WHERE m.id = NEW.source_message_id;
+        IF NEW.created_at < changed THEN
+            RETURN NEW;
+        END IF;
         IF line = '' THEN
             RAISE EXCEPTION 'erased_line: the line the quote stands on was erased'
                 USING ERRCODE = 'check_violation';
@@ -156,13 +165,19 @@ END $$;
 CREATE TRIGGER requirements_quote_in_line BEFORE INSERT ON requirements
     FOR EACH ROW EXECUTE FUNCTION requirements_quote_in_line();
 
--- A board entry's words are on the board when it is written.
+-- A board entry's words are on the board when it is written (not re-read for one written
+-- before the board's last change).
 CREATE FUNCTION requirements_board_quote() RETURNS trigger LANGUAGE plpgsql AS $$
 DECLARE
     board TEXT;
+    changed BIGINT;
 BEGIN
     IF NEW.source_message_id IS NULL AND NEW.source_kind = 'board' THEN
-        SELECT rules || chr(10) || done_when INTO board FROM plans WHERE id = NEW.plan_id;
+        SELECT rules || chr(10) || done_when, updated_at INTO board, changed
+            FROM plans WHERE id = NEW.plan_id;
+        IF NEW.created_at < changed THEN
+            RETURN NEW;
+        END IF;
         IF fold(NEW.quote) = '' OR strpos(fold(board), fold(NEW.quote)) = 0 THEN
             RAISE EXCEPTION 'quote_not_in_line: a board entry''s words are not on the board'
                 USING ERRCODE = 'check_violation';

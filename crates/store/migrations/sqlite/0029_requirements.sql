@@ -121,8 +121,13 @@ CREATE UNIQUE INDEX scribe_queue_once ON scribe_queue(message_id, revision);
 CREATE INDEX scribe_queue_waiting ON scribe_queue(plan_id, id) WHERE state = 'queued';
 
 -- RL-2: a quote is a folded substring of its line, and an erased (blanked) line gives none.
+-- Words are checked as they stand when the entry is written: an entry written before its line
+-- was edited or its conversation cleared (one `troupe db copy` carries over) is not re-read.
 CREATE TRIGGER requirements_quote_in_line BEFORE INSERT ON requirements
 WHEN NEW.source_message_id IS NOT NULL
+    AND NEW.created_at >= (SELECT MAX(COALESCE(m.edited_at, 0), COALESCE(s.cleared_at, 0))
+                           FROM session_messages m JOIN sessions s ON s.id = m.session_id
+                           WHERE m.id = NEW.source_message_id)
 BEGIN
     SELECT RAISE(ABORT, 'erased_line: the line the quote stands on was erased')
     WHERE (SELECT body FROM session_messages WHERE id = NEW.source_message_id) = '';
@@ -132,9 +137,11 @@ BEGIN
                 fold(NEW.quote)) = 0;
 END;
 
--- A board entry's words are on the board when it is written.
+-- A board entry's words are on the board when it is written (not re-read for one written
+-- before the board's last change).
 CREATE TRIGGER requirements_board_quote BEFORE INSERT ON requirements
 WHEN NEW.source_message_id IS NULL AND NEW.source_kind = 'board'
+    AND NEW.created_at >= (SELECT updated_at FROM plans WHERE id = NEW.plan_id)
 BEGIN
     SELECT RAISE(ABORT, 'quote_not_in_line: a board entry''s words are not on the board')
     WHERE fold(NEW.quote) = ''
