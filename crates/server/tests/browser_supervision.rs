@@ -12,7 +12,10 @@
 //! - "What you asked for" with Confirm, which puts the entry in force;
 //! - ↑ in the empty composer editing the newest line, Enter saving it, "Edited" listing the
 //!   words before;
-//! - the Lessons page switching the lesson to block, and the Quality page listing the timeout.
+//! - the Lessons page switching the lesson to block, and the Quality page listing the timeout;
+//! - #02 failing the same check three times while the page is open: the ceiling card arrives
+//!   live with its five buttons, and a press answers it;
+//! - at phone width, the job view with its new sections fits.
 //!
 //! Needs Debian's `chromium` and `chromium-driver`; without them the test prints a notice and
 //! returns, unless `TROUPE_REQUIRE_BROWSER=1`:
@@ -33,6 +36,8 @@ use fantoccini::{Client, Locator};
 use serde_json::{Value, json};
 use std::sync::Arc;
 use troupe_collab::OpenPlan;
+use troupe_collab::submissions::handover::{HandOver, record};
+use troupe_collab::submissions::{Hooks, SubmissionPass};
 use troupe_core::conversation::Author;
 use troupe_core::inbox::Delivery;
 use troupe_core::lesson::LessonState;
@@ -40,7 +45,7 @@ use troupe_core::plan::RevisionCause;
 use troupe_core::requirement::{Polarity, Scope, SourceKind, State};
 use troupe_core::submission::{SubmissionOrigin, SubmissionState};
 use troupe_core::thread::Interaction;
-use troupe_core::ticket::{StageSource, TicketStage};
+use troupe_core::ticket::{AppPass, StageSource, TicketStage};
 use troupe_core::work_item::{WorkMode, WorkState};
 use troupe_core::{
     BotId, ManualClock, PlanId, RunId, SessionId, SessionMessageId, TicketId, WorkItemId,
@@ -50,7 +55,7 @@ use troupe_engine::models::SecretSource;
 use troupe_server::AppState;
 use troupe_store::{
     CommandRecord, FilingSource, NewFiling, NewLine, NewRequirement, NewSubmission, NewThread,
-    NewWorkItem, SubmittedFile,
+    NewWorkItem, SubmissionRecord, SubmittedFile,
 };
 
 const FAILS: &str = r#"{"steps":[{"error":{"kind":"bad_request","message":"broken"}}],"on_exhausted":"repeat_last"}"#;
@@ -177,6 +182,8 @@ struct Setup {
     home: SessionId,
     plan: PlanId,
     storyboard: TicketId,
+    edit: TicketId,
+    bo: BotId,
     ada_work: WorkItemId,
     asked: i64,
     sent: SessionMessageId,
@@ -244,7 +251,7 @@ async fn set_up(app: &App) -> Result<Setup> {
             .await;
         tickets.push(TicketId(t["id"].as_i64().unwrap()));
     }
-    let storyboard = tickets[0];
+    let (storyboard, edit) = (tickets[0], tickets[1]);
     let store = collab.store().clone();
     // #01 handed over by Bo with no reviewer: the app settles it on a tick once 15 s passed.
     // The user's words filed under the job, and an entry on them waiting to be confirmed.
@@ -387,6 +394,8 @@ async fn set_up(app: &App) -> Result<Setup> {
         home,
         plan,
         storyboard,
+        edit,
+        bo,
         ada_work,
         asked,
         sent,
@@ -579,6 +588,54 @@ async fn scenario(c: &Client, app: &App, s: &Setup) -> Result<()> {
         bail!("picking a conversation should close the Quality page");
     }
 
+    // #02 fails the same check on three hand-overs in a row while the page is open: it is
+    // stuck (B §7), and the card asking how to go on is posted where the user last spoke
+    // about the job, shown live.
+    let check = app
+        .post(
+            &format!("/v1/tasks/{}/checks", s.plan.0),
+            json!({"kind": "file_exists", "path": "02-Edit/cut.mp4", "ticket_id": s.edit.0}),
+        )
+        .await;
+    for n in 1..=3 {
+        let sub = hand_over(app, s, n).await?;
+        if sub.state != SubmissionState::FailedChecks {
+            bail!("#02's hand-over {n} should fail its check {check}: {sub:?}");
+        }
+    }
+
+    // --- The ceiling card: its offer as buttons (Relax among them: one check kept failing);
+    // a press answers it, and the card says what was chosen
+    let card = ".msg .ceiling-card";
+    wait_text(
+        c,
+        &format!("{card}[data-state=\"open\"] .ceiling-action[data-action=\"relax\"]"),
+        "Relax this requirement",
+    )
+    .await?;
+    let offered = texts(c, &format!("{card} .ceiling-action")).await?;
+    if offered.len() != 5 {
+        bail!("the card should offer all five ways on: {offered:?}");
+    }
+    press(
+        c,
+        &format!("{card} .ceiling-action[data-action=\"another_way\"]"),
+    )
+    .await?;
+    wait_text(
+        c,
+        &format!("{card}[data-state=\"answered\"]"),
+        "You chose: Another way",
+    )
+    .await?;
+    if !elements(c, &format!("{card} button")).await?.is_empty() {
+        bail!("an answered card has no buttons");
+    }
+    let cards = store.read(|tx| tx.ceiling_cards_of_ticket(s.edit))?;
+    if cards.len() != 1 || cards[0].answer.map(|a| a.as_str()) != Some("another_way") {
+        bail!("the press should answer the card: {cards:?}");
+    }
+
     // --- Phone width: the job view with its work log and ledger fits without sideways
     // scrolling; on touch the ledger's buttons show without hovering
     c.set_window_size(390, 844).await?;
@@ -600,6 +657,46 @@ async fn scenario(c: &Client, app: &App, s: &Setup) -> Result<()> {
         bail!("the job view scrolls sideways at 390 px ({overflow} px too wide)");
     }
     keep(c, "browser-supervision-phone.png").await
+}
+
+/// A hand-over of #02 by Bo, recorded as `submit` records it and settled as its checks finish.
+async fn hand_over(app: &App, s: &Setup, n: u64) -> Result<SubmissionRecord> {
+    let store = app.state.collab.store();
+    let hooks = Hooks::default();
+    let h = HandOver {
+        ticket: s.edit,
+        origin: SubmissionOrigin::Explicit,
+        producer: s.bo,
+        run: None,
+        work_item: None,
+        files: vec![SubmittedFile {
+            path: "02-Edit/draft.mp4".into(),
+            sha256: format!("{n:064x}"),
+            size: 10,
+        }],
+        content: None,
+        parts: Vec::new(),
+        note: String::new(),
+        claims: Vec::new(),
+        post_in: None,
+    };
+    let sub = store
+        .write(|tx| record(tx, &hooks, &h))?
+        .map_err(|r| anyhow!("hand-over {n} refused: {}", r.text))?;
+    SubmissionPass::new(hooks)
+        .run(store, sub.id, AppPass::Checks)
+        .await
+        .map_err(|e| anyhow!("settling hand-over {n}: {e}"))?;
+    Ok(store.read(|tx| tx.submission(sub.id))?)
+}
+
+/// The innerText of everything matching `css`.
+async fn texts(c: &Client, css: &str) -> Result<Vec<String>> {
+    Ok(elements(c, css)
+        .await?
+        .into_iter()
+        .map(|e| e.text)
+        .collect())
 }
 
 /// ↑ in the empty composer; the editor that opens on the newest line.

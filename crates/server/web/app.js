@@ -645,6 +645,7 @@
     work.listen(es, live);
     hold.listen(es, live);
     edit.listen(es, live);
+    ceiling.listen(es, live);
     es.addEventListener("session_message", (e) => {
       const ev = parse(e);
       if (live() && ev && ev.payload) upsertMessage(ev.payload.message);

@@ -19,11 +19,21 @@ window.troupeCeiling = function (ctx) {
   };
   // Why a card took no press, by line id, kept through redraws.
   const closed = new Map();
+  // A card's control is set after its line is written, so the line's own event (and a
+  // replay of it) carries none: the newest control read for a line is kept here, and app
+  // lines seen without one are read again when a job reaches its ceiling.
+  const controls = new Map();
+  const bare = [];
 
   function decorate(node, m) {
     const old = node.querySelector(":scope > .ceiling-card");
     if (old) old.remove();
-    const c = m.control;
+    if (m.control) controls.set(m.id, m.control);
+    else if (m.kind === "system" && !bare.includes(m.id)) {
+      bare.push(m.id);
+      if (bare.length > 20) bare.shift();
+    }
+    const c = m.control || controls.get(m.id);
     if (!c || c.kind !== "ceiling") return;
     node.classList.add("ceiling");
     const card = el("div", "ceiling-card");
@@ -81,5 +91,16 @@ window.troupeCeiling = function (ctx) {
     }
   }
 
-  return { decorate };
+  function listen(es, live) {
+    es.addEventListener("ceiling_reached", () => {
+      if (!live()) return;
+      for (const id of bare.splice(0)) {
+        api("GET", "/v1/messages/" + enc(id))
+          .then((m) => m.control && upsertMessage(m))
+          .catch(() => {});
+      }
+    });
+  }
+
+  return { decorate, listen };
 };
