@@ -646,6 +646,18 @@ async fn scenario(c: &Client, app: &App, s: &Setup) -> Result<()> {
     )
     .await?;
     wait_text(c, "#work-log .work-log-row", "Picked up Ada").await?;
+    wait_text(
+        c,
+        "#work-log .work-log-row[data-kind=\"ceiling_reached\"]",
+        "02 Edit is stuck: the same requirement failed on 3 hand-overs in a row",
+    )
+    .await?;
+    wait_text(
+        c,
+        "#work-log .work-log-row[data-kind=\"ceiling_answered\"]",
+        "You answered 02 Edit\u{2019}s ceiling card: another way",
+    )
+    .await?;
     wait_text(c, "#asked .asked-row", "six panels").await?;
     let overflow = c
         .execute(

@@ -24,6 +24,8 @@ window.troupeWorkLog = function (ctx) {
     "scribe_answer",
     "external_job_finished",
     "check_back_voided",
+    "ceiling_reached",
+    "ceiling_answered",
   ];
   const CUT = {
     interrupted: "cut-off",
@@ -35,6 +37,19 @@ window.troupeWorkLog = function (ctx) {
     failing_checks: "a check of the job fails",
     rest_later: "it left the rest for later with nothing booked to come back",
     run_claim: "it said it ran something it did not run",
+  };
+
+  const STUCK = {
+    same_requirement: "the same requirement failed on 3 hand-overs in a row",
+    sent_back: "you sent it back 3 times in a row",
+    too_many: "more than 6 hand-overs failed",
+  };
+  const CHOSEN = {
+    another_way: "another way",
+    change_plan: "change the plan",
+    relax: "relax the requirement",
+    take_as_is: "take it as it is",
+    carry_on: "carry on",
   };
 
   const view = { planId: null, gen: 0, rows: [], last: 0, tickets: new Map() };
@@ -221,6 +236,10 @@ window.troupeWorkLog = function (ctx) {
         return "External job " + (p.tool ? p.tool + " " : "") + (p.status || "finished") + onTicket;
       case "check_back_voided":
         return "A check-back was voided" + (p.reason === "ball_is_yours" ? ": the ticket waits on you" : p.reason ? " (" + p.reason + ")" : "");
+      case "ceiling_reached":
+        return (on || "A ticket") + " is stuck: " + (STUCK[p.case] || "its hand-overs keep failing") + "; you were asked how it goes on";
+      case "ceiling_answered":
+        return "You answered " + (on || "the ticket") + "\u2019s ceiling card: " + (CHOSEN[p.action] || p.action);
       default:
         return String(r.kind).replace(/_/g, " ") + onTicket;
     }
