@@ -375,3 +375,41 @@ async fn s_cc_a_stuck_part_blocks_itself_and_part_less_hand_overs_only() {
         .await
         .expect("handed over once the card is answered");
 }
+
+/// A ticket closed another way (the user's board edit to done): the card still asking says why,
+/// loses its buttons, unblocks, and takes no answer.
+#[tokio::test]
+async fn s_cc_a_card_still_asking_closes_with_its_ticket() {
+    let t = team();
+    for n in 1..=3 {
+        let sub = hand_over(&t, n).await.unwrap();
+        send_back(&t, &sub, "不对").await;
+    }
+    let c = card(&t);
+    t.w.collab
+        .patch_ticket(
+            t.tickets[0],
+            troupe_collab::tickets::TicketPatchRequest {
+                status: Some(troupe_core::ticket::TicketStatus::Done),
+                ..Default::default()
+            },
+        )
+        .unwrap();
+    let closed = card(&t);
+    let control = closed.control.unwrap();
+    assert_eq!(control["offer"], serde_json::json!([]));
+    assert!(
+        control["closed"].as_str().unwrap().contains("approved"),
+        "{control}"
+    );
+    assert!(
+        !t.store()
+            .read(|tx| tx.ticket_at_ceiling(t.tickets[0]))
+            .unwrap()
+    );
+    let err = press(&t, &c, "carry_on").unwrap_err();
+    assert!(
+        matches!(&err, CollabError::Conflict { code: "card_closed", message } if message.contains("approved")),
+        "{err:?}"
+    );
+}
