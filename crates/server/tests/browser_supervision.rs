@@ -24,8 +24,9 @@
 //! cargo test -p troupe-server --test browser_supervision
 //! ```
 //!
-//! Screenshots: `target/browser-supervision.png` and `browser-supervision-phone.png`, and on
-//! failure `target/browser-supervision-failure.png` with the page text printed.
+//! Screenshots: `target/browser-supervision.png`, `browser-supervision-lessons.png` and
+//! `browser-supervision-phone.png`; on failure `target/browser-supervision-failure.png`, with
+//! the page text printed.
 
 mod browser_support;
 
@@ -566,6 +567,8 @@ async fn scenario(c: &Client, app: &App, s: &Setup) -> Result<()> {
     if !elements(c, "#transcript").await?.iter().all(|e| !e.visible) {
         bail!("the Lessons page shows instead of the conversation");
     }
+
+    keep(c, "browser-supervision-lessons.png").await?;
 
     // --- Quality: the timeout is an execution event of the last 7 days
     press(c, ".page-open[data-page=\"quality\"]").await?;
