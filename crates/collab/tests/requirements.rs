@@ -613,3 +613,23 @@ async fn uq_12_words_taken_out_by_an_edit_stay_in_force_until_the_user_presses()
     let board = r.w.collab.plan_requirements(r.plan).unwrap();
     assert!(board.groups.iter().all(|g| g.group != Group::TakenOut));
 }
+
+#[tokio::test]
+async fn the_databases_fold_is_cores_on_both_backends() {
+    let r = rig("剪一个产品短片");
+    for text in [
+        "  Ｈｅｌｌｏ\u{3000}\t World  ",
+        "约 2  分钟\n\nÉ",
+        "ＡＢＣ！ａｂｃ？",
+        "no\u{00A0}break\r\nspaces\u{0B}\u{0C}here",
+        "「片头」的字体，换成 思源黑体！",
+        "",
+    ] {
+        let db =
+            r.w.collab
+                .store()
+                .read(|tx| tx.database_fold(text))
+                .unwrap();
+        assert_eq!(db, troupe_core::requirement::db_fold(text), "{text:?}");
+    }
+}

@@ -521,6 +521,12 @@ impl Tx<'_> {
         )
     }
 
+    /// The database's own `fold()` of a text: the test holding it equal to
+    /// `troupe_core::requirement::db_fold` on both backends reads it here.
+    pub fn database_fold(&self, text: &str) -> Result<String> {
+        self.query_one("SELECT fold(?1)", args![text], |r| r.get(0))
+    }
+
     /// Every step of an entry: (step, state, plan version), oldest first.
     pub fn requirement_steps(&self, id: RequirementId) -> Result<Vec<(String, String, i64)>> {
         self.query_all(

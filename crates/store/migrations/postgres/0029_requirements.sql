@@ -10,12 +10,13 @@
 
 -- The ledger's folding (troupe_core::requirement::db_fold): full-width ASCII made ASCII, the
 -- ideographic and no-break spaces made spaces, ASCII lowercased (not lower(): it follows the
--- collation), runs of whitespace made one space, the ends trimmed.
+-- collation), runs of whitespace made one space, the ends trimmed. translate() maps each
+-- character once, so full-width capitals map straight to small letters.
 CREATE FUNCTION fold(s TEXT) RETURNS TEXT LANGUAGE sql IMMUTABLE STRICT AS $$
     SELECT btrim(regexp_replace(
         translate(s,
             '！＂＃＄％＆＇（）＊＋，－．／０１２３４５６７８９：；＜＝＞？＠ＡＢＣＤＥＦＧＨＩＪＫＬＭＮＯＰＱＲＳＴＵＶＷＸＹＺ［＼］＾＿｀ａｂｃｄｅｆｇｈｉｊｋｌｍｎｏｐｑｒｓｔｕｖｗｘｙｚ｛｜｝～' || chr(12288) || chr(160) || 'ABCDEFGHIJKLMNOPQRSTUVWXYZ',
-            '!"#$%&''()*+,-./0123456789:;<=>?@ABCDEFGHIJKLMNOPQRSTUVWXYZ[\]^_`abcdefghijklmnopqrstuvwxyz{|}~' || '  ' || 'abcdefghijklmnopqrstuvwxyz'),
+            '!"#$%&''()*+,-./0123456789:;<=>?@abcdefghijklmnopqrstuvwxyz[\]^_`abcdefghijklmnopqrstuvwxyz{|}~' || '  ' || 'abcdefghijklmnopqrstuvwxyz'),
         '[ \t\n\r\f\v]+', ' ', 'g'), ' ')
 $$;
 
