@@ -24,8 +24,8 @@ mod holds;
 mod inbox;
 mod job_places;
 mod large_jobs;
-mod lessons;
 mod lattice;
+mod lessons;
 mod loop_guards;
 mod mcp;
 mod messages;
@@ -46,9 +46,9 @@ mod schema;
 mod scribe_queue;
 mod stats;
 mod stops;
-mod supervisor;
 mod submission_work;
 mod submissions;
+mod supervisor;
 mod tail;
 mod tasks;
 pub mod testing;
@@ -85,6 +85,7 @@ pub use groups::{CONVERSATION, LineDelivery, LineReading, MemberRow, Segment};
 pub use holds::{CoveredTurn, NewHold};
 pub use inbox::Delivered;
 pub use large_jobs::PlanDeliverables;
+pub use lessons::{LessonRecord, shell_folder};
 pub use loop_guards::LoopGuard;
 pub use mcp::{MCP_ERROR_KEPT_CHARS, MCP_RESULT_KEPT_CHARS, McpCallRecord, McpServerRow};
 pub use messages::{NewMessage, RootTail};
@@ -92,22 +93,22 @@ pub use migrations::{KNOWN_VERSION, SchemaStatus};
 pub use nodes::{HEARTBEAT_EVERY_MS, NODE_EXPIRY_MS, NODE_RECORD_KEPT_MS, NewNode, NodeRecord};
 pub use notes::{NewNote, Note, NoteEdit, NoteEditOutcome, NoteId, NoteKind};
 pub use plans::{Filing, FilingSource, NewFiling, NewPlan, PlanRecord, PlanRevision};
+pub use quality::{
+    NewQualityEvent, QualityEventRecord, QualityFilter, QualityType, cause as quality_cause,
+};
+pub use quality_report::{ModelPrice, QualityReport, QualityReportRow};
 pub use quotes::{LineVersion, NewQuote, QuoteFiling, UserQuote};
 pub use records::{CommandRecord, ModelCallRecord, RefusalRecord, ToolCallRecord};
-pub use lessons::{LessonRecord, shell_folder};
-pub use quality::{NewQualityEvent, QualityEventRecord, QualityFilter, QualityType, cause as quality_cause};
-pub use quality_report::{ModelPrice, QualityReport, QualityReportRow};
+pub use requirements::{NewRequirement, RequirementChange, RequirementRecord};
 pub use review_misses::ReviewMissRecord;
 pub use reviews::{NewReview, ReviewRecord, ReviewResult, VerdictRecord};
 pub use runs::{NewRun, RunRecord};
-pub use requirements::{NewRequirement, RequirementChange, RequirementRecord};
 pub use schema::SchemaOutline;
 pub use scribe_queue::{ENGINE_STEPS, ENGINES, EngineStep, ScribeItem};
 pub use stats::StoreStats;
-pub use work_log::{WorkLogEntry, WorkRef};
 pub use submission_work::TimedCall;
-pub use supervisor::{SupervisorWake, TicketCallbacks};
 pub use submissions::{HandOverFiles, LineFile, NewSubmission, SubmissionRecord, SubmittedFile};
+pub use supervisor::{SupervisorWake, TicketCallbacks};
 pub use tasks::{NewTask, TaskEdit, TaskId, TaskRecord, TaskRole, TaskStatus};
 pub use threads::NewThread;
 pub use tickets::{
@@ -118,6 +119,7 @@ pub use usage::UsageTotals;
 pub use work_items::{
     FilingReadingRecord, NewSegment, NewWorkItem, SegmentWork, WorkItemRecord, WorkQuestion,
 };
+pub use work_log::{WorkLogEntry, WorkRef};
 pub use workflow_terminals::{NewWorkflowTerminal, WorkflowTerminal};
 
 use db::{Conn, PgConn, PgTarget};

@@ -54,7 +54,11 @@ impl Collab {
         req: ControlRequest,
     ) -> Result<ControlOutcome, CollabError> {
         let line = self.store().read(|tx| tx.line(id))?;
-        if line.control.as_ref().is_some_and(|c| c["kind"] == "ceiling") {
+        if line
+            .control
+            .as_ref()
+            .is_some_and(|c| c["kind"] == "ceiling")
+        {
             let answer = self.answer_ceiling(&line, &req.action)?;
             return Ok(ControlOutcome {
                 ceiling: Some(answer),

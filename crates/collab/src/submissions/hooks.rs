@@ -9,9 +9,7 @@ use std::sync::{Arc, OnceLock};
 use troupe_core::review::Requirement;
 use troupe_core::submission::BoundCheck;
 use troupe_core::{PartId, SubmissionId};
-use troupe_store::{
-    CheckKind, RunOutcome, Store, StoreError, SubmissionRecord, TicketRecord, Tx,
-};
+use troupe_store::{CheckKind, RunOutcome, Store, StoreError, SubmissionRecord, TicketRecord, Tx};
 
 /// §4.3 `ceiling_reached`, §7: what of the ticket stuck at its ceiling the hand-over naming
 /// `parts` (none: the whole ticket) may not be handed over past, each named for the Bot.

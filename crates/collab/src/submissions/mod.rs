@@ -13,9 +13,7 @@ mod submit;
 pub mod view;
 pub(crate) mod words;
 
-pub use hooks::{
-    BoundChecks, Hooks, JobChecks, PartCeiling, RequiredItems, SaidTwice,
-};
+pub use hooks::{BoundChecks, Hooks, JobChecks, PartCeiling, RequiredItems, SaidTwice};
 pub use pass::{Moved, SubmissionPass, settle};
 pub use view::{SubmissionCheck, SubmissionView};
 
