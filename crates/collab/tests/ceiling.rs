@@ -119,16 +119,17 @@ fn card(t: &Team) -> SessionMessage {
         .expect("a ceiling card in the job's conversation")
 }
 
-fn press(t: &Team, line: &SessionMessage, action: &str) -> Result<(), CollabError> {
-    let w = &t.w;
-    futures::executor::block_on(w.collab.press_control(
-        line.id,
-        ControlRequest {
-            action: action.into(),
-            task_id: None,
-        },
-    ))
-    .map(|_| ())
+async fn press(t: &Team, line: &SessionMessage, action: &str) -> Result<(), CollabError> {
+    t.w.collab
+        .press_control(
+            line.id,
+            ControlRequest {
+                action: action.into(),
+                task_id: None,
+            },
+        )
+        .await
+        .map(|_| ())
 }
 
 fn pipeline_events(t: &Team) -> usize {
@@ -191,7 +192,7 @@ async fn s_cc1_three_send_backs_in_a_row_block_the_ticket_without_relax() {
     assert_eq!(refused.code, "ceiling_reached", "{refused}");
 
     // No Relax on case (b), and the refused press wrote nothing.
-    let err = press(&t, &c, "relax").unwrap_err();
+    let err = press(&t, &c, "relax").await.unwrap_err();
     assert!(
         matches!(&err, CollabError::Invalid(m) if m.starts_with("action_not_offered")),
         "{err:?}"
@@ -202,7 +203,7 @@ async fn s_cc1_three_send_backs_in_a_row_block_the_ticket_without_relax() {
             .unwrap()
     );
 
-    press(&t, &c, "carry_on").unwrap();
+    press(&t, &c, "carry_on").await.unwrap();
     assert!(
         !t.store()
             .read(|tx| tx.ticket_at_ceiling(t.tickets[0]))
@@ -214,7 +215,7 @@ async fn s_cc1_three_send_backs_in_a_row_block_the_ticket_without_relax() {
         serde_json::json!([])
     );
     assert_eq!(answered.control.as_ref().unwrap()["answer"], "carry_on");
-    let again = press(&t, &c, "another_way").unwrap_err();
+    let again = press(&t, &c, "another_way").await.unwrap_err();
     assert!(
         matches!(
             &again,
@@ -277,9 +278,9 @@ async fn s_cc_a_the_same_requirement_failing_three_times_offers_relax() {
     assert!(c.body.contains(&check.id.to_string()), "{}", c.body);
     assert_eq!(hand_over(&t, 4).await.unwrap_err().code, "ceiling_reached");
 
-    let unknown = press(&t, &c, "stop").unwrap_err();
+    let unknown = press(&t, &c, "stop").await.unwrap_err();
     assert!(matches!(unknown, CollabError::Invalid(_)), "{unknown:?}");
-    press(&t, &c, "relax").unwrap();
+    press(&t, &c, "relax").await.unwrap();
     let cards = t
         .store()
         .read(|tx| tx.ceiling_cards_of_ticket(t.tickets[0]))
@@ -288,7 +289,7 @@ async fn s_cc_a_the_same_requirement_failing_three_times_offers_relax() {
     assert_eq!(cards[0].answer.map(|a| a.as_str()), Some("relax"));
     // A check's id is no ledger entry: the relax is recorded on the card only.
     assert_eq!(cards[0].relaxed_requirement_id, None);
-    let closed = press(&t, &c, "take_as_is").unwrap_err();
+    let closed = press(&t, &c, "take_as_is").await.unwrap_err();
     assert!(
         matches!(
             &closed,
@@ -318,7 +319,7 @@ async fn s_cc_take_as_is_approves_the_ticket() {
         send_back(&t, &sub, "不行").await;
     }
     let c = card(&t);
-    press(&t, &c, "take_as_is").unwrap();
+    press(&t, &c, "take_as_is").await.unwrap();
     assert_eq!(
         t.ticket(0).stage,
         troupe_core::ticket::TicketStage::Approved
@@ -369,7 +370,7 @@ async fn s_cc_a_stuck_part_blocks_itself_and_part_less_hand_overs_only() {
         .await
         .expect("another part is still handed over");
 
-    press(&t, &c, "change_plan").unwrap();
+    press(&t, &c, "change_plan").await.unwrap();
     assert!(!blocked(verse), "answering the card lifts the block");
     hand_over_parts(&t, 7, vec![verse])
         .await
@@ -407,7 +408,7 @@ async fn s_cc_a_card_still_asking_closes_with_its_ticket() {
             .read(|tx| tx.ticket_at_ceiling(t.tickets[0]))
             .unwrap()
     );
-    let err = press(&t, &c, "carry_on").unwrap_err();
+    let err = press(&t, &c, "carry_on").await.unwrap_err();
     assert!(
         matches!(&err, CollabError::Conflict { code: "card_closed", message } if message.contains("approved")),
         "{err:?}"
