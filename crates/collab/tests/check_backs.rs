@@ -6,16 +6,14 @@ mod support;
 use std::sync::Arc;
 use support::*;
 use troupe_collab::tools::ToolHost;
-use troupe_collab::{Collab, OpenPlan, SharedRoles};
+use troupe_collab::{Collab, SharedRoles};
 use troupe_core::check_back::CheckBackState;
 use troupe_core::inbox::Delivery;
 use troupe_core::message::Origin;
-use troupe_core::plan::RevisionCause;
-use troupe_core::thread::Interaction;
-use troupe_core::work_item::{WaitingOn, WorkMode, WorkState};
-use troupe_core::{BotId, Clock, DelegationId, ManualClock, SessionId, ThreadId, WorkItemId};
+use troupe_core::work_item::{WaitingOn, WorkState};
+use troupe_core::{BotId, Clock, DelegationId, ManualClock, SessionId, ThreadId};
 use troupe_engine::{Engine, RoleTable};
-use troupe_store::{CheckBackFilter, CheckBackRecord, NewThread, NewWorkItem};
+use troupe_store::{CheckBackFilter, CheckBackRecord};
 
 const MINUTE: i64 = 60_000;
 const QUIET: &str = r#"{"steps":[{"text":"ok"}],"on_exhausted":"repeat_last"}"#;
@@ -104,42 +102,6 @@ async fn fire_and_wait(w: &World, woken: &[ThreadId]) -> troupe_collab::check_ba
     report
 }
 
-/// The Bot's job-level work on a new job of `s`, with its own thread in the job's folder.
-fn job_item(w: &World, s: SessionId, bot: BotId, title: &str) -> (WorkItemId, ThreadId) {
-    let plan = w
-        .collab
-        .open_plan(OpenPlan {
-            home_session_id: s,
-            opening_line_id: None,
-            title: Some(title.into()),
-            cause: RevisionCause::User,
-        })
-        .unwrap();
-    w.collab
-        .store()
-        .write(|tx| {
-            let folder = tx.plan(plan.id)?.folder;
-            std::fs::create_dir_all(&folder).unwrap();
-            let thread = tx.create_thread(&NewThread {
-                parent_id: None,
-                title: title.into(),
-                agent: troupe_collab::bot_binding(&tx.bot(bot)?),
-                workspace: folder,
-                interaction: Interaction::Interactive,
-            })?;
-            let item = tx.create_work_item(&NewWorkItem {
-                bot_id: bot,
-                mode: WorkMode::Work,
-                plan_id: Some(plan.id),
-                session_id: None,
-                thread_id: thread.id,
-                speaks_in: Some(s),
-            })?;
-            Ok((item.id, thread.id))
-        })
-        .unwrap()
-}
-
 #[tokio::test]
 async fn booked_check_back_fires_once_as_a_private_line_on_its_work() {
     // S-CB-1.
@@ -217,7 +179,11 @@ async fn two_work_items_keep_their_own_check_backs() {
     let alpha = bot(&w, "Alpha", TWO_JOBS);
     let s = direct(&w, alpha);
     let desk_thread = thread_of(&w, s, alpha);
-    let (job, job_thread) = job_item(&w, s, alpha, "Cut the audio");
+    let JobWork {
+        item: job,
+        thread: job_thread,
+        ..
+    } = open_job_work(&w, s, alpha, "Cut the audio");
     say(&w, s, desk_thread, "job-one: the render").await;
     let mut events = w.collab.store().subscribe();
     w.collab
@@ -377,7 +343,11 @@ async fn check_back_spares_delegation_wait() {
     let alpha = bot(&w, "Alpha", TWO_JOBS);
     let s = direct(&w, alpha);
     let desk_thread = thread_of(&w, s, alpha);
-    let (job, job_thread) = job_item(&w, s, alpha, "Cut the audio");
+    let JobWork {
+        item: job,
+        thread: job_thread,
+        ..
+    } = open_job_work(&w, s, alpha, "Cut the audio");
     let wait = WaitingOn::Delegation {
         delegation_id: DelegationId(77),
     };

@@ -8,80 +8,39 @@ use serde_json::json;
 use std::sync::Arc;
 use support::*;
 use troupe_collab::holds::{HoldRequest, ScopeRequest};
-use troupe_collab::tools::ToolHost;
-use troupe_collab::{Collab, OpenPlan, SharedRoles};
+use troupe_core::delegation::{DelegationState, Expects};
 use troupe_core::inbox::Delivery;
-use troupe_core::plan::RevisionCause;
-use troupe_core::thread::Interaction;
-use troupe_core::work_item::{WorkMode, WorkState};
-use troupe_core::{BotId, ManualClock, PlanId, SessionId, ThreadId, WorkItemId};
-use troupe_engine::{Engine, RoleTable};
-use troupe_store::{NewThread, NewWorkItem};
+use troupe_core::work_item::{WaitingOn, WorkState};
+use troupe_core::{BotId, ManualClock, SessionId};
+use troupe_store::NewDelegation;
 
 const FAILS: &str = r#"{"steps":[{"error":{"kind":"bad_request","message":"broken"}}],"on_exhausted":"repeat_last"}"#;
 const QUIET: &str = r#"{"steps":[{"text":"ok"}],"on_exhausted":"repeat_last"}"#;
 
 fn start() -> (ManualClock, World) {
     let clock = ManualClock::new(1_760_000_000_000);
-    let dir = tempfile::tempdir().unwrap();
-    let store = troupe_store::testing::open_in(dir.path(), Arc::new(clock.clone()));
-    let secrets: troupe_engine::models::SecretSource = Arc::new(|_| None);
-    let roles = Arc::new(SharedRoles::new(RoleTable::new(secrets.clone()), secrets));
-    let host = ToolHost::new();
-    let builder = troupe_collab::extend(Engine::builder(store, roles.clone()), &host).unwrap();
-    let collab = Collab::new(builder.build(), roles, dir.path().join("workspaces"));
-    host.attach(&collab);
-    (clock, World { collab, dir })
+    let w = world_on(Arc::new(clock.clone()));
+    (clock, w)
 }
 
-struct Job {
-    plan: PlanId,
-    item: WorkItemId,
-    thread: ThreadId,
-}
-
-/// The Bot's job-level work on a new job of `s`, with its own thread in the job's folder.
-fn job_item(w: &World, s: SessionId, bot: BotId, title: &str) -> Job {
-    let plan = w
-        .collab
-        .open_plan(OpenPlan {
-            home_session_id: s,
-            opening_line_id: None,
-            title: Some(title.into()),
-            cause: RevisionCause::User,
-        })
-        .unwrap();
-    w.collab
-        .store()
-        .write(|tx| {
-            let folder = tx.plan(plan.id)?.folder;
-            std::fs::create_dir_all(&folder).unwrap();
-            let thread = tx.create_thread(&NewThread {
-                parent_id: None,
-                title: title.into(),
-                agent: troupe_collab::bot_binding(&tx.bot(bot)?),
-                workspace: folder,
-                interaction: Interaction::Interactive,
-            })?;
-            let item = tx.create_work_item(&NewWorkItem {
-                bot_id: bot,
-                mode: WorkMode::Work,
-                plan_id: Some(plan.id),
-                session_id: None,
-                thread_id: thread.id,
-                speaks_in: Some(s),
-            })?;
-            Ok(Job {
-                plan: plan.id,
-                item: item.id,
-                thread: thread.id,
-            })
-        })
-        .unwrap()
+/// A person's stop on everything `bot` does, made from `s`'s menu.
+fn hold_on(bot: BotId, s: SessionId) -> HoldRequest {
+    HoldRequest {
+        scope: ScopeRequest {
+            kind: "bot".into(),
+            bot_id: Some(bot),
+            session_id: None,
+            task_id: None,
+            ticket_id: None,
+            turn_id: None,
+        },
+        session_id: Some(s),
+        action: None,
+    }
 }
 
 /// Give the work a task and wait for the run it starts to end.
-async fn work_on(w: &World, j: &Job, text: &str) {
+async fn work_on(w: &World, j: &JobWork, text: &str) {
     let mut events = w.collab.store().subscribe();
     w.collab
         .engine()
@@ -93,7 +52,7 @@ async fn work_on(w: &World, j: &Job, text: &str) {
 }
 
 /// One supervisor pass; waits for the one run it may start on `j`.
-async fn tick(w: &World, j: &Job) -> serde_json::Value {
+async fn tick(w: &World, j: &JobWork) -> serde_json::Value {
     let mut events = w.collab.store().subscribe();
     let before = runs(w, j.thread);
     let report = w.collab.supervise().unwrap();
@@ -113,7 +72,7 @@ async fn tick(w: &World, j: &Job) -> serde_json::Value {
     serde_json::to_value(report).unwrap()
 }
 
-fn state(w: &World, j: &Job) -> WorkState {
+fn state(w: &World, j: &JobWork) -> WorkState {
     w.collab
         .store()
         .read(|tx| tx.work_item(j.item))
@@ -121,7 +80,7 @@ fn state(w: &World, j: &Job) -> WorkState {
         .state
 }
 
-fn log_kinds(w: &World, j: &Job) -> Vec<String> {
+fn log_kinds(w: &World, j: &JobWork) -> Vec<String> {
     w.collab
         .store()
         .read(|tx| tx.work_log_of_plan(j.plan, 0, 1000))
@@ -146,7 +105,7 @@ async fn s_sv_10_failing_work_is_picked_up_three_times_then_retry_budget_once() 
     let (_clock, w) = start();
     let ada = bot(&w, "Ada", FAILS);
     let s = direct(&w, ada);
-    let j = job_item(&w, s, ada, "Render the intro");
+    let j = open_job_work(&w, s, ada, "Render the intro");
     work_on(&w, &j, "render the intro").await;
     assert_eq!(state(&w, &j), WorkState::NeedsAttention);
 
@@ -201,21 +160,9 @@ async fn held_job_gets_no_pickup_and_the_lift_brings_it_back_next_tick() {
     let (_clock, w) = start();
     let ada = bot(&w, "Ada", FAILS);
     let s = direct(&w, ada);
-    let j = job_item(&w, s, ada, "Cut the trailer");
+    let j = open_job_work(&w, s, ada, "Cut the trailer");
     work_on(&w, &j, "cut the trailer").await;
-    let request = HoldRequest {
-        scope: ScopeRequest {
-            kind: "bot".into(),
-            bot_id: Some(ada),
-            session_id: None,
-            task_id: None,
-            ticket_id: None,
-            turn_id: None,
-        },
-        session_id: Some(s),
-        action: None,
-    };
-    let (hold, _) = w.collab.post_hold(request).await.unwrap();
+    let (hold, _) = w.collab.post_hold(hold_on(ada, s)).await.unwrap();
     let r = tick(&w, &j).await;
     assert_eq!(r["work"][0]["pickup"]["verdict"], "wait", "{r}");
     assert!(
@@ -232,7 +179,7 @@ async fn pickup_refused_spends_nothing() {
     let (_clock, w) = start();
     let ada = bot(&w, "Ada", FAILS);
     let s = direct(&w, ada);
-    let j = job_item(&w, s, ada, "Write the brief");
+    let j = open_job_work(&w, s, ada, "Write the brief");
     work_on(&w, &j, "write the brief").await;
     w.collab
         .store()
@@ -259,7 +206,7 @@ async fn sv_5_idle_work_with_mail_is_requeued_and_read() {
     let (_clock, w) = start();
     let ada = bot(&w, "Ada", QUIET);
     let s = direct(&w, ada);
-    let j = job_item(&w, s, ada, "Mix the audio");
+    let j = open_job_work(&w, s, ada, "Mix the audio");
     // Mail lands while the work is idle and nothing drives it (written straight to the inbox).
     w.collab
         .store()
@@ -279,7 +226,7 @@ async fn sv_5_idle_work_with_mail_is_requeued_and_read() {
     assert!(log_kinds(&w, &j).contains(&"supervisor_requeued".to_string()));
 }
 
-fn add_ticket(w: &World, j: &Job, title: &str, owner: BotId) -> troupe_core::TicketId {
+fn add_ticket(w: &World, j: &JobWork, title: &str, owner: BotId) -> troupe_core::TicketId {
     w.collab
         .add_ticket(
             j.plan,
@@ -314,7 +261,7 @@ async fn s_sv_6_a_quiet_ticket_is_called_back_twice_then_only_noticed() {
     let (clock, w) = start();
     let ada = bot(&w, "Ada", QUIET);
     let s = direct(&w, ada);
-    let j = job_item(&w, s, ada, "Promo video");
+    let j = open_job_work(&w, s, ada, "Promo video");
     add_ticket(&w, &j, "Storyboard", ada);
     // Activity on the job starts its quiet clock.
     work_on(&w, &j, "draw the storyboard").await;
@@ -349,23 +296,11 @@ async fn s_sv_4_cut_work_on_the_job_blocks_call_backs_to_its_tickets() {
     let ada = bot(&w, "Ada", FAILS);
     let bo = bot(&w, "Bo", QUIET);
     let s = group(&w, &[ada, bo]);
-    let j = job_item(&w, s, ada, "Music video");
+    let j = open_job_work(&w, s, ada, "Music video");
     add_ticket(&w, &j, "Scene 03", bo);
     // Ada's work on the job fails and waits for a pick-up it cannot get (a hold covers Ada).
     work_on(&w, &j, "cut scene 02").await;
-    let request = HoldRequest {
-        scope: ScopeRequest {
-            kind: "bot".into(),
-            bot_id: Some(ada),
-            session_id: None,
-            task_id: None,
-            ticket_id: None,
-            turn_id: None,
-        },
-        session_id: Some(s),
-        action: None,
-    };
-    w.collab.post_hold(request).await.unwrap();
+    w.collab.post_hold(hold_on(ada, s)).await.unwrap();
     clock.advance(600_000);
     let r = serde_json::to_value(w.collab.supervise().unwrap()).unwrap();
     assert_eq!(verdicts(&r), ["nothing"], "{r}");
@@ -381,7 +316,7 @@ async fn a_tick_after_a_pickup_repeats_no_wake() {
         r#"{"steps":[{"error":{"kind":"bad_request","message":"broken"}}],"on_exhausted":"repeat_last","rules":[{"when_user_contains":"Pick it up","reply":{"text":"done"}}]}"#,
     );
     let s = direct(&w, ada);
-    let j = job_item(&w, s, ada, "Grade the colour");
+    let j = open_job_work(&w, s, ada, "Grade the colour");
     work_on(&w, &j, "grade the colour").await;
     assert_eq!(state(&w, &j), WorkState::NeedsAttention);
     let r = tick(&w, &j).await;
@@ -399,4 +334,63 @@ async fn a_tick_after_a_pickup_repeats_no_wake() {
         .read(|tx| tx.supervisor_pickups_since(j.item, 0))
         .unwrap();
     assert_eq!(rows, 1);
+}
+
+#[tokio::test]
+async fn sv_4_a_cancelled_request_no_longer_stands_and_the_wait_needs_attention() {
+    let (_clock, w) = start();
+    let ada = bot(&w, "Ada", QUIET);
+    let bo = bot(&w, "Bo", QUIET);
+    let s = group(&w, &[ada, bo]);
+    let j = open_job_work(&w, s, ada, "Storyboard");
+    let theirs = work_on_job(&w, j.plan, s, bo, "Storyboard frames");
+    // Ada waits on a request to Bo; then the request is cancelled.
+    let asked = w
+        .collab
+        .store()
+        .write(|tx| {
+            let d = tx.create_delegation(&NewDelegation {
+                plan_id: j.plan,
+                ticket_id: None,
+                sender_work_item: j.item,
+                recipient_work_item: theirs.item,
+                originating_run_id: None,
+                pair_session_id: s,
+                ask: "draw the frames".into(),
+                expects: Expects::Deliverable,
+                continue_working: false,
+            })?;
+            let on = WaitingOn::Delegation {
+                delegation_id: d.id,
+            };
+            tx.set_work_state(j.item, WorkState::Waiting, Some(&on))?;
+            Ok(d.id)
+        })
+        .unwrap();
+    // An open request stands: nothing happens.
+    let r = w.collab.supervise().unwrap();
+    assert_eq!(r.work[0]["action"], json!({"kind": "nothing"}), "{r:?}");
+    w.collab
+        .store()
+        .write(|tx| {
+            tx.settle_delegation(asked, DelegationState::Cancelled, &json!({"reason": "x"}))
+        })
+        .unwrap();
+    let r = w.collab.supervise().unwrap();
+    let mine: Vec<_> = r
+        .work
+        .iter()
+        .filter(|a| a["work_item_id"] == json!(j.item))
+        .collect();
+    assert_eq!(mine[0]["action"]["kind"], "wait_invalid", "{r:?}");
+    assert_eq!(state(&w, &j), WorkState::NeedsAttention);
+    // The Bot-only note is on Ada's thread, as context; nobody else's.
+    let inbox = w.collab.store().read(|tx| tx.inbox(j.thread)).unwrap();
+    assert!(
+        inbox
+            .iter()
+            .any(|i| i.text.contains("no longer stands") && i.text.contains("cancelled")),
+        "{inbox:?}"
+    );
+    assert!(log_kinds(&w, &j).contains(&"supervisor_wait_invalid".to_string()));
 }

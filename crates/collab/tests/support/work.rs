@@ -5,9 +5,12 @@ use std::time::Duration;
 use troupe_core::conversation::{Author, SessionMessage};
 use troupe_core::inbox::InboxItem;
 use troupe_core::message::Message;
+use troupe_core::thread::Interaction;
 use troupe_core::work_item::WorkMode;
-use troupe_core::{BotId, PlanId, RunId, SessionId, ThreadId};
-use troupe_store::{Event, NewLine, RunRecord, SegmentWork, ToolCallRecord, WorkItemRecord};
+use troupe_core::{BotId, PlanId, RunId, SessionId, ThreadId, WorkItemId};
+use troupe_store::{
+    Event, NewLine, NewThread, NewWorkItem, RunRecord, SegmentWork, ToolCallRecord, WorkItemRecord,
+};
 
 /// Wait (at most 20 s, then fail) until `done` holds, looking again at each stored event.
 pub async fn until(
@@ -197,4 +200,56 @@ pub fn states_of(w: &World, item: &WorkItemRecord) -> Vec<String> {
         .filter(|e| e.payload["work_item_id"] == serde_json::json!(item.id))
         .map(|e| e.payload["state"].as_str().unwrap_or_default().to_string())
         .collect()
+}
+
+/// A Bot's job-level work: the job, the work item and its own thread in the job's folder.
+pub struct JobWork {
+    pub plan: PlanId,
+    pub item: WorkItemId,
+    pub thread: ThreadId,
+}
+
+/// A new job of `s` (named `title`) and `bot`'s job-level work on it.
+pub fn open_job_work(w: &World, s: SessionId, bot: BotId, title: &str) -> JobWork {
+    let plan = w
+        .collab
+        .open_plan(troupe_collab::OpenPlan {
+            home_session_id: s,
+            opening_line_id: None,
+            title: Some(title.into()),
+            cause: troupe_core::plan::RevisionCause::User,
+        })
+        .unwrap();
+    work_on_job(w, plan.id, s, bot, title)
+}
+
+/// `bot`'s job-level work on `plan`, speaking in `s`.
+pub fn work_on_job(w: &World, plan: PlanId, s: SessionId, bot: BotId, title: &str) -> JobWork {
+    w.collab
+        .store()
+        .write(|tx| {
+            let folder = tx.plan(plan)?.folder;
+            std::fs::create_dir_all(&folder).unwrap();
+            let thread = tx.create_thread(&NewThread {
+                parent_id: None,
+                title: title.into(),
+                agent: troupe_collab::bot_binding(&tx.bot(bot)?),
+                workspace: folder,
+                interaction: Interaction::Interactive,
+            })?;
+            let item = tx.create_work_item(&NewWorkItem {
+                bot_id: bot,
+                mode: WorkMode::Work,
+                plan_id: Some(plan),
+                session_id: None,
+                thread_id: thread.id,
+                speaks_in: Some(s),
+            })?;
+            Ok(JobWork {
+                plan,
+                item: item.id,
+                thread: thread.id,
+            })
+        })
+        .unwrap()
 }

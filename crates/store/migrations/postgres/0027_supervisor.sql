@@ -123,7 +123,9 @@ CREATE TRIGGER review_new_cycle AFTER INSERT ON reviews
 CREATE FUNCTION holds_lift_arms_work() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
     UPDATE work_items SET supervise_at = NEW.lifted_at
-    WHERE state IN ('needs_attention', 'idle', 'running') AND supervise_at IS NULL;
+    WHERE supervise_at IS NULL AND (state = 'needs_attention' OR (state = 'idle'
+        AND EXISTS (SELECT 1 FROM inbox_items i
+                    WHERE i.thread_id = work_items.thread_id AND i.mode <> 'context')));
     RETURN NULL;
 END $$;
 CREATE TRIGGER holds_lift_arms_work AFTER UPDATE OF status ON holds

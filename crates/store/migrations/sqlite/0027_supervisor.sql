@@ -112,12 +112,15 @@ BEGIN
     DELETE FROM ticket_callbacks
     WHERE ticket_id = (SELECT ticket_id FROM submissions WHERE id = NEW.submission_id);
 END;
--- A lifted hold: the work it kept from being picked up is looked at again (the next tick).
+-- A lifted hold: the work it may have kept from moving — needing attention, or idle with mail
+-- waiting — is looked at again at the next tick (not every idle item: most have nothing to do).
 CREATE TRIGGER holds_lift_arms_work AFTER UPDATE OF status ON holds
 WHEN NEW.status = 'lifted' AND OLD.status <> 'lifted'
 BEGIN
     UPDATE work_items SET supervise_at = NEW.lifted_at
-    WHERE state IN ('needs_attention', 'idle', 'running') AND supervise_at IS NULL;
+    WHERE supervise_at IS NULL AND (state = 'needs_attention' OR (state = 'idle'
+        AND EXISTS (SELECT 1 FROM inbox_items i
+                    WHERE i.thread_id = work_items.thread_id AND i.mode <> 'context')));
 END;
 CREATE INDEX segments_bot ON segments(bot_id, run_id);
 
