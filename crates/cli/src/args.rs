@@ -32,15 +32,19 @@ pub enum Command {
     Bench(crate::golden::args::BenchArgs),
     Db(crate::db::DbArgs),
     Mcp(crate::mcp::McpArgs),
+    LoginLink(crate::login_link::LoginLinkArgs),
 }
 
 /// Run the daemon: the HTTP API under /v1, live events over SSE, and the web page at /.
 ///
-/// Once it listens, the first line on stdout is `listening on http://HOST:PORT`, and
-/// DATA_DIR/daemon.json holds its address and pid. A loopback address needs no token; any
-/// other address requires `Authorization: Bearer TOKEN` (--token, or a generated one written
-/// to DATA_DIR/token, readable by you only). SIGTERM or Ctrl-C stops it gracefully: runs in
-/// progress get 10 seconds to reach a step boundary, the rest are recorded interrupted.
+/// Once it listens, the first line on stdout is `listening on http://HOST:PORT log in: URL`,
+/// and DATA_DIR/daemon.json holds its address and pid. Every request needs the token, on
+/// loopback too (any local account can reach 127.0.0.1): clients send
+/// `Authorization: Bearer TOKEN` (--token, else DATA_DIR/token, generated on the first start,
+/// readable by you only, reused after); the web page logs in once through the one-time link
+/// on the first line (`troupe login-link` prints a new one). SIGTERM or Ctrl-C stops it
+/// gracefully: runs in progress get 10 seconds to reach a step boundary, the rest are
+/// recorded interrupted.
 #[derive(Debug, Args)]
 pub struct ServeArgs {
     /// Where troupe keeps its database and the conversations' workspaces (default:
@@ -74,8 +78,8 @@ pub struct ServeArgs {
     )]
     pub database: Option<String>,
 
-    /// The bearer token clients must send (default: none on loopback, a generated one
-    /// otherwise).
+    /// The bearer token clients must send (default: DATA_DIR/token, generated on the first
+    /// start).
     #[arg(
         long,
         value_name = "TOKEN",
@@ -83,6 +87,12 @@ pub struct ServeArgs {
         hide_env_values = true
     )]
     pub token: Option<String>,
+
+    /// For tests: check no token at all, so every local account can drive the daemon and
+    /// run its shell commands. Said on the first line and in the log; refused unless --addr
+    /// is a loopback address.
+    #[arg(long, conflicts_with = "token")]
+    pub no_token: bool,
 
     /// A host name the daemon also answers to, besides loopback names and the bound address
     /// (e.g. troupe.lan); repeatable, added to the config file's serve.allowed_hosts. Requests

@@ -7,6 +7,7 @@ pub mod ending;
 pub mod exec;
 pub mod feed;
 pub mod golden;
+pub mod login_link;
 pub mod mcp;
 pub mod paths;
 pub mod pipeline;

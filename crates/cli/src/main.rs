@@ -17,7 +17,8 @@ fn main() -> ExitCode {
         | Command::Pipeline(_)
         | Command::Bench(_)
         | Command::Db(_)
-        | Command::Mcp(_) => "warn",
+        | Command::Mcp(_)
+        | Command::LoginLink(_) => "warn",
     };
     init_tracing(default_level);
     let runtime = match tokio::runtime::Builder::new_multi_thread()
@@ -37,6 +38,7 @@ fn main() -> ExitCode {
             Command::Pipeline(args) => troupe_cli::pipeline::pipeline(args).await,
             Command::Db(args) => troupe_cli::db::db(args),
             Command::Mcp(args) => troupe_cli::mcp::mcp(args).await,
+            Command::LoginLink(args) => troupe_cli::login_link::login_link(args).await,
             Command::Bench(args) => match args.command {
                 troupe_cli::golden::args::BenchCommand::Golden(g) => {
                     troupe_cli::golden::golden(g).await

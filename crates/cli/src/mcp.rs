@@ -138,7 +138,7 @@ pub async fn mcp(args: McpArgs) -> anyhow::Result<u8> {
     }
 }
 
-fn need(daemon: Option<Daemon>, data_dir: &Path) -> anyhow::Result<Daemon> {
+pub(crate) fn need(daemon: Option<Daemon>, data_dir: &Path) -> anyhow::Result<Daemon> {
     daemon.ok_or_else(|| {
         anyhow!(
             "no troupe daemon is running for {} (no live daemon.json there): start one with \
@@ -164,16 +164,16 @@ fn server_path(name: &str) -> String {
     format!("/v1/mcp-servers/{escaped}")
 }
 
-/// A running daemon's API.
-struct Daemon {
-    base: String,
+/// A running daemon's API, sending its token (`--token`, `TROUPE_TOKEN`, else DATA_DIR/token).
+pub(crate) struct Daemon {
+    pub(crate) base: String,
     token: Option<String>,
     http: reqwest::Client,
 }
 
 impl Daemon {
     /// The daemon `--addr` names, else the live one DATA_DIR/daemon.json names, else none.
-    fn find(
+    pub(crate) fn find(
         data_dir: &Path,
         addr: Option<&str>,
         token: Option<String>,
@@ -222,7 +222,7 @@ impl Daemon {
     }
 
     /// Send a request; an API error becomes an error with the daemon's message.
-    async fn send(
+    pub(crate) async fn send(
         &self,
         method: reqwest::Method,
         path: &str,

@@ -25,6 +25,9 @@ pub fn options(args: ServeArgs) -> anyhow::Result<ServeOptions> {
     if args.manual_clock {
         manual_clock_addr(&args.addr)?;
     }
+    if args.no_token {
+        loopback_only(&args.addr, "--no-token")?;
+    }
     let data_dir = match args.data_dir {
         Some(d) => d,
         None => paths::data_dir(&paths::process_env)?,
@@ -49,6 +52,10 @@ pub fn options(args: ServeArgs) -> anyhow::Result<ServeOptions> {
         max_hops: config.limits.max_hops,
         ..RunLimits::default()
     };
+    let runtime_boss = config
+        .experimental
+        .runtime_boss()
+        .map_err(|m| anyhow!("experimental.{m}"))?;
     Ok(ServeOptions {
         data_dir,
         addr: args.addr,
@@ -57,6 +64,7 @@ pub fn options(args: ServeArgs) -> anyhow::Result<ServeOptions> {
         limits,
         loops: config.workflows.guard_limits(),
         token: args.token,
+        no_token: args.no_token,
         allowed_hosts,
         key_env: config.key_env_rule()?,
         durability: config.durability(args.durability),
@@ -65,12 +73,19 @@ pub fn options(args: ServeArgs) -> anyhow::Result<ServeOptions> {
         mcp_servers: config.mcp_servers.into_values().collect(),
         channels: config.channels.into_values().collect(),
         manual_clock: args.manual_clock,
+        runtime_boss,
     })
 }
 
 /// `--manual-clock` only with an address every resolution of which is loopback, checked before
 /// anything is opened (the daemon checks the bound address again).
 fn manual_clock_addr(addr: &str) -> anyhow::Result<()> {
+    loopback_only(addr, "--manual-clock")
+}
+
+/// `flag` (a test switch that opens the daemon to every local account) only with an address
+/// every resolution of which is loopback; the daemon checks the bound address again.
+fn loopback_only(addr: &str, flag: &str) -> anyhow::Result<()> {
     use std::net::ToSocketAddrs;
     let resolved: Vec<_> = addr
         .to_socket_addrs()
@@ -78,8 +93,10 @@ fn manual_clock_addr(addr: &str) -> anyhow::Result<()> {
         .collect();
     anyhow::ensure!(!resolved.is_empty(), "--addr {addr} resolves to no address");
     for a in &resolved {
-        troupe_server::serve::check_manual_clock_addr(a)
-            .map_err(|e| anyhow!("{e} (--addr {addr})"))?;
+        anyhow::ensure!(
+            !troupe_server::serve::token_required(a),
+            "{flag} is for tests on a loopback address; {a} is not loopback (--addr {addr})"
+        );
     }
     Ok(())
 }
@@ -118,6 +135,24 @@ mod tests {
                 .unwrap()
                 .manual_clock
         );
+    }
+
+    #[test]
+    fn no_token_is_refused_off_loopback() {
+        for addr in ["0.0.0.0:0", "[::]:7878", "192.0.2.7:7878"] {
+            let err = options(serve_args(&["--no-token", "--addr", addr]))
+                .err()
+                .unwrap_or_else(|| panic!("{addr} was accepted"));
+            let text = format!("{err:#}");
+            assert!(text.contains("--no-token"), "{text}");
+            assert!(text.contains("not loopback"), "{text}");
+        }
+        assert!(
+            options(serve_args(&["--no-token", "--addr", "127.0.0.1:0"]))
+                .unwrap()
+                .no_token
+        );
+        assert!(!options(serve_args(&[])).unwrap().no_token);
     }
 
     #[test]

@@ -358,3 +358,63 @@ fn mcp_add_list_test_remove_through_the_daemon() {
         stderr(&out)
     );
 }
+
+/// `troupe login-link ARGS…` with the scratch data dir.
+fn login_link(s: &Scratch, args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_troupe"))
+        .env("HOME", &s.home)
+        .env_remove("TROUPE_LOG")
+        .env_remove("TROUPE_TOKEN")
+        .arg("login-link")
+        .arg("--data-dir")
+        .arg(&s.data)
+        .args(args)
+        .output()
+        .expect("run troupe login-link")
+}
+
+/// The daemon wants its token on loopback too; the CLI's daemon clients read it from
+/// DATA_DIR/token (what they send is that file's content: a changed file is refused),
+/// and `--token` overrides the file.
+#[test]
+fn cli_reads_token_file() {
+    let s = Scratch::new();
+    let config = config_with(&s, "");
+    let _serve = Serve::start(&s, &config);
+    let token_file = s.data.join("token");
+    let token = std::fs::read_to_string(&token_file).expect("the daemon wrote its token");
+
+    let out = mcp(&s, &["list"]);
+    assert_eq!(out.status.code(), Some(0), "stderr: {}", stderr(&out));
+
+    let out = mcp(&s, &["list", "--token", "not-the-token"]);
+    assert_eq!(out.status.code(), Some(1), "stdout: {}", stdout(&out));
+    assert!(stderr(&out).contains("bearer token"), "{}", stderr(&out));
+    let out = mcp(&s, &["list", "--token", token.trim()]);
+    assert_eq!(out.status.code(), Some(0), "stderr: {}", stderr(&out));
+
+    // A new one-time link for the web page, from the same file.
+    let out = login_link(&s, &[]);
+    assert_eq!(out.status.code(), Some(0), "stderr: {}", stderr(&out));
+    let link = stdout(&out).trim().to_string();
+    assert!(
+        link.starts_with("http://127.0.0.1:") && link.contains("/login?once="),
+        "{link}"
+    );
+    assert_ne!(
+        stdout(&login_link(&s, &[])).trim(),
+        link,
+        "each link is new"
+    );
+
+    // The file is what is sent: replaced, it no longer opens the daemon.
+    std::fs::write(&token_file, "0".repeat(64)).unwrap();
+    let out = mcp(&s, &["list"]);
+    assert_eq!(out.status.code(), Some(1), "stdout: {}", stdout(&out));
+    assert!(stderr(&out).contains("bearer token"), "{}", stderr(&out));
+    let out = login_link(&s, &[]);
+    assert_eq!(out.status.code(), Some(1), "stdout: {}", stdout(&out));
+    let out = login_link(&s, &["--token", token.trim()]);
+    assert_eq!(out.status.code(), Some(0), "stderr: {}", stderr(&out));
+    std::fs::write(&token_file, &token).unwrap();
+}

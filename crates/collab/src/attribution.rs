@@ -108,7 +108,7 @@ pub(crate) fn deliver_to_job(
             origin,
             ..Delivery::user_task(text)
                 .with_mode(mode)
-                .with_key(format!("line:{}:to:{}", line.id.0, bot.0))
+                .with_key(crate::routing::line_key(line.id, bot))
         },
     )?;
     tx.record_line_delivery(line.id, bot, how, job.thread_id)?;

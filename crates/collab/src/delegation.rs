@@ -302,7 +302,10 @@ pub(crate) fn mail_work(
         },
     )?;
     tx.set_work_mail(item.id, speaks_in, priority)?;
-    if !live {
+    // Work a cut or failed turn left needing attention keeps that state: its thread is paused,
+    // so a wake would be refused; the supervisor's pick-up (or the person's Continue) runs it,
+    // and that segment reads the mail (S-SV-3).
+    if !live && item.state != WorkState::NeedsAttention {
         let waiting = item.waiting_on.clone();
         tx.set_work_state(item.id, WorkState::Queued, waiting.as_ref())?;
         tx.wake_after_commit(item.thread_id);

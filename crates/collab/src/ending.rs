@@ -215,6 +215,17 @@ fn end(
             )?;
             let item = tx.work_item(s.item.id)?;
             tx.set_work_state(item.id, item.state, Some(&WaitingOn::User))?;
+            let kind = troupe_core::notification::NotificationKind::Blocked;
+            tx.notify(&troupe_store::NewNotification {
+                kind,
+                title: &kind.title(&s.bot_name, Some(&job)),
+                body: &format!("It still owes: {}.", still_owed.join("; ")),
+                session_id: Some(s.session),
+                plan_id: item.plan_id,
+                ticket_id: item.ticket_id,
+                work_item_id: Some(item.id),
+                message_id: None,
+            })?;
         }
     }
     if let Some(line) = app_line {

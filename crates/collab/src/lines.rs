@@ -14,14 +14,20 @@ use std::time::Duration;
 use troupe_core::conversation::{Author, SessionKind, SessionMessage, validate_line};
 use troupe_core::hold::control::{ControlHandling, control_handling};
 use troupe_core::line_queue::{LineState, QueuedLine, ROUTE_WAIT_MS, resume_order};
-use troupe_core::{SessionId, SessionMessageId};
+use troupe_core::{BotId, SessionId, SessionMessageId};
 use troupe_store::{NewLine, StoreError};
 
-/// `POST /v1/messages/:id/insert`: whether a step was cut so the line is read now.
+/// `POST /v1/messages/:id/insert`: what was done so the line is read now.
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
-#[derive(Clone, Debug, serde::Serialize)]
+#[derive(Clone, Debug, Default, serde::Serialize)]
 pub struct InsertOutcome {
+    /// A working Bot's step was cut: it reads the line at once.
     pub cut: bool,
+    /// Bots whose own Stop was lifted: each opens a segment on the line.
+    pub lifted: Vec<BotId>,
+    /// Bots under a lasting stop (Stop all Bots, the board, a tools menu): they read the line
+    /// once it is lifted.
+    pub held: Vec<BotId>,
 }
 
 /// The routing turn of each conversation: held by the line being read and routed; the next
@@ -224,30 +230,52 @@ impl Collab {
         Ok(self.store().read(|tx| tx.line(id))?)
     }
 
-    /// Have the Bots that hold this line unread read it now: each one's step in progress is
-    /// cut (`Engine::cut_step`). Nothing to cut (no Bot working with it unread) → `cut: false`.
-    pub fn insert_line_now(&self, id: SessionMessageId) -> Result<InsertOutcome, CollabError> {
+    /// Have the Bots that hold this line unread read it now (UQ-18): a working one's step in
+    /// progress is cut (`Engine::cut_step`); one held by the person's own Stop has that Stop
+    /// lifted, as the person's word on its work, and opens a segment on the line. A Bot under a
+    /// lasting stop is left as it is and named in `held`. Nothing to cut and nothing lifted →
+    /// `cut: false`, `lifted: []`: the Bots read it at their next step.
+    pub async fn insert_line_now(
+        &self,
+        id: SessionMessageId,
+    ) -> Result<InsertOutcome, CollabError> {
         let line = self.store().read(|tx| tx.line(id))?;
         if line.author != Author::User {
             return Err(CollabError::invalid(format!(
                 "message {id} is not a person's line"
             )));
         }
-        let waiting: Vec<troupe_core::ThreadId> = self.store().read(|tx| {
-            let mut out = Vec::new();
-            for d in tx.line_deliveries(id)? {
-                let key = format!("line:{}:to:{}", id.0, d.bot_id.0);
-                if !tx.delivery_consumed(d.thread_id, &key)? {
-                    out.push(d.thread_id);
+        let waiting: Vec<(troupe_core::ThreadId, BotId, Option<bool>)> =
+            self.store().read(|tx| {
+                let mut out = Vec::new();
+                for d in tx.line_deliveries(id)? {
+                    let key = crate::routing::line_key(id, d.bot_id);
+                    if !tx.delivery_consumed(d.thread_id, &key)? {
+                        let frees = crate::holds::lines::act_would_free(tx, d.thread_id)?;
+                        out.push((d.thread_id, d.bot_id, frees));
+                    }
+                }
+                Ok(out)
+            })?;
+        let mut out = InsertOutcome::default();
+        for (thread, bot, frees) in waiting {
+            match frees {
+                None => out.cut |= self.engine().cut_step(thread),
+                Some(false) => out.held.push(bot),
+                Some(true) => {
+                    let (after, still) = self
+                        .store()
+                        .write(|tx| crate::holds::lines::lift_by_person_act(tx, thread))?;
+                    self.drive_lifted(&after).await;
+                    if still.is_empty() {
+                        out.lifted.push(bot);
+                    } else {
+                        out.held.push(bot);
+                    }
                 }
             }
-            Ok(out)
-        })?;
-        let mut cut = false;
-        for t in waiting {
-            cut |= self.engine().cut_step(t);
         }
-        Ok(InsertOutcome { cut })
+        Ok(out)
     }
 
     /// Take back a line no Bot has read yet: it leaves every Bot's inbox (so no transcript
@@ -263,7 +291,7 @@ impl Collab {
             return Ok(line);
         }
         let out = self.store().write(|tx| {
-            let key = |bot: troupe_core::BotId| format!("line:{}:to:{}", id.0, bot.0);
+            let key = |bot: troupe_core::BotId| crate::routing::line_key(id, bot);
             let mut drop = Vec::new();
             for t in tx.session_threads(line.session_id)? {
                 let Some((_, bot)) = tx.thread_session(t)? else {

@@ -61,7 +61,7 @@ impl Collab {
                 return Ok(None);
             }
             let session = tx.session(line.session_id)?;
-            let key = format!("line:{}:to:{}", line.id.0, bot.0);
+            let key = crate::routing::line_key(line.id, bot);
             let heard = tx.session_thread(session.id, bot, troupe_store::CONVERSATION)?;
             if let Some(t) = heard {
                 // Read already, in a turn of its own: the line is not news to wake it with.

@@ -20,6 +20,12 @@ use troupe_core::participation::{
 use troupe_core::{BotId, SessionId, ThreadId};
 use troupe_store::{StoreError, Tx};
 
+/// The inbox key of a person's line delivered to a Bot: a line reaches each Bot once, and
+/// whether the Bot has read it is whether this key was consumed.
+pub(crate) fn line_key(line: troupe_core::SessionMessageId, bot: troupe_core::BotId) -> String {
+    format!("line:{}:to:{}", line.0, bot.0)
+}
+
 /// How a direct's one Bot hears its person (not a participation rule: there is no choice).
 pub(crate) const DIRECT: &str = "direct";
 
@@ -125,7 +131,7 @@ pub(crate) fn deliver(
         origin,
         ..Delivery::user_task(text)
             .with_mode(mode)
-            .with_key(format!("line:{}:to:{}", line.id.0, bot.id.0))
+            .with_key(line_key(line.id, bot.id))
             .deferring_calls(defers)
     };
     tx.deliver(thread, &d)?;

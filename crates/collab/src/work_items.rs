@@ -348,7 +348,36 @@ impl crate::Collab {
             })?;
         }
         // Refused for want of a slot, the wake is kept and retried when a slot frees up.
-        self.engine().continue_thread(item.thread_id).await?;
+        let outcome = self.engine().continue_thread(item.thread_id).await?;
+        if matches!(
+            outcome,
+            troupe_engine::DriveOutcome::NotHandled {
+                refusal: troupe_core::drive::DriveRefusal::NoWork
+            }
+        ) {
+            // A failed turn closed its task, so there is nothing to resume: the Continue
+            // becomes a Bot-only task to pick the work up where it failed (as SV-7's pick-up).
+            self.store().write(|tx| {
+                let why = tx
+                    .run(run)?
+                    .end_reason
+                    .map_or_else(|| "it ended early".to_string(), |r| r.to_string());
+                let d = troupe_core::inbox::Delivery {
+                    origin: troupe_core::message::Origin::System("continue".into()),
+                    visible: false,
+                    ..troupe_core::inbox::Delivery::user_task(format!(
+                        "The person pressed Continue on this work. Your last turn did not \
+                         finish ({why}). Pick the work up where it stopped."
+                    ))
+                    .with_key(format!("continue:{}", run.0))
+                };
+                tx.deliver(item.thread_id, &d)?;
+                Ok(())
+            })?;
+            self.engine()
+                .request_drive(item.thread_id, "continue", true)
+                .await?;
+        }
         Ok(ContinueOutcome {
             work_item_id: item.id,
             queued: position.is_some(),

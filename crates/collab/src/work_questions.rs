@@ -9,9 +9,10 @@ use crate::{Collab, CollabError};
 use serde::Deserialize;
 use troupe_core::conversation::{Ask, AskAnswer, SessionMessage};
 use troupe_core::inbox::Delivery;
+use troupe_core::notification::{NotificationKind, NotificationStatus};
 use troupe_core::work_item::{PRIORITY_USER, WaitingOn, WorkState};
 use troupe_core::{RunId, SessionId, SessionMessageId};
-use troupe_store::{StoreError, Tx, WorkItemRecord};
+use troupe_store::{NewNotification, StoreError, Tx, WorkItemRecord};
 
 /// Post the card for `item`, blocked on `needs`.
 pub(crate) fn post(
@@ -32,6 +33,27 @@ pub(crate) fn post(
     };
     let line = post_ask(tx, session, item.bot_id, run, item.thread_id, ask)?;
     tx.create_work_question(line, item.id, needs.trim())?;
+    // A later question of the same work supersedes the earlier one's notification (WQ-8).
+    tx.close_work_notifications(
+        item.id,
+        &[NotificationKind::WaitingForAnswer],
+        NotificationStatus::Voided,
+        "superseded",
+    )?;
+    let job = match item.plan_id {
+        Some(p) => Some(tx.plan(p)?.name),
+        None => None,
+    };
+    tx.notify(&NewNotification {
+        kind: NotificationKind::WaitingForAnswer,
+        title: &NotificationKind::WaitingForAnswer.title(&name, job.as_deref()),
+        body: needs.trim(),
+        session_id: Some(session),
+        plan_id: item.plan_id,
+        ticket_id: item.ticket_id,
+        work_item_id: Some(item.id),
+        message_id: Some(line),
+    })?;
     Ok(line)
 }
 
@@ -95,6 +117,9 @@ impl Collab {
                 )));
             }
             tx.answer_work_question(id, &request, &body)?;
+            if let Some(n) = tx.open_notification_of_line(id)? {
+                tx.close_notification(n.id, NotificationStatus::Resolved, "answered")?;
+            }
             tx.answer_ask(
                 id,
                 &AskAnswer {

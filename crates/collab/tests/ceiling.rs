@@ -13,12 +13,12 @@ use troupe_collab::holds::ControlRequest;
 use troupe_collab::submissions::handover::{HandOver, Refusal, record};
 use troupe_collab::submissions::{Hooks, SubmissionPass};
 use troupe_collab::tickets::ball::ball_of;
-use troupe_core::SessionMessageId;
 use troupe_core::ball::Holder;
 use troupe_core::conversation::{Author, SessionMessage};
 use troupe_core::quality::QualityType;
 use troupe_core::submission::{SubmissionOrigin, SubmissionState};
 use troupe_core::ticket::AppPass;
+use troupe_core::{SessionId, SessionMessageId};
 use troupe_store::{
     FilingSource, NewFiling, NewLine, QualityFilter, SubmissionRecord, SubmittedFile,
 };
@@ -71,13 +71,18 @@ async fn hand_over_parts(
 
 /// The user finds fault with the hand-over under its line: the complaint sends it back.
 async fn send_back(t: &Team, sub: &SubmissionRecord, words: &str) {
+    send_back_in(t, t.s, sub, words).await
+}
+
+/// As `send_back`, with the hand-over's line and the complaint in conversation `at`.
+async fn send_back_in(t: &Team, at: SessionId, sub: &SubmissionRecord, words: &str) {
     assert_eq!(sub.state, SubmissionState::AwaitingUser, "{sub:?}");
     let handed: SessionMessageId = t
         .store()
         .write(|tx| {
             let line = tx.insert_line(&NewLine {
                 bot_id: Some(t.maker),
-                ..NewLine::plain(t.s, Author::Bot, format!("Handed over {}", sub.id))
+                ..NewLine::plain(at, Author::Bot, format!("Handed over {}", sub.id))
             })?;
             tx.file_line(&NewFiling {
                 message_id: line.id,
@@ -99,7 +104,7 @@ async fn send_back(t: &Team, sub: &SubmissionRecord, words: &str) {
         ),
     );
     t.w.collab
-        .post_line(t.s, words.into(), Some(handed))
+        .post_line(at, words.into(), Some(handed))
         .await
         .unwrap();
     let id = sub.id;
@@ -111,12 +116,15 @@ async fn send_back(t: &Team, sub: &SubmissionRecord, words: &str) {
 }
 
 fn card(t: &Team) -> SessionMessage {
+    card_in(t, t.s).expect("a ceiling card in the job's conversation")
+}
+
+fn card_in(t: &Team, at: SessionId) -> Option<SessionMessage> {
     t.w.collab
-        .lines(t.s, None, 200)
+        .lines(at, None, 200)
         .unwrap()
         .into_iter()
         .find(|l| l.control.as_ref().is_some_and(|c| c["kind"] == "ceiling"))
-        .expect("a ceiling card in the job's conversation")
 }
 
 async fn press(t: &Team, line: &SessionMessage, action: &str) -> Result<(), CollabError> {
@@ -413,4 +421,50 @@ async fn s_cc_a_card_still_asking_closes_with_its_ticket() {
         matches!(&err, CollabError::Conflict { code: "card_closed", message } if message.contains("approved")),
         "{err:?}"
     );
+}
+
+/// B §5.8: the user last spoke about the job in their direct with the maker, so the card is
+/// posted there, and answered there it has the rework run in that direct.
+#[tokio::test]
+async fn s_cc_a_card_answered_in_the_direct_with_the_maker_has_the_rework_run_there() {
+    let t = team();
+    let d = direct(&t.w, t.maker);
+    for n in 1..=3 {
+        let sub = hand_over(&t, n).await.unwrap();
+        if n == 3 {
+            // The user's latest word on the job is in the direct with the maker.
+            t.store()
+                .write(|tx| {
+                    let line = tx.insert_line(&NewLine::plain(
+                        d,
+                        Author::User,
+                        "about the cut: keep it under a minute".into(),
+                    ))?;
+                    tx.file_line(&NewFiling {
+                        message_id: line.id,
+                        plan_id: t.plan,
+                        ticket_id: Some(t.tickets[0].0),
+                        part_id: None,
+                        source: FilingSource::Desk,
+                        filed_by: "user".into(),
+                        locked: true,
+                        primary: true,
+                    })
+                })
+                .unwrap();
+        }
+        let at = if n == 3 { d } else { t.s };
+        send_back_in(&t, at, &sub, "还是不对").await;
+    }
+    assert!(card_in(&t, t.s).is_none(), "the card went to the group");
+    let c = card_in(&t, d).expect("a ceiling card in the direct with the maker");
+    press(&t, &c, "another_way").await.unwrap();
+    let work = t
+        .store()
+        .read(|tx| tx.work_items_of_bot(t.maker))
+        .unwrap()
+        .into_iter()
+        .find(|w| w.plan_id == Some(t.plan) && w.mode == troupe_core::work_item::WorkMode::Work)
+        .expect("the maker's work on the job");
+    assert_eq!(work.speaks_in, Some(d), "the rework speaks in the direct");
 }

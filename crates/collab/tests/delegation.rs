@@ -270,6 +270,13 @@ async fn blocked_leaves_a_work_question_whose_answer_wakes_the_work_once() {
     })
     .await;
     assert_eq!(job(&w, alpha).unwrap().state.as_str(), "blocked");
+    // The person is told outside the conversation: one open notification on the card.
+    let told = w.collab.notifications(false, 50).unwrap();
+    assert_eq!(told.open_count, 1);
+    let n = &told.notifications[0];
+    assert_eq!(n.kind.as_str(), "waiting_for_answer");
+    assert_eq!(n.message_id, Some(card.id));
+    assert_eq!(n.body, "the staging API key");
     let answer = |request: &str| {
         w.collab.work_answer(
             card.id,
@@ -295,4 +302,15 @@ async fn blocked_leaves_a_work_question_whose_answer_wakes_the_work_once() {
     let j = job(&w, alpha).unwrap();
     assert_eq!(ends(&w, j.thread_id).len(), 2, "woken once by the answer");
     assert_eq!(j.waiting_on, None);
+    // The answer resolved the notification (WQ-5); it cannot be dismissed any more.
+    let after = w.collab.notifications(true, 50).unwrap();
+    assert_eq!(after.open_count, 0);
+    assert_eq!(
+        after.notifications[0].resolution.as_deref(),
+        Some("answered")
+    );
+    match w.collab.dismiss_notification(after.notifications[0].id) {
+        Err(troupe_collab::CollabError::Conflict { code, .. }) => assert_eq!(code, "not_open"),
+        other => panic!("expected not_open, got {other:?}"),
+    }
 }

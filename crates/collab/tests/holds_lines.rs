@@ -6,10 +6,10 @@ mod support;
 
 use std::time::Duration;
 use support::*;
-use troupe_collab::holds::{HoldRequest, ScopeRequest};
+use troupe_collab::holds::HoldRequest;
+use troupe_core::ThreadId;
 use troupe_core::hold::{HoldScope, HoldSource, HoldStatus};
 use troupe_core::run::RunStatus;
-use troupe_core::{BotId, ThreadId};
 
 /// A reader that reads lines with "stop" as a pure stop and everything else as nothing.
 fn stop_reader(w: &World) {
@@ -29,6 +29,27 @@ const LONG: &str = r#"{"steps":[
     {"text":"finished"}],
     "rules":[{"when_user_contains":"停下","reply":{"text":"ok, pausing"}}]}"#;
 
+/// A person's line stored but not yet read and routed, as a restart leaves one (S-STOP-3).
+fn stored_unread(
+    w: &World,
+    s: troupe_core::SessionId,
+    text: &str,
+) -> troupe_core::conversation::SessionMessage {
+    w.collab
+        .store()
+        .write(|tx| {
+            tx.insert_line(&troupe_store::NewLine {
+                routing: Some("reading"),
+                ..troupe_store::NewLine::plain(
+                    s,
+                    troupe_core::conversation::Author::User,
+                    text.into(),
+                )
+            })
+        })
+        .unwrap()
+}
+
 async fn started(w: &World, t: ThreadId) {
     let dir = std::path::PathBuf::from(w.collab.store().read(|tx| tx.thread(t)).unwrap().workspace);
     tokio::time::timeout(Duration::from_secs(20), async {
@@ -44,21 +65,6 @@ async fn idle(w: &World, t: ThreadId) {
     tokio::time::timeout(Duration::from_secs(20), w.collab.engine().wait_idle(t))
         .await
         .expect("the thread went idle");
-}
-
-fn bot_hold(b: BotId) -> HoldRequest {
-    HoldRequest {
-        scope: ScopeRequest {
-            kind: "bot".into(),
-            bot_id: Some(b),
-            session_id: None,
-            task_id: None,
-            ticket_id: None,
-            turn_id: None,
-        },
-        session_id: None,
-        action: None,
-    }
 }
 
 #[tokio::test]
@@ -143,7 +149,11 @@ async fn a_line_to_another_bot_leaves_the_stop_and_a_line_naming_nobody_lifts_it
     let x = bot(&w, "Xavier", quiet);
     let y = bot(&w, "Yolanda", quiet);
     let g = group(&w, &[x, y]);
-    let (h, _) = w.collab.post_hold(bot_hold(x)).await.unwrap();
+    let (h, _) = w
+        .collab
+        .post_hold(support::holds::bot_stop(x))
+        .await
+        .unwrap();
     let ty = thread_of(&w, g, y);
     w.collab
         .post_line(g, "@Yolanda use blue".into(), None)
@@ -171,21 +181,12 @@ async fn a_line_sent_before_the_stop_does_not_lift_it() {
     let quiet = r#"{"steps":[{"text":"ok"}],"on_exhausted":"repeat_last"}"#;
     let x = bot(&w, "Xavier", quiet);
     let s = direct(&w, x);
-    let early = w
+    let early = stored_unread(&w, s, "and one more thing");
+    let (h, _) = w
         .collab
-        .store()
-        .write(|tx| {
-            tx.insert_line(&troupe_store::NewLine {
-                routing: Some("reading"),
-                ..troupe_store::NewLine::plain(
-                    s,
-                    troupe_core::conversation::Author::User,
-                    "and one more thing".into(),
-                )
-            })
-        })
+        .post_hold(support::holds::bot_stop(x))
+        .await
         .unwrap();
-    let (h, _) = w.collab.post_hold(bot_hold(x)).await.unwrap();
     // The early line is routed only now (as a line left by a restart would be).
     w.collab.resume_lines().await.unwrap();
     assert_eq!(
@@ -262,7 +263,11 @@ async fn a_status_question_under_a_stop_gets_a_read_only_answer_and_lifts_nothin
     );
     let s = direct(&w, b);
     let t = w.collab.direct_thread(s).unwrap();
-    let (h, _) = w.collab.post_hold(bot_hold(b)).await.unwrap();
+    let (h, _) = w
+        .collab
+        .post_hold(support::holds::bot_stop(b))
+        .await
+        .unwrap();
     w.collab
         .post_line(s, "how is it going?".into(), None)
         .await
@@ -305,7 +310,7 @@ async fn a_held_bot_is_not_asked_to_judge_a_line_naming_nobody() {
     w.collab
         .post_hold(HoldRequest {
             action: Some("cancel".into()),
-            ..bot_hold(b)
+            ..support::holds::bot_stop(b)
         })
         .await
         .unwrap();
@@ -338,7 +343,7 @@ async fn a_line_under_a_dropped_job_gets_a_read_only_answer_and_is_handed_back_o
         .collab
         .post_hold(HoldRequest {
             action: Some("cancel".into()),
-            ..bot_hold(b)
+            ..support::holds::bot_stop(b)
         })
         .await
         .unwrap();
@@ -457,4 +462,74 @@ async fn s_lr_5_a_quick_stop_overtakes_the_line_still_being_read() {
         w.collab.hold(holds[0].hold.id).unwrap().hold.status,
         HoldStatus::InForce
     );
+    // UQ-16: its row says the person's own stop holds it (the next line, or Insert now, lifts it).
+    let unread = w.collab.unread_lines(s).unwrap();
+    let row = unread
+        .iter()
+        .find(|u| u.message_id == l1.id)
+        .expect("L1 unread");
+    assert_eq!(row.unread_by[0].read_at, troupe_collab::ReadAt::Stopped);
+    assert!(row.can_take_back);
+
+    // UQ-18: Insert now lifts that stop, and the Bot opens a segment on L1.
+    let out = w.collab.insert_line_now(l1.id).await.unwrap();
+    assert_eq!(out.lifted, vec![b]);
+    assert!(out.held.is_empty());
+    assert_eq!(
+        w.collab.hold(holds[0].hold.id).unwrap().hold.status,
+        HoldStatus::Lifted
+    );
+    tokio::time::timeout(Duration::from_secs(20), async {
+        while runs_of(&w, t).is_empty() {
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+    })
+    .await
+    .expect("the Bot started on L1");
+    idle(&w, t).await;
+    assert!(w.collab.unread_lines(s).unwrap().is_empty(), "L1 was read");
+}
+
+#[tokio::test]
+async fn insert_now_leaves_a_lasting_stop_and_says_so() {
+    // UQ-18: a line held back by a stop no word of the person's lifts (here an app hold,
+    // HOLD-L7, beside the person's own stop) is not inserted: the row says it waits for the
+    // lift, and Insert now names the Bot as held and lifts nothing.
+    let w = world();
+    let quiet = r#"{"steps":[{"text":"ok"}],"on_exhausted":"repeat_last"}"#;
+    let b = bot(&w, "Worker", quiet);
+    let s = direct(&w, b);
+    let t = w.collab.direct_thread(s).unwrap();
+    // A line stored before the person's stop (S-STOP-3) is routed into the held Bot's inbox
+    // and waits.
+    let line = stored_unread(&w, s, "write the report");
+    let (own, _) = w
+        .collab
+        .post_hold(support::holds::bot_stop(b))
+        .await
+        .unwrap();
+    w.collab.resume_lines().await.unwrap();
+    // Then a stop comes that no line lifts.
+    let app = support::holds::app_hold_on_bot(&w, b);
+    idle(&w, t).await;
+    let unread = w.collab.unread_lines(s).unwrap();
+    assert_eq!(unread.len(), 1, "{unread:?}");
+    assert_eq!(unread[0].message_id, line.id);
+    assert_eq!(unread[0].unread_by[0].read_at, troupe_collab::ReadAt::Held);
+
+    let before = runs_of(&w, t).len();
+    let out = w.collab.insert_line_now(line.id).await.unwrap();
+    assert!(!out.cut);
+    assert!(out.lifted.is_empty());
+    assert_eq!(out.held, vec![b]);
+    for h in [own.hold.id, app.id] {
+        assert_eq!(w.collab.hold(h).unwrap().hold.status, HoldStatus::InForce);
+    }
+    idle(&w, t).await;
+    assert_eq!(
+        runs_of(&w, t).len(),
+        before,
+        "Insert now ran a Bot under a lasting stop"
+    );
+    assert_eq!(w.collab.unread_lines(s).unwrap().len(), 1);
 }

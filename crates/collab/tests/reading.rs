@@ -186,8 +186,24 @@ async fn withdraw_after_read_is_refused() {
         .post_line(s, "never mind this".into(), None)
         .await
         .unwrap();
+    // UQ-16: the line is listed as unread, read at the Bot's next step, and can be taken back.
+    let unread = w.collab.unread_lines(s).unwrap();
+    assert_eq!(unread.len(), 1, "{unread:?}");
+    assert_eq!(unread[0].message_id, taken.id);
+    assert_eq!(
+        unread[0].unread_by,
+        [troupe_collab::UnreadBy {
+            bot_id: b,
+            read_at: troupe_collab::ReadAt::NextStep
+        }]
+    );
+    assert!(unread[0].can_take_back);
     let back = w.collab.withdraw_line(taken.id).unwrap();
     assert_eq!(back.routing.as_deref(), Some("withdrawn"));
+    assert!(
+        w.collab.unread_lines(s).unwrap().is_empty(),
+        "a line taken back is no longer waiting"
+    );
     settle(&w, s).await;
     let t = w.collab.direct_thread(s).unwrap();
     let history = w
@@ -208,6 +224,10 @@ async fn withdraw_after_read_is_refused() {
         .await
         .unwrap();
     settle(&w, s).await;
+    assert!(
+        w.collab.unread_lines(s).unwrap().is_empty(),
+        "read lines have no row"
+    );
     assert!(matches!(
         w.collab.withdraw_line(read.id),
         Err(CollabError::Conflict {
@@ -293,7 +313,7 @@ async fn insert_now_cuts_the_model_call() {
         .post_line(s, "keep it short".into(), None)
         .await
         .unwrap();
-    assert!(w.collab.insert_line_now(line.id).unwrap().cut);
+    assert!(w.collab.insert_line_now(line.id).await.unwrap().cut);
     settle(&w, s).await;
     let turns = w.collab.turns(s, 10).unwrap();
     assert_eq!(turns.len(), 1, "the run went on");
@@ -310,7 +330,7 @@ async fn insert_now_cuts_the_model_call() {
         ["tell me everything", "keep it short", "Short answer."]
     );
     // Read now: nothing left to cut.
-    assert!(!w.collab.insert_line_now(line.id).unwrap().cut);
+    assert!(!w.collab.insert_line_now(line.id).await.unwrap().cut);
 }
 
 /// A Bot that asks for an OK twice, then goes on.

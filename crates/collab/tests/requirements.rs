@@ -633,3 +633,73 @@ async fn the_databases_fold_is_cores_on_both_backends() {
         assert_eq!(db, troupe_core::requirement::db_fold(text), "{text:?}");
     }
 }
+
+/// RL-7/RL-8 for a ticket's own Done when: each line the user adds is an entry of that ticket
+/// alone, in force on the board's words; the same line again is said again; a removed line no
+/// longer applies; the job's entries are untouched.
+#[tokio::test]
+async fn rl_7_a_ticket_s_done_when_lines_are_entries_of_that_ticket() {
+    use troupe_collab::tickets::{NewTicketRequest, TicketPatchRequest};
+    let r = rig("剪一个产品短片");
+    let cut =
+        r.w.collab
+            .add_ticket(
+                r.plan,
+                NewTicketRequest {
+                    title: "Cut".into(),
+                    description: None,
+                    done_when: None,
+                    owner_bot_id: None,
+                    reviewer_bot_id: None,
+                },
+            )
+            .unwrap()
+            .id;
+    let done_when = |text: &str| {
+        r.w.collab
+            .patch_ticket(
+                cut,
+                TicketPatchRequest {
+                    done_when: Some(text.into()),
+                    ..TicketPatchRequest::default()
+                },
+            )
+            .unwrap();
+    };
+    let of_ticket = || -> Vec<RequirementRecord> {
+        entries(&r, r.plan)
+            .into_iter()
+            .filter(|e| e.ticket_id == Some(cut))
+            .collect()
+    };
+
+    done_when("- Under 60 seconds\n- Subtitles burned in");
+    let two = of_ticket();
+    assert_eq!(two.len(), 2, "{two:?}");
+    for e in &two {
+        assert_eq!(e.scope, Scope::Ticket);
+        assert_eq!(e.state, State::InForce);
+        assert_eq!(e.source_kind, SourceKind::Board);
+    }
+    let under = two
+        .iter()
+        .find(|e| e.quote.contains("Under 60 seconds"))
+        .expect("the first line is an entry");
+    let version = under.version;
+
+    // Removed, then written again: no longer applies, then said again as its own entry.
+    done_when("- Subtitles burned in");
+    assert_eq!(entry(&r, under.id).state, State::NoLongerApplies);
+    done_when("- Subtitles burned in\n- Under 60 seconds");
+    let now = of_ticket();
+    let in_force: Vec<_> = now.iter().filter(|e| e.state == State::InForce).collect();
+    assert_eq!(in_force.len(), 2, "{now:?}");
+    assert!(entry(&r, under.id).version >= version);
+    // Nothing of the job's own came from the ticket's lines.
+    assert!(
+        entries(&r, r.plan)
+            .iter()
+            .filter(|e| e.source_kind == SourceKind::Board)
+            .all(|e| e.ticket_id == Some(cut))
+    );
+}

@@ -5,23 +5,18 @@
 mod support;
 
 use serde_json::json;
-use std::sync::Arc;
+use support::supervise::*;
 use support::*;
 use troupe_collab::holds::{HoldRequest, ScopeRequest};
 use troupe_core::delegation::{DelegationState, Expects};
 use troupe_core::inbox::Delivery;
+use troupe_core::notification::{NotificationKind, NotificationStatus};
 use troupe_core::work_item::{WaitingOn, WorkState};
-use troupe_core::{BotId, ManualClock, SessionId};
+use troupe_core::{BotId, SessionId};
 use troupe_store::NewDelegation;
 
 const FAILS: &str = r#"{"steps":[{"error":{"kind":"bad_request","message":"broken"}}],"on_exhausted":"repeat_last"}"#;
 const QUIET: &str = r#"{"steps":[{"text":"ok"}],"on_exhausted":"repeat_last"}"#;
-
-fn start() -> (ManualClock, World) {
-    let clock = ManualClock::new(1_760_000_000_000);
-    let w = world_on(Arc::new(clock.clone()));
-    (clock, w)
-}
 
 /// A person's stop on everything `bot` does, made from `s`'s menu.
 fn hold_on(bot: BotId, s: SessionId) -> HoldRequest {
@@ -37,67 +32,6 @@ fn hold_on(bot: BotId, s: SessionId) -> HoldRequest {
         session_id: Some(s),
         action: None,
     }
-}
-
-/// Give the work a task and wait for the run it starts to end.
-async fn work_on(w: &World, j: &JobWork, text: &str) {
-    let mut events = w.collab.store().subscribe();
-    w.collab
-        .engine()
-        .deliver(j.thread, Delivery::user_task(text.to_string()))
-        .await
-        .unwrap();
-    runs_ended(&mut events, j.thread, 1).await;
-    w.collab.engine().wait_idle(j.thread).await;
-}
-
-/// One supervisor pass; waits for the one run it may start on `j`.
-async fn tick(w: &World, j: &JobWork) -> serde_json::Value {
-    let mut events = w.collab.store().subscribe();
-    let before = runs(w, j.thread);
-    let report = w.collab.supervise().unwrap();
-    if report
-        .work
-        .iter()
-        .any(|a| a["pickup"]["verdict"] == "pick_up")
-        || report
-            .tickets
-            .iter()
-            .any(|t| t["verdict"]["verdict"] == "call_back")
-    {
-        runs_ended(&mut events, j.thread, 1).await;
-        w.collab.engine().wait_idle(j.thread).await;
-        assert_eq!(runs(w, j.thread), before + 1);
-    }
-    serde_json::to_value(report).unwrap()
-}
-
-fn state(w: &World, j: &JobWork) -> WorkState {
-    w.collab
-        .store()
-        .read(|tx| tx.work_item(j.item))
-        .unwrap()
-        .state
-}
-
-fn log_kinds(w: &World, j: &JobWork) -> Vec<String> {
-    w.collab
-        .store()
-        .read(|tx| tx.work_log_of_plan(j.plan, 0, 1000))
-        .unwrap()
-        .into_iter()
-        .map(|e| e.kind)
-        .collect()
-}
-
-fn supervisor_lines(w: &World, s: SessionId) -> Vec<serde_json::Value> {
-    w.collab
-        .lines(s, None, 1000)
-        .unwrap()
-        .into_iter()
-        .filter_map(|l| l.control)
-        .filter(|c| c["kind"] == "supervisor")
-        .collect()
 }
 
 #[tokio::test]
@@ -153,6 +87,34 @@ async fn s_sv_10_failing_work_is_picked_up_three_times_then_retry_budget_once() 
         .read(|tx| tx.supervisor_pickups_since(j.item, 0))
         .unwrap();
     assert_eq!(rows, 3);
+    // SV-18: the person is told outside the conversation too, once; their Continue resolves it.
+    let told = w.collab.notifications(false, 50).unwrap();
+    assert_eq!(told.open_count, 1);
+    let n = &told.notifications[0];
+    assert_eq!(n.kind, NotificationKind::Stopped);
+    assert_eq!(n.title, "Ada stopped on \u{201c}Render the intro\u{201d}");
+    assert_eq!(n.work_item_id, Some(j.item));
+    assert_eq!(n.session_id, Some(s));
+    let last = w
+        .collab
+        .store()
+        .read(|tx| tx.runs_for_thread(j.thread, 100))
+        .unwrap()
+        .into_iter()
+        .map(|r| r.id)
+        .max()
+        .unwrap();
+    let mut events = w.collab.store().subscribe();
+    w.collab.continue_turn(last).await.unwrap();
+    runs_ended(&mut events, j.thread, 1).await;
+    w.collab.engine().wait_idle(j.thread).await;
+    let after = w.collab.notifications(true, 50).unwrap();
+    assert_eq!(after.open_count, 0);
+    assert_eq!(after.notifications[0].status, NotificationStatus::Resolved);
+    assert_eq!(
+        after.notifications[0].resolution.as_deref(),
+        Some("resumed")
+    );
 }
 
 #[tokio::test]
@@ -226,43 +188,13 @@ async fn sv_5_idle_work_with_mail_is_requeued_and_read() {
     assert!(log_kinds(&w, &j).contains(&"supervisor_requeued".to_string()));
 }
 
-fn add_ticket(w: &World, j: &JobWork, title: &str, owner: BotId) -> troupe_core::TicketId {
-    w.collab
-        .add_ticket(
-            j.plan,
-            troupe_collab::tickets::NewTicketRequest {
-                title: title.into(),
-                description: None,
-                done_when: None,
-                owner_bot_id: Some(owner),
-                reviewer_bot_id: None,
-            },
-        )
-        .unwrap();
-    let tickets = w
-        .collab
-        .store()
-        .read(|tx| tx.tickets_of_plan(j.plan))
-        .unwrap();
-    tickets.iter().find(|t| t.title == title).unwrap().id
-}
-
-fn verdicts(r: &serde_json::Value) -> Vec<String> {
-    r["tickets"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|t| t["verdict"]["verdict"].as_str().unwrap().to_string())
-        .collect()
-}
-
 #[tokio::test]
 async fn s_sv_6_a_quiet_ticket_is_called_back_twice_then_only_noticed() {
     let (clock, w) = start();
     let ada = bot(&w, "Ada", QUIET);
     let s = direct(&w, ada);
     let j = open_job_work(&w, s, ada, "Promo video");
-    add_ticket(&w, &j, "Storyboard", ada);
+    add_ticket(&w, &j, "Storyboard", ada, None);
     // Activity on the job starts its quiet clock.
     work_on(&w, &j, "draw the storyboard").await;
 
@@ -290,6 +222,42 @@ async fn s_sv_6_a_quiet_ticket_is_called_back_twice_then_only_noticed() {
     assert!(supervisor_lines(&w, s).is_empty());
 }
 
+// BH-3: the ball holder has no work on the job yet (its ticket was laid out for it, it never
+// worked on it): the call-back gives it its job work and wakes it in the job's conversation.
+#[tokio::test]
+async fn a_quiet_ticket_whose_holder_has_no_work_yet_wakes_it_in_the_job_conversation() {
+    let (clock, w) = start();
+    let ada = bot(&w, "Ada", QUIET);
+    let bo = bot(&w, "Bo", QUIET);
+    let s = group(&w, &[ada, bo]);
+    let j = open_job_work(&w, s, ada, "Launch video");
+    add_ticket(&w, &j, "Voice-over", bo, None);
+    work_on(&w, &j, "plan the launch video").await;
+    let bo_work = |w: &World| w.collab.store().read(|tx| tx.job_item(bo, j.plan)).unwrap();
+    assert!(bo_work(&w).is_none(), "Bo has not worked on the job");
+
+    clock.advance(120_000);
+    let mut events = w.collab.store().subscribe();
+    let r = serde_json::to_value(w.collab.supervise().unwrap()).unwrap();
+    assert!(verdicts(&r).contains(&"call_back".to_string()), "{r}");
+    let item = bo_work(&w).expect("the call-back made Bo's job work");
+    runs_ended(&mut events, item.thread_id, 1).await;
+    w.collab.engine().wait_idle(item.thread_id).await;
+    assert_eq!(runs(&w, item.thread_id), 1, "Bo was woken once");
+    let item = w.collab.store().read(|tx| tx.work_item(item.id)).unwrap();
+    assert_eq!(item.speaks_in, Some(s), "woken in the job's conversation");
+    let log = w
+        .collab
+        .store()
+        .read(|tx| tx.work_log_of_plan(j.plan, 0, 1000))
+        .unwrap();
+    assert!(
+        log.iter()
+            .any(|e| e.kind == "supervisor_called_back" && e.work_item_id == Some(item.id)),
+        "{log:?}"
+    );
+}
+
 #[tokio::test]
 async fn s_sv_4_cut_work_on_the_job_blocks_call_backs_to_its_tickets() {
     let (clock, w) = start();
@@ -297,7 +265,7 @@ async fn s_sv_4_cut_work_on_the_job_blocks_call_backs_to_its_tickets() {
     let bo = bot(&w, "Bo", QUIET);
     let s = group(&w, &[ada, bo]);
     let j = open_job_work(&w, s, ada, "Music video");
-    add_ticket(&w, &j, "Scene 03", bo);
+    add_ticket(&w, &j, "Scene 03", bo, None);
     // Ada's work on the job fails and waits for a pick-up it cannot get (a hold covers Ada).
     work_on(&w, &j, "cut scene 02").await;
     w.collab.post_hold(hold_on(ada, s)).await.unwrap();

@@ -287,6 +287,58 @@ async fn s_uq_5_a_bot_that_read_the_line_is_told_of_the_edit_in_a_new_segment() 
 }
 
 #[tokio::test]
+async fn uq_13_an_edit_lifts_the_persons_own_stop_and_waits_under_a_lasting_one() {
+    use support::holds;
+    use troupe_core::hold::HoldStatus;
+    let clock = Arc::new(ManualClock::new(1_800_000_000_000));
+    let w = world_on(clock.clone());
+    let b = bot(&w, "Ada", QUIET);
+    let s = direct(&w, b);
+    let l = w
+        .collab
+        .post_line(s, "make the logo blue".into(), None)
+        .await
+        .unwrap();
+    settle(&w, s).await;
+    let t = w.collab.direct_thread(s).unwrap();
+
+    // The person stops Ada; the edit is their next line to her: the Stop lifts and she
+    // starts a segment on the change.
+    let (stop, _) = w.collab.post_hold(holds::bot_stop(b)).await.unwrap();
+    clock.advance(1_000);
+    let before = runs(&w, t);
+    let mut events = w.collab.store().subscribe();
+    w.collab
+        .edit_line(l.id, "make the logo green".into())
+        .await
+        .unwrap();
+    assert_eq!(
+        w.collab.hold(stop.hold.id).unwrap().hold.status,
+        HoldStatus::Lifted
+    );
+    runs_ended(&mut events, t, 1).await;
+    assert_eq!(runs(&w, t), before + 1);
+    assert!(delivered(&w, t, &format!("line:{}:edit:1:to:{}", l.id.0, b.0)).is_some());
+
+    // A stop no line of the person's lifts (an app hold) keeps the note until it lifts.
+    let lasting = holds::app_hold_on_bot(&w, b);
+    let before = runs(&w, t);
+    w.collab
+        .edit_line(l.id, "make the logo red".into())
+        .await
+        .unwrap();
+    settle(&w, s).await;
+    assert_eq!(runs(&w, t), before, "a Bot under a lasting stop ran");
+    assert_eq!(
+        w.collab.hold(lasting.id).unwrap().hold.status,
+        HoldStatus::InForce
+    );
+    let key = format!("line:{}:edit:2:to:{}", l.id.0, b.0);
+    assert!(delivered(&w, t, &key).is_none());
+    assert!(unread(&w, t, &key).is_some(), "the note waits in the inbox");
+}
+
+#[tokio::test]
 async fn uq_13_an_unread_line_s_inbox_item_holds_only_the_new_words() {
     let w = world();
     let b = bot(&w, "Slow", SLOW);

@@ -439,3 +439,6 @@ impl StreamHandler for Assembler<'_> {
         })
     }
 }
+
+#[cfg(test)]
+mod prop_stream;

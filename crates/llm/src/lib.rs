@@ -9,6 +9,8 @@ mod anthropic;
 mod error;
 mod http;
 mod openai;
+#[cfg(test)]
+mod prop_sse;
 mod retry;
 mod script;
 mod scripted;

@@ -397,3 +397,6 @@ impl StreamHandler for Assembler<'_> {
         })
     }
 }
+
+#[cfg(test)]
+mod prop_stream;

@@ -76,6 +76,8 @@ pub struct BootOptions {
     /// `--manual-clock`: the store reads this clock, which only `POST /v1/debug/clock`
     /// moves, and the scheduler ticks only on `POST /v1/debug/tick`.
     pub manual_clock: Option<troupe_core::ManualClock>,
+    /// The config file's `[experimental]` Runtime Boss settings: seeds, a stored value wins.
+    pub runtime_boss: troupe_core::runtime_boss::RuntimeSettingsPatch,
 }
 
 impl BootOptions {
@@ -95,6 +97,7 @@ impl BootOptions {
             mcp_servers: Vec::new(),
             channels: Vec::new(),
             manual_clock: None,
+            runtime_boss: Default::default(),
         }
     }
 }
@@ -114,6 +117,7 @@ pub async fn build_state(data_dir: &Path, opts: BootOptions) -> anyhow::Result<B
         mcp_servers,
         channels: channels_defs,
         manual_clock,
+        runtime_boss,
     } = opts;
     let clock: Arc<dyn troupe_core::Clock> = match &manual_clock {
         Some(c) => Arc::new(c.clone()),
@@ -205,11 +209,31 @@ pub async fn build_state(data_dir: &Path, opts: BootOptions) -> anyhow::Result<B
         .configure(&channels_defs, &|name| channel_secrets(name))
         .map_err(anyhow::Error::msg)?;
     channels.spawn_sender(shutdown.clone());
+    // Runtime Boss Mode: an account's messages go to its boss session while the mode is on;
+    // a push the bridge could not make is told to the session that made it.
+    channels.set_boss_ingress(Arc::new(
+        troupe_workflows::runtime_boss::ingress::RuntimeBossIngress::new(collab.clone()),
+    ));
+    troupe_workflows::runtime_boss::push_failures::spawn(collab.clone(), shutdown.clone());
+    // Runtime Boss settings: the config file's `[experimental]` seeds what is not stored yet
+    // (a stored value wins); then one boss session per enabled account while the mode is on.
+    let seeded = collab
+        .store()
+        .write(|tx| tx.seed_runtime_settings(&runtime_boss))?;
+    if !seeded.is_empty() {
+        tracing::info!(keys = ?seeded, "runtime settings seeded from [experimental]");
+    }
+    if let Err(e) = troupe_workflows::Workflows::new(collab.clone())
+        .ensure_runtime_boss(data_dir, &channels.accounts())
+    {
+        tracing::error!(error = %e, "runtime boss provisioning failed; PATCH /v1/settings/runtime retries it");
+    }
     Ok(Bootstrap {
         state: AppState {
             collab,
             data_dir: data_dir.to_path_buf(),
             token,
+            login: crate::access::LoginDesk::default(),
             shutdown,
             mcp,
             channels,

@@ -157,14 +157,59 @@ fn body_rejection(rejection: JsonRejection) -> ApiError {
     match rejection {
         JsonRejection::JsonSyntaxError(e) => ApiError::bad_request(e.body_text()),
         JsonRejection::MissingJsonContentType(e) => ApiError::bad_request(e.body_text()),
-        other if other.status() == StatusCode::PAYLOAD_TOO_LARGE => ApiError::new(
-            StatusCode::PAYLOAD_TOO_LARGE,
-            "too_large",
-            "request body is over 1 MiB",
-        ),
+        other if other.status() == StatusCode::PAYLOAD_TOO_LARGE => too_large(),
         // A `Value` takes any well-formed JSON, so no data error reaches here; what is left
         // is a body that could not be read.
         other => ApiError::bad_request(other.body_text()),
+    }
+}
+
+fn too_large() -> ApiError {
+    ApiError::new(
+        StatusCode::PAYLOAD_TOO_LARGE,
+        "too_large",
+        "request body is over 1 MiB",
+    )
+}
+
+/// A declared body over the limit but no longer than this is read and dropped before the
+/// refusal: a sender still writing it would otherwise find the connection reset and never see
+/// the 413. Longer ones are refused at once, unread.
+const DRAIN_UP_TO: u64 = 8 * 1024 * 1024;
+
+/// Refuses a body over [`crate::BODY_LIMIT`] on every route before its handler runs: a route
+/// that reads no body would otherwise act on the request whatever it carries, and a route that
+/// reads raw bytes would answer the limit in plain text. A declared length is judged as it
+/// stands; a chunked body is read here, up to the limit.
+pub async fn limit_body(req: axum::extract::Request, next: axum::middleware::Next) -> Response {
+    use axum::http::header::{CONTENT_LENGTH, TRANSFER_ENCODING};
+    let declared = req
+        .headers()
+        .get(CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.trim().parse::<u64>().ok());
+    if let Some(n) = declared {
+        if n > crate::BODY_LIMIT as u64 {
+            if n <= DRAIN_UP_TO {
+                use futures::StreamExt;
+                let mut body = req.into_body().into_data_stream();
+                while let Some(Ok(_)) = body.next().await {}
+            }
+            return too_large().into_response();
+        }
+        return next.run(req).await;
+    }
+    if !req.headers().contains_key(TRANSFER_ENCODING) {
+        return next.run(req).await;
+    }
+    let (parts, body) = req.into_parts();
+    match axum::body::to_bytes(body, crate::BODY_LIMIT).await {
+        Ok(bytes) => {
+            next.run(axum::extract::Request::from_parts(parts, bytes.into()))
+                .await
+        }
+        // Over the limit, or the sender stopped mid-body: either way nothing was read.
+        Err(_) => too_large().into_response(),
     }
 }
 

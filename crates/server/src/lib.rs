@@ -33,6 +33,7 @@ pub const BODY_LIMIT: usize = 1024 * 1024;
         (name = "notes", description = "Versioned notes and Blueprints"),
         (name = "blueprint-loops", description = "Executions of a Blueprint, audited before they end"),
         (name = "boss", description = "Boss Mode: a conversation as the root of a tree of persistent workers"),
+        (name = "runtime-boss", description = "Runtime Boss Mode: the settings, opening the standing coordinator session, its name"),
         (name = "lattice", description = "Lattice Runs: a large goal aligned, planned as a Pathway and carried out Step by Step"),
         (name = "agenda", description = "Scheduled deliveries into a session"),
         (name = "check-backs", description = "One-time timers Bots booked for their own work"),
@@ -44,7 +45,10 @@ pub const BODY_LIMIT: usize = 1024 * 1024;
         (name = "nodes", description = "The daemon processes sharing this database"),
         (name = "mcp", description = "MCP servers whose tools Bots use, and the MCP calls a turn made"),
         (name = "channels", description = "Outside chats: each channel account's signed inbound webhook"),
+        (name = "permissions", description = "A runtime boss's channel pushes waiting for a person's decision"),
+        (name = "notifications", description = "What the person is told outside the conversation: stopped work, blocked work, questions waiting"),
         (name = "quality", description = "Quality events, the quality report, the model's-problem mark, timeout lessons and model prices"),
+        (name = "access", description = "One-time login links for the web page"),
         (name = "debug", description = "Test controls of `troupe serve --manual-clock`: move the clock, run one scheduler tick")
     )
 )]
@@ -69,6 +73,8 @@ pub fn api() -> (Router<AppState>, utoipa::openapi::OpenApi) {
         .merge(routes::blueprint_loops::router())
         .merge(routes::lattice::router())
         .merge(routes::boss::router())
+        .merge(routes::boss_open::router())
+        .merge(routes::settings_runtime::router())
         .merge(routes::agenda::router())
         .merge(routes::plans::router())
         .merge(routes::submissions::router())
@@ -82,9 +88,13 @@ pub fn api() -> (Router<AppState>, utoipa::openapi::OpenApi) {
         .merge(routes::nodes::router())
         .merge(routes::mcp::router())
         .merge(routes::channels::router())
+        .merge(routes::permissions::router())
         .merge(routes::debug::router())
         .merge(routes::work_log::router())
+        .merge(routes::notifications::router())
+        .merge(routes::unread::router())
         .merge(routes::quality::router())
+        .merge(routes::login_links::router())
         .split_for_parts()
 }
 
@@ -101,7 +111,10 @@ pub fn app(state: AppState, host_rule: hosts::HostRule) -> Router {
         }),
     )
     .merge(routes::web::router())
+    .route("/login", axum::routing::get(access::login))
     .fallback(error::not_found)
+    // Inside the token check: a stranger's body is not read.
+    .layer(axum::middleware::from_fn(error::limit_body))
     .layer(axum::middleware::from_fn_with_state(
         state.clone(),
         access::require_token,

@@ -1,7 +1,8 @@
 //! Running the daemon: bind, decide on access, build the state, serve until SIGTERM or
 //! Ctrl-C, then drain the engine and end every MCP server's process group.
 //!
-//! Once listening, the first line on stdout is `listening on http://HOST:PORT`, and
+//! Once listening, the first line on stdout is `listening on http://HOST:PORT log in: URL`
+//! (the web page's one-time login link; with `--no-token`, a warning instead), and
 //! `DATA_DIR/daemon.json` holds `{"addr", "pid"}` until a graceful exit removes it.
 
 use crate::bootstrap::build_state;
@@ -30,8 +31,10 @@ pub struct ServeOptions {
     pub limits: RunLimits,
     /// The continuation guard every new loop starts with (`[workflows]` in the config).
     pub loops: troupe_core::continuation_guard::GuardLimits,
-    /// An explicit token; without one, a non-loopback bind gets a generated one.
+    /// An explicit token; without one, the one in `DATA_DIR/token`, generated on first start.
     pub token: Option<String>,
+    /// `--no-token`: check no token at all (tests on loopback only; refused elsewhere).
+    pub no_token: bool,
     /// Names besides the bound address and loopback that `Host` may carry (`--allowed-host`).
     pub allowed_hosts: Vec<String>,
     /// Which variables an endpoint set through the API may name as its key.
@@ -49,6 +52,8 @@ pub struct ServeOptions {
     /// `--manual-clock`: time moves only through `POST /v1/debug/clock` and the scheduler
     /// ticks only through `POST /v1/debug/tick`. Loopback binds only.
     pub manual_clock: bool,
+    /// The config file's `[experimental]` Runtime Boss settings (seeds; a stored value wins).
+    pub runtime_boss: troupe_core::runtime_boss::RuntimeSettingsPatch,
 }
 
 /// `--manual-clock` lets any caller move the daemon's time: refused unless `addr` is loopback.
@@ -105,26 +110,63 @@ pub fn write_token_file(data_dir: &Path, token: &str) -> std::io::Result<PathBuf
     Ok(path)
 }
 
-/// The token the daemon will require, if any: the given one, else a generated one (written
-/// to `DATA_DIR/token`) when the address is not loopback.
+/// The token the daemon will require: the given one; else the one in `DATA_DIR/token`; else
+/// a generated one, written there (owner-only) for the CLI to read. `None` only with
+/// `no_token`, which a non-loopback address refuses.
 pub fn decide_token(
     data_dir: &Path,
     addr: &SocketAddr,
     given: Option<String>,
+    no_token: bool,
 ) -> anyhow::Result<Option<String>> {
+    if no_token {
+        anyhow::ensure!(
+            given.is_none(),
+            "--no-token and --token contradict each other"
+        );
+        anyhow::ensure!(
+            !token_required(addr),
+            "--no-token is for tests on a loopback address; {addr} is not loopback"
+        );
+        return Ok(None);
+    }
     if let Some(t) = given {
         let t = t.trim().to_string();
         anyhow::ensure!(!t.is_empty(), "--token is empty");
         return Ok(Some(t));
     }
-    if !token_required(addr) {
-        return Ok(None);
+    let path = data_dir.join("token");
+    match std::fs::read_to_string(&path) {
+        Ok(t) if !t.trim().is_empty() => {
+            // Kept for the next start: the CLI and any open page stay logged in.
+            owner_only(&path)?;
+            return Ok(Some(t.trim().to_string()));
+        }
+        Ok(_) => {}
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+        Err(e) => return Err(e).with_context(|| format!("cannot read {}", path.display())),
     }
     let token = generate_token().context("cannot generate an access token")?;
     let path = write_token_file(data_dir, &token).context("cannot write the token file")?;
-    tracing::info!(path = %path.display(), "{addr} is not loopback: clients need the bearer token in this file");
+    tracing::info!(path = %path.display(), "generated the access token: clients send it as a bearer token");
     Ok(Some(token))
 }
+
+/// A token file others can read is tightened to owner-only (one written by hand, say).
+fn owner_only(path: &Path) -> anyhow::Result<()> {
+    use std::os::unix::fs::PermissionsExt;
+    let meta =
+        std::fs::metadata(path).with_context(|| format!("cannot read {}", path.display()))?;
+    if meta.permissions().mode() & 0o077 != 0 {
+        std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o600))
+            .with_context(|| format!("cannot make {} owner-only", path.display()))?;
+        tracing::warn!(path = %path.display(), "the token file was readable by others: now owner-only");
+    }
+    Ok(())
+}
+
+/// What `--no-token` opens, said on the listening line and in the log.
+pub const NO_TOKEN_WARNING: &str = "WARNING --no-token: no token is checked, so every local account can drive this daemon (run its shell commands); for tests only";
 
 /// Serve until SIGTERM or Ctrl-C, then shut down gracefully.
 pub async fn serve(opts: ServeOptions) -> anyhow::Result<()> {
@@ -140,7 +182,7 @@ pub async fn serve(opts: ServeOptions) -> anyhow::Result<()> {
     }
     let host_rule =
         crate::hosts::HostRule::new(local, &opts.allowed_hosts).map_err(anyhow::Error::msg)?;
-    let token = decide_token(&opts.data_dir, &local, opts.token)?;
+    let token = decide_token(&opts.data_dir, &local, opts.token, opts.no_token)?;
     let boot = build_state(
         &opts.data_dir,
         crate::bootstrap::BootOptions {
@@ -160,12 +202,15 @@ pub async fn serve(opts: ServeOptions) -> anyhow::Result<()> {
                 use troupe_core::Clock;
                 troupe_core::ManualClock::new(troupe_core::SystemClock.now_ms())
             }),
+            runtime_boss: opts.runtime_boss,
         },
     )
     .await?;
     let r = &boot.recovery;
     tracing::info!(recovery = ?r, "recovered");
-    let state = boot.state;
+    let mut state = boot.state;
+    state.login = crate::access::LoginDesk::kept_in(opts.data_dir.join("web-sessions"))
+        .context("cannot read DATA_DIR/web-sessions")?;
     let engine = state.collab.engine().clone();
     let mcp = state.mcp.clone();
     let shutdown = state.shutdown.clone();
@@ -173,9 +218,21 @@ pub async fn serve(opts: ServeOptions) -> anyhow::Result<()> {
     let info = serde_json::json!({"addr": local.to_string(), "pid": std::process::id()});
     write_atomically(&daemon_file, info.to_string().as_bytes(), 0o644)
         .with_context(|| format!("cannot write {}", daemon_file.display()))?;
+    // The first line names the address first (rigs read its third word), then how to log
+    // the web page in, or what `--no-token` opens.
+    let access = if state.token.is_some() {
+        let once = state
+            .login
+            .issue()
+            .context("cannot draw a one-time login code")?;
+        format!("log in: http://{local}/login?once={once}")
+    } else {
+        tracing::warn!("{NO_TOKEN_WARNING}");
+        NO_TOKEN_WARNING.to_string()
+    };
     {
         let mut out = std::io::stdout().lock();
-        writeln!(out, "listening on http://{local}")?;
+        writeln!(out, "listening on http://{local} {access}")?;
         out.flush()?;
     }
     tracing::info!(addr = %local, data_dir = %opts.data_dir.display(), "troupe daemon serving");
@@ -263,46 +320,69 @@ mod tests {
     }
 
     #[test]
-    fn generated_token_is_written_owner_only() {
+    fn a_token_is_generated_owner_only_once_and_reused() {
         let dir = tempfile::tempdir().unwrap();
-        let addr: SocketAddr = "0.0.0.0:0".parse().unwrap();
-        let token = decide_token(dir.path(), &addr, None)
-            .unwrap()
-            .expect("a token for a public bind");
-        assert_eq!(token.len(), 64);
-        assert!(token.chars().all(|c| c.is_ascii_hexdigit()));
-        let path = dir.path().join("token");
-        assert_eq!(std::fs::read_to_string(&path).unwrap().trim(), token);
-        let mode = std::fs::metadata(&path).unwrap().permissions().mode() & 0o777;
-        assert_eq!(mode, 0o600);
-        // A second generation differs, and replaces the file.
-        let again = decide_token(dir.path(), &addr, None).unwrap().unwrap();
-        assert_ne!(again, token);
-        assert_eq!(std::fs::read_to_string(&path).unwrap().trim(), again);
+        for addr in ["127.0.0.1:0", "0.0.0.0:0"] {
+            let dir = dir.path().join(addr.replace(':', "_"));
+            std::fs::create_dir_all(&dir).unwrap();
+            let addr: SocketAddr = addr.parse().unwrap();
+            let token = decide_token(&dir, &addr, None, false)
+                .unwrap()
+                .expect("a token, loopback or not");
+            assert_eq!(token.len(), 64);
+            assert!(token.chars().all(|c| c.is_ascii_hexdigit()));
+            let path = dir.join("token");
+            assert_eq!(std::fs::read_to_string(&path).unwrap().trim(), token);
+            let mode = std::fs::metadata(&path).unwrap().permissions().mode() & 0o777;
+            assert_eq!(mode, 0o600);
+            // The next start reuses it.
+            let again = decide_token(&dir, &addr, None, false).unwrap().unwrap();
+            assert_eq!(again, token);
+        }
     }
 
     #[test]
-    fn loopback_needs_no_token_unless_given() {
+    fn a_readable_token_file_is_tightened() {
         let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("token");
+        std::fs::write(&path, "hand-written\n").unwrap();
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o644)).unwrap();
         let addr: SocketAddr = "127.0.0.1:0".parse().unwrap();
-        assert_eq!(decide_token(dir.path(), &addr, None).unwrap(), None);
-        assert!(!dir.path().join("token").exists());
-        assert_eq!(
-            decide_token(dir.path(), &addr, Some("s3cret".into()))
-                .unwrap()
-                .as_deref(),
-            Some("s3cret")
-        );
-        let public: SocketAddr = "0.0.0.0:0".parse().unwrap();
-        assert_eq!(
-            decide_token(dir.path(), &public, Some("s3cret".into()))
-                .unwrap()
-                .as_deref(),
-            Some("s3cret")
-        );
+        let t = decide_token(dir.path(), &addr, None, false).unwrap();
+        assert_eq!(t.as_deref(), Some("hand-written"));
+        let mode = std::fs::metadata(&path).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode, 0o600);
+    }
+
+    #[test]
+    fn a_given_token_wins_and_is_not_written() {
+        let dir = tempfile::tempdir().unwrap();
+        for addr in ["127.0.0.1:0", "0.0.0.0:0"] {
+            let addr: SocketAddr = addr.parse().unwrap();
+            assert_eq!(
+                decide_token(dir.path(), &addr, Some("s3cret".into()), false)
+                    .unwrap()
+                    .as_deref(),
+                Some("s3cret")
+            );
+        }
         assert!(
             !dir.path().join("token").exists(),
             "a given token is not written"
         );
+    }
+
+    #[test]
+    fn no_token_is_loopback_only() {
+        let dir = tempfile::tempdir().unwrap();
+        let lo: SocketAddr = "127.0.0.1:0".parse().unwrap();
+        assert_eq!(decide_token(dir.path(), &lo, None, true).unwrap(), None);
+        assert!(!dir.path().join("token").exists());
+        for addr in ["0.0.0.0:0", "[::]:0", "192.0.2.7:1"] {
+            let a: SocketAddr = addr.parse().unwrap();
+            let err = decide_token(dir.path(), &a, None, true).unwrap_err();
+            assert!(err.to_string().contains("not loopback"), "{addr}: {err}");
+        }
+        assert!(decide_token(dir.path(), &lo, Some("t".into()), true).is_err());
     }
 }

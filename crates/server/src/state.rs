@@ -8,8 +8,11 @@ use troupe_collab::Collab;
 pub struct AppState {
     pub collab: Collab,
     pub data_dir: PathBuf,
-    /// Required as `Authorization: Bearer <token>` when set (non-loopback binds).
+    /// Required as `Authorization: Bearer <token>` (or a web session) when set; unset only
+    /// with `troupe serve --no-token` or in-process tests.
     pub token: Option<Arc<str>>,
+    /// One-time login links and the web sessions they opened (`access`).
+    pub login: crate::access::LoginDesk,
     /// Cancelled when the daemon shuts down: long-lived responses (event streams) end, so the
     /// HTTP server's graceful shutdown does not wait on them forever.
     pub shutdown: CancellationToken,

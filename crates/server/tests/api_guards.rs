@@ -393,7 +393,7 @@ async fn troupe_serve_takes_allowed_hosts_and_key_patterns() {
     let base = format!("http://{}", daemon.addr);
     let port = port_of(&base);
     assert_ne!(port, 0);
-    let client = reqwest::Client::new();
+    let client = daemon.client();
     for host in [
         format!("from-flag.test:{port}"),
         format!("from-config.test:{port}"),

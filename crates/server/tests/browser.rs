@@ -146,7 +146,7 @@ async fn web_page_runs_a_group_with_a_lead_mentions_and_an_ask() {
 }
 
 async fn scenario(c: &Client, daemon: &Daemon, quick: &Path, slow: &Path) -> Result<()> {
-    c.goto(&format!("{}/", daemon.base_url)).await?;
+    c.goto(&daemon.login_link).await?;
     c.wait()
         .at_most(SHORT)
         .for_element(Locator::Css("#new-bot-form"))
@@ -241,7 +241,7 @@ async fn scenario(c: &Client, daemon: &Daemon, quick: &Path, slow: &Path) -> Res
     )
     .await?;
 
-    let http = reqwest::Client::new();
+    let http = daemon.http();
     let turns_url = format!("{}/v1/turns?session_id={}", daemon.base_url, session_id);
     let turns = poll("the API to report the turn stopped", SHORT, || async {
         let turns: Vec<Value> = http
@@ -300,12 +300,12 @@ async fn scenario(c: &Client, daemon: &Daemon, quick: &Path, slow: &Path) -> Res
 }
 
 async fn workflow_scenario(c: &Client, daemon: &Daemon, slow: &Path, failing: &Path) -> Result<()> {
-    c.goto(&format!("{}/", daemon.base_url)).await?;
+    c.goto(&daemon.login_link).await?;
     c.wait()
         .at_most(SHORT)
         .for_element(Locator::Css("#new-bot-form"))
         .await?;
-    let http = reqwest::Client::new();
+    let http = daemon.http();
 
     // --- Plan on from the header
     add_scripted_bot(c, "plan-bot", slow).await?;
@@ -503,12 +503,12 @@ async fn workflow_scenario(c: &Client, daemon: &Daemon, slow: &Path, failing: &P
 }
 
 async fn group_scenario(c: &Client, daemon: &Daemon, scripts: &[(&str, PathBuf)]) -> Result<()> {
-    c.goto(&format!("{}/", daemon.base_url)).await?;
+    c.goto(&daemon.login_link).await?;
     c.wait()
         .at_most(SHORT)
         .for_element(Locator::Css("#new-bot-form"))
         .await?;
-    let http = reqwest::Client::new();
+    let http = daemon.http();
     let api = |path: String| {
         let http = http.clone();
         let url = format!("{}{path}", daemon.base_url);

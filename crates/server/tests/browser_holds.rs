@@ -108,7 +108,7 @@ async fn holds_in_the_page() {
     let client = connect(&driver, &profile)
         .await
         .expect("open a chromium session");
-    let http = reqwest::Client::new();
+    let http = daemon.http();
     let result = scenario(&client, &daemon, &http, &scripts).await;
     if let Err(err) = &result {
         let diag = diagnostics(&client, &daemon, &driver, "browser-holds-failure.png").await;
@@ -215,7 +215,7 @@ async fn scenario(
     http: &reqwest::Client,
     scripts: &[(&str, PathBuf)],
 ) -> Result<()> {
-    c.goto(&format!("{}/", daemon.base_url)).await?;
+    c.goto(&daemon.login_link).await?;
     c.wait()
         .at_most(SHORT)
         .for_element(Locator::Css("#new-bot-form"))

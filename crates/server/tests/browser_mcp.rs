@@ -82,7 +82,7 @@ async fn mcp_section_adds_a_server_and_shows_its_tools() {
     let client = connect(&driver, &profile)
         .await
         .expect("open a chromium session");
-    let http = reqwest::Client::new();
+    let http = daemon.http();
     let result = scenario(&client, &daemon, &http, &server.display().to_string()).await;
     if let Err(err) = &result {
         let diag = diagnostics(&client, &daemon, &driver, "browser-mcp-failure.png").await;
@@ -217,7 +217,7 @@ async fn form_values(c: &Client) -> Result<(String, String, String)> {
 }
 
 async fn scenario(c: &Client, daemon: &Daemon, http: &reqwest::Client, server: &str) -> Result<()> {
-    c.goto(&format!("{}/", daemon.base_url)).await?;
+    c.goto(&daemon.login_link).await?;
     c.wait()
         .at_most(SHORT)
         .for_element(Locator::Css("#mcp-form"))

@@ -76,7 +76,7 @@ async fn web_page_shows_plans_work_items_and_a_delegation_thread() {
     let client = connect(&driver, &profile)
         .await
         .expect("open a chromium session");
-    let http = reqwest::Client::new();
+    let http = daemon.http();
     let mut hanging = None;
     let result = scenario(&client, &daemon, &http, &scripts, &mut hanging).await;
     // The job turns hang for a minute: stop the group's work (its menu's "Stop the work in
@@ -181,7 +181,7 @@ async fn scenario(
     scripts: &[(&str, PathBuf)],
     hanging: &mut Option<i64>,
 ) -> Result<()> {
-    c.goto(&format!("{}/", daemon.base_url)).await?;
+    c.goto(&daemon.login_link).await?;
     c.wait()
         .at_most(SHORT)
         .for_element(Locator::Css("#new-bot-form"))

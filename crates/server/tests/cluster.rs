@@ -36,6 +36,8 @@ struct Cluster {
     root: PathBuf,
 }
 
+const CLUSTER_TOKEN: &str = "cluster-test-token";
+
 /// `n` daemons on one fresh database, each with its own data dir, started one after another.
 async fn cluster(test: &str, n: usize) -> Option<Cluster> {
     let server = troupe_store::testing::postgres_or_skip(test)?;
@@ -50,13 +52,20 @@ async fn cluster(test: &str, n: usize) -> Option<Cluster> {
         .map(|i| {
             let data = root.join(format!("node{i}"));
             let log = root.join(format!("node{i}.log"));
-            Daemon::start_with(&bin, &data, &config, &log, &["--database", &url])
+            // One token for every node, so one client reaches each of them.
+            Daemon::start_with(
+                &bin,
+                &data,
+                &config,
+                &log,
+                &["--database", &url, "--token", CLUSTER_TOKEN],
+            )
         })
         .collect();
     Some(Cluster {
         nodes,
         bots: std::sync::atomic::AtomicUsize::new(0),
-        client: reqwest::Client::new(),
+        client: client_with(Some(CLUSTER_TOKEN)),
         _tmp: tmp,
         root,
     })

@@ -247,7 +247,7 @@ impl Rig {
             extra,
         );
         let api = Api {
-            client: reqwest::Client::new(),
+            client: d.client(),
             addr: d.addr.clone(),
         };
         (d, api)

@@ -96,9 +96,9 @@ async fn daemon_runs_a_bot_survives_sigkill_and_stops_on_sigterm() {
     let model = serve_fake_model(answer).await;
     let config = tmp.path().join("config.toml");
     write_fake_config(&config, &model, &["default"]);
-    let client = reqwest::Client::new();
-
     let mut daemon = Daemon::start(&bin, &data, &config, &log);
+    // The token stays in the data dir, so this client outlives the restart below.
+    let client = daemon.client();
     let info: Value =
         serde_json::from_str(&std::fs::read_to_string(data.join("daemon.json")).unwrap()).unwrap();
     assert_eq!(info["addr"], daemon.addr.as_str());

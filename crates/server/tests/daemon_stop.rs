@@ -43,8 +43,8 @@ async fn person_line_after_stop_starts_a_turn() {
     let model = serve_fake_model(answer).await;
     let config = tmp.path().join("config.toml");
     write_fake_config(&config, &model, &["default"]);
-    let client = reqwest::Client::new();
     let daemon = Daemon::start(&bin, &data, &config, &tmp.path().join("daemon.log"));
+    let client = daemon.client();
 
     let bot = post(&client, daemon.url("/v1/bots"), json!({"name": "Runner"})).await;
     let session = post(

@@ -271,7 +271,7 @@ impl Rig {
             &p("daemon.log"),
         );
         let api = Api {
-            client: reqwest::Client::new(),
+            client: d.client(),
             addr: d.addr.clone(),
         };
         (d, api)

@@ -169,10 +169,11 @@ async fn light_loop_reviewer_rejects_once_then_approves_through_the_daemon() {
     let (model, requests) = fake_model().await;
     let config = tmp.path().join("config.toml");
     write_fake_config(&config, &model, &["default", "review"]);
-    let client = reqwest::Client::new();
     let daemon_log = || std::fs::read_to_string(&log).unwrap_or_default();
 
     let mut daemon = Daemon::start(&bin, &data, &config, &log);
+    // The token stays in the data dir, so this client outlives the restarts below.
+    let client = daemon.client();
     let bot = post(&client, daemon.url("/v1/bots"), json!({"name": "Builder"})).await;
     let session = post(
         &client,

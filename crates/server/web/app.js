@@ -4,6 +4,7 @@
 
 (function () {
   const $ = (sel) => document.querySelector(sel);
+  const { api } = window.troupeHttp; // http.js
 
   const state = {
     bots: new Map(), // id -> Bot
@@ -83,9 +84,13 @@
   // A line's Edit and "Edited" (edit.js), the ceiling card's buttons (ceiling.js).
   const edit = window.troupeEdit({ $, el, api, upsertMessage, isReadOnly: () => grp.isReadOnly() });
   const ceiling = window.troupeCeiling({ el, api, upsertMessage });
+  const unread = window.troupeUnread({ $, el, api, state, upsertMessage }); // unread.js: Take back, Insert now
 
   // The Quality and Lessons pages (quality.js), opened from the sidebar.
   const qual = window.troupeQuality({ $, el, state, api });
+  window.troupeNotifications({ $, el, api, selectSession });
+  // Runtime Boss (runtime_boss.js): its settings panel, and a boss's pushes waiting for a yes.
+  const rboss = window.troupeRuntimeBoss({ $, el, api, state, selectSession, loadSessions });
 
   // Stops (holds.js): the composer Stop, a group's stop menu, Stop everything, the Stops panel.
   hold = window.troupeHolds({
@@ -102,47 +107,6 @@
 
   // MCP servers (mcp.js): the Bots panel's section, with the Add server form.
   const mcp = window.troupeMcp({ $, el, api, showError });
-
-  // ---------- HTTP ----------
-
-  async function api(method, path, body) {
-    const opts = { method, headers: {} };
-    if (body !== undefined) {
-      opts.headers["Content-Type"] = "application/json";
-      opts.body = JSON.stringify(body);
-    }
-    let res;
-    try {
-      res = await fetch(path, opts);
-    } catch (e) {
-      throw apiError("network", "Cannot reach the Troupe server.", 0);
-    }
-    let data = null;
-    const text = await res.text();
-    if (text) {
-      try {
-        data = JSON.parse(text);
-      } catch (e) {
-        data = null;
-      }
-    }
-    if (!res.ok) {
-      const err = data && data.error;
-      throw apiError(
-        (err && err.code) || "http_" + res.status,
-        (err && err.message) || "Request failed (HTTP " + res.status + ").",
-        res.status
-      );
-    }
-    return data;
-  }
-
-  function apiError(code, message, status) {
-    const e = new Error(message);
-    e.code = code;
-    e.status = status;
-    return e;
-  }
 
   function showError(el, err) {
     if (!err) {
@@ -542,6 +506,7 @@
       if (stream) state.streams.delete(turnKey);
     }
     ceiling.decorate(node, m);
+    unread.decorate(node, m);
     state.msgEls.set(m.id, node);
     if (fresh) insertInOrder(node, m.id);
     // Keep a turn's commands under its last reply.
@@ -646,6 +611,8 @@
     hold.listen(es, live);
     edit.listen(es, live);
     ceiling.listen(es, live);
+    unread.listen(es, live);
+    rboss.listen(es, live);
     es.addEventListener("session_message", (e) => {
       const ev = parse(e);
       if (live() && ev && ev.payload) upsertMessage(ev.payload.message);

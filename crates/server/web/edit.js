@@ -161,16 +161,19 @@ window.troupeEdit = function (ctx) {
     return true;
   }
 
+  // An edit, or buttons set on a line after it was posted (a card), redraw the line in place.
   function listen(es, live) {
-    es.addEventListener("session_message_edited", (e) => {
-      if (!live()) return;
-      try {
-        const ev = JSON.parse(e.data);
-        if (ev && ev.payload && ev.payload.message) upsertMessage(ev.payload.message);
-      } catch (err) {
-        // not an event of ours
-      }
-    });
+    for (const kind of ["session_message_edited", "session_message_control"]) {
+      es.addEventListener(kind, (e) => {
+        if (!live()) return;
+        try {
+          const ev = JSON.parse(e.data);
+          if (ev && ev.payload && ev.payload.message) upsertMessage(ev.payload.message);
+        } catch (err) {
+          // not an event of ours
+        }
+      });
+    }
   }
 
   return { decorate, composerKey, listen };

@@ -477,7 +477,7 @@ window.troupeHolds = function (ctx) {
   let global = null;
   function openGlobal() {
     if (global) return;
-    global = new EventSource("/v1/events");
+    global = window.troupeHttp.globalEvents();
     global.addEventListener("hold_upsert", schedule);
     global.addEventListener("open", () => {
       setOnline(true);

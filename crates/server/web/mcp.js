@@ -380,11 +380,11 @@ window.troupeMcp = function (ctx) {
 
   // ---------- events ----------
 
-  // Its own connection to the global stream: the servers' status is no conversation's.
+  // The global stream (shared, http.js): the servers' status is no conversation's.
   let global = null;
   function openGlobal() {
     if (global) return;
-    global = new EventSource("/v1/events");
+    global = window.troupeHttp.globalEvents();
     global.addEventListener("mcp_server_status", schedule);
     global.addEventListener("mcp_server_removed", schedule);
     // After a reconnect, read what changed meanwhile.

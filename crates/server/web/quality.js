@@ -67,20 +67,17 @@ window.troupeQuality = function (ctx) {
     if (!showing) return;
     showing = null;
     gen++;
-    if (es) {
-      es.close();
-      es = null;
-    }
     $("#main").classList.remove("page-open");
     page.hidden = true;
     page.replaceChildren();
   }
 
+  // The shared global stream (http.js); while no page is shown its events change nothing.
   function follow() {
     if (es) return;
-    es = new EventSource("/v1/events");
+    es = window.troupeHttp.globalEvents();
     for (const kind of ["quality_event", "lesson_learned", "lesson_changed"]) {
-      es.addEventListener(kind, () => load());
+      es.addEventListener(kind, () => showing && load());
     }
   }
 

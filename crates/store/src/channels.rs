@@ -136,6 +136,14 @@ impl Tx<'_> {
         self.query_opt(&sql, args![account, chat_id], chat_row)
     }
 
+    /// The chats that have a conversation, newest first, at most `limit`.
+    pub fn channel_chats(&self, limit: u32) -> Result<Vec<ChannelChat>> {
+        let sql = format!(
+            "SELECT {CHAT_COLUMNS} FROM channel_chats ORDER BY created_at DESC, id DESC LIMIT ?1"
+        );
+        self.query_all(&sql, args![limit as i64], chat_row)
+    }
+
     /// The chat a conversation belongs to, if it is a chat's conversation.
     pub fn channel_chat_of_session(&self, session: SessionId) -> Result<Option<ChannelChat>> {
         let sql = format!("SELECT {CHAT_COLUMNS} FROM channel_chats WHERE session_id = ?1");

@@ -158,6 +158,14 @@ impl Tx<'_> {
             "UPDATE session_messages SET control = ?2 WHERE id = ?1",
             args![line.0, control.to_string()],
         )?;
+        // Pages showing the conversation redraw the line with its buttons without a reload.
+        let after = self.line(line)?;
+        self.session_event(
+            "session_message_control",
+            after.session_id,
+            None,
+            serde_json::json!({"message": after}),
+        )?;
         Ok(())
     }
 
@@ -537,6 +545,16 @@ impl Tx<'_> {
                 |r| r.get::<i64>(0),
             )?
             .map(SessionMessageId))
+    }
+
+    /// The conversation's newest `n` lines, oldest first.
+    pub fn recent_lines(&self, session: SessionId, n: u32) -> Result<Vec<SessionMessage>> {
+        let sql = format!(
+            "SELECT {LINE_COLUMNS} FROM session_messages WHERE session_id = ?1 ORDER BY id DESC LIMIT ?2"
+        );
+        let mut lines = self.query_all(&sql, args![session.0, n], line_from_row)?;
+        lines.reverse();
+        Ok(lines)
     }
 
     pub fn lines(

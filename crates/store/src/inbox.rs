@@ -136,6 +136,7 @@ impl Tx<'_> {
                 item.mode
             )));
         }
+        let metadata = crate::inbox_metadata::with_carried(metadata, self.inbox_metadata(id)?);
         let part = if item.visible {
             Part::text(&item.text)
         } else {

@@ -186,6 +186,27 @@ impl Tx<'_> {
         Ok(out)
     }
 
+    /// The thread's latest root message of `origin` (any age: no tail is scanned).
+    pub fn latest_root_with_origin(
+        &self,
+        thread: ThreadId,
+        origin: &Origin,
+    ) -> Result<Option<Message>> {
+        let mut found = match origin.detail() {
+            Some(detail) => self.load_messages(
+                "WHERE m.thread_id = ?1 AND m.is_root = 1 AND m.origin = ?2 AND m.origin_detail = ?3
+                 ORDER BY m.id DESC LIMIT 1",
+                args![thread.0, origin.kind(), detail],
+            )?,
+            None => self.load_messages(
+                "WHERE m.thread_id = ?1 AND m.is_root = 1 AND m.origin = ?2 AND m.origin_detail IS NULL
+                 ORDER BY m.id DESC LIMIT 1",
+                args![thread.0, origin.kind()],
+            )?,
+        };
+        Ok(found.pop())
+    }
+
     fn load_messages(&self, clause: &str, args: &[crate::Value]) -> Result<Vec<Message>> {
         let sql = format!(
             "SELECT m.id, m.thread_id, m.role, m.origin, m.origin_detail, m.is_root, m.root_id, m.run_id,

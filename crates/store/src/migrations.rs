@@ -23,7 +23,8 @@ const SQLITE: &[Migration] = migrations!("sqlite":
     "0018_work_questions", "0019_holds", "0020_control_lines", "0021_deliverables",
     "0022_clearing", "0023_mcp", "0024_lattice", "0025_channels", "0026_thread_parents",
     "0027_supervisor", "0028_user_quotes", "0029_requirements", "0030_quality",
-    "0031_external_jobs", "0032_ceiling", "0033_closing_check",
+    "0031_external_jobs", "0032_ceiling", "0033_closing_check", "0034_runtime_boss",
+    "0035_channel_permissions", "0036_memories", "0037_notifications", "0038_ticket_board_entries",
 );
 
 const POSTGRES: &[Migration] = migrations!("postgres":
@@ -34,7 +35,8 @@ const POSTGRES: &[Migration] = migrations!("postgres":
     "0018_work_questions", "0019_holds", "0020_control_lines", "0021_deliverables",
     "0022_clearing", "0023_mcp", "0024_lattice", "0025_channels", "0026_thread_parents",
     "0027_supervisor", "0028_user_quotes", "0029_requirements", "0030_quality",
-    "0031_external_jobs", "0032_ceiling", "0033_closing_check",
+    "0031_external_jobs", "0032_ceiling", "0033_closing_check", "0034_runtime_boss",
+    "0035_channel_permissions", "0036_memories", "0037_notifications", "0038_ticket_board_entries",
 );
 
 const _: () = assert!(

@@ -186,8 +186,44 @@ impl Tx<'_> {
         let after = self.work_item(id)?;
         if after.state != before.state || after.waiting_on != before.waiting_on {
             self.work_item_event(&after)?;
+            self.close_notifications_moved_past(&before, &after)?;
         }
         Ok(after)
+    }
+
+    /// The person's notifications about a work item close with what they were about: closed
+    /// work voids them all; work that runs again resolves "stopped"; work no longer waiting on
+    /// the person resolves "blocked", and voids a question it went on without (WQ-8).
+    fn close_notifications_moved_past(
+        &mut self,
+        before: &WorkItemRecord,
+        after: &WorkItemRecord,
+    ) -> Result<()> {
+        use troupe_core::notification::{NotificationKind as K, NotificationStatus as S};
+        if after.state == WorkState::Closed {
+            self.close_work_notifications(
+                after.id,
+                &[K::Stopped, K::Blocked, K::WaitingForAnswer],
+                S::Voided,
+                "closed",
+            )?;
+            return Ok(());
+        }
+        let runs_again = |s: WorkState| matches!(s, WorkState::Running | WorkState::Queued);
+        if before.state == WorkState::NeedsAttention && runs_again(after.state) {
+            self.close_work_notifications(after.id, &[K::Stopped], S::Resolved, "resumed")?;
+        }
+        let on_user = |w: &WorkItemRecord| w.waiting_on == Some(WaitingOn::User);
+        if on_user(before) && !on_user(after) {
+            self.close_work_notifications(after.id, &[K::Blocked], S::Resolved, "resumed")?;
+            self.close_work_notifications(
+                after.id,
+                &[K::WaitingForAnswer],
+                S::Voided,
+                "superseded",
+            )?;
+        }
+        Ok(())
     }
 
     /// Where the item's next segment speaks, and at what priority its waiting work is.

@@ -143,3 +143,22 @@ fn a_plan_belongs_elsewhere_by_a_line_filed_there_and_is_deleted_with_its_own_ro
     })
     .unwrap();
 }
+
+/// Buttons set on a line after it was posted (a card) are announced with the line, so a page
+/// showing the conversation redraws it without a reload.
+#[test]
+fn setting_a_line_control_is_an_event_of_its_conversation() {
+    let s = store();
+    let (home, _, line, _, _) = world(&s);
+    let control = serde_json::json!({"kind": "ceiling", "offer": ["carry_on"]});
+    s.write(|tx| tx.set_line_control(line, &control)).unwrap();
+    let events = s
+        .read(|tx| tx.session_events_after(troupe_core::EventId(0), home, 1000))
+        .unwrap();
+    let last = events
+        .iter()
+        .rfind(|e| e.kind == "session_message_control")
+        .expect("the control's event");
+    assert_eq!(last.payload["message"]["id"], line.0);
+    assert_eq!(last.payload["message"]["control"], control);
+}

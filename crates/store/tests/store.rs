@@ -300,3 +300,48 @@ fn model_calls_from_before_cached_tokens_read_as_none_cached() {
     let calls = s.read(|tx| tx.model_calls(run)).unwrap();
     assert_eq!(calls, vec![model_call(run, 0)]);
 }
+
+#[test]
+fn the_latest_root_of_an_origin_is_found_however_far_back_it_is() {
+    use troupe_core::message::{Origin, Role};
+    let s = store();
+    let t = thread(&s);
+    let root = |origin: Origin, key: &str| troupe_store::NewMessage {
+        thread_id: t,
+        role: Role::User,
+        origin,
+        is_root: true,
+        root_id: None,
+        run_id: None,
+        parts: Vec::new(),
+        finish: None,
+        error: None,
+        delivery_key: Some(key.into()),
+        metadata: None,
+    };
+    let assign = Origin::System("boss_assign".into());
+    s.write(|tx| {
+        tx.insert_message(&root(assign.clone(), "first"))?;
+        tx.insert_message(&root(assign.clone(), "second"))?;
+        // Far more later lines than any tail a caller would read.
+        for i in 0..450 {
+            tx.insert_message(&root(Origin::User, &format!("user-{i}")))?;
+        }
+        tx.insert_message(&root(Origin::System("other".into()), "other"))
+    })
+    .unwrap();
+    let found = s
+        .read(|tx| tx.latest_root_with_origin(t, &assign))
+        .unwrap()
+        .unwrap();
+    assert_eq!(found.delivery_key.as_deref(), Some("second"));
+    let user = s
+        .read(|tx| tx.latest_root_with_origin(t, &Origin::User))
+        .unwrap()
+        .unwrap();
+    assert_eq!(user.delivery_key.as_deref(), Some("user-449"));
+    let none = s
+        .read(|tx| tx.latest_root_with_origin(t, &Origin::Timer("x".into())))
+        .unwrap();
+    assert!(none.is_none());
+}

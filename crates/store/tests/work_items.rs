@@ -236,3 +236,59 @@ fn i5_trigger_refuses_blank_reason() {
     .unwrap();
     assert_eq!(s.read(|tx| tx.live_work_segments(w.bot)).unwrap(), 0);
 }
+
+/// The person's notifications about a work item close with its state: blocked work no longer
+/// waiting on them resolves "blocked" and voids the question it went on without (WQ-8); work
+/// that closes voids what is left.
+#[test]
+fn work_state_closes_the_notifications_it_made_moot() {
+    use troupe_core::notification::{NotificationKind as K, NotificationStatus as S};
+    let (s, _) = store();
+    let w = world(&s);
+    let (item, blocked, question, stopped) = s
+        .write(|tx| {
+            let item = job(tx, &w)?;
+            tx.set_work_state(item.id, WorkState::Idle, Some(&WaitingOn::User))?;
+            let open = |tx: &mut Tx<'_>, kind: K| {
+                tx.notify(&troupe_store::NewNotification {
+                    kind,
+                    title: "Alpha",
+                    body: "b",
+                    session_id: Some(w.session),
+                    plan_id: Some(w.plan),
+                    ticket_id: None,
+                    work_item_id: Some(item.id),
+                    message_id: None,
+                })
+                .map(|n| n.id)
+            };
+            let blocked = open(tx, K::Blocked)?;
+            let question = open(tx, K::WaitingForAnswer)?;
+            let stopped = open(tx, K::Stopped)?;
+            Ok((item, blocked, question, stopped))
+        })
+        .unwrap();
+    let status = |id: i64| {
+        s.read(|tx| tx.notification(id))
+            .map(|n| (n.status, n.resolution))
+            .unwrap()
+    };
+    s.write(|tx| tx.set_work_state(item.id, WorkState::Queued, None))
+        .unwrap();
+    assert_eq!(status(blocked), (S::Resolved, Some("resumed".into())));
+    assert_eq!(status(question), (S::Voided, Some("superseded".into())));
+    assert_eq!(
+        status(stopped),
+        (S::Open, None),
+        "it never needed attention"
+    );
+    s.write(|tx| tx.set_work_state(item.id, WorkState::Closed, None))
+        .unwrap();
+    assert_eq!(status(stopped), (S::Voided, Some("closed".into())));
+    assert_eq!(s.read(|tx| tx.open_notification_count()).unwrap(), 0);
+    // Closed is for good: closing again changes nothing.
+    assert!(
+        !s.write(|tx| tx.close_notification(stopped, S::Resolved, "dismissed"))
+            .unwrap()
+    );
+}

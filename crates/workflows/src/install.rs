@@ -36,11 +36,18 @@ pub fn install(builder: EngineBuilder) -> Result<(EngineBuilder, Arc<LoopHost>),
         .tool_scope(Arc::new(agenda::wake::WakeGuard))
         .guard(Arc::new(AuditRecoveryGuard))
         .guard(Arc::new(agenda::wake::WakeGuard))
+        .tool_scope(Arc::new(crate::runtime_boss::toolset::BossSynergy))
+        .guard(Arc::new(crate::runtime_boss::toolset::BossSynergy))
         .wait_provider(Arc::new(agenda::wait::AgendaWaits))
         .wait_provider(Arc::new(cortex::wait::CortexWaits))
         .admission(Arc::new(cortex::admission::ChildAdmission {
             host: host.clone(),
-        }));
+        }))
+        .context(Arc::new(
+            crate::runtime_boss::persona_context::RuntimeBossPersona,
+        ))
+        .context(Arc::new(crate::runtime_boss::reply_target::ReplyTarget))
+        .run_observer(Arc::new(crate::runtime_boss::reactions::BossReactions));
     for t in notes::tools::registrations() {
         b = b.tool(t)?;
     }
@@ -60,6 +67,15 @@ pub fn install(builder: EngineBuilder) -> Result<(EngineBuilder, Arc<LoopHost>),
         b = b.tool(t)?;
     }
     for t in cortex::tools::registrations(&host) {
+        b = b.tool(t)?;
+    }
+    b = b.tool(crate::runtime_boss::push::channel_push_tool())?;
+    b = b.tool(crate::runtime_boss::project::boss_project_tool())?;
+    b = b.tool(crate::runtime_boss::session_send::session_send_tool(&host))?;
+    for t in crate::runtime_boss::session_tools::session_tools() {
+        b = b.tool(t)?;
+    }
+    for t in crate::runtime_boss::memory_tools::memory_tools() {
         b = b.tool(t)?;
     }
     Ok((b, host))

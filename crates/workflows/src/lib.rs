@@ -20,6 +20,7 @@ pub mod notes;
 pub mod projection;
 pub mod review;
 pub mod reviewer_task;
+pub mod runtime_boss;
 mod service;
 pub mod session_controls;
 pub mod slot;

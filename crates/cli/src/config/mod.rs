@@ -82,6 +82,7 @@ use troupe_store::Durability;
 use crate::paths::{self, EnvLookup, PathError};
 
 pub mod channels;
+pub mod experimental;
 pub mod mcp_servers;
 mod workflows;
 pub use troupe_mcp::ServerDef;
@@ -134,6 +135,9 @@ pub struct Config {
     /// `[channels.NAME]`: chat channel accounts by name.
     #[serde(default, deserialize_with = "channels::strict_channels")]
     pub channels: BTreeMap<String, troupe_channels::ChannelDef>,
+    /// `[experimental]`: Runtime Boss Mode's settings, seeding the stored ones.
+    #[serde(default)]
+    pub experimental: experimental::Experimental,
 }
 
 /// `[keys]`: which environment variables an endpoint may name as its key.
@@ -255,6 +259,9 @@ pub enum ConfigError {
     /// A `[channels.NAME]` table that is not a valid channel account (the message names both).
     #[error("{0}")]
     InvalidChannel(String),
+    /// An `[experimental]` value out of its range (the message names the key).
+    #[error("experimental.{0}")]
+    InvalidExperimental(String),
     /// A validation error found in a file, with the file named.
     #[error("{}: {inner}", path.display())]
     InFile {
@@ -425,6 +432,9 @@ impl Config {
         for def in self.channels.values() {
             def.validate().map_err(ConfigError::InvalidChannel)?;
         }
+        self.experimental
+            .runtime_boss()
+            .map_err(ConfigError::InvalidExperimental)?;
         if !(1_000..=120_000).contains(&self.reading.timeout_ms) {
             return Err(ConfigError::InvalidReadingTimeout(self.reading.timeout_ms));
         }

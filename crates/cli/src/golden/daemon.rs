@@ -42,6 +42,7 @@ impl Daemon {
         let Some(base) = first
             .as_deref()
             .and_then(|l| l.strip_prefix("listening on "))
+            .and_then(|rest| rest.split_whitespace().next())
             .map(str::to_string)
         else {
             let why = std::fs::read_to_string(log).unwrap_or_default();
@@ -52,11 +53,22 @@ impl Daemon {
         };
         // Keep draining stdout so the daemon never blocks on a full pipe.
         tokio::spawn(async move { while let Ok(Some(_)) = lines.next_line().await {} });
+        // The daemon wrote its token before it listened; every request sends it.
+        let token_file = data_dir.join("token");
+        let token = std::fs::read_to_string(&token_file)
+            .with_context(|| format!("cannot read {}", token_file.display()))?;
+        let mut headers = reqwest::header::HeaderMap::new();
+        let auth = reqwest::header::HeaderValue::from_str(&format!("Bearer {}", token.trim()))
+            .context("the token file holds no valid header value")?;
+        headers.insert(reqwest::header::AUTHORIZATION, auth);
         Ok(Daemon {
             child,
             base,
             data_dir: data_dir.to_path_buf(),
-            http: reqwest::Client::new(),
+            http: reqwest::Client::builder()
+                .default_headers(headers)
+                .build()
+                .context("cannot build the HTTP client")?,
         })
     }
 

@@ -9,12 +9,12 @@ use crate::{Collab, CollabError};
 use serde::{Deserialize, Serialize};
 use serde_json::json;
 use troupe_core::ceiling::{CardOption, Effect, offered};
-use troupe_core::conversation::SessionMessage;
+use troupe_core::conversation::{SessionKind, SessionMessage};
 use troupe_core::ids::RequirementId;
 use troupe_core::submission::ApprovedBy;
 use troupe_core::ticket::{PartStage, StageSource, TicketStage};
-use troupe_core::{PartId, TicketId};
-use troupe_store::{CardState, CeilingCard, StoreError, Tx, WorkRef};
+use troupe_core::{PartId, SessionId, TicketId};
+use troupe_store::{CardState, CeilingCard, StoreError, SubmissionRecord, Tx, WorkRef};
 
 /// What answering a ceiling card did.
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
@@ -86,6 +86,20 @@ fn take_as_is(tx: &mut Tx<'_>, card: &CeilingCard) -> Result<bool, StoreError> {
     Ok(true)
 }
 
+/// B §5.8: a card answered in the person's direct with the maker has the rework run in that
+/// direct; anywhere else the work speaks where it spoke last.
+fn rework_place(
+    tx: &Tx<'_>,
+    line: &SessionMessage,
+    sub: &SubmissionRecord,
+) -> Result<Option<SessionId>, StoreError> {
+    let session = tx.session(line.session_id)?;
+    let with_maker = sub
+        .producer_bot_id
+        .is_some_and(|b| session.bot_ids.contains(&b));
+    Ok((session.kind == SessionKind::Direct && with_maker).then_some(session.id))
+}
+
 /// The producer's words for a rework answer.
 fn rework_text(what: &str, direction: Option<&str>, relaxed: bool) -> String {
     match direction {
@@ -149,11 +163,13 @@ impl Collab {
             let approved = match option.effect() {
                 Effect::Approve => take_as_is(tx, &card)?,
                 Effect::Rework { direction, relax } => {
-                    mail::to_producer(
+                    let place = rework_place(tx, line, &sub)?;
+                    mail::to_producer_in(
                         tx,
                         &sub,
                         "ceiling_answer",
                         rework_text(&what, direction, relax),
+                        place,
                     )?;
                     false
                 }

@@ -13,7 +13,7 @@ use troupe_core::hold::control::{ControlHandling, control_handling};
 use troupe_core::hold::lift::{LineFacts, lift_by_line};
 use troupe_core::hold::reopen::LiftTrigger;
 use troupe_core::hold::scope_words::{Place, scope_from_words};
-use troupe_core::hold::{HoldScope, HoldSource, LiftedBy};
+use troupe_core::hold::{HoldScope, HoldSource, LiftedBy, TurnFacts};
 use troupe_core::mention::parse_mentions;
 use troupe_core::reading::user::{Control, UserReading};
 use troupe_core::{BotId, HoldId, PlanId, ThreadId};
@@ -244,17 +244,7 @@ pub(crate) fn lift_by_person_act(
     if holds.is_empty() {
         return Ok((AfterLift::default(), Vec::new()));
     }
-    let facts = LineFacts {
-        at: tx.now(),
-        session_id: f.session_id,
-        said_to: vec![f.bot_id],
-        filed: f.plan_id.into_iter().collect(),
-        tickets: f.ticket_id.into_iter().collect(),
-        status_question: false,
-        has_control_buttons: false,
-        names_everything: false,
-        go_on: true,
-    };
+    let facts = act_facts(&f, tx.now());
     let ids = lift_by_line(&holds, &facts);
     let after = if ids.is_empty() {
         AfterLift::default()
@@ -274,6 +264,36 @@ pub(crate) fn lift_by_person_act(
     };
     let still = tx.covering_holds(&f)?;
     Ok((after, still))
+}
+
+/// A person's act on one Bot's work, as the line it counts as.
+fn act_facts(f: &TurnFacts, at: i64) -> LineFacts {
+    LineFacts {
+        at,
+        session_id: f.session_id,
+        said_to: vec![f.bot_id],
+        filed: f.plan_id.into_iter().collect(),
+        tickets: f.ticket_id.into_iter().collect(),
+        status_question: false,
+        has_control_buttons: false,
+        names_everything: false,
+        go_on: true,
+    }
+}
+
+/// Whether a person's act on `thread`'s work would free it: `None` when no hold covers it,
+/// `Some(true)` when every covering hold is one the act lifts (the person's own Stop there),
+/// `Some(false)` when a lasting stop (Stop all Bots, the board, a tools menu) would still hold it.
+pub(crate) fn act_would_free(tx: &Tx<'_>, thread: ThreadId) -> Result<Option<bool>, StoreError> {
+    let Some(f) = thread_facts(tx, thread)? else {
+        return Ok(None);
+    };
+    let covering = tx.covering_holds(&f)?;
+    if covering.is_empty() {
+        return Ok(None);
+    }
+    let lifted = lift_by_line(&tx.holds_in_force()?, &act_facts(&f, tx.now()));
+    Ok(Some(covering.iter().all(|h| lifted.contains(h))))
 }
 
 /// `409 held`, naming the holds (`hold_N`, as the API reads them back).

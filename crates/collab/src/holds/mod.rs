@@ -10,6 +10,7 @@ mod control;
 mod facts;
 mod guard;
 mod lift;
+pub(crate) use lift::AfterLift;
 pub(crate) mod lines;
 pub(crate) mod log;
 mod make;

@@ -1,7 +1,8 @@
 //! Rules and Done when lines the user writes on the board (RL-7, RL-8): an added line is an
 //! entry in force on the board's words, or the same words said again, or a pending entry
 //! taken up as the user's; a removed line releases what holds for this job — for this job
-//! only while another job still holds the words.
+//! only while another job still holds the words. A ticket's own Done when lines are entries of
+//! that ticket alone.
 
 use crate::{Collab, CollabError};
 use troupe_core::PlanId;
@@ -36,12 +37,26 @@ pub fn board_line_added(tx: &mut Tx<'_>, plan: PlanId, line: &str) -> Result<(),
         tx.set_requirement_state(r.id, plan, State::InForce, "taken_up")?;
         return Ok(());
     }
+    new_board_entry(tx, plan, None, line)
+}
+
+/// A new entry in force on a board line: the job's, or (`ticket`) that ticket's alone.
+fn new_board_entry(
+    tx: &mut Tx<'_>,
+    plan: PlanId,
+    ticket: Option<troupe_core::TicketId>,
+    line: &str,
+) -> Result<(), StoreError> {
     let home = tx.plan(plan)?.home_session_id;
     tx.add_requirement(&NewRequirement {
         plan_id: plan,
-        ticket_id: None,
+        ticket_id: ticket,
         session_id: home,
-        scope: Scope::Job,
+        scope: if ticket.is_some() {
+            Scope::Ticket
+        } else {
+            Scope::Job
+        },
         quote: line
             .chars()
             .take(troupe_core::requirement::QUOTE_LIMIT)
@@ -81,6 +96,51 @@ pub fn board_line_removed(tx: &mut Tx<'_>, plan: PlanId, line: &str) -> Result<(
             _ => (State::NoLongerApplies, "no_longer_applies"),
         };
         tx.set_requirement_state(r.id, plan, state, step)?;
+    }
+    Ok(())
+}
+
+/// RL-7 and RL-8 for one ticket's own Done when (the board's ticket edit, `old` as it stood):
+/// an added line is a ticket-scoped entry in force on the board's words — or the same words
+/// said again, or a pending entry of the ticket taken up as the user's; a removed line no
+/// longer applies to the ticket.
+pub fn ticket_done_when_edited(
+    tx: &mut Tx<'_>,
+    old: &troupe_store::TicketRecord,
+    done_when: Option<&str>,
+) -> Result<(), StoreError> {
+    let Some(new) = done_when else {
+        return Ok(());
+    };
+    let (added, removed) = board_lines_changed(&old.done_when, new);
+    let (plan, ticket) = (old.plan_id, old.id);
+    let of_ticket = |r: &RequirementRecord, line: &str| {
+        r.scope == Scope::Ticket && r.ticket_id == Some(ticket) && same_words(r, line)
+    };
+    for line in &removed {
+        for r in tx.requirements_of_plan(plan)? {
+            if of_ticket(&r, line) && r.state == State::InForce {
+                tx.set_requirement_state(r.id, plan, State::NoLongerApplies, "no_longer_applies")?;
+            }
+        }
+    }
+    for line in &added {
+        let all = tx.requirements_of_plan(plan)?;
+        if let Some(r) = all
+            .iter()
+            .find(|r| of_ticket(r, line) && r.state == State::InForce)
+        {
+            tx.raise_requirement(r.id, plan, None, tx.now())?;
+            continue;
+        }
+        if let Some(r) = all
+            .iter()
+            .find(|r| of_ticket(r, line) && r.state == State::ToConfirm)
+        {
+            tx.set_requirement_state(r.id, plan, State::InForce, "taken_up")?;
+            continue;
+        }
+        new_board_entry(tx, plan, Some(ticket), line)?;
     }
     Ok(())
 }

@@ -2,9 +2,11 @@
 //! editable. The words before are kept as a version; the clauses the edit added become a new
 //! quote tied to the line's first quote (taking words out adds none). A Bot that has not read
 //! the line finds the new words in its inbox instead of the old; a Bot that read it is told
-//! with a line of the person's. Nothing else happens: no stop or go-on is carried out, the
+//! with a line of the person's, which lifts the person's own Stop on it as their next line
+//! would (a lasting stop keeps the note until it lifts). Nothing else happens: no stop or go-on is carried out, the
 //! line is not filed again and nobody it now names is woken.
 
+use crate::holds::AfterLift;
 use crate::{Collab, CollabError};
 use std::collections::BTreeMap;
 use troupe_core::conversation::{Author, LineKind, SessionKind, SessionMessage, validate_line};
@@ -115,17 +117,24 @@ fn with_new_words(text: &str, old: &str, new: &str) -> String {
     }
 }
 
-/// UQ-13 in the edit's transaction; answers the threads told of the change.
+/// UQ-13 in the edit's transaction; answers the threads told of the change, and the lifts of
+/// the person's own Stops it made.
 fn deliver_change(
     tx: &mut Tx<'_>,
     line: &SessionMessage,
     old: &str,
     version: usize,
-) -> Result<Vec<ThreadId>, StoreError> {
+) -> Result<(Vec<ThreadId>, Vec<AfterLift>), StoreError> {
     let mut told = Vec::new();
+    let mut lifts = Vec::new();
     for (thread, bot) in given_to(tx, line)? {
-        let key = format!("line:{}:to:{}", line.id.0, bot.0);
+        let key = crate::routing::line_key(line.id, bot);
         if tx.delivery_consumed(thread, &key)? {
+            // A Bot the person stopped takes the change as their next line: that Stop lifts
+            // and a segment starts from it. A lasting stop keeps the note until it lifts.
+            if crate::holds::lines::act_would_free(tx, thread)? == Some(true) {
+                lifts.push(crate::holds::lines::lift_by_person_act(tx, thread)?.0);
+            }
             let running = tx.thread(thread)?.lease.holder.is_some();
             let mode = if running {
                 InboxMode::Steer
@@ -149,7 +158,7 @@ fn deliver_change(
             }
         }
     }
-    Ok(told)
+    Ok((told, lifts))
 }
 
 impl Collab {
@@ -167,7 +176,7 @@ impl Collab {
                 return Ok(Err(e));
             }
             if line.body == body {
-                return Ok(Ok((line, Vec::new())));
+                return Ok(Ok((line, Vec::new(), Vec::new())));
             }
             let old = line.body.clone();
             let edited = tx.edit_line_body(id, &body)?;
@@ -183,10 +192,13 @@ impl Collab {
                 })?;
             }
             let version = tx.line_versions(id)?.len();
-            let told = deliver_change(tx, &edited, &old, version)?;
-            Ok(Ok((edited, told)))
+            let (told, lifts) = deliver_change(tx, &edited, &old, version)?;
+            Ok(Ok((edited, told, lifts)))
         })?;
-        let (line, told) = out?;
+        let (line, told, lifts) = out?;
+        for after in &lifts {
+            self.drive_lifted(after).await;
+        }
         // Only the Bots told of the change go on; the drive and holds decide when (a lasting
         // stop keeps the note until it lifts).
         for t in told {

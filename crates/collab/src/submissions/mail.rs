@@ -69,10 +69,25 @@ pub(crate) fn to_producer(
     source: &str,
     text: String,
 ) -> Result<(), StoreError> {
+    to_producer_in(tx, s, source, text, None)
+}
+
+/// As [`to_producer`], with the rework speaking in `place` when given (B §5.8: the user
+/// answered in their direct with the maker, so the rework runs there).
+pub(crate) fn to_producer_in(
+    tx: &mut Tx<'_>,
+    s: &SubmissionRecord,
+    source: &str,
+    text: String,
+    place: Option<SessionId>,
+) -> Result<(), StoreError> {
     let Some(item) = producer_item(tx, s)? else {
         return Ok(());
     };
-    let at = speaks_in(tx, &item, s.plan_id)?;
+    let at = match place {
+        Some(p) => p,
+        None => speaks_in(tx, &item, s.plan_id)?,
+    };
     mail(
         tx,
         &item,

@@ -5,9 +5,10 @@ use serde_json::{Value, json};
 use troupe_core::conversation::{Author, LineKind};
 use troupe_core::inbox::{Delivery, InboxMode, Priority};
 use troupe_core::message::Origin;
+use troupe_core::notification::NotificationKind;
 use troupe_core::work_item::{PRIORITY_DELEGATION_REQUEST, WorkState};
 use troupe_core::{SessionId, TicketId};
-use troupe_store::{NewLine, StoreError, Tx, WorkItemRecord, WorkRef};
+use troupe_store::{NewLine, NewNotification, StoreError, Tx, WorkItemRecord, WorkRef};
 
 /// Deliver a Bot-only line to the work item's thread under `key` (a repeat delivers nothing),
 /// queue the work, and have the engine drive it after the commit. A thread a cut-off run left
@@ -69,10 +70,26 @@ pub(super) fn tell_user(
     code: &str,
     text: String,
 ) -> Result<(), StoreError> {
-    let mut line = NewLine::plain(session, Author::System, text);
+    let mut line = NewLine::plain(session, Author::System, text.clone());
     line.kind = LineKind::System;
     line.bot_id = Some(item.bot_id);
     let line = tx.insert_line(&line)?;
+    // SV-18: the person is also told outside the conversation ("stopped").
+    let bot = tx.bot(item.bot_id)?.name;
+    let job = match item.plan_id {
+        Some(p) => Some(tx.plan(p)?.name),
+        None => None,
+    };
+    tx.notify(&NewNotification {
+        kind: NotificationKind::Stopped,
+        title: &NotificationKind::Stopped.title(&bot, job.as_deref()),
+        body: &text,
+        session_id: Some(session),
+        plan_id: item.plan_id,
+        ticket_id: item.ticket_id,
+        work_item_id: Some(item.id),
+        message_id: Some(line.id),
+    })?;
     tx.set_line_control(
         line.id,
         &json!({

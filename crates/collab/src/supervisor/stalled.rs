@@ -4,9 +4,9 @@
 //! call-back's threshold.
 
 use super::apply;
-use crate::tickets::ball::JobBall;
+use crate::desk::ensure_job_item;
+use crate::tickets::ball::{JobBall, wake_place};
 use serde_json::{Value, json};
-use troupe_core::BotId;
 use troupe_core::PlanId;
 use troupe_core::ball::{Ball, Holder};
 use troupe_core::plan::PlanStatus;
@@ -15,6 +15,7 @@ use troupe_core::supervisor::{
 };
 use troupe_core::ticket::TicketStatus;
 use troupe_core::work_item::WorkState;
+use troupe_core::{BotId, SessionId};
 use troupe_store::{StoreError, SupervisorWake, TicketRecord, Tx, WorkItemRecord, WorkRef};
 
 pub(super) fn look_at(
@@ -65,8 +66,12 @@ pub(super) fn look_at(
                     .is_none_or(|o| matches!(o.status, TicketStatus::Done | TicketStatus::Parked))
             }),
             holder_bot: holder.map(|b| b.0),
+            // SV-15: a Bot whose last segment failed on its account is not called back either.
             holder_busy: match &item {
                 Some(w) => busy(tx, w)?,
+                None => false,
+            } || match holder {
+                Some(b) => super::work::bot_unusable(tx, b)?,
                 None => false,
             },
             cut_work_on_job,
@@ -79,12 +84,20 @@ pub(super) fn look_at(
             StalledVerdict::Nothing => {}
             StalledVerdict::NotYet { at } => next = Some(next.map_or(*at, |n| n.min(*at))),
             StalledVerdict::CallBack { quiet_ms, n, .. } => {
-                let Some(w) = item.as_ref() else {
-                    // A holder with no work on the job yet is woken where it last worked on
-                    // it (BH-3); until then the ticket waits for new activity.
+                let target = match (item, holder) {
+                    (Some(w), _) => w.speaks_in.or(plan.home_session_id).map(|p| (w, p)),
+                    // BH-3: a holder with no work on the job gets its job work, woken where
+                    // it last worked on the job (else where the user last spoke about it).
+                    (None, Some(bot)) => match wake_place(tx, plan_id, bot)? {
+                        Some(place) => Some((ensure_job_item(tx, plan_id, bot)?, place)),
+                        None => None,
+                    },
+                    (None, None) => None,
+                };
+                let Some((w, place)) = target else {
                     continue;
                 };
-                call_back(tx, t, w, *quiet_ms, *n, plan.home_session_id)?;
+                call_back(tx, t, &w, *quiet_ms, *n, place)?;
                 let (threshold, _) = threshold_ms(&quiet);
                 let at = now + threshold;
                 next = Some(next.map_or(at, |x| x.min(at)));
@@ -147,11 +160,8 @@ fn call_back(
     w: &WorkItemRecord,
     quiet_ms: i64,
     n: u32,
-    home: Option<troupe_core::SessionId>,
+    place: SessionId,
 ) -> Result<(), StoreError> {
-    let Some(place) = w.speaks_in.or(home) else {
-        return Ok(());
-    };
     let role = if t.status == TicketStatus::InReview {
         "reviewer"
     } else {

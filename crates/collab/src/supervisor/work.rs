@@ -6,6 +6,7 @@ use super::apply;
 use serde_json::{Value, json};
 use troupe_core::delegation::DelegationState;
 use troupe_core::inbox::InboxMode;
+use troupe_core::pause::PauseReason;
 use troupe_core::run::{EndReason, RunStatus};
 use troupe_core::supervisor::{
     LastSegment, PICKUP_WINDOW_MS, PickupCause, PickupFacts, PickupVerdict, WaitFacts, WorkAction,
@@ -13,11 +14,15 @@ use troupe_core::supervisor::{
 };
 use troupe_core::ticket::TicketStatus;
 use troupe_core::work_item::{WaitingOn, WorkState};
-use troupe_core::{TicketId, WorkItemId};
+use troupe_core::{BotId, TicketId, WorkItemId};
 use troupe_store::{RunRecord, StoreError, SupervisorWake, Tx, WorkItemRecord};
 
 /// A refused pick-up is tried again at the next tick (SV-9).
 const RETRY_REFUSED_MS: i64 = 15_000;
+/// SV-15: work kept waiting because its Bot's last segment failed on its account is looked at
+/// again this often: no record of the Bot's other work arms it when one of its segments ends
+/// otherwise, and then it must be picked up.
+const RECHECK_UNUSABLE_MS: i64 = 60_000;
 
 pub(super) fn look_at(tx: &mut Tx<'_>, id: WorkItemId, now: i64) -> Result<Value, StoreError> {
     let item = tx.work_item(id)?;
@@ -36,6 +41,10 @@ pub(super) fn look_at(tx: &mut Tx<'_>, id: WorkItemId, now: i64) -> Result<Value
         wait: wait_facts(tx, &item)?,
         held,
         last_segment: last.as_ref().map(last_segment),
+        paused_by_failure: tx
+            .thread(item.thread_id)?
+            .paused
+            .is_some_and(|p| matches!(p.reason, PauseReason::Failed | PauseReason::Interrupted)),
     };
     let action = work_action(&facts);
     // Looked at: nothing is due again until a trigger arms it or a verdict below says when.
@@ -131,6 +140,9 @@ fn pick_up(
         return Ok(verdict);
     };
     match &verdict {
+        PickupVerdict::Wait { .. } if facts.bot_unusable => {
+            tx.set_work_supervise_at(item.id, Some(now + RECHECK_UNUSABLE_MS))?;
+        }
         PickupVerdict::Wait { .. } => {}
         PickupVerdict::UnknownEffect { call, tell } => {
             if *tell {
@@ -261,7 +273,7 @@ fn pickup_facts(
         held,
         ticket_closed,
         ball_elsewhere: ball_elsewhere(tx, item)?,
-        bot_unusable: bot_unusable(tx, item)?,
+        bot_unusable: bot_unusable(tx, item.bot_id)?,
         unknown_effect: unknown.map(|u| format!("{} `{}`", u.tool, u.summary)),
         unknown_effect_told,
         cannot_continue,
@@ -281,9 +293,10 @@ fn ball_elsewhere(tx: &Tx<'_>, item: &WorkItemRecord) -> Result<bool, StoreError
     })
 }
 
-/// SV-15: the Bot's last ended segment failed on its sign-in, a missing model or spent quota.
-fn bot_unusable(tx: &Tx<'_>, item: &WorkItemRecord) -> Result<bool, StoreError> {
-    let Some(run) = tx.last_ended_segment_of_bot(item.bot_id)? else {
+/// SV-15: the Bot's last ended segment failed on its sign-in, a missing model or spent quota:
+/// it is neither picked up nor called back until one of its segments ends otherwise.
+pub(super) fn bot_unusable(tx: &Tx<'_>, bot: BotId) -> Result<bool, StoreError> {
+    let Some(run) = tx.last_ended_segment_of_bot(bot)? else {
         return Ok(false);
     };
     Ok(match tx.run(run)?.end_reason {

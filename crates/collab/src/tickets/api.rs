@@ -247,6 +247,7 @@ impl crate::Collab {
                 req.description.as_deref(),
                 req.done_when.as_deref(),
             )?;
+            crate::ledger::board::ticket_done_when_edited(tx, &cur, req.done_when.as_deref())?;
             view::one(tx, id).map(Ok)
         })?
     }

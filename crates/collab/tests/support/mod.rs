@@ -12,6 +12,8 @@ use troupe_engine::{Engine, RoleTable};
 use troupe_store::Event;
 
 pub mod check_rig;
+pub mod holds;
+pub mod supervise;
 mod work;
 #[allow(unused_imports)]
 pub use work::*;

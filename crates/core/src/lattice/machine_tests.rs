@@ -1,47 +1,10 @@
 //! The machine against §6.2: every (state, action) pair, the loop events, pause, resume and
 //! cancel.
 
+use super::test_support::{kind_for, note};
 use super::*;
 use crate::blueprint_loop::BlueprintLoopId;
 use crate::{LatticeRunId, ThreadId};
-
-fn note(version: i64) -> NoteFacts {
-    NoteFacts {
-        id: 7,
-        version,
-        digest: format!("d{version}"),
-        is_blueprint: true,
-    }
-}
-
-fn kind_for(state: WorkState, n: &NoteFacts) -> ActionKind {
-    match state {
-        WorkState::Clarifying | WorkState::Executing => ActionKind::SubmitRequirements {
-            requirements: Requirements {
-                goal: "g".into(),
-                success_criteria: vec!["c".into()],
-                ..Requirements::default()
-            },
-        },
-        WorkState::Planning => ActionKind::SubmitPathway { reason: "r".into() },
-        WorkState::ReviewingPathway => ActionKind::SubmitPathwayReview { reason: "r".into() },
-        WorkState::Blueprinting => ActionKind::SubmitBlueprint {
-            blueprint_id: n.id,
-            blueprint_version: n.version,
-            content_digest: n.digest.clone(),
-        },
-        WorkState::ReviewingBlueprint => ActionKind::SubmitBlueprintReview {
-            reason: "r".into(),
-            blueprint_version: n.version,
-            content_digest: n.digest.clone(),
-        },
-        WorkState::AwaitingExecution => ActionKind::ApproveExecution {
-            reason: "r".into(),
-            blueprint_version: n.version,
-            content_digest: n.digest.clone(),
-        },
-    }
-}
 
 fn new_run(mode: Mode) -> LatticeRun {
     LatticeRun::new(LatticeRunId(1), ThreadId(1), mode, 0, None, 0)

@@ -7,12 +7,16 @@ pub mod action;
 pub mod effect;
 pub mod machine;
 #[cfg(test)]
+mod machine_props;
+#[cfg(test)]
 mod machine_tests;
 pub mod pathway;
 pub mod pause;
 pub mod run;
 pub mod step;
 pub mod submit;
+#[cfg(test)]
+mod test_support;
 
 pub use action::{ActionKind, ActionSource, PendingAction, valid_action};
 pub use effect::{Effect, PromptType};

@@ -32,6 +32,9 @@ pub struct WorkFacts {
     pub held: bool,
     /// How its last segment ended: `None` when it never ran.
     pub last_segment: Option<LastSegment>,
+    /// Its thread is paused by a cut or failed run: nothing drives it, whatever mail it gets,
+    /// until a Continue or a pick-up releases it.
+    pub paused_by_failure: bool,
 }
 
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Serialize)]
@@ -85,6 +88,11 @@ pub fn work_action(f: &WorkFacts) -> WorkAction {
             _ => WorkAction::Nothing,
         },
         WorkState::NeedsAttention => WorkAction::PickUp,
+        // SV-11: mail queued it after its segment was cut or failed, but its paused thread
+        // runs nothing by itself: the mail is no reason to wait, it needs attention.
+        WorkState::Queued if f.paused_by_failure && !f.live_segment && !f.held => {
+            WorkAction::NeedsAttention
+        }
         _ => WorkAction::Nothing,
     }
 }
@@ -101,6 +109,7 @@ mod tests {
             wait: WaitFacts::None,
             held: false,
             last_segment: None,
+            paused_by_failure: false,
         }
     }
 
@@ -150,6 +159,17 @@ mod tests {
         f.last_segment = Some(LastSegment::Stopped);
         assert_eq!(work_action(&f), WorkAction::Idle);
         f.live_segment = true;
+        assert_eq!(work_action(&f), WorkAction::Nothing);
+    }
+
+    #[test]
+    fn sv_11_mail_queued_on_a_failed_paused_thread_needs_attention() {
+        let mut f = facts(WorkState::Queued);
+        f.mail = true;
+        assert_eq!(work_action(&f), WorkAction::Nothing, "an ordinary queue");
+        f.paused_by_failure = true;
+        assert_eq!(work_action(&f), WorkAction::NeedsAttention);
+        f.held = true;
         assert_eq!(work_action(&f), WorkAction::Nothing);
     }
 

@@ -178,6 +178,9 @@ impl ServerHandler for TestServer {
                 append_event("freezing").map_err(|e| ErrorData::internal_error(e, None))?;
                 // SAFETY: signals this very process; it stays stopped until killed.
                 unsafe { libc::kill(libc::getpid(), libc::SIGSTOP) };
+                // The group stop reaches this worker thread a moment after kill() returns; were
+                // it to answer in that gap the server would not look hung. It never answers.
+                std::future::pending::<()>().await;
                 error_result("thawed")
             }
             "picture" => CallToolResult::success(vec![

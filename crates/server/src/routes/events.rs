@@ -32,6 +32,15 @@ use troupe_store::{Event, Store};
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
+/// Catch-ups forced by a lagging broadcast receiver since the process started (the load bench
+/// reports it: a lagged client reads the store by id and loses nothing).
+static LAGGED_CATCH_UPS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+
+/// How many times an event stream fell behind the broadcast and read the store to catch up.
+pub fn lagged_catch_ups() -> u64 {
+    LAGGED_CATCH_UPS.load(std::sync::atomic::Ordering::Relaxed)
+}
+
 /// Backlog pages read from the store at a time.
 const PAGE: u32 = 500;
 /// Events buffered per client before the pump waits for the client to read.
@@ -191,6 +200,7 @@ impl Pump {
                 e = events.recv() => match e {
                     Ok(e) => self.on_event(e).await,
                     Err(broadcast::error::RecvError::Lagged(n)) => {
+                        LAGGED_CATCH_UPS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
                         tracing::debug!(session = ?self.session, missed = n, "event stream lagged; reading the store");
                         self.catch_up().await
                     }

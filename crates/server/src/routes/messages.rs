@@ -107,7 +107,7 @@ async fn readings(
     post, path = "/v1/messages/{id}/insert", tag = "sessions",
     params(("id" = i64, Path, description = "A person's line")),
     responses(
-        (status = 200, description = "Whether a Bot's step was cut so it reads the line now (`cut: false`: nothing to cut)", body = InsertOutcome),
+        (status = 200, description = "What was done so the Bots read the line now: a working Bot's step cut, the person's own Stop lifted (`lifted`), or nothing for a Bot under a lasting stop (`held`); `cut: false` and no `lifted`: they read it at their next step", body = InsertOutcome),
         (status = 400, description = "Malformed id", body = ErrorBody),
         (status = 404, description = "No such line", body = ErrorBody),
         (status = 422, description = "Not a person's line", body = ErrorBody),
@@ -118,7 +118,7 @@ async fn insert(
     Path(id): Path<String>,
 ) -> Result<Json<InsertOutcome>, ApiError> {
     let id = path_id::<SessionMessageId>(&id)?;
-    Ok(Json(state.collab.insert_line_now(id)?))
+    Ok(Json(state.collab.insert_line_now(id).await?))
 }
 
 #[utoipa::path(

@@ -214,6 +214,9 @@ async fn list_prices(State(state): State<AppState>) -> Result<Json<Vec<ModelPric
     Ok(Json(state.collab.model_prices()?))
 }
 
+/// The highest price taken, in dollars per million tokens.
+const MAX_PRICE_PER_MTOK: f64 = 1_000_000.0;
+
 /// A model's price in US dollars per million tokens.
 #[derive(Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
@@ -230,13 +233,24 @@ pub struct PriceRequest {
     responses(
         (status = 200, description = "The model's price, used for the report's spend", body = ModelPrice),
         (status = 400, description = "Malformed JSON", body = ErrorBody),
-        (status = 422, description = "An empty model, or a negative or missing price", body = ErrorBody),
+        (status = 422, description = "An empty model, or a negative, missing or too large price", body = ErrorBody),
     )
 )]
 async fn set_price(
     State(state): State<AppState>,
     ApiJson(req): ApiJson<PriceRequest>,
 ) -> Result<Json<ModelPrice>, ApiError> {
+    // No model costs more; a larger number is a slip (or 2^63), not a price to spend by.
+    for (field, v) in [
+        ("input_per_mtok", req.input_per_mtok),
+        ("output_per_mtok", req.output_per_mtok),
+    ] {
+        if v > MAX_PRICE_PER_MTOK {
+            return Err(ApiError::invalid(format!(
+                "{field}: must be at most {MAX_PRICE_PER_MTOK} dollars per million tokens"
+            )));
+        }
+    }
     Ok(Json(state.collab.set_model_price(
         &req.model,
         req.input_per_mtok,

@@ -23,6 +23,10 @@ const REQUIREMENTS_JS: &str = include_str!("../../web/requirements.js");
 const EDIT_JS: &str = include_str!("../../web/edit.js");
 const CEILING_JS: &str = include_str!("../../web/ceiling.js");
 const QUALITY_JS: &str = include_str!("../../web/quality.js");
+const NOTIFICATIONS_JS: &str = include_str!("../../web/notifications.js");
+const UNREAD_JS: &str = include_str!("../../web/unread.js");
+const HTTP_JS: &str = include_str!("../../web/http.js");
+const RUNTIME_BOSS_JS: &str = include_str!("../../web/runtime_boss.js");
 const SUPERVISION_CSS: &str = include_str!("../../web/supervision.css");
 
 pub fn router() -> Router<AppState> {
@@ -141,6 +145,16 @@ pub fn router() -> Router<AppState> {
         .route("/edit.js", get(|| async { script(EDIT_JS) }))
         .route("/ceiling.js", get(|| async { script(CEILING_JS) }))
         .route("/quality.js", get(|| async { script(QUALITY_JS) }))
+        .route(
+            "/notifications.js",
+            get(|| async { script(NOTIFICATIONS_JS) }),
+        )
+        .route("/unread.js", get(|| async { script(UNREAD_JS) }))
+        .route("/http.js", get(|| async { script(HTTP_JS) }))
+        .route(
+            "/runtime_boss.js",
+            get(|| async { script(RUNTIME_BOSS_JS) }),
+        )
         .route(
             "/supervision.css",
             get(|| async {

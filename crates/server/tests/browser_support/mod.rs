@@ -107,11 +107,16 @@ fn collect_into(log: Arc<Mutex<String>>, stream: impl Read + Send + 'static) {
     });
 }
 
-/// `troupe serve --data-dir <tmp> --addr 127.0.0.1:0`, with its base URL read from the
-/// first stdout line (`listening on http://HOST:PORT`).
+/// `troupe serve --data-dir <tmp> --addr 127.0.0.1:0`, with its base URL and the web page's
+/// one-time login link read from the first stdout line
+/// (`listening on http://HOST:PORT log in: LINK`), and its token from DATA_DIR/token.
 pub struct Daemon {
     pub base_url: String,
     pub process: ChildGuard,
+    /// The bearer token the daemon wants (it keeps it in DATA_DIR/token).
+    pub token: String,
+    /// The login link of the first line; used up by the first browser that opens it.
+    pub login_link: String,
 }
 
 impl Daemon {
@@ -165,21 +170,67 @@ impl Daemon {
                 guard.log_text()
             ),
         };
-        let base_url = first
+        let words: Vec<&str> = first.split_whitespace().collect();
+        let [_, _, base_url, "log", "in:", login_link, ..] = words.as_slice() else {
+            bail!(
+                "unexpected first stdout line {first:?} (stderr:\n{})",
+                guard.log_text()
+            );
+        };
+        let base_url = base_url.trim_end_matches('/').to_string();
+        let login_link = login_link.to_string();
+        let token_file = data_dir.join("token");
+        let token = std::fs::read_to_string(&token_file)
+            .with_context(|| format!("reading {}", token_file.display()))?
             .trim()
-            .strip_prefix("listening on ")
-            .ok_or_else(|| {
-                anyhow!(
-                    "unexpected first stdout line {first:?} (stderr:\n{})",
-                    guard.log_text()
-                )
-            })?
-            .trim_end_matches('/')
             .to_string();
         Ok(Daemon {
             base_url,
             process: guard,
+            token,
+            login_link,
         })
+    }
+
+    /// An HTTP client that sends the daemon's token on every request.
+    pub fn http(&self) -> reqwest::Client {
+        let mut headers = reqwest::header::HeaderMap::new();
+        headers.insert(
+            reqwest::header::AUTHORIZATION,
+            format!("Bearer {}", self.token)
+                .parse()
+                .expect("a token is a header value"),
+        );
+        reqwest::Client::builder()
+            .default_headers(headers)
+            .build()
+            .expect("build the HTTP client")
+    }
+
+    /// A new one-time login link (what `troupe login-link` prints): opening it in a browser
+    /// logs that browser in and lands on the page at `/`.
+    pub async fn new_login_link(&self) -> Result<String> {
+        let r = self
+            .http()
+            .post(format!("{}/v1/login-links", self.base_url))
+            .send()
+            .await?;
+        anyhow::ensure!(
+            r.status().as_u16() == 201,
+            "POST /v1/login-links: {}",
+            r.status()
+        );
+        let v: serde_json::Value = r.json().await?;
+        let path = v["path"]
+            .as_str()
+            .ok_or_else(|| anyhow!("no path in {v}"))?;
+        Ok(format!("{}{path}", self.base_url))
+    }
+
+    /// Log the browser `c` in through a new one-time link; it lands on the page at `/`.
+    pub async fn log_in(&self, c: &Client) -> Result<()> {
+        c.goto(&self.new_login_link().await?).await?;
+        Ok(())
     }
 }
 
@@ -449,4 +500,65 @@ pub async fn diagnostics(c: &Client, daemon: &Daemon, driver: &ChromeDriver, sho
         dlog.chars().take(4000).collect::<String>()
     ));
     out
+}
+
+/// A browser test's world: a real `troupe serve` on a temp data dir, chromedriver and one
+/// Chromium session. `None` when chromedriver is missing (the test then skips, unless
+/// `TROUPE_REQUIRE_BROWSER` is set, when it fails).
+pub struct BrowserRun {
+    pub tmp: tempfile::TempDir,
+    pub daemon: Daemon,
+    pub driver: ChromeDriver,
+    pub client: Client,
+}
+
+impl BrowserRun {
+    pub async fn start() -> Option<BrowserRun> {
+        let driver_path = chromedriver_path();
+        if !driver_path.exists() {
+            let msg = format!(
+                "{} not found: install chromium and chromium-driver (or set CHROMEDRIVER)",
+                driver_path.display()
+            );
+            if std::env::var_os("TROUPE_REQUIRE_BROWSER").is_some() {
+                panic!("{msg}");
+            }
+            eprintln!("SKIPPED browser test: {msg}");
+            return None;
+        }
+        let tmp = tempfile::tempdir().expect("temp dir");
+        let (data, work, profile) = (
+            tmp.path().join("data"),
+            tmp.path().join("work"),
+            tmp.path().join("chrome-profile"),
+        );
+        for d in [&data, &work, &profile] {
+            std::fs::create_dir_all(d).expect("create temp dirs");
+        }
+        let bin = troupe_binary().expect("locate the troupe binary");
+        let daemon = Daemon::start(&bin, &data, &work).expect("start troupe serve");
+        let driver = ChromeDriver::start(&driver_path)
+            .await
+            .expect("start chromedriver");
+        let client = connect(&driver, &profile)
+            .await
+            .expect("open a chromium session");
+        Some(BrowserRun {
+            tmp,
+            daemon,
+            driver,
+            client,
+        })
+    }
+
+    /// End the run: on an error, a screenshot (`target/<shot>`), the page text and the logs,
+    /// then the test fails with them.
+    pub async fn finish(self, result: Result<()>, shot: &str) {
+        if let Err(err) = &result {
+            let diag = diagnostics(&self.client, &self.daemon, &self.driver, shot).await;
+            let _ = self.client.clone().close().await;
+            panic!("{err:#}\n{diag}");
+        }
+        let _ = self.client.close().await;
+    }
 }

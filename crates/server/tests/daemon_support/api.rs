@@ -68,7 +68,7 @@ pub struct Api {
 impl Api {
     pub fn of(d: &Daemon) -> Api {
         Api {
-            client: reqwest::Client::new(),
+            client: d.client(),
             addr: d.addr.clone(),
         }
     }

@@ -4,6 +4,7 @@
 #![allow(dead_code)]
 
 mod api;
+pub mod channels;
 pub mod deliverables;
 mod fake;
 pub mod holds;
@@ -109,6 +110,37 @@ pub fn write_fake_config(path: &Path, model: &str, roles: &[&str]) {
 pub struct Daemon {
     pub child: Child,
     pub addr: String,
+    /// The token this daemon wants: `--token` from the extra arguments, else the one it keeps
+    /// in DATA_DIR/token; `None` with `--no-token`.
+    pub token: Option<String>,
+    /// The web page's one-time login link from the first line (`None` with `--no-token`).
+    pub login_link: Option<String>,
+}
+
+/// A client that sends `token` as the bearer on every request.
+pub fn client_with(token: Option<&str>) -> reqwest::Client {
+    let mut headers = reqwest::header::HeaderMap::new();
+    if let Some(t) = token {
+        headers.insert(
+            reqwest::header::AUTHORIZATION,
+            format!("Bearer {t}")
+                .parse()
+                .expect("a token is a header value"),
+        );
+    }
+    reqwest::Client::builder()
+        .default_headers(headers)
+        .build()
+        .expect("build the HTTP client")
+}
+
+/// The token a daemon on `data_dir` keeps in DATA_DIR/token (it reuses it on every start).
+pub fn token_of(data_dir: &Path) -> String {
+    let path = data_dir.join("token");
+    std::fs::read_to_string(&path)
+        .unwrap_or_else(|e| panic!("read {}: {e}", path.display()))
+        .trim()
+        .to_string()
 }
 
 impl Daemon {
@@ -159,16 +191,40 @@ impl Daemon {
         let first = rx
             .recv_timeout(WAIT)
             .expect("the daemon prints its address");
-        let addr = first
-            .trim_end()
-            .strip_prefix("listening on http://")
-            .unwrap_or_else(|| panic!("unexpected first line {first:?}"))
-            .to_string();
-        Daemon { child, addr }
+        // `listening on http://ADDR log in: LINK` (or a --no-token warning after ADDR).
+        let words: Vec<&str> = first.split_whitespace().collect();
+        let addr = match words.as_slice() {
+            ["listening", "on", url, ..] => url.strip_prefix("http://"),
+            _ => None,
+        }
+        .unwrap_or_else(|| panic!("unexpected first line {first:?}"))
+        .to_string();
+        let login_link = match words.as_slice() {
+            [_, _, _, "log", "in:", link, ..] => Some(link.to_string()),
+            _ => None,
+        };
+        let token = if extra.contains(&"--no-token") {
+            None
+        } else if let Some(at) = extra.iter().position(|a| *a == "--token") {
+            Some(extra[at + 1].to_string())
+        } else {
+            Some(token_of(data_dir))
+        };
+        Daemon {
+            child,
+            addr,
+            token,
+            login_link,
+        }
     }
 
     pub fn url(&self, path: &str) -> String {
         format!("http://{}{path}", self.addr)
+    }
+
+    /// A client that sends this daemon's token on every request.
+    pub fn client(&self) -> reqwest::Client {
+        client_with(self.token.as_deref())
     }
 }
 

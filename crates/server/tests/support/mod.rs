@@ -87,6 +87,24 @@ impl TestApp {
 
     /// `keys` are secrets the daemon sees besides the process environment.
     pub async fn start_with(token: Option<&str>, keys: &[(&str, &str)]) -> TestApp {
+        Self::boot(token, keys, None).await
+    }
+
+    /// A daemon on a clock only the test moves (`--manual-clock`): no scheduler tick or
+    /// timer comes due by itself, so nothing changes but what the test asks for.
+    pub async fn start_still() -> TestApp {
+        let now = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap()
+            .as_millis() as i64;
+        Self::boot(None, &[], Some(troupe_core::ManualClock::new(now))).await
+    }
+
+    async fn boot(
+        token: Option<&str>,
+        keys: &[(&str, &str)],
+        manual_clock: Option<troupe_core::ManualClock>,
+    ) -> TestApp {
         let dir = tempfile::tempdir().unwrap();
         let keys: std::collections::HashMap<String, String> = keys
             .iter()
@@ -100,6 +118,7 @@ impl TestApp {
             troupe_server::bootstrap::BootOptions {
                 token: token.map(Arc::from),
                 database: Some(troupe_store::testing::database_url_in(&data)),
+                manual_clock,
                 ..troupe_server::bootstrap::BootOptions::new(
                     RoleTable::new(secrets.clone()),
                     secrets,

@@ -134,15 +134,10 @@ pub fn latest_assignment(
     thread: ThreadId,
 ) -> Result<Option<(MessageId, SessionId, String, String)>, StoreError> {
     let origin = Origin::System(ASSIGN_ORIGIN.into());
-    Ok(tx
-        .messages_tail(thread, 400)?
-        .into_iter()
-        .rev()
-        .find(|m| m.is_root && m.origin == origin)
-        .and_then(|m| {
-            let (from, task) = parse_key(m.delivery_key.as_deref()?)?;
-            Some((m.id, from, task, task_title(&m.text())))
-        }))
+    Ok(tx.latest_root_with_origin(thread, &origin)?.and_then(|m| {
+        let (from, task) = parse_key(m.delivery_key.as_deref()?)?;
+        Some((m.id, from, task, task_title(&m.text())))
+    }))
 }
 
 /// The worker reported on the task rooted at `root` (a `boss_report` call that succeeded).
