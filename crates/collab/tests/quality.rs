@@ -81,6 +81,42 @@ async fn s_qe1_a_stalled_turn_is_orchestration_not_model() {
     );
 }
 
+/// B §9.1 `model`: a reply the model declined (the provider's refusal finish) and a reply cut
+/// off at the length cap are the model's, each named by its cause; a whole reply says nothing.
+#[tokio::test]
+async fn a_declined_or_cut_off_reply_is_the_models() {
+    let w = world();
+    for (finish, cause) in [
+        (Some("refusal"), Some(quality_cause::DECLINED)),
+        (Some("length"), Some(quality_cause::CUT_OFF)),
+        (None, None),
+    ] {
+        let step = match finish {
+            Some(f) => serde_json::json!({"text": "I can't help with that.", "finish": f}),
+            None => serde_json::json!({"text": "Here it is."}),
+        };
+        let name = format!("Bot{}", finish.unwrap_or("whole"));
+        let b = bot(&w, &name, &serde_json::json!({"steps": [step]}).to_string());
+        let s = direct(&w, b);
+        let t = thread_of(&w, s, b);
+        let mut ended = w.collab.store().subscribe();
+        w.collab
+            .post_line(s, "write the intro".into(), None)
+            .await
+            .unwrap();
+        runs_ended(&mut ended, t, 1).await;
+        let seen: Vec<_> = events(&w, true)
+            .into_iter()
+            .filter(|e| e.bot_id == Some(b))
+            .map(|e| (e.kind, e.cause))
+            .collect();
+        match cause {
+            Some(c) => assert_eq!(seen, [(QualityType::Model, c.to_string())], "{finish:?}"),
+            None => assert!(seen.is_empty(), "{seen:?}"),
+        }
+    }
+}
+
 /// Orchestration events are listed only with `maintainer`, never reach the report, and are
 /// not streamed as `quality_event`.
 #[tokio::test]

@@ -91,6 +91,8 @@ pub mod cause {
     pub const HOP_LIMIT: &str = "hop_limit";
     /// model: a reply cut off at the model's length cap.
     pub const CUT_OFF: &str = "cut_off";
+    /// model: the model declined to answer (the provider said it refused).
+    pub const DECLINED: &str = "declined";
     /// model: the user marked the turn as the model's problem (QE3); one per turn.
     pub const MARKED: &str = "marked";
     /// pipeline: a part (or ticket) reached the capability ceiling.
@@ -107,17 +109,28 @@ pub mod cause {
     pub const BROKEN_STOP: &str = "broken_stop";
 }
 
+/// How a turn's replies came back, beyond how the turn ended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ReplyShape {
+    Whole,
+    /// A reply was cut off at the model's length cap.
+    CutOff,
+    /// The provider said the model declined to answer.
+    Declined,
+}
+
 /// What a Bot's turn's end says about quality: a failed model call, the hop cap (a reply that
-/// loops) or a reply cut off at the length cap are the model's; a turn the process died under
-/// or the kernel broke off is the app's. Anything else says nothing.
-pub fn turn_end_quality(end: &EndReason, cut_off: bool) -> Option<(QualityType, &'static str)> {
-    match end {
-        EndReason::ModelError(_) => Some((QualityType::Model, cause::MODEL_ERROR)),
-        EndReason::HopLimit(_) => Some((QualityType::Model, cause::HOP_LIMIT)),
-        EndReason::Interrupted => Some((QualityType::Orchestration, cause::CRASH)),
-        EndReason::Internal(_) => Some((QualityType::Orchestration, cause::STALL)),
-        _ if cut_off => Some((QualityType::Model, cause::CUT_OFF)),
-        _ => None,
+/// loops), a reply cut off at the length cap or a declined one are the model's; a turn the
+/// process died under or the kernel broke off is the app's. Anything else says nothing.
+pub fn turn_end_quality(end: &EndReason, shape: ReplyShape) -> Option<(QualityType, &'static str)> {
+    match (end, shape) {
+        (EndReason::ModelError(_), _) => Some((QualityType::Model, cause::MODEL_ERROR)),
+        (EndReason::HopLimit(_), _) => Some((QualityType::Model, cause::HOP_LIMIT)),
+        (EndReason::Interrupted, _) => Some((QualityType::Orchestration, cause::CRASH)),
+        (EndReason::Internal(_), _) => Some((QualityType::Orchestration, cause::STALL)),
+        (_, ReplyShape::Declined) => Some((QualityType::Model, cause::DECLINED)),
+        (_, ReplyShape::CutOff) => Some((QualityType::Model, cause::CUT_OFF)),
+        (_, ReplyShape::Whole) => None,
     }
 }
 
@@ -145,11 +158,11 @@ mod tests {
     #[test]
     fn a_stall_or_crash_is_the_apps_never_the_models() {
         assert_eq!(
-            turn_end_quality(&EndReason::Interrupted, false),
+            turn_end_quality(&EndReason::Interrupted, ReplyShape::Whole),
             Some((QualityType::Orchestration, cause::CRASH))
         );
         assert_eq!(
-            turn_end_quality(&EndReason::Internal("store".into()), true),
+            turn_end_quality(&EndReason::Internal("store".into()), ReplyShape::CutOff),
             Some((QualityType::Orchestration, cause::STALL))
         );
     }
@@ -157,23 +170,27 @@ mod tests {
     #[test]
     fn loops_caps_and_failed_calls_are_the_models() {
         assert_eq!(
-            turn_end_quality(&EndReason::HopLimit(40), false),
+            turn_end_quality(&EndReason::HopLimit(40), ReplyShape::Whole),
             Some((QualityType::Model, cause::HOP_LIMIT))
         );
         assert_eq!(
-            turn_end_quality(&EndReason::ModelError("503".into()), false),
+            turn_end_quality(&EndReason::ModelError("503".into()), ReplyShape::Declined),
             Some((QualityType::Model, cause::MODEL_ERROR))
         );
         assert_eq!(
-            turn_end_quality(&EndReason::Completed, true),
+            turn_end_quality(&EndReason::Completed, ReplyShape::CutOff),
             Some((QualityType::Model, cause::CUT_OFF))
+        );
+        assert_eq!(
+            turn_end_quality(&EndReason::Completed, ReplyShape::Declined),
+            Some((QualityType::Model, cause::DECLINED))
         );
     }
 
     #[test]
     fn a_finished_or_stopped_turn_says_nothing() {
         for end in [EndReason::Completed, EndReason::Stopped, EndReason::NoWork] {
-            assert_eq!(turn_end_quality(&end, false), None, "{end:?}");
+            assert_eq!(turn_end_quality(&end, ReplyShape::Whole), None, "{end:?}");
         }
     }
 

@@ -319,6 +319,11 @@ async fn drive_loop(engine: &Engine, live: &Arc<LiveRun>) -> Result<EndReason, L
             error: outcome.result.as_ref().err().map(|e| e.to_string()),
             attempt_errors: outcome.errors.clone(),
             started_at,
+            finish: outcome
+                .result
+                .as_ref()
+                .ok()
+                .map(|r| r.finish.as_str().to_string()),
         };
         let response = match outcome.result {
             Ok(r) => r,

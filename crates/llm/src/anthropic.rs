@@ -160,6 +160,7 @@ fn stop_reason(s: &str) -> FinishReason {
         "end_turn" | "stop_sequence" => FinishReason::Stop,
         "tool_use" => FinishReason::ToolCalls,
         "max_tokens" => FinishReason::Length,
+        "refusal" => FinishReason::Refusal,
         other => FinishReason::Other(other.to_string()),
     }
 }

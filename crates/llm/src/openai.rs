@@ -137,6 +137,7 @@ fn finish_reason(s: &str) -> FinishReason {
         "stop" => FinishReason::Stop,
         "tool_calls" | "function_call" => FinishReason::ToolCalls,
         "length" => FinishReason::Length,
+        "content_filter" => FinishReason::Refusal,
         other => FinishReason::Other(other.to_string()),
     }
 }
@@ -207,9 +208,16 @@ fn parse_full(
         .and_then(|c| c.get(0))
         .ok_or_else(|| http.protocol(format!("completion without choices: {v}")))?;
     let msg = choice.get("message").cloned().unwrap_or(Value::Null);
+    // A refusal comes in its own field, with no content; it is the reply's text.
+    let refusal = msg
+        .get("refusal")
+        .and_then(Value::as_str)
+        .filter(|r| !r.is_empty());
     let text = msg
         .get("content")
         .and_then(Value::as_str)
+        .filter(|t| !t.is_empty())
+        .or(refusal)
         .unwrap_or("")
         .to_string();
     if !text.is_empty() {
@@ -251,11 +259,11 @@ fn parse_full(
         }
         tool_calls.push(call);
     }
-    let finish = choice
-        .get("finish_reason")
-        .and_then(Value::as_str)
-        .map(finish_reason)
-        .unwrap_or(FinishReason::Stop);
+    let finish = match choice.get("finish_reason").and_then(Value::as_str) {
+        _ if refusal.is_some() => FinishReason::Refusal,
+        Some(r) => finish_reason(r),
+        None => FinishReason::Stop,
+    };
     Ok(ModelResponse {
         text,
         finish: normalize_finish(finish, &tool_calls),
@@ -274,6 +282,8 @@ struct Assembler<'a> {
     slots: HashMap<u64, usize>,
     finish: Option<FinishReason>,
     usage: Option<Usage>,
+    /// The stream carried a `refusal`: the model declined, whatever finish it reports.
+    refused: bool,
 }
 
 impl<'a> Assembler<'a> {
@@ -286,6 +296,7 @@ impl<'a> Assembler<'a> {
             slots: HashMap::new(),
             finish: None,
             usage: None,
+            refused: false,
         }
     }
 
@@ -369,6 +380,13 @@ impl StreamHandler for Assembler<'_> {
                 self.text.push_str(t);
                 let _ = self.events.send(StreamEvent::TextDelta(t.to_string()));
             }
+            if let Some(t) = delta.get("refusal").and_then(Value::as_str)
+                && !t.is_empty()
+            {
+                self.refused = true;
+                self.text.push_str(t);
+                let _ = self.events.send(StreamEvent::TextDelta(t.to_string()));
+            }
             if let Some(pieces) = delta.get("tool_calls").and_then(Value::as_array) {
                 for (i, piece) in pieces.iter().enumerate() {
                     self.tool_piece(i, piece);
@@ -385,6 +403,7 @@ impl StreamHandler for Assembler<'_> {
         // Without [DONE] we still accept a stream that reported its finish
         // reason; usage may then be missing.
         let finish = match (self.finish, done) {
+            (Some(_), _) | (None, true) if self.refused => FinishReason::Refusal,
             (Some(f), _) => f,
             (None, true) => FinishReason::Stop,
             (None, false) => return Err(self.http.protocol("stream dropped mid-answer")),

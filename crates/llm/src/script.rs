@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 
 use serde_json::{Map, Value};
 
-use crate::LlmError;
+use crate::{FinishReason, LlmError};
 
 #[derive(Debug, Clone, PartialEq)]
 pub struct Script {
@@ -44,6 +44,9 @@ pub struct ScriptStep {
     pub delay_ms: u64,
     /// When set, the step fails with this error instead of answering.
     pub error: Option<ScriptError>,
+    /// How a text answer says it ended: `stop` (the default), `length` (cut off at the cap)
+    /// or `refusal` (the model declined). A step with tool calls ends with `tool_calls`.
+    pub finish: Option<FinishReason>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -250,6 +253,7 @@ fn parse_step(v: &Value, ctx: &str) -> Result<ScriptStep, String> {
             "chunk_delay_ms",
             "delay_ms",
             "error",
+            "finish",
         ],
     )?;
     let text = match obj.get("text") {
@@ -282,6 +286,25 @@ fn parse_step(v: &Value, ctx: &str) -> Result<ScriptStep, String> {
             "{ctx}: an error step cannot also have text or tool_calls"
         ));
     }
+    let finish = match obj.get("finish") {
+        None | Some(Value::Null) => None,
+        Some(Value::String(f)) => Some(match f.as_str() {
+            "stop" => FinishReason::Stop,
+            "length" => FinishReason::Length,
+            "refusal" => FinishReason::Refusal,
+            _ => {
+                return Err(format!(
+                    "{ctx}: finish must be \"stop\", \"length\" or \"refusal\", not {f:?}"
+                ));
+            }
+        }),
+        Some(_) => return Err(format!("{ctx}: finish must be a string")),
+    };
+    if finish.is_some() && (error.is_some() || !tool_calls.is_empty()) {
+        return Err(format!(
+            "{ctx}: finish is for a text answer (a step with tool_calls or an error has none)"
+        ));
+    }
     Ok(ScriptStep {
         text,
         tool_calls,
@@ -289,6 +312,7 @@ fn parse_step(v: &Value, ctx: &str) -> Result<ScriptStep, String> {
         chunk_delay_ms,
         delay_ms,
         error,
+        finish,
     })
 }
 

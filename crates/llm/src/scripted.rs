@@ -241,7 +241,7 @@ impl Provider for ScriptedProvider {
         Ok(ModelResponse {
             text: step.text.clone(),
             finish: if tool_calls.is_empty() {
-                FinishReason::Stop
+                step.finish.clone().unwrap_or(FinishReason::Stop)
             } else {
                 FinishReason::ToolCalls
             },

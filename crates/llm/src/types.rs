@@ -213,7 +213,23 @@ pub enum FinishReason {
     Stop,
     ToolCalls,
     Length,
+    /// The model declined to answer (OpenAI's `content_filter` or a `refusal`, Anthropic's
+    /// `refusal`); its text, if any, is the refusal.
+    Refusal,
     Other(String),
+}
+
+impl FinishReason {
+    /// The word stored for it; a provider's unknown reason as the provider said it.
+    pub fn as_str(&self) -> &str {
+        match self {
+            FinishReason::Stop => "stop",
+            FinishReason::ToolCalls => "tool_calls",
+            FinishReason::Length => "length",
+            FinishReason::Refusal => "refusal",
+            FinishReason::Other(s) => s,
+        }
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

@@ -295,3 +295,15 @@ async fn max_tokens_stop_reason_maps_to_length() {
         FinishReason::Length
     );
 }
+
+#[tokio::test]
+async fn refusal_stop_reason_says_the_model_declined() {
+    let mut evs = text_stream(&["I can't help with that."]);
+    let n = evs.len();
+    evs[n - 2] = json!({"type":"message_delta","delta":{"stop_reason":"refusal"},"usage":{"output_tokens":7}});
+    let srv = FakeServer::start(vec![Reply::Sse(anthropic_sse(&evs), End::Close)]).await;
+    let p = build_provider(config(ProviderKind::Anthropic, &srv.base, "claude-x")).unwrap();
+    let r = once(p.as_ref(), &req()).await.0.unwrap();
+    assert_eq!(r.finish, FinishReason::Refusal);
+    assert_eq!(r.text, "I can't help with that.");
+}

@@ -223,6 +223,50 @@ async fn plain_json_completion_fallback() {
     assert_eq!(text_of(&events), "Sure.");
 }
 
+/// A declined answer: streamed as `refusal` deltas, or whole in the message's `refusal` field,
+/// or flagged by `content_filter` — the text is the refusal and the finish says it declined.
+#[tokio::test]
+async fn a_refusal_is_the_text_and_the_finish_says_it_declined() {
+    let refusal_chunk =
+        |t: &str| json!({"choices":[{"index":0,"delta":{"refusal":t},"finish_reason":null}]});
+    let streamed = Reply::Sse(
+        openai_sse(&[
+            refusal_chunk("I can't "),
+            refusal_chunk("help with that."),
+            finish_chunk("stop"),
+            usage_chunk(9, 5),
+        ]),
+        End::Close,
+    );
+    let whole = Reply::Json(json!({
+        "id":"x","object":"chat.completion",
+        "choices":[{"index":0,"message":{"role":"assistant","content":null,
+            "refusal":"I won't do that."},"finish_reason":"stop"}],
+    }));
+    let filtered = Reply::Sse(
+        openai_sse(&[text_chunk("Part"), finish_chunk("content_filter")]),
+        End::Close,
+    );
+    let srv = FakeServer::start(vec![streamed, whole, filtered]).await;
+    let p = build_provider(config(ProviderKind::OpenAi, &srv.base, "gpt-x")).unwrap();
+    let (r, events) = once(p.as_ref(), &simple_request()).await;
+    let r = r.unwrap();
+    assert_eq!(r.text, "I can't help with that.");
+    assert_eq!(text_of(&events), "I can't help with that.");
+    assert_eq!(r.finish, FinishReason::Refusal);
+    let r = once(p.as_ref(), &simple_request()).await.0.unwrap();
+    assert_eq!(
+        (r.text.as_str(), &r.finish),
+        ("I won't do that.", &FinishReason::Refusal)
+    );
+    let r = once(p.as_ref(), &simple_request()).await.0.unwrap();
+    assert_eq!(
+        (r.text.as_str(), &r.finish),
+        ("Part", &FinishReason::Refusal)
+    );
+    assert_eq!(FinishReason::Refusal.as_str(), "refusal");
+}
+
 #[tokio::test]
 async fn rate_limit_then_success_retries() {
     let srv = FakeServer::start(vec![

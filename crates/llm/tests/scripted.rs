@@ -103,6 +103,24 @@ async fn chunked_text_streams_in_pieces() {
     assert_eq!(r.text, "Done: all good.");
 }
 
+/// A text step says how it ended: cut off at the cap, or declined.
+#[tokio::test]
+async fn a_text_step_can_end_cut_off_or_declined() {
+    let script = Script::from_json_str(
+        r#"{"steps":[{"text":"The first half","finish":"length"},
+                     {"text":"I can't help with that.","finish":"refusal"}]}"#,
+    )
+    .unwrap();
+    let p = ScriptedProvider::new(script);
+    let r = once(&p, &req(assistant_turns(0))).await.0.unwrap();
+    assert_eq!(
+        (r.text.as_str(), r.finish),
+        ("The first half", FinishReason::Length)
+    );
+    let r = once(&p, &req(assistant_turns(1))).await.0.unwrap();
+    assert_eq!(r.finish, FinishReason::Refusal);
+}
+
 #[tokio::test]
 async fn error_step_and_exhaustion() {
     let p = demo();
@@ -233,6 +251,14 @@ fn load_errors_name_file_and_problem() {
         (
             r#"{"steps":[{"text":"a"}],"on_exhausted":"loop"}"#,
             "on_exhausted must be",
+        ),
+        (
+            r#"{"steps":[{"text":"a","finish":"tool_calls"}]}"#,
+            "step 0: finish must be \"stop\", \"length\" or \"refusal\"",
+        ),
+        (
+            r#"{"steps":[{"tool_calls":[{"name":"shell"}],"finish":"length"}]}"#,
+            "step 0: finish is for a text answer",
         ),
         (r#"{"steps": [ "#, "invalid JSON"),
         (r#"{"steps":[]}"#, "at least one step or rule"),

@@ -25,6 +25,7 @@ const SQLITE: &[Migration] = migrations!("sqlite":
     "0027_supervisor", "0028_user_quotes", "0029_requirements", "0030_quality",
     "0031_external_jobs", "0032_ceiling", "0033_closing_check", "0034_runtime_boss",
     "0035_channel_permissions", "0036_memories", "0037_notifications", "0038_ticket_board_entries",
+    "0039_model_call_finish",
 );
 
 const POSTGRES: &[Migration] = migrations!("postgres":
@@ -37,6 +38,7 @@ const POSTGRES: &[Migration] = migrations!("postgres":
     "0027_supervisor", "0028_user_quotes", "0029_requirements", "0030_quality",
     "0031_external_jobs", "0032_ceiling", "0033_closing_check", "0034_runtime_boss",
     "0035_channel_permissions", "0036_memories", "0037_notifications", "0038_ticket_board_entries",
+    "0039_model_call_finish",
 );
 
 const _: () = assert!(

@@ -306,6 +306,16 @@ impl Tx<'_> {
         Ok(n > 0)
     }
 
+    /// Whether the provider said the model declined one of the turn's answers.
+    pub fn run_declined(&self, run: RunId) -> Result<bool> {
+        let n: i64 = self.query_one(
+            "SELECT COUNT(*) FROM model_calls WHERE run_id = ?1 AND finish = 'refusal'",
+            args![run.0],
+            |r| r.get(0),
+        )?;
+        Ok(n > 0)
+    }
+
     /// Whether the user marked the turn as the model's problem.
     pub fn model_problem(&self, run: RunId) -> Result<bool> {
         let n: i64 = self.query_one(

@@ -24,6 +24,9 @@ pub struct ModelCallRecord {
     /// Failed attempts, one line each, also when a retry succeeded.
     pub attempt_errors: Vec<String>,
     pub started_at: i64,
+    /// How the provider said the answer ended (`stop`, `tool_calls`, `length`, `refusal` or
+    /// its own word); None when the call failed.
+    pub finish: Option<String>,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize)]
@@ -77,9 +80,9 @@ pub const KEPT_CALLS_PER_RUN: i64 = 80;
 impl Tx<'_> {
     pub fn record_model_call(&mut self, thread: ThreadId, c: &ModelCallRecord) -> Result<()> {
         self.exec(
-            "INSERT INTO model_calls (run_id, role, endpoint, model, input_tokens, cached_input_tokens, output_tokens, latency_ms, attempts, error, attempt_errors, started_at)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)",
-            args![c.run_id.0, c.role, c.endpoint, c.model, c.input_tokens, c.cached_input_tokens, c.output_tokens, c.latency_ms, c.attempts, c.error, serde_json::to_string(&c.attempt_errors).unwrap_or_else(|_| "[]".into()), c.started_at],
+            "INSERT INTO model_calls (run_id, role, endpoint, model, input_tokens, cached_input_tokens, output_tokens, latency_ms, attempts, error, attempt_errors, started_at, finish)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)",
+            args![c.run_id.0, c.role, c.endpoint, c.model, c.input_tokens, c.cached_input_tokens, c.output_tokens, c.latency_ms, c.attempts, c.error, serde_json::to_string(&c.attempt_errors).unwrap_or_else(|_| "[]".into()), c.started_at, c.finish],
         )?;
         self.event(
             "model_call",
@@ -91,7 +94,7 @@ impl Tx<'_> {
     }
 
     pub fn model_calls(&self, run: RunId) -> Result<Vec<ModelCallRecord>> {
-        self.query_all("SELECT run_id, role, endpoint, model, input_tokens, cached_input_tokens, output_tokens, latency_ms, attempts, error, attempt_errors, started_at
+        self.query_all("SELECT run_id, role, endpoint, model, input_tokens, cached_input_tokens, output_tokens, latency_ms, attempts, error, attempt_errors, started_at, finish
              FROM model_calls WHERE run_id = ?1 ORDER BY id", args![run.0], |r| {
             Ok(ModelCallRecord {
                 run_id: RunId(r.get(0)?),
@@ -106,6 +109,7 @@ impl Tx<'_> {
                 error: r.get(9)?,
                 attempt_errors: serde_json::from_str(&r.get::<String>(10)?).unwrap_or_default(),
                 started_at: r.get(11)?,
+                finish: r.get(12)?,
             })
         })
     }

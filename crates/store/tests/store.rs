@@ -261,6 +261,7 @@ fn model_call(run: troupe_core::RunId, cached: u64) -> troupe_store::ModelCallRe
         error: None,
         attempt_errors: Vec::new(),
         started_at: 1_000,
+        finish: Some("stop".into()),
     }
 }
 
@@ -274,7 +275,7 @@ fn a_model_call_keeps_its_cached_input_tokens() {
     assert_eq!(s.read(|tx| tx.model_calls(r.id)).unwrap(), vec![call]);
 }
 
-// Model calls recorded before migration 9 read back with nothing cached.
+// Model calls recorded before migration 9 read back with nothing cached and no finish.
 #[test]
 fn model_calls_from_before_cached_tokens_read_as_none_cached() {
     let dir = tempfile::tempdir().unwrap();
@@ -298,7 +299,12 @@ fn model_calls_from_before_cached_tokens_read_as_none_cached() {
     };
     let s = Store::open(&path, Arc::new(ManualClock::new(0))).unwrap();
     let calls = s.read(|tx| tx.model_calls(run)).unwrap();
-    assert_eq!(calls, vec![model_call(run, 0)]);
+    // Nor did they keep how the answer ended (migration 39).
+    let old = troupe_store::ModelCallRecord {
+        finish: None,
+        ..model_call(run, 0)
+    };
+    assert_eq!(calls, vec![old]);
 }
 
 #[test]

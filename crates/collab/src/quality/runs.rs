@@ -1,10 +1,11 @@
 //! Quality events a turn's end says by itself (digest 003-B §9.1), written in the transaction
-//! that ends it: `model` for a failed model call, the hop cap (a reply that loops) or a reply
-//! cut off at the length cap; `orchestration` for a turn the process died under or the kernel
-//! broke off — the app's stall, never the model's (QE4).
+//! that ends it: `model` for a failed model call, the hop cap (a reply that loops), a reply
+//! cut off at the length cap or one the model declined (the provider's finish, kept on the
+//! model call); `orchestration` for a turn the process died under or the kernel broke off —
+//! the app's stall, never the model's (QE4).
 
 use serde_json::json;
-use troupe_core::quality::turn_end_quality;
+use troupe_core::quality::{ReplyShape, turn_end_quality};
 use troupe_engine::extension::RunObserver;
 use troupe_store::{NewQualityEvent, RunRecord, StoreError, Tx};
 
@@ -21,7 +22,14 @@ impl RunObserver for QualityRuns {
         let Some(end) = &run.end_reason else {
             return Ok(());
         };
-        let Some((kind, why)) = turn_end_quality(end, tx.run_cut_off(run.id)?) else {
+        let shape = if tx.run_declined(run.id)? {
+            ReplyShape::Declined
+        } else if tx.run_cut_off(run.id)? {
+            ReplyShape::CutOff
+        } else {
+            ReplyShape::Whole
+        };
+        let Some((kind, why)) = turn_end_quality(end, shape) else {
             return Ok(());
         };
         let detail = json!({
