@@ -614,6 +614,80 @@ async fn uq_12_words_taken_out_by_an_edit_stay_in_force_until_the_user_presses()
     assert!(board.groups.iter().all(|g| g.group != Group::TakenOut));
 }
 
+/// UQ-12, the scribe's half: an edit that keeps an entry's words but takes back what they ask
+/// for is re-read by the scribe, which names the entry; it is shown under "Words you took out",
+/// in force until the user presses. An entry the edit did not stand on cannot be named.
+#[tokio::test]
+async fn uq_12_the_scribe_names_an_entry_an_edit_took_back() {
+    let r = rig("剪一个产品短片");
+    video(&r);
+    scribe_says(
+        &r,
+        &[(
+            "The user's line: keep the music soft",
+            r#"{"items":[{"op":"add","quote":"keep the music soft"}]}"#,
+        )],
+    );
+    let line = said(&r, "keep the music soft").await;
+    let other = said(&r, "and the logo bigger").await;
+    let soft = entries(&r, r.plan)[0].id;
+    assert_eq!(entries(&r, r.plan).len(), 1);
+    let logo =
+        r.w.collab
+            .store()
+            .write(|tx| {
+                tx.add_requirement(&NewRequirement {
+                    plan_id: r.plan,
+                    ticket_id: None,
+                    session_id: Some(r.session),
+                    scope: Scope::Job,
+                    quote: "the logo bigger".into(),
+                    source_kind: SourceKind::YouSaid,
+                    source_message_id: Some(other),
+                    source_quote_id: None,
+                    restatement: String::new(),
+                    category: None,
+                    nature: None,
+                    polarity: Polarity::Must,
+                    number: None,
+                    state: State::InForce,
+                    replaces_id: None,
+                    said_at: 0,
+                })
+            })
+            .unwrap()
+            .id;
+    // The scribe names both; only the entry standing on the edited line alone may be named.
+    let answer = format!(
+        r#"{{"items":[{{"op":"take_back","id":"R-{}"}},{{"op":"take_back","id":"R-{}"}}]}}"#,
+        soft.0, logo.0
+    );
+    scribe_says(&r, &[("It now reads", &answer)]);
+    r.w.collab
+        .store()
+        .write(|tx| tx.edit_line_body(line, "keep the music soft? no, no music at all"))
+        .unwrap();
+    assert_eq!(
+        r.w.collab.ledger_line_edited(line).unwrap(),
+        0,
+        "its words are still in the line"
+    );
+    let outcomes = r.w.collab.drain_scribe().await.unwrap();
+    let dropped = &outcomes.last().unwrap().checked.dropped;
+    assert_eq!(dropped.len(), 1, "{outcomes:?}");
+    assert!(dropped[0].reason.contains("does not stand"), "{dropped:?}");
+    let board = r.w.collab.plan_requirements(r.plan).unwrap();
+    assert_eq!(board.groups[0].group, Group::TakenOut);
+    let out: Vec<_> = board.groups[0].entries.iter().map(|e| e.id).collect();
+    assert_eq!(out, vec![soft]);
+    assert_eq!(
+        entry(&r, soft).state,
+        State::InForce,
+        "in force until the user presses"
+    );
+    assert_eq!(entry(&r, logo).taken_out_at, None);
+}
+
 #[tokio::test]
 async fn the_databases_fold_is_cores_on_both_backends() {
     let r = rig("剪一个产品短片");

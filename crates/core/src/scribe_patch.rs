@@ -1,6 +1,7 @@
-//! The scribe's answer (digest 003-C §7): a patch `{items:[{op: add|raise|change, …}]}` read
-//! from the model's text and checked item by item (SC-7…SC-14). A failed item is dropped with
-//! its reason and the rest lands; nothing in it can take an entry out of force. The JSON
+//! The scribe's answer (digest 003-C §7): a patch `{items:[{op: add|raise|change|take_back,
+//! …}]}` read from the model's text and checked item by item (SC-7…SC-14). A failed item is
+//! dropped with its reason and the rest lands; nothing in it can take an entry out of force: a
+//! take-back (UQ-12, an edited line only) marks an entry for the user to decide on. The JSON
 //! contract is in docs/requirements.md.
 
 use crate::reading::fold::{is_punct, narrow};
@@ -36,6 +37,9 @@ pub struct Context<'a> {
     pub tickets: &'a [(i64, u32)],
     /// The ticket the line is filed under, if one.
     pub filed_ticket: Option<i64>,
+    /// On an edited line's re-read (UQ-12): the entries standing on its earlier words, the
+    /// only ones a take-back may name. Empty for every other line.
+    pub standing_on_earlier: &'a [i64],
 }
 
 /// A new entry as it lands.
@@ -62,6 +66,9 @@ pub enum Landed {
     Raise { id: i64, quote: String },
     /// A replacement of `replaces`, waiting for the user (SC-13).
     Replace { replaces: i64, entry: NewEntry },
+    /// UQ-12: the edit took back what the entry stands on; it stays in force and is shown
+    /// under "Words you took out" until the user presses.
+    TakeBack { id: i64 },
 }
 
 /// One item that failed, by its place in the answer.
@@ -139,6 +146,10 @@ fn one(
     adds: &mut usize,
     changed_words: &mut Vec<(String, Option<String>)>,
 ) -> Result<Landed, String> {
+    // The words a take-back is about are gone from the line: it names the entry alone.
+    if raw.op == "take_back" {
+        return take_back(raw, cx);
+    }
     let said = raw.quote.as_deref().ok_or("no quote")?;
     let quote =
         find_in_line(cx.line, said).ok_or("quote_not_in_line: the quote is not in the line")?;
@@ -192,8 +203,33 @@ fn one(
                 entry,
             })
         }
-        other => Err(format!("unknown op '{other}' (add, raise or change)")),
+        other => Err(format!(
+            "unknown op '{other}' (add, raise, change or take_back)"
+        )),
     }
+}
+
+/// UQ-12: only an entry standing on the edited line's earlier words may be named.
+fn take_back(raw: &RawItem, cx: &Context<'_>) -> Result<Landed, String> {
+    let id = entry_id(raw)?;
+    if cx.standing_on_earlier.is_empty() {
+        return Err("take_back is only for a line the user edited".into());
+    }
+    if !cx.standing_on_earlier.contains(&id) {
+        return Err(format!(
+            "R-{id} does not stand on this line's earlier words"
+        ));
+    }
+    Ok(Landed::TakeBack { id })
+}
+
+fn entry_id(raw: &RawItem) -> Result<i64, String> {
+    match &raw.id {
+        Some(Json::Number(n)) => n.as_i64(),
+        Some(Json::String(s)) => s.trim_start_matches("R-").parse::<i64>().ok(),
+        _ => None,
+    }
+    .ok_or_else(|| "no entry id".to_string())
 }
 
 /// A ticket entry covers only its own ticket; a job or session entry covers the job's.
@@ -211,12 +247,7 @@ fn covers(old: &Shown, new: &NewEntry) -> bool {
 }
 
 fn shown_in_force<'a>(raw: &RawItem, cx: &'a Context<'_>) -> Result<&'a Shown, String> {
-    let id = match &raw.id {
-        Some(Json::Number(n)) => n.as_i64(),
-        Some(Json::String(s)) => s.trim_start_matches("R-").parse::<i64>().ok(),
-        _ => None,
-    }
-    .ok_or("no entry id")?;
+    let id = entry_id(raw)?;
     cx.shown
         .iter()
         .find(|s| s.id == id && s.state == State::InForce)

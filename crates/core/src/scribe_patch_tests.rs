@@ -20,6 +20,7 @@ fn cx<'a>(line: &'a str, shown: &'a [Shown]) -> Context<'a> {
         shown,
         tickets: &[(41, 1), (42, 2)],
         filed_ticket: None,
+        standing_on_earlier: &[],
     }
 }
 
@@ -251,5 +252,46 @@ fn s_rl_6_numbers_read_by_the_shared_rules() {
         Some(Value::Orientation {
             orientation: crate::words_check::Orientation::Portrait
         })
+    );
+}
+
+/// UQ-12: on an edited line's re-read the scribe may name an entry standing on the line's
+/// earlier words as taken back — that one alone, and never on a line nobody edited.
+#[test]
+fn uq_12_an_edit_may_name_only_entries_on_its_earlier_words_as_taken_back() {
+    let line = "No music after all, the voice is enough";
+    let shown = [
+        shown(3, "keep the music soft", Some("music")),
+        shown(4, "logo bigger", None),
+    ];
+    let edited = Context {
+        standing_on_earlier: &[3],
+        ..cx(line, &shown)
+    };
+    let items = vec![
+        json!({"op": "take_back", "id": "R-3"}),
+        json!({"op": "take_back", "id": 4}),
+        json!({"op": "take_back"}),
+    ];
+    let out = check(&items, &edited);
+    assert_eq!(out.landed, vec![Landed::TakeBack { id: 3 }]);
+    let reasons: Vec<(usize, &str)> = out
+        .dropped
+        .iter()
+        .map(|d| (d.index, d.reason.as_str()))
+        .collect();
+    assert_eq!(
+        reasons,
+        vec![
+            (1, "R-4 does not stand on this line's earlier words"),
+            (2, "no entry id"),
+        ]
+    );
+    // The same item on a line nobody edited is dropped.
+    let out = check(&items[..1], &cx(line, &shown));
+    assert!(out.landed.is_empty());
+    assert_eq!(
+        out.dropped[0].reason,
+        "take_back is only for a line the user edited"
     );
 }

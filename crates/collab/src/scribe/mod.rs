@@ -46,6 +46,9 @@ pub(crate) struct Inputs {
     pub question: Option<String>,
     /// An edited line's words before the edit.
     pub before: Option<String>,
+    /// On an edit: the job's live entries standing on this line alone and not yet marked as
+    /// taken out — what the scribe may name as taken back (UQ-12).
+    pub standing: Vec<Shown>,
     pub goal: String,
     pub tickets: Vec<(i64, u32, String)>,
     pub filed_ticket: Option<i64>,
@@ -66,6 +69,19 @@ fn inputs(tx: &Tx<'_>, it: &ScribeItem) -> Result<Inputs, StoreError> {
         "edit" => tx.line_versions(it.message_id)?.pop().map(|v| v.body),
         _ => None,
     };
+    let mut standing = Vec::new();
+    if before.is_some() {
+        for r in tx.requirements_on_line(it.message_id)? {
+            let live = matches!(r.state, State::InForce | State::ToConfirm);
+            if r.plan_id != it.plan_id || !live || r.taken_out_at.is_some() {
+                continue;
+            }
+            if tx.requirement_said_elsewhere(r.id, it.message_id)? {
+                continue;
+            }
+            standing.push(shown_of(r));
+        }
+    }
     let tickets = tx
         .tickets_of_plan(it.plan_id)?
         .into_iter()
@@ -76,15 +92,7 @@ fn inputs(tx: &Tx<'_>, it: &ScribeItem) -> Result<Inputs, StoreError> {
         .requirements_of_plan(it.plan_id)?
         .into_iter()
         .filter(|r| r.state == State::InForce && !r.quote.is_empty())
-        .map(|r| Shown {
-            id: r.id.0,
-            quote: r.quote,
-            category: r.category,
-            number: r.number,
-            scope: r.scope,
-            ticket: r.ticket_id.map(|t| t.0),
-            state: r.state,
-        })
+        .map(shown_of)
         .collect();
     // The newest 60 when there are more.
     if shown.len() > MAX_SHOWN {
@@ -94,6 +102,7 @@ fn inputs(tx: &Tx<'_>, it: &ScribeItem) -> Result<Inputs, StoreError> {
         line: line.body,
         question,
         before,
+        standing,
         goal: plan.spec.goal,
         tickets,
         filed_ticket: tx
@@ -108,6 +117,18 @@ fn inputs(tx: &Tx<'_>, it: &ScribeItem) -> Result<Inputs, StoreError> {
             SourceKind::YouSaid
         },
     })
+}
+
+fn shown_of(r: troupe_store::RequirementRecord) -> Shown {
+    Shown {
+        id: r.id.0,
+        quote: r.quote,
+        category: r.category,
+        number: r.number,
+        scope: r.scope,
+        ticket: r.ticket_id.map(|t| t.0),
+        state: r.state,
+    }
 }
 
 fn new_requirement(
@@ -171,6 +192,12 @@ fn land(
                 tx.add_requirement(&n)?;
                 wrote += 1;
             }
+            Landed::TakeBack { id } => {
+                let id = troupe_core::ids::RequirementId(*id);
+                if tx.mark_requirement_taken_out(id, it.plan_id)? {
+                    wrote += 1;
+                }
+            }
         }
     }
     Ok(wrote)
@@ -228,6 +255,7 @@ impl Collab {
                 Ok(items) => {
                     let tickets: Vec<(i64, u32)> =
                         cx.tickets.iter().map(|(id, n, _)| (*id, *n)).collect();
+                    let standing: Vec<i64> = cx.standing.iter().map(|s| s.id).collect();
                     let checked = scribe_patch::check(
                         &items,
                         &Context {
@@ -235,6 +263,7 @@ impl Collab {
                             shown: &cx.shown,
                             tickets: &tickets,
                             filed_ticket: cx.filed_ticket,
+                            standing_on_earlier: &standing,
                         },
                     );
                     (checked, None)

@@ -53,6 +53,16 @@ pub(crate) fn prompt(cx: &Inputs) -> String {
         out.push_str(&format!("\nThe user changed their line. It was: {b}\n"));
         out.push_str(&format!("It now reads: {}\n", cx.line));
         out.push_str("Quote only the words it reads now.\n");
+        if !cx.standing.is_empty() {
+            out.push_str(
+                "Entries that stand on what the line said before; when the change takes one \
+                 back, name it with {\"op\": \"take_back\", \"id\": \"R-<n>\"} (the user \
+                 then decides whether it still holds):\n",
+            );
+            for s in &cx.standing {
+                out.push_str(&format!("- R-{} \"{}\"\n", s.id, one_line(&s.quote)));
+            }
+        }
     } else if let Some(q) = &cx.question {
         out.push_str(&format!("\nThe Bot asked: {}\n", one_line(q)));
         out.push_str(&format!("The user answered: {}\n", cx.line));
