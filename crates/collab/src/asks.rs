@@ -84,19 +84,17 @@ pub(crate) fn post_ask(
     Ok(line.id)
 }
 
-/// A person's plain line taken as a waiting Bot's answer (ASK-4): stored on its ask. The line
-/// itself then reaches the Bot as usual.
+/// A person's plain line taken as a waiting Bot's answer (ASK-4): stored on its ask, whether
+/// its desk here asked or its work on a job speaking here. Answers the thread that asked; the
+/// line itself then reaches the Bot as usual there.
 pub(crate) fn take_as_answer(
     tx: &mut Tx<'_>,
     session: &Session,
     line: &SessionMessage,
     bot: &Bot,
-) -> Result<(), StoreError> {
-    let Some(thread) = crate::threads::thread_of(tx, session.id, bot.id)? else {
-        return Ok(());
-    };
-    let Some(ask) = tx.open_ask_of_thread(thread)? else {
-        return Ok(());
+) -> Result<Option<ThreadId>, StoreError> {
+    let Some((ask, thread)) = tx.open_ask_of_bot_in(session.id, bot.id)? else {
+        return Ok(None);
     };
     tx.answer_ask(
         ask,
@@ -111,7 +109,36 @@ pub(crate) fn take_as_answer(
         session.id,
         None,
         json!({"ask_id": ask, "message_id": line.id, "taken_as": "ask_answer"}),
-    )
+    )?;
+    Ok(Some(thread))
+}
+
+/// The answer to a job's ask, typed as a plain line, goes to that work's thread as its next
+/// task (its desk here still reads the line as context); the work is queued with it as mail.
+pub(crate) fn answer_to_work(
+    tx: &mut Tx<'_>,
+    session: &Session,
+    line: &SessionMessage,
+    bot: &Bot,
+    thread: ThreadId,
+    how: &str,
+) -> Result<ThreadId, StoreError> {
+    let text = crate::routing::labelled(session, &crate::routing::speaker(tx, line)?, &line.body);
+    tx.deliver(
+        thread,
+        &Delivery {
+            origin: troupe_core::message::Origin::User,
+            ..Delivery::user_task(text).with_key(crate::routing::line_key(line.id, bot.id))
+        },
+    )?;
+    tx.record_line_delivery(line.id, bot.id, how, thread)?;
+    tx.clear_pause(thread)?;
+    if let Some(item) = tx.work_item_of_thread(thread)? {
+        tx.set_work_mail(item.id, session.id, troupe_core::work_item::PRIORITY_USER)?;
+        tx.set_work_state(item.id, troupe_core::work_item::WorkState::Queued, None)?;
+    }
+    tx.wake_after_commit(thread);
+    Ok(thread)
 }
 
 /// `POST /v1/messages/:id/answer`.

@@ -79,6 +79,8 @@ pub(crate) fn deliver_to_job(
     let session = tx.session(line.session_id)?;
     let mut text = labelled(&session, &speaker(tx, line)?, &line.body);
     let live = tx.live_segment_of(job.id)?;
+    // WI-9: said to the Bot here while its live work speaks elsewhere.
+    let mut reply_in = None;
     let mode = if live.is_some() {
         InboxMode::Steer
     } else {
@@ -88,10 +90,11 @@ pub(crate) fn deliver_to_job(
         Some(run) => {
             let speaking = tx.segment(run)?.map(|s| s.session_id);
             if speaking != Some(session.id) {
+                reply_in = Some(session.id);
                 text = format!(
                     "{text}\n(Said to you in \"{}\": answer there with send_message and \
-                     session_id {}.)",
-                    session.title, session.id.0
+                     session_id {} or parent_id {}.)",
+                    session.title, session.id.0, line.id.0
                 );
             }
             text = format!("#{} {text}", line.id.0);
@@ -112,6 +115,9 @@ pub(crate) fn deliver_to_job(
         },
     )?;
     tx.record_line_delivery(line.id, bot, how, job.thread_id)?;
+    if let Some(there) = reply_in {
+        tx.mark_reply_in(line.id, bot, there)?;
+    }
     if live.is_none() {
         tx.set_work_mail(job.id, session.id, PRIORITY_USER)?;
         let waiting = job.waiting_on.clone();

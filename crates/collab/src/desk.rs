@@ -174,6 +174,10 @@ pub(crate) fn bind_to(
     if live.is_some() {
         return Ok(Bound::Merged);
     }
+    // The job's segment starts on the line the desk handed over.
+    if let Some(id) = trigger {
+        tx.set_work_trigger_line(job.id, id)?;
+    }
     let job = tx.set_work_state(job.id, WorkState::Queued, None)?;
     tx.wake_after_commit(job.thread_id);
     Ok(match queue_position(tx, &job)? {

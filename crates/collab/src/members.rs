@@ -87,12 +87,10 @@ impl Collab {
             for r in rows.into_iter().filter(|r| r.left_at.is_none()) {
                 let bot = tx.bot(r.bot_id)?;
                 let thread = thread_of(tx, id, r.bot_id)?;
-                let (asking, turn) = match thread {
-                    Some(t) => (
-                        tx.open_ask_of_thread(t)?.is_some(),
-                        tx.thread(t)?.lease.holder,
-                    ),
-                    None => (false, None),
+                let asking = tx.open_ask_of_bot_in(id, r.bot_id)?.is_some();
+                let turn = match thread {
+                    Some(t) => tx.thread(t)?.lease.holder,
+                    None => None,
                 };
                 // Its work on a job speaking here counts as its turn here too.
                 let turn = match turn {

@@ -48,25 +48,35 @@ impl MessageObserver for SessionProjector {
             status,
             ..NewLine::plain(session, Author::Bot, body.join("\n"))
         })?;
-        // A Bot's words in its work on a job are that job's (a locked binding: C §3).
-        if let Some(item) = tx.work_item_of_thread(m.thread_id)?
-            && let Some(plan) = item.plan_id
-        {
-            tx.file_line(&troupe_store::NewFiling {
-                message_id: line.id,
-                plan_id: plan,
-                ticket_id: item.ticket_id,
-                part_id: None,
-                source: troupe_store::FilingSource::Binding,
-                filed_by: "binding".into(),
-                locked: true,
-                primary: true,
-            })?;
-        }
+        file_bot_line(tx, m.thread_id, line.id)?;
         // A Bot's line is routed as it is written (Bot lines never queue); the threads it gives
         // work to are woken after this step commits.
         let workspace = std::path::PathBuf::from(tx.thread(m.thread_id)?.workspace);
         crate::routing::route_bot_line_in(tx, &line, &workspace)?;
         Ok(())
     }
+}
+
+/// A Bot's words in its work on a job are that job's (a locked binding: C §3), wherever they
+/// are said: its reply where the work speaks, or a `send_message` elsewhere.
+pub(crate) fn file_bot_line(
+    tx: &mut Tx<'_>,
+    thread: troupe_core::ThreadId,
+    line: troupe_core::SessionMessageId,
+) -> Result<(), StoreError> {
+    if let Some(item) = tx.work_item_of_thread(thread)?
+        && let Some(plan) = item.plan_id
+    {
+        tx.file_line(&troupe_store::NewFiling {
+            message_id: line,
+            plan_id: plan,
+            ticket_id: item.ticket_id,
+            part_id: None,
+            source: troupe_store::FilingSource::Binding,
+            filed_by: "binding".into(),
+            locked: true,
+            primary: true,
+        })?;
+    }
+    Ok(())
 }

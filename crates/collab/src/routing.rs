@@ -61,10 +61,8 @@ fn members(tx: &Tx<'_>, session: &Session) -> Result<Vec<Member>, StoreError> {
             continue;
         }
         let bot = tx.bot(row.bot_id)?;
-        let waiting_ask = match crate::threads::thread_of(tx, session.id, row.bot_id)? {
-            Some(t) => tx.open_ask_of_thread(t)?.is_some(),
-            None => false,
-        };
+        // Its desk's ask or its job's asked here: the next plain line answers it either way.
+        let waiting_ask = tx.open_ask_of_bot_in(session.id, row.bot_id)?.is_some();
         out.push(Member {
             id: row.bot_id,
             archived: bot.archived,
@@ -275,9 +273,20 @@ pub(crate) fn route_person_line(
     for &(b, how) in &recipients {
         let bot = tx.bot(b)?;
         if how == How::AskAnswer.as_str() {
-            crate::asks::take_as_answer(tx, &session, line, &bot)?;
-            out.woke
-                .push(deliver(tx, workspace, &session, line, &bot, Some(how))?);
+            let asked = crate::asks::take_as_answer(tx, &session, line, &bot)?;
+            let desk = crate::threads::thread_of(tx, session.id, b)?;
+            match asked {
+                // A job's ask: the answer goes to that work; the desk reads it as context.
+                Some(job) if Some(job) != desk => {
+                    out.woke.push(crate::asks::answer_to_work(
+                        tx, &session, line, &bot, job, how,
+                    )?);
+                    deliver(tx, workspace, &session, line, &bot, None)?;
+                }
+                _ => out
+                    .woke
+                    .push(deliver(tx, workspace, &session, line, &bot, Some(how))?),
+            }
             continue;
         }
         if filed.is_empty() {

@@ -124,7 +124,25 @@ impl ToolHandler for SendMessage {
                     "not_a_member: this turn is not in a conversation".into(),
                 ));
             };
-            let target = args.session_id.map(SessionId).unwrap_or(home);
+            // A reply to a line with no conversation named answers where that line was said
+            // (a "said to you" line elsewhere: WI-9).
+            let replied_in = match (args.session_id, args.parent_id) {
+                (None, Some(p)) => match tx.line(SessionMessageId(p)) {
+                    Ok(l) => Some(l.session_id),
+                    Err(StoreError::NotFound { .. }) => {
+                        return Err(StoreError::Invalid(format!(
+                            "parent_id: message {p} does not exist"
+                        )));
+                    }
+                    Err(e) => return Err(e),
+                },
+                _ => None,
+            };
+            let target = args
+                .session_id
+                .map(SessionId)
+                .or(replied_in)
+                .unwrap_or(home);
             let session = match tx.session(target) {
                 Ok(s) => s,
                 Err(StoreError::NotFound { .. }) => {
@@ -195,6 +213,7 @@ impl ToolHandler for SendMessage {
                 turn_id: Some(run),
                 ..NewLine::plain(target, Author::Bot, args.text.clone())
             })?;
+            crate::projection::file_bot_line(tx, thread, line.id)?;
             route_bot_line_in(tx, &line, &workspace)?;
             if let Some(n) = notice {
                 crate::members::system_line(tx, target, n)?;
@@ -437,7 +456,7 @@ pub fn registrations(host: &Arc<ToolHost>) -> Vec<ToolRegistration> {
                 "properties": {
                     "text": {"type": "string", "description": "The message. @Name wakes that Bot; @everyone wakes every Bot here."},
                     "session_id": {"type": "integer", "description": "Another conversation you are a member of."},
-                    "parent_id": {"type": "integer", "description": "The message this one answers."}
+                    "parent_id": {"type": "integer", "description": "The message this one answers; without session_id the answer goes where that message was said."}
                 },
                 "required": ["text"],
                 "additionalProperties": false

@@ -36,7 +36,10 @@ impl RunObserver for WorkItems {
                 (session, Vec::new())
             }
         };
-        let trigger = tx.newest_line_delivered_to(run.thread_id)?;
+        // The newest line handed to this work: delivered to its thread, or by a desk.
+        let trigger = tx
+            .take_work_trigger_line(item.id)?
+            .max(tx.newest_line_delivered_to(run.thread_id)?);
         // Admitted under a hold only for a read-only answer (HOLD-R1): the segment says so,
         // the one kind the hold trigger lets live.
         let readonly = !crate::holds::holds_over(tx, run.thread_id)?.is_empty();

@@ -121,25 +121,18 @@ async fn a_line_said_to_a_working_bot_in_another_conversation_is_marked_and_answ
     assert_eq!(w.collab.plan(plan).unwrap().home_session_id, Some(d));
     let run = live_run(&w, &x).unwrap();
     assert_eq!(segment_of(&w, run).mode, WorkMode::Work);
-    // The group spoke of the job before, so the reader is shown it there. That line is filed
-    // by hand: C §3's candidates from the called Bot's open work are not built, so nothing
-    // else files a group's line under a job whose home is a direct.
-    let earlier = person_line(&w, g, "the launch poster needs a colour");
-    w.collab
-        .store()
-        .write(|tx| {
-            tx.file_line(&troupe_store::NewFiling {
-                message_id: earlier.id,
-                plan_id: plan,
-                ticket_id: None,
-                part_id: None,
-                source: FilingSource::Reader,
-                filed_by: "reader".into(),
-                locked: false,
-                primary: true,
-            })
-        })
-        .unwrap();
+    // Its segment starts on the line its desk handed over.
+    let asked = line_saying(&w, d, "make the poster").unwrap();
+    assert_eq!(
+        w.collab
+            .store()
+            .read(|tx| tx.segment(run))
+            .unwrap()
+            .unwrap()
+            .trigger_line_id,
+        Some(asked.id),
+        "the desk's line is the job segment's trigger"
+    );
     let line = w
         .collab
         .post_line(g, "@Alpha 你呢".into(), None)
@@ -155,8 +148,16 @@ async fn a_line_said_to_a_working_bot_in_another_conversation_is_marked_and_answ
         (filed[0].plan_id, filed[0].source),
         (plan, FilingSource::Reader)
     );
-    // It waits in the live segment's inbox, said to it in the group (a note in the text: no
-    // `reply_in` is stored).
+    // The job is the reader's to offer though its home is the direct: it is the open work of
+    // the Bot the line names (C §3). It waits in the live segment's inbox, said to it in the
+    // group: marked `reply_in` (WI-9) and said so in the text.
+    let to = w
+        .collab
+        .store()
+        .read(|tx| tx.line_deliveries(line.id))
+        .unwrap();
+    assert_eq!(to.len(), 1);
+    assert_eq!((to[0].thread_id, to[0].reply_in), (x.thread_id, Some(g)));
     let key = format!("line:{}:to:{}", line.id.0, alpha.0);
     let mail = unread(&w, x.thread_id, &key).expect("the line is the segment's mail");
     assert_eq!(mail.mode, InboxMode::Steer);
@@ -177,6 +178,19 @@ async fn a_line_said_to_a_working_bot_in_another_conversation_is_marked_and_answ
     assert_eq!(
         (answer.author, answer.bot_id, answer.turn_id),
         (Author::Bot, Some(alpha), Some(run))
+    );
+    // Its words there are the job's (a Bot's own output: a locked binding).
+    let answer_filed = w
+        .collab
+        .store()
+        .read(|tx| tx.filings_of_line(answer.id))
+        .unwrap();
+    assert_eq!(
+        answer_filed
+            .iter()
+            .map(|f| (f.plan_id, f.source, f.locked))
+            .collect::<Vec<_>>(),
+        vec![(plan, FilingSource::Binding, true)]
     );
     // send_message did not end the segment: it went on and finished where it speaks.
     assert_eq!(ends(&w, x.thread_id), vec!["completed"]);
@@ -400,4 +414,114 @@ async fn a_desk_choosing_its_running_job_hands_over_its_line_verbatim_and_ends_m
             .turn_id,
         Some(run)
     );
+}
+
+// ASK-4 for work on a job: the member waits on its job's ask, and a plain line is the answer.
+#[tokio::test]
+async fn a_plain_line_answers_the_ask_a_bots_job_made_in_the_group() {
+    let w = world();
+    // Its desk opens the job; the job's turn (which first tries work_on again, refused) asks
+    // in the group, where its work speaks; the answer's line gets the last reply.
+    let alpha = bot(
+        &w,
+        "Alpha",
+        r#"{"steps":[{"text":"unused"},
+            {"tool_calls":[{"name":"ask_user","arguments":{"question":"Blue or green?"}}]}],
+           "rules":[
+            {"when_user_contains":"blue, please","reply":{"text":"Going with blue."}},
+            {"when_user_contains":"paint the banner","reply":{"tool_calls":[{"name":"work_on","arguments":{"new":{"title":"a banner"}}}]}}]}"#,
+    );
+    let g = group(&w, &[alpha]);
+    let desk = thread_of(&w, g, alpha);
+    let mut events = w.collab.store().subscribe();
+    w.collab
+        .post_line(g, "@Alpha paint the banner".into(), None)
+        .await
+        .unwrap();
+    until(&mut events, "the job's ask is open", || {
+        job(&w, alpha).is_some_and(|j| {
+            w.collab
+                .store()
+                .read(|tx| tx.open_ask_of_thread(j.thread_id))
+                .unwrap()
+                .is_some()
+        })
+    })
+    .await;
+    let x = job(&w, alpha).unwrap();
+    until(&mut events, "the asking segment ended", || {
+        !ends(&w, x.thread_id).is_empty()
+    })
+    .await;
+    assert_eq!(w.collab.members(g).unwrap()[0].state, "waiting_ask");
+    let line = w
+        .collab
+        .post_line(g, "blue, please".into(), None)
+        .await
+        .unwrap();
+    until(&mut events, "the job answered", || {
+        line_saying(&w, g, "Going with blue.").is_some()
+    })
+    .await;
+    let ask = ask_line(&w, g).ask.unwrap();
+    assert_eq!(ask.answer.unwrap().text.as_deref(), Some("blue, please"));
+    let to = w
+        .collab
+        .store()
+        .read(|tx| tx.line_deliveries(line.id))
+        .unwrap();
+    assert_eq!(to.len(), 1);
+    assert_eq!(
+        (to[0].how.as_str(), to[0].thread_id),
+        ("ask_answer", x.thread_id)
+    );
+    let [_, second] = &runs_of(&w, x.thread_id)[..] else {
+        panic!("the asking segment and the one the answer started")
+    };
+    assert_eq!(
+        line_saying(&w, g, "Going with blue.").unwrap().turn_id,
+        Some(second.id)
+    );
+    assert_eq!(runs(&w, desk), 1, "the desk ran only for the first line");
+}
+
+// MSG-1 with WI-9: a reply by `parent_id` alone goes where the answered line was said.
+#[tokio::test]
+async fn send_message_with_only_a_parent_answers_where_that_line_was_said() {
+    let w = world();
+    let alpha = bot(&w, "Alpha", r#"{"steps":[{"text":"placeholder"}]}"#);
+    let d = direct(&w, alpha);
+    let g = group(&w, &[alpha]);
+    let question = person_line(&w, g, "which font do we use?");
+    rescript(
+        &w,
+        alpha,
+        &format!(
+            r#"{{"steps":[
+                {{"tool_calls":[{{"name":"send_message","arguments":{{"text":"Inter, everywhere.","parent_id":{q}}}}}]}},
+                {{"tool_calls":[{{"name":"send_message","arguments":{{"text":"lost","parent_id":999999}}}}]}},
+                {{"text":"Answered in the group."}}]}}"#,
+            q = question.id.0
+        ),
+    );
+    let t = thread_of(&w, d, alpha);
+    let mut events = w.collab.store().subscribe();
+    w.collab
+        .post_line(d, "answer the font question in the group".into(), None)
+        .await
+        .unwrap();
+    runs_ended(&mut events, t, 1).await;
+    let answer = line_saying(&w, g, "Inter, everywhere.").expect("posted in the group");
+    assert_eq!(answer.parent_id, Some(question.id));
+    assert!(line_saying(&w, d, "Inter, everywhere.").is_none());
+    assert!(line_saying(&w, g, "lost").is_none() && line_saying(&w, d, "lost").is_none());
+    let refused = w
+        .collab
+        .store()
+        .read(|tx| tx.messages(t, None, u32::MAX))
+        .unwrap()
+        .into_iter()
+        .flat_map(|m| m.parts)
+        .any(|p| format!("{p:?}").contains("parent_id: message 999999 does not exist"));
+    assert!(refused, "the unknown parent is named");
 }

@@ -38,6 +38,9 @@ pub struct LineDelivery {
     pub bot_id: BotId,
     pub how: String,
     pub thread_id: ThreadId,
+    /// Said to the Bot here while its work speaks in another conversation (WI-9, "said to
+    /// you"): the conversation it answers in with `send_message`.
+    pub reply_in: Option<SessionId>,
 }
 
 /// A stored reading of a line.
@@ -319,16 +322,31 @@ impl Tx<'_> {
 
     pub fn line_deliveries(&self, line: SessionMessageId) -> Result<Vec<LineDelivery>> {
         self.query_all(
-            "SELECT bot_id, how, thread_id FROM line_deliveries WHERE line_id = ?1 ORDER BY created_at, bot_id",
+            "SELECT bot_id, how, thread_id, reply_in FROM line_deliveries WHERE line_id = ?1 ORDER BY created_at, bot_id",
             args![line.0],
             |r| {
                 Ok(LineDelivery {
                     bot_id: BotId(r.get(0)?),
                     how: r.get(1)?,
                     thread_id: ThreadId(r.get(2)?),
+                    reply_in: r.get::<Option<i64>>(3)?.map(SessionId),
                 })
             },
         )
+    }
+
+    /// Mark a delivered line as said to its Bot in `session` (WI-9).
+    pub fn mark_reply_in(
+        &mut self,
+        line: SessionMessageId,
+        bot: BotId,
+        session: SessionId,
+    ) -> Result<()> {
+        self.exec(
+            "UPDATE line_deliveries SET reply_in = ?3 WHERE line_id = ?1 AND bot_id = ?2",
+            args![line.0, bot.0, session.0],
+        )?;
+        Ok(())
     }
 
     /// Move a person's line along reading → queued → routed (or withdrawn).
@@ -494,6 +512,23 @@ impl Tx<'_> {
                 |r| r.get::<i64>(0),
             )?
             .map(SessionMessageId))
+    }
+
+    /// A Bot's newest open ask in a conversation, from any of its threads (its desk there or
+    /// its work on a job speaking there): the ask line and the thread waiting on it.
+    pub fn open_ask_of_bot_in(
+        &self,
+        session: SessionId,
+        bot: BotId,
+    ) -> Result<Option<(SessionMessageId, ThreadId)>> {
+        self.query_opt(
+            "SELECT id, ask_thread_id FROM session_messages
+             WHERE session_id = ?1 AND bot_id = ?2 AND kind = 'ask'
+               AND ask_answer IS NULL AND ask_closed_at IS NULL AND ask_thread_id IS NOT NULL
+             ORDER BY id DESC LIMIT 1",
+            args![session.0, bot.0],
+            |r| Ok((SessionMessageId(r.get(0)?), ThreadId(r.get(1)?))),
+        )
     }
 
     /// Open asks in a conversation: (line, asking Bot, its thread).

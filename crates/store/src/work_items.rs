@@ -156,6 +156,49 @@ impl Tx<'_> {
         self.query_all(&sql, args![bot.0], from_row)
     }
 
+    /// Note the line the item's next segment starts on (a desk handing its line over).
+    pub fn set_work_trigger_line(&mut self, id: WorkItemId, line: SessionMessageId) -> Result<()> {
+        self.exec(
+            "UPDATE work_items SET trigger_line_id = ?2 WHERE id = ?1",
+            args![id.0, line.0],
+        )?;
+        Ok(())
+    }
+
+    /// The line noted for the item's next segment, taken: the segment starting now owns it.
+    pub fn take_work_trigger_line(&mut self, id: WorkItemId) -> Result<Option<SessionMessageId>> {
+        let line: Option<i64> = self
+            .query_opt(
+                "SELECT trigger_line_id FROM work_items WHERE id = ?1",
+                args![id.0],
+                |r| r.get(0),
+            )?
+            .flatten();
+        if line.is_some() {
+            self.exec(
+                "UPDATE work_items SET trigger_line_id = NULL WHERE id = ?1",
+                args![id.0],
+            )?;
+        }
+        Ok(line.map(SessionMessageId))
+    }
+
+    /// The jobs a Bot works on (C §3's candidate rule): those of its open work items, and
+    /// those its segments worked on since `since`. Oldest job first.
+    pub fn jobs_of_bot_work(&self, bot: BotId, since: i64) -> Result<Vec<PlanId>> {
+        self.query_all(
+            "SELECT DISTINCT plan_id FROM (
+                 SELECT plan_id FROM work_items
+                 WHERE bot_id = ?1 AND mode = 'work' AND state <> 'closed'
+                 UNION
+                 SELECT w.plan_id FROM segments s JOIN work_items w ON w.id = s.work_item_id
+                 WHERE s.bot_id = ?1 AND s.created_at >= ?2 AND w.mode = 'work'
+             ) AS touched WHERE plan_id IS NOT NULL ORDER BY plan_id",
+            args![bot.0, since],
+            |r| Ok(PlanId(r.get(0)?)),
+        )
+    }
+
     /// Work items on a job, every Bot's.
     pub fn work_items_of_plan(&self, plan: PlanId) -> Result<Vec<WorkItemRecord>> {
         let sql = format!("SELECT {COLUMNS} FROM work_items WHERE plan_id = ?1 ORDER BY id");

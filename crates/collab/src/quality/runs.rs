@@ -22,12 +22,13 @@ impl RunObserver for QualityRuns {
         let Some(end) = &run.end_reason else {
             return Ok(());
         };
-        let shape = if tx.run_declined(run.id)? {
-            ReplyShape::Declined
-        } else if tx.run_cut_off(run.id)? {
-            ReplyShape::CutOff
-        } else {
-            ReplyShape::Whole
+        // How the replies came back matters only where the end itself says nothing: a hold
+        // ending a hundred turns reads no replies.
+        let shape = match turn_end_quality(end, ReplyShape::Whole) {
+            Some(_) => ReplyShape::Whole,
+            None if tx.run_declined(run.id)? => ReplyShape::Declined,
+            None if tx.run_cut_off(run.id)? => ReplyShape::CutOff,
+            None => ReplyShape::Whole,
         };
         let Some((kind, why)) = turn_end_quality(end, shape) else {
             return Ok(());

@@ -5,14 +5,21 @@
 
 use crate::{Collab, CollabError};
 use troupe_core::conversation::SessionKind;
+use troupe_core::mention::parse_mentions;
 use troupe_core::reading::filing::{
     Candidate, FILING_LINES_BEFORE, Filing, filing_prompt, parse_filing,
 };
 use troupe_core::{PlanId, SessionMessageId};
 use troupe_store::{FilingReadingRecord, StoreError, Tx};
 
-/// The jobs a line may be filed under (C §3's candidate set, as far as this conversation's
-/// records reach): its jobs that are not dormant, and the jobs of the lines before it.
+/// How far back a called Bot's segments bring their jobs in (C §3).
+const BOT_WORK_WINDOW_MS: i64 = 24 * 60 * 60 * 1000;
+
+/// The jobs a line may be filed under (C §3's candidate set): the conversation's jobs that are
+/// not dormant; the jobs of the called Bots' open work and of their segments in the last 24 h
+/// (the Bots the line names, else the conversation's Bots) — so a Bot working on a job from
+/// another conversation can be told about it here (S-WI-1); and the jobs of the lines before
+/// it.
 pub(crate) fn line_candidates(
     tx: &Tx<'_>,
     line: SessionMessageId,
@@ -23,6 +30,26 @@ pub(crate) fn line_candidates(
         .into_iter()
         .map(|p| p.id)
         .collect();
+    let session = tx.session(l.session_id)?;
+    let roster = crate::routing::roster(tx, &session)?;
+    let named: Vec<_> = parse_mentions(&l.body, &roster)
+        .named
+        .into_iter()
+        .filter(|b| session.bot_ids.contains(b))
+        .collect();
+    let called = if named.is_empty() {
+        session.bot_ids.clone()
+    } else {
+        named
+    };
+    let since = tx.now() - BOT_WORK_WINDOW_MS;
+    for bot in called {
+        for p in tx.jobs_of_bot_work(bot, since)? {
+            if !out.contains(&p) && tx.find_plan(p)?.is_some_and(|plan| !plan.is_dormant()) {
+                out.push(p);
+            }
+        }
+    }
     for before in tx.lines_before(l.session_id, line, FILING_LINES_BEFORE as u32)? {
         for f in tx.filings_of_line(before.id)? {
             if !out.contains(&f.plan_id) {
