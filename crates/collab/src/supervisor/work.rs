@@ -300,29 +300,9 @@ pub(super) fn bot_unusable(tx: &Tx<'_>, bot: BotId) -> Result<bool, StoreError> 
         return Ok(false);
     };
     Ok(match tx.run(run)?.end_reason {
-        Some(EndReason::ModelError(detail)) => account_failure(&detail),
+        Some(EndReason::ModelError(detail)) => troupe_core::supervisor::account_failure(&detail),
         _ => false,
     })
-}
-
-/// A model error that retrying cannot mend: refused credentials, an unknown model, a quota.
-pub(crate) fn account_failure(detail: &str) -> bool {
-    let d = detail.to_ascii_lowercase();
-    [
-        "401",
-        "403",
-        "unauthorized",
-        "forbidden",
-        "model_not_found",
-        "unknown model",
-        "does not exist",
-        "insufficient_quota",
-        "quota",
-        "out of usage",
-        "usage limit",
-    ]
-    .iter()
-    .any(|w| d.contains(w))
 }
 
 /// The cut segment's last step, for the pick-up line: its newest tool call, or how it failed.

@@ -3,10 +3,12 @@
 //! to write; the conversation layer gathers the snapshot and applies the actions in one write.
 //! No model calls, no timers of its own: every deadline it sets is a stored time.
 
+pub mod account;
 pub mod pickup;
 pub mod stalled;
 pub mod work;
 
+pub use account::account_failure;
 pub use pickup::{
     PickupCause, PickupFacts, PickupVerdict, RestartCause, pickup_line, pickup_verdict,
 };
