@@ -179,9 +179,11 @@ impl Tx<'_> {
             )?;
         let Some(run) = run else { return Ok(None) };
         let (continuation, tool_calls): (bool, u32) = self.query_one(
-            "SELECT EXISTS (SELECT 1 FROM messages WHERE run_id = ?1 AND origin = 'continuation'),
+            // Through the thread's index: messages have none by run.
+            "SELECT EXISTS (SELECT 1 FROM messages
+                            WHERE thread_id = ?2 AND run_id = ?1 AND origin = 'continuation'),
                     (SELECT COUNT(*) FROM tool_calls WHERE run_id = ?1)",
-            args![run],
+            args![run, thread.0],
             |r| Ok((r.get(0)?, r.get(1)?)),
         )?;
         Ok(Some(TurnFacts {

@@ -296,24 +296,16 @@ impl Tx<'_> {
         Ok(self.turn_refs(run)?.bot.map(BotId))
     }
 
-    /// Whether a reply of the turn was cut off at the model's length cap.
-    pub fn run_cut_off(&self, run: RunId) -> Result<bool> {
-        let n: i64 = self.query_one(
-            "SELECT COUNT(*) FROM messages WHERE run_id = ?1 AND finish = 'length'",
+    /// How the turn's replies came back, from its model calls (indexed by run): whether the
+    /// provider said the model declined one, and whether one was cut off at the length cap.
+    pub fn run_reply_shape(&self, run: RunId) -> Result<(bool, bool)> {
+        self.query_one(
+            "SELECT COALESCE(SUM(CASE WHEN finish = 'refusal' THEN 1 ELSE 0 END), 0),
+                    COALESCE(SUM(CASE WHEN finish = 'length' THEN 1 ELSE 0 END), 0)
+             FROM model_calls WHERE run_id = ?1",
             args![run.0],
-            |r| r.get(0),
-        )?;
-        Ok(n > 0)
-    }
-
-    /// Whether the provider said the model declined one of the turn's answers.
-    pub fn run_declined(&self, run: RunId) -> Result<bool> {
-        let n: i64 = self.query_one(
-            "SELECT COUNT(*) FROM model_calls WHERE run_id = ?1 AND finish = 'refusal'",
-            args![run.0],
-            |r| r.get(0),
-        )?;
-        Ok(n > 0)
+            |r| Ok((r.get::<i64>(0)? > 0, r.get::<i64>(1)? > 0)),
+        )
     }
 
     /// Whether the user marked the turn as the model's problem.

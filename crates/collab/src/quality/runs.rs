@@ -26,9 +26,11 @@ impl RunObserver for QualityRuns {
         // ending a hundred turns reads no replies.
         let shape = match turn_end_quality(end, ReplyShape::Whole) {
             Some(_) => ReplyShape::Whole,
-            None if tx.run_declined(run.id)? => ReplyShape::Declined,
-            None if tx.run_cut_off(run.id)? => ReplyShape::CutOff,
-            None => ReplyShape::Whole,
+            None => match tx.run_reply_shape(run.id)? {
+                (true, _) => ReplyShape::Declined,
+                (false, true) => ReplyShape::CutOff,
+                (false, false) => ReplyShape::Whole,
+            },
         };
         let Some((kind, why)) = turn_end_quality(end, shape) else {
             return Ok(());
