@@ -151,11 +151,7 @@ async fn a_line_said_to_a_working_bot_in_another_conversation_is_marked_and_answ
     // The job is the reader's to offer though its home is the direct: it is the open work of
     // the Bot the line names (C §3). It waits in the live segment's inbox, said to it in the
     // group: marked `reply_in` (WI-9) and said so in the text.
-    let to = w
-        .collab
-        .store()
-        .read(|tx| tx.line_deliveries(line.id))
-        .unwrap();
+    let to = deliveries(&w, line.id);
     assert_eq!(to.len(), 1);
     assert_eq!((to[0].thread_id, to[0].reply_in), (x.thread_id, Some(g)));
     let key = format!("line:{}:to:{}", line.id.0, alpha.0);
@@ -315,11 +311,7 @@ async fn a_plain_line_where_a_bot_waits_on_its_ask_is_the_answer_and_its_work_go
         Some("blue, please"),
         "taken as the answer"
     );
-    let to = w
-        .collab
-        .store()
-        .read(|tx| tx.line_deliveries(line.id))
-        .unwrap();
+    let to = deliveries(&w, line.id);
     assert_eq!(to.len(), 1);
     assert_eq!((to[0].how.as_str(), to[0].thread_id), ("ask_answer", t));
     // The asking work goes on with the answer: its next segment, same work item and thread,
@@ -465,11 +457,7 @@ async fn a_plain_line_answers_the_ask_a_bots_job_made_in_the_group() {
     .await;
     let ask = ask_line(&w, g).ask.unwrap();
     assert_eq!(ask.answer.unwrap().text.as_deref(), Some("blue, please"));
-    let to = w
-        .collab
-        .store()
-        .read(|tx| tx.line_deliveries(line.id))
-        .unwrap();
+    let to = deliveries(&w, line.id);
     assert_eq!(to.len(), 1);
     assert_eq!(
         (to[0].how.as_str(), to[0].thread_id),

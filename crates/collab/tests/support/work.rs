@@ -159,6 +159,17 @@ pub fn line_saying(w: &World, s: SessionId, words: &str) -> Option<SessionMessag
         .find(|l| l.body == words)
 }
 
+/// Whom a line reached, and how.
+pub fn deliveries(
+    w: &World,
+    line: troupe_core::SessionMessageId,
+) -> Vec<troupe_store::LineDelivery> {
+    w.collab
+        .store()
+        .read(|tx| tx.line_deliveries(line))
+        .unwrap()
+}
+
 /// A person's line written straight into the conversation (routed to nobody).
 pub fn person_line(w: &World, s: SessionId, words: &str) -> SessionMessage {
     w.collab
