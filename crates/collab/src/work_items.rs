@@ -37,8 +37,11 @@ impl RunObserver for WorkItems {
             }
         };
         // The newest line handed to this work: delivered to its thread, or by a desk.
-        let trigger = tx
-            .take_work_trigger_line(item.id)?
+        if item.trigger_line_id.is_some() {
+            tx.clear_work_trigger_line(item.id)?;
+        }
+        let trigger = item
+            .trigger_line_id
             .max(tx.newest_line_delivered_to(run.thread_id)?);
         // Admitted under a hold only for a read-only answer (HOLD-R1): the segment says so,
         // the one kind the hold trigger lets live.

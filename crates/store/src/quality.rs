@@ -8,6 +8,7 @@
 use crate::{Result, StoreError, Tx, args};
 use serde::Serialize;
 use serde_json::{Value, json};
+use troupe_core::quality::ReplyShape;
 pub use troupe_core::quality::{QualityType, cause};
 use troupe_core::{BotId, PlanId, RunId, TicketId};
 
@@ -298,13 +299,19 @@ impl Tx<'_> {
 
     /// How the turn's replies came back, from its model calls (indexed by run): whether the
     /// provider said the model declined one, and whether one was cut off at the length cap.
-    pub fn run_reply_shape(&self, run: RunId) -> Result<(bool, bool)> {
+    pub fn run_reply_shape(&self, run: RunId) -> Result<ReplyShape> {
         self.query_one(
             "SELECT COALESCE(SUM(CASE WHEN finish = 'refusal' THEN 1 ELSE 0 END), 0),
                     COALESCE(SUM(CASE WHEN finish = 'length' THEN 1 ELSE 0 END), 0)
              FROM model_calls WHERE run_id = ?1",
             args![run.0],
-            |r| Ok((r.get::<i64>(0)? > 0, r.get::<i64>(1)? > 0)),
+            |r| {
+                Ok(match (r.get::<i64>(0)? > 0, r.get::<i64>(1)? > 0) {
+                    (true, _) => ReplyShape::Declined,
+                    (false, true) => ReplyShape::CutOff,
+                    (false, false) => ReplyShape::Whole,
+                })
+            },
         )
     }
 

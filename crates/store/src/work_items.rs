@@ -30,6 +30,9 @@ pub struct WorkItemRecord {
     pub queued_at: Option<i64>,
     pub created_at: i64,
     pub updated_at: i64,
+    /// The line its next segment starts on, when a desk handed it over (no delivery to the
+    /// work's thread says so).
+    pub trigger_line_id: Option<SessionMessageId>,
 }
 
 pub struct NewWorkItem {
@@ -70,7 +73,8 @@ pub struct SegmentWork {
 }
 
 const COLUMNS: &str = "id, bot_id, mode, plan_id, ticket_id, session_id, thread_id, state, \
-    waiting_on, no_progress_endings, speaks_in, priority, queued_at, created_at, updated_at";
+    waiting_on, no_progress_endings, speaks_in, priority, queued_at, created_at, updated_at, \
+    trigger_line_id";
 
 fn bad(what: &str, e: impl std::fmt::Display) -> StoreError {
     StoreError::Corrupt(format!("{what}: {e}"))
@@ -96,6 +100,7 @@ fn from_row(r: &crate::Row) -> Result<WorkItemRecord> {
         queued_at: r.get(12)?,
         created_at: r.get(13)?,
         updated_at: r.get(14)?,
+        trigger_line_id: r.get::<Option<i64>>(15)?.map(SessionMessageId),
     })
 }
 
@@ -165,22 +170,13 @@ impl Tx<'_> {
         Ok(())
     }
 
-    /// The line noted for the item's next segment, taken: the segment starting now owns it.
-    pub fn take_work_trigger_line(&mut self, id: WorkItemId) -> Result<Option<SessionMessageId>> {
-        let line: Option<i64> = self
-            .query_opt(
-                "SELECT trigger_line_id FROM work_items WHERE id = ?1",
-                args![id.0],
-                |r| r.get(0),
-            )?
-            .flatten();
-        if line.is_some() {
-            self.exec(
-                "UPDATE work_items SET trigger_line_id = NULL WHERE id = ?1",
-                args![id.0],
-            )?;
-        }
-        Ok(line.map(SessionMessageId))
+    /// The segment starting now took the line noted for it.
+    pub fn clear_work_trigger_line(&mut self, id: WorkItemId) -> Result<()> {
+        self.exec(
+            "UPDATE work_items SET trigger_line_id = NULL WHERE id = ?1",
+            args![id.0],
+        )?;
+        Ok(())
     }
 
     /// The jobs a Bot works on (C §3's candidate rule): those of its open work items, and

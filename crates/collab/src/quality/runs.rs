@@ -24,13 +24,10 @@ impl RunObserver for QualityRuns {
         };
         // How the replies came back matters only where the end itself says nothing: a hold
         // ending a hundred turns reads no replies.
-        let shape = match turn_end_quality(end, ReplyShape::Whole) {
-            Some(_) => ReplyShape::Whole,
-            None => match tx.run_reply_shape(run.id)? {
-                (true, _) => ReplyShape::Declined,
-                (false, true) => ReplyShape::CutOff,
-                (false, false) => ReplyShape::Whole,
-            },
+        let shape = if turn_end_quality(end, ReplyShape::Whole).is_some() {
+            ReplyShape::Whole
+        } else {
+            tx.run_reply_shape(run.id)?
         };
         let Some((kind, why)) = turn_end_quality(end, shape) else {
             return Ok(());
