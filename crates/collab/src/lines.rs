@@ -166,6 +166,8 @@ impl Collab {
             let routed = route_person_line(tx, &workspace, &now)?;
             // A complaint sends its work back with the line (CP3), once it is filed.
             crate::quality::complaint_on_routed(tx, &now)?;
+            // Shown hand-overs the line objects to go back the same way (UW3, LR-8).
+            crate::submissions::user_word::objected_on_routed(tx, &now)?;
             // Sending is one way a paused conversation resumes.
             for t in &routed.woke {
                 tx.clear_pause(*t)?;
@@ -175,6 +177,8 @@ impl Collab {
         let Some(routed) = routed else {
             return Ok(());
         };
+        // What the line let through is approved by its word once its gates rerun (UW2).
+        self.let_through_by_line(id).await;
         // The line is durable already; a drive that fails here is retried by the next request
         // or at boot, so it is logged rather than turned into an error for the sender.
         for thread in &routed.woke {

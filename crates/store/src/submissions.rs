@@ -13,7 +13,7 @@ use serde_json::json;
 use std::collections::HashMap;
 use troupe_core::submission::{ApprovedBy, SubmissionOrigin, SubmissionState, is_undecided};
 use troupe_core::{
-    BotId, PartId, PlanId, RunId, SessionMessageId, SubmissionId, TicketId, WorkItemId,
+    BotId, PartId, PlanId, RunId, SessionId, SessionMessageId, SubmissionId, TicketId, WorkItemId,
 };
 
 /// One file handed over.
@@ -258,6 +258,32 @@ impl Tx<'_> {
             }
             None => self.submissions_where(Scope::Plan(plan)),
         }
+    }
+
+    /// UW1: the hand-overs waiting on the user's word where the user speaks in `session` —
+    /// those of jobs whose conversation it is (the job's home, where its work ran, or where
+    /// the user's lines were filed under it), only `maker`'s when given (the user's direct
+    /// with that Bot) — the latest `limit`, newest first.
+    pub fn awaiting_word_in(
+        &self,
+        session: SessionId,
+        maker: Option<BotId>,
+        limit: u32,
+    ) -> Result<Vec<SubmissionRecord>> {
+        let ids: Vec<SubmissionId> = self.query_all(
+            "SELECT s.id FROM submissions s JOIN plans p ON p.id = s.plan_id
+             WHERE s.state = 'awaiting_user' AND (?2 = 0 OR s.producer_bot_id = ?2)
+               AND (p.home_session_id = ?1
+                 OR EXISTS (SELECT 1 FROM segments g JOIN work_items w ON w.id = g.work_item_id
+                            WHERE w.plan_id = s.plan_id AND g.session_id = ?1)
+                 OR EXISTS (SELECT 1 FROM message_filings f
+                            JOIN session_messages m ON m.id = f.message_id
+                            WHERE f.plan_id = s.plan_id AND m.session_id = ?1))
+             ORDER BY s.id DESC LIMIT ?3",
+            args![session.0, maker.map_or(0, |b| b.0), i64::from(limit)],
+            |r| Ok(SubmissionId(r.get(0)?)),
+        )?;
+        ids.into_iter().map(|id| self.submission(id)).collect()
     }
 
     /// A ticket's hand-overs, newest first, with everything [`Tx::submissions_of_plan`] gives.

@@ -135,27 +135,39 @@ pub(crate) fn on_routed(
         let Some(sub) = current(tx, ticket)? else {
             continue;
         };
-        tx.record_review_misses(sub.id, Some(line.id), Some(line.session_id), &line.body)?;
-        let text = format!(
-            "The user found fault with your hand-over {} of #{:02} \"{}\", so it is back in \
-             rework. Their words: \"{}\". Fix it yourself and hand it over again with submit.",
-            sub.id,
-            t.number,
-            t.title,
-            line.body.trim()
-        );
-        send_back(tx, &sub, SendBack::UserFault, Some(("complaint", text)))?;
-        super::writers::complained(tx, &sub, line)?;
-        // The user's word on the maker's work there lifts their Stop on it, even said to
-        // another Bot; what the lift frees runs once this commits.
-        if let Some(item) = sub.work_item_id {
-            let thread = tx.work_item(item)?.thread_id;
-            let (after, _) = crate::holds::lines::lift_by_person_act(tx, thread)?;
-            for t in after.drive.iter().chain(&after.reopened) {
-                tx.wake_after_commit(*t);
-            }
-        }
+        complain_about(tx, line, &sub)?;
         sent.push(ticket);
     }
     Ok(sent)
+}
+
+/// CP3 on one hand-over: it goes to rework with its ticket, each review that approved it gets
+/// its miss, and the maker is woken with the user's words, its Stop there lifted.
+pub(crate) fn complain_about(
+    tx: &mut Tx<'_>,
+    line: &SessionMessage,
+    sub: &SubmissionRecord,
+) -> Result<(), StoreError> {
+    let t = tx.ticket(sub.ticket_id)?;
+    tx.record_review_misses(sub.id, Some(line.id), Some(line.session_id), &line.body)?;
+    let text = format!(
+        "The user found fault with your hand-over {} of #{:02} \"{}\", so it is back in \
+             rework. Their words: \"{}\". Fix it yourself and hand it over again with submit.",
+        sub.id,
+        t.number,
+        t.title,
+        line.body.trim()
+    );
+    send_back(tx, sub, SendBack::UserFault, Some(("complaint", text)))?;
+    super::writers::complained(tx, sub, line)?;
+    // The user's word on the maker's work there lifts their Stop on it, even said to
+    // another Bot; what the lift frees runs once this commits.
+    if let Some(item) = sub.work_item_id {
+        let thread = tx.work_item(item)?.thread_id;
+        let (after, _) = crate::holds::lines::lift_by_person_act(tx, thread)?;
+        for t in after.drive.iter().chain(&after.reopened) {
+            tx.wake_after_commit(*t);
+        }
+    }
+    Ok(())
 }

@@ -13,7 +13,7 @@ mod writers;
 
 pub use calibration::Calibration;
 pub use complaint_note::{ComplaintNote, complaint_note};
-pub(crate) use complaints::on_routed as complaint_on_routed;
+pub(crate) use complaints::{complain_about, on_routed as complaint_on_routed};
 pub use lessons::LessonGuard;
 pub use runs::QualityRuns;
 pub(crate) use writers::{board_sent_back, check_written, checks_failed, sent_back};

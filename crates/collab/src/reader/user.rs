@@ -23,12 +23,15 @@ impl Collab {
         if let Some(stored) = self.stored_user_reading(id)? {
             return Ok(stored);
         }
-        let (line, parent, before) = self.store().read(|tx| {
+        let (line, parent, before, (spoken_in, shown)) = self.store().read(|tx| {
             let line = tx.line(id)?;
             let parent = line.parent_id.map(|p| tx.line(p)).transpose()?;
             let before = tx.lines_before(line.session_id, id, LINES_BEFORE as u32)?;
-            Ok((line, parent, before))
+            let shown = crate::submissions::user_word::shown_for(tx, &line)?;
+            Ok((line, parent, before, shown))
         })?;
+        let shown_numbers: Vec<u32> = shown.iter().map(|(_, h)| h.number).collect();
+        let shown_for_reader: Vec<_> = shown.iter().map(|(_, h)| h.clone()).collect();
         let mut context = Vec::new();
         for l in &before {
             context.push((self.speaker_name(l)?, l.body.clone()));
@@ -37,11 +40,12 @@ impl Collab {
             &line.body,
             parent.as_ref().map(|p| p.body.as_str()),
             &context,
-            &[],
+            &shown_for_reader,
+            &spoken_in,
         );
         let answer = self.reader().ask(self.roles(), prompt).await;
         let parsed = match (&answer.raw, &answer.failure) {
-            (Some(raw), None) => parse_user_reading(raw, &line.body, &[])
+            (Some(raw), None) => parse_user_reading(raw, &line.body, &shown_numbers)
                 .map_err(|e| format!("unreadable answer: {e}")),
             (_, Some(f)) => Err(f.clone()),
             (None, None) => Err("no answer".into()),
@@ -53,7 +57,10 @@ impl Collab {
         if let Some(why) = &failure {
             tracing::info!(line = %id, reason = %why, "line read by the word lists");
         }
-        let value = json!(reading);
+        // The shown hand-overs by number, so what the line lets through is known after a
+        // restart too.
+        let mut value = json!(reading);
+        value["shown"] = json!(shown.iter().map(|(s, _)| s.0).collect::<Vec<_>>());
         self.store().write(|tx| {
             tx.save_line_reading(
                 "user",

@@ -398,6 +398,7 @@ fn approve_review(
                 &s,
                 troupe_core::submission::ApprovedBy::Reviewer,
                 Some(a.me),
+                None,
                 Approval::Reviewer,
             )?;
             ToolReply::ok(

@@ -10,6 +10,7 @@ pub(crate) mod mail;
 pub mod pass;
 mod reweigh;
 mod submit;
+pub(crate) mod user_word;
 pub mod view;
 pub(crate) mod words;
 

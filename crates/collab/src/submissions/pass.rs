@@ -17,7 +17,7 @@ use troupe_core::ticket::{
     AppPass, Approval, AutoApproval, PartEvent, SendBack, StageEvent, TicketStage, next_part_stage,
     next_stage, stage_source,
 };
-use troupe_core::{BotId, PartId, PlanId, SubmissionId};
+use troupe_core::{BotId, PartId, PlanId, SessionMessageId, SubmissionId};
 use troupe_store::{PartRecord, Store, StoreError, SubmissionRecord, TicketRecord, Tx};
 
 /// What the pass did to a hand-over.
@@ -69,6 +69,35 @@ impl SubmissionPass {
         let checks = self.hooks.checks.run(store, sub).await?;
         store
             .write(|tx| settle(tx, self.hooks.required.as_ref(), sub, &checks, pass))
+            .map_err(|e| e.to_string())
+    }
+
+    /// The user's word let a hand-over waiting on it through (WU2): its gates rerun, then a
+    /// failing one sends it back, a pending one leaves it waiting, else it is approved
+    /// `by: user` with `line`. One no longer waiting on the word is left as it is.
+    pub async fn let_through(
+        &self,
+        store: &Store,
+        sub: SubmissionId,
+        line: SessionMessageId,
+    ) -> Result<Moved, String> {
+        let waiting = |s: &SubmissionRecord| s.state == SubmissionState::AwaitingUser;
+        let s = store
+            .read(|tx| tx.submission(sub))
+            .map_err(|e| e.to_string())?;
+        if !waiting(&s) {
+            return Ok(Moved::Decided(s.state));
+        }
+        let checks = self.hooks.checks.run(store, sub).await?;
+        store
+            .write(|tx| {
+                let s = tx.submission(sub)?;
+                if !waiting(&s) {
+                    return Ok(Moved::Decided(s.state));
+                }
+                let required = self.hooks.required.as_ref();
+                decide(tx, required, sub, &checks, AppPass::Checks, Some(line))
+            })
             .map_err(|e| e.to_string())
     }
 
@@ -153,7 +182,7 @@ pub fn settle(
         SubmissionState::Submitted | SubmissionState::InReview | SubmissionState::AwaitingUser => {}
         other => return Ok(Moved::Decided(other)),
     }
-    decide(tx, required, sub, checks, pass)
+    decide(tx, required, sub, checks, pass, None)
 }
 
 /// The reviewer of the hand-over's ticket: the one set on it, else a Bot asked to review by an
@@ -319,23 +348,21 @@ fn approval_facts(
     })
 }
 
+/// Decide the hand-over; `word` is the user's line that let it through, if one did.
 fn decide(
     tx: &mut Tx<'_>,
     required: &dyn RequiredItems,
     sub: SubmissionId,
     checks: &[BoundCheck],
     pass: AppPass,
+    word: Option<SessionMessageId>,
 ) -> Result<Moved, StoreError> {
     let s = tx.submission(sub)?;
     let ticket = tx.ticket(s.ticket_id)?;
     let reviewer = reviewer_of(tx, &ticket, s.producer_bot_id)?;
-    let facts = approval_decision(&approval_facts(
-        tx,
-        required,
-        &s,
-        checks,
-        reviewer.is_some(),
-    )?);
+    let mut facts = approval_facts(tx, required, &s, checks, reviewer.is_some())?;
+    facts.user_let_through = word.is_some();
+    let facts = approval_decision(&facts);
     Ok(match facts {
         ApprovalDecision::WaitForChecks => Moved::WaitingOnChecks,
         ApprovalDecision::ToReviewer => match (s.state, reviewer) {
@@ -362,7 +389,7 @@ fn decide(
                     pass,
                 },
             };
-            approve(tx, &s, by, None, approval)?;
+            approve(tx, &s, by, None, word, approval)?;
             Moved::Approved(by)
         }
         ApprovalDecision::Rework { .. } => {
@@ -401,9 +428,10 @@ pub(crate) fn approve(
     s: &SubmissionRecord,
     by: ApprovedBy,
     bot: Option<BotId>,
+    word: Option<SessionMessageId>,
     approval: Approval,
 ) -> Result<(), StoreError> {
-    tx.approve_submission(s.id, by, bot, None)?;
+    tx.approve_submission(s.id, by, bot, word)?;
     let event = StageEvent::Approved(approval);
     move_ticket(tx, s.ticket_id, event)?;
     let parts = covered(tx, s)?;

@@ -94,6 +94,7 @@ mod tests {
             status_question,
             objections: vec![],
             let_through: vec![],
+            objected_to: vec![],
         }
     }
 

@@ -51,6 +51,7 @@ pub fn user_by_words(line: &str) -> UserReading {
         status_question: STATUS_WORDS.iter().any(|w| has_phrase(&text, w)),
         objections: Vec::new(),
         let_through: Vec::new(),
+        objected_to: Vec::new(),
     }
 }
 

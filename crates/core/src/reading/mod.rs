@@ -151,7 +151,7 @@ mod tests {
 
     #[test]
     fn prompts_start_with_their_tags() {
-        let user = user::user_prompt("停下", None, &[], &[1]);
+        let user = user::user_prompt("停下", None, &[], &[], &user::SpokenIn::Group);
         assert_eq!(user.lines().next(), Some("troupe-reader:user"));
         assert!(user.contains("\"control\""));
         let bot = bot::bot_prompt("On it.", "Please translate this.");

@@ -45,8 +45,44 @@ pub struct UserReading {
     pub status_question: bool,
     /// Objecting clauses, each found in the line (LR-7, LR-9).
     pub objections: Vec<String>,
-    /// Shown hand-over numbers the line lets through (LR-8).
+    /// Shown hand-over numbers the line lets through (LR-8, UW2).
     pub let_through: Vec<u32>,
+    /// Shown hand-over numbers the objections are about (UW3): those go back, even if the
+    /// line also let them through (LR-8).
+    #[serde(default)]
+    pub objected_to: Vec<u32>,
+}
+
+/// A hand-over waiting on the user's word, as the reader is shown it (UW1).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ShownHandOver {
+    pub number: u32,
+    /// The Bot that made it.
+    pub maker: String,
+    /// `#02 Poster`.
+    pub ticket: String,
+    /// Its files, or the start of its words.
+    pub what: String,
+}
+
+/// Where the user speaks, as the reader needs it for UW2–UW4.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum SpokenIn {
+    /// The user's direct with this Bot: moving on to something else lets its hand-overs through.
+    Direct(String),
+    /// A group: a line to another Bot lets nothing through.
+    Group,
+}
+
+impl UserReading {
+    /// The shown hand-overs the line lets through and does not object to (LR-8).
+    pub fn passes(&self) -> Vec<u32> {
+        self.let_through
+            .iter()
+            .copied()
+            .filter(|n| !self.objected_to.contains(n))
+            .collect()
+    }
 }
 
 /// How many earlier lines the reader sees besides the answered one.
@@ -57,7 +93,8 @@ pub fn user_prompt(
     line: &str,
     answers: Option<&str>,
     before: &[(String, String)],
-    shown_handovers: &[u32],
+    shown: &[ShownHandOver],
+    spoken_in: &SpokenIn,
 ) -> String {
     let mut out = String::from("troupe-reader:user\n");
     out.push_str(
@@ -65,22 +102,45 @@ pub fn user_prompt(
          Answer with one JSON object and nothing else:\n\
          {\"control\": \"stop\" | \"go_on\" | \"both\" | \"neither\", \"only_control\": true | false, \
          \"status_question\": true | false, \"objections\": [\"<clause copied from the line>\"], \
-         \"let_through\": [<hand-over number>]}\n\
+         \"let_through\": [<hand-over number>], \"objected_to\": [<hand-over number>]}\n\
          - control: \"stop\" when the line tells the Bots to stop or halt; \"go_on\" when it tells \
          stopped work to carry on; \"both\" when it does both; otherwise \"neither\". Asking whether \
          something has stopped is \"neither\".\n\
          - only_control: true when the line says nothing beyond that stop or go-on.\n\
          - status_question: true when the line asks how the work is going.\n\
          - objections: the clauses that object to work handed over, copied word for word; [] if none.\n\
-         - let_through: numbers of the hand-overs listed below that the line approves; [] if none.\n\n",
+         - let_through: numbers of the hand-overs listed below that the line lets through: a nod \
+         (\"fine\", \"looks good\"), using it, or asking for the next step; [] if none. A question \
+         about it, a status question, a stop, \"go on\", a bare \"ok\" or \"let me look\" let \
+         nothing through.\n\
+         - objected_to: numbers of the hand-overs listed below that the objections are about; [] if \
+         none.\n",
     );
-    out.push_str("Hand-overs waiting on the user: ");
-    if shown_handovers.is_empty() {
-        out.push_str("none\n");
+    match spoken_in {
+        SpokenIn::Direct(bot) => {
+            out.push_str(&format!(
+                "- The user speaks in their direct conversation with {bot}: moving on to something \
+                 else without mentioning {bot}'s hand-overs lets them through.\n\n"
+            ));
+        }
+        SpokenIn::Group => out.push_str(
+            "- The user speaks in a group: a line said to another Bot lets nothing through.\n\n",
+        ),
+    }
+    out.push_str("Hand-overs waiting on the user:");
+    if shown.is_empty() {
+        out.push_str(" none\n");
     } else {
-        let numbers: Vec<String> = shown_handovers.iter().map(|n| format!("#{n}")).collect();
-        out.push_str(&numbers.join(", "));
         out.push('\n');
+        for h in shown {
+            out.push_str(&format!(
+                "#{} — {} handed over {}: {}\n",
+                h.number,
+                h.maker,
+                h.ticket,
+                h.what.trim()
+            ));
+        }
     }
     out.push_str("\nLines before it:\n");
     let skip = before.len().saturating_sub(LINES_BEFORE);
@@ -133,19 +193,14 @@ pub fn parse_user_reading(
         objections.push(line.trim().to_string());
     }
 
-    let mut let_through = Vec::new();
-    match obj.get("let_through") {
-        None | Some(Value::Null) => {}
-        Some(Value::Array(items)) => {
-            for n in items.iter().filter_map(handover_number) {
-                // Only numbers the user was shown can be approvals.
-                if shown_handovers.contains(&n) && !let_through.contains(&n) {
-                    let_through.push(n);
-                }
-            }
-        }
-        Some(other) => return Err(format!("\"let_through\" must be a list, not {other}")),
-    }
+    // Only numbers the user was shown can name a hand-over.
+    let let_through = shown_numbers(obj, "let_through", shown_handovers)?;
+    // An objection the line does not hold names nothing either.
+    let objected_to = if objections.is_empty() {
+        Vec::new()
+    } else {
+        shown_numbers(obj, "objected_to", shown_handovers)?
+    };
 
     Ok(UserReading {
         control,
@@ -153,7 +208,29 @@ pub fn parse_user_reading(
         status_question,
         objections,
         let_through,
+        objected_to,
     })
+}
+
+/// The field's hand-over numbers among those shown, once each, in the answer's order.
+fn shown_numbers(
+    obj: &serde_json::Map<String, Value>,
+    key: &str,
+    shown: &[u32],
+) -> Result<Vec<u32>, String> {
+    let mut out = Vec::new();
+    match obj.get(key) {
+        None | Some(Value::Null) => {}
+        Some(Value::Array(items)) => {
+            for n in items.iter().filter_map(handover_number) {
+                if shown.contains(&n) && !out.contains(&n) {
+                    out.push(n);
+                }
+            }
+        }
+        Some(other) => return Err(format!("\"{key}\" must be a list, not {other}")),
+    }
+    Ok(out)
 }
 
 /// 2, "2" or "#2"; anything else names no hand-over.
@@ -217,5 +294,49 @@ mod tests {
         let r = parse_user_reading(raw, line, &[1, 2]).unwrap();
         assert_eq!(r.let_through, vec![1]);
         assert_eq!(r.objections, vec!["2 的颜色不对".to_string()]);
+    }
+
+    /// S-LR-4, LR-8: one both objected to and let through goes back, not through.
+    #[test]
+    fn reader_contract_objected_and_let_through_is_sent_back() {
+        let line = "1 可以, 2 的颜色不对";
+        let raw = r#"{"control":"neither","objections":["2 的颜色不对"],
+                      "let_through":[1,2],"objected_to":[2, 5]}"#;
+        let r = parse_user_reading(raw, line, &[1, 2]).unwrap();
+        assert_eq!(r.objected_to, vec![2]);
+        assert_eq!(r.passes(), vec![1]);
+        // Numbers objected to with no objection the line holds name nothing.
+        let raw = r#"{"control":"neither","objections":[],"objected_to":[2]}"#;
+        assert!(
+            parse_user_reading(raw, line, &[1, 2])
+                .unwrap()
+                .objected_to
+                .is_empty()
+        );
+        let bad = r#"{"control":"neither","objections":["2 的颜色不对"],"objected_to":"2"}"#;
+        assert!(
+            parse_user_reading(bad, line, &[1, 2])
+                .unwrap_err()
+                .contains("objected_to")
+        );
+    }
+
+    #[test]
+    fn prompt_lists_each_shown_hand_over_and_where_the_user_speaks() {
+        let shown = [ShownHandOver {
+            number: 1,
+            maker: "Maker".into(),
+            ticket: "#02 Poster".into(),
+            what: "02-Poster/poster.png".into(),
+        }];
+        let p = user_prompt("可以", None, &[], &shown, &SpokenIn::Direct("Maker".into()));
+        assert!(
+            p.contains("#1 — Maker handed over #02 Poster: 02-Poster/poster.png"),
+            "{p}"
+        );
+        assert!(p.contains("direct conversation with Maker"), "{p}");
+        let p = user_prompt("可以", None, &[], &[], &SpokenIn::Group);
+        assert!(p.contains("Hand-overs waiting on the user: none"), "{p}");
+        assert!(p.contains("another Bot lets nothing through"), "{p}");
     }
 }
