@@ -179,6 +179,9 @@ impl Collab {
         };
         // What the line let through is approved by its word once its gates rerun (UW2).
         self.let_through_by_line(id).await;
+        // An unread job the line is filed under is read for its size, off the line's path (LJ1).
+        let me = self.clone();
+        tokio::spawn(async move { me.read_jobs_of_line(id).await });
         // The line is durable already; a drive that fails here is retried by the next request
         // or at boot, so it is logged rather than turned into an error for the sender.
         for thread in &routed.woke {

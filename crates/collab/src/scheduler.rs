@@ -98,6 +98,14 @@ impl Collab {
         {
             m.insert("submissions".into(), serde_json::Value::Array(moved));
         }
+        // LJ3: unread jobs that ran three segments with nothing approved are read again.
+        let reread = self.reread_large_jobs().await;
+        if let Some(jobs) = report.take("supervisor", reread)
+            && !jobs.is_empty()
+            && let Some(serde_json::Value::Object(m)) = report.supervisor.as_mut()
+        {
+            m.insert("large_jobs".into(), serde_json::Value::Array(jobs));
+        }
         let fired = self.fire_due_check_backs();
         if let Some(r) = report.take("check_backs", fired) {
             report.check_backs = r;

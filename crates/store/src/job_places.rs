@@ -6,6 +6,21 @@ use crate::{Result, Tx, args};
 use troupe_core::{BotId, PlanId, SessionId};
 
 impl Tx<'_> {
+    /// The person's lines filed under the job, oldest first, the latest `limit` (LJ1: the
+    /// large-job reading weighs all of them).
+    pub fn user_words_about(&self, plan: PlanId, limit: u32) -> Result<Vec<String>> {
+        let mut words: Vec<String> = self.query_all(
+            "SELECT m.body FROM message_filings f
+             JOIN session_messages m ON m.id = f.message_id
+             WHERE f.plan_id = ?1 AND m.author = 'user'
+             GROUP BY m.id, m.body ORDER BY m.id DESC LIMIT ?2",
+            args![plan.0, i64::from(limit)],
+            |r| r.get(0),
+        )?;
+        words.reverse();
+        Ok(words)
+    }
+
     /// The conversations with a person's line filed under the job, the latest such line's
     /// first.
     pub fn sessions_user_spoke_about(&self, plan: PlanId) -> Result<Vec<SessionId>> {

@@ -43,6 +43,45 @@ fn corrupt(what: &str, e: impl std::fmt::Display) -> StoreError {
 }
 
 impl Tx<'_> {
+    /// LJ3's candidates: active jobs still unread, not laid out, never "No need", oldest
+    /// first. Whether each has ended enough segments with nothing approved is the caller's.
+    pub fn unread_jobs(&self, limit: u32) -> Result<Vec<PlanId>> {
+        self.query_all(
+            "SELECT id FROM plans
+             WHERE large_state = 'unread' AND laid_out = 0 AND user_said_no_need = 0
+               AND status = 'active'
+             ORDER BY id LIMIT ?1",
+            args![i64::from(limit)],
+            |r| Ok(PlanId(r.get(0)?)),
+        )
+    }
+
+    /// The job's segments that have ended (LJ3).
+    pub fn ended_job_segments(&self, plan: PlanId) -> Result<u32> {
+        let n: i64 = self.query_one(
+            "SELECT COUNT(*) FROM segments g
+             JOIN work_items w ON w.id = g.work_item_id
+             JOIN runs r ON r.id = g.run_id
+             WHERE w.plan_id = ?1 AND r.status <> 'running'",
+            args![plan.0],
+            |r| r.get(0),
+        )?;
+        Ok(u32::try_from(n).unwrap_or(u32::MAX))
+    }
+
+    /// Whether anything of the job was approved: a hand-over, or a ticket on the board (LJ3).
+    pub fn anything_approved(&self, plan: PlanId) -> Result<bool> {
+        Ok(self
+            .query_opt(
+                "SELECT 1 FROM submissions WHERE plan_id = ?1 AND state = 'approved'
+                 UNION ALL SELECT 1 FROM tickets WHERE plan_id = ?1 AND stage = 'approved'
+                 LIMIT 1",
+                args![plan.0],
+                |r| r.get::<i64>(0),
+            )?
+            .is_some())
+    }
+
     pub fn plan_deliverables(&self, plan: PlanId) -> Result<PlanDeliverables> {
         self.query_opt(
             "SELECT id, large_state, large_source, large_evidence, user_said_no_need, laid_out,

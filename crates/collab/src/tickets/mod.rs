@@ -9,6 +9,7 @@ pub mod delivery;
 pub mod folders;
 pub mod graph;
 pub mod guards;
+mod large_reading;
 pub(crate) mod layout;
 pub mod lead;
 pub mod situation;

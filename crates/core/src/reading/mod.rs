@@ -7,6 +7,7 @@ pub mod fallback;
 pub mod filing;
 pub mod fold;
 pub mod judgement;
+pub mod large;
 pub mod user;
 
 use serde_json::{Map, Value};
