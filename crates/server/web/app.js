@@ -83,7 +83,7 @@
 
   // A line's Edit and "Edited" (edit.js), the ceiling card's buttons (ceiling.js).
   const edit = window.troupeEdit({ $, el, api, upsertMessage, isReadOnly: () => grp.isReadOnly() });
-  const ceiling = window.troupeCeiling({ el, api, upsertMessage });
+  const ceiling = window.troupeCeiling({ el, api, upsertMessage, composer: () => $("#composer") });
   const unread = window.troupeUnread({ $, el, api, state, upsertMessage }); // unread.js: Take back, Insert now
 
   // The Quality and Lessons pages (quality.js), opened from the sidebar.

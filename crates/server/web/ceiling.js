@@ -4,19 +4,30 @@
 // the user sent it back 3 times), answered by POST /v1/messages/:id/control {action}. Once
 // answered the card says what was chosen (the control's `answer`); a card the ticket closed
 // another way (its `closed`, or a press answered 409 `card_closed`) has no buttons and says
-// why. app.js calls decorate on every line it draws.
+// why. The replacement card of checks from the user's words (C §16 CW-18,
+// `{kind: "replacement"}`) is drawn the same way with its own buttons; its "Change" puts the
+// answer's `prefill` in the composer. app.js calls decorate on every line it draws.
 "use strict";
 
 window.troupeCeiling = function (ctx) {
-  const { el, api, upsertMessage } = ctx;
+  const { el, api, upsertMessage, composer } = ctx;
   const enc = encodeURIComponent;
-  const ACTION = {
-    another_way: "Another way",
-    change_plan: "Change the plan",
-    relax: "Relax this requirement",
-    take_as_is: "Take it as it is",
-    carry_on: "Ignore, carry on",
+  const LABELS = {
+    ceiling: {
+      another_way: "Another way",
+      change_plan: "Change the plan",
+      relax: "Relax this requirement",
+      take_as_is: "Take it as it is",
+      carry_on: "Ignore, carry on",
+    },
+    replacement: {
+      use_new: "Use the new one",
+      change: "Change",
+      keep_old: "Keep the old one",
+    },
   };
+  const SECONDARY = new Set(["carry_on", "keep_old"]);
+  const SHUT = { withdrawn: "Withdrawn: the new number no longer stands.", reposted: "Asked again below." };
   // Why a card took no press, by line id, kept through redraws.
   const closed = new Map();
   // A card's control is set after its line is written, so the line's own event (and a
@@ -34,13 +45,15 @@ window.troupeCeiling = function (ctx) {
       if (bare.length > 20) bare.shift();
     }
     const c = m.control || controls.get(m.id);
-    if (!c || c.kind !== "ceiling") return;
+    if (!c || !LABELS[c.kind]) return;
+    const ACTION = LABELS[c.kind];
     node.classList.add("ceiling");
+    node.dataset.card = c.kind;
     const card = el("div", "ceiling-card");
     card.dataset.testid = "ceiling-card";
     // Settled, the card's control keeps `answer` (or why it `closed`) and offers nothing.
     const answer = c.answer || (m.control_acted && m.control_acted.action);
-    const shut = c.closed || closed.get(m.id);
+    const shut = SHUT[c.closed] || c.closed || closed.get(m.id);
     if (answer) {
       card.dataset.state = "answered";
       card.appendChild(el("p", "ceiling-chosen", "You chose: " + (ACTION[answer] || answer)));
@@ -51,7 +64,7 @@ window.troupeCeiling = function (ctx) {
       card.dataset.state = "open";
       const bar = el("div", "ceiling-actions");
       for (const a of c.offer || []) {
-        const b = el("button", a === "carry_on" ? "secondary ceiling-action" : "ceiling-action", ACTION[a] || a);
+        const b = el("button", SECONDARY.has(a) ? "secondary ceiling-action" : "ceiling-action", ACTION[a] || a);
         b.type = "button";
         b.dataset.action = a;
         b.addEventListener("click", () => press(node, m, a, card));
@@ -72,10 +85,18 @@ window.troupeCeiling = function (ctx) {
     const err = card.querySelector(".ceiling-error");
     err.hidden = true;
     try {
-      await api("POST", "/v1/messages/" + enc(m.id) + "/control", { action });
+      const out = await api("POST", "/v1/messages/" + enc(m.id) + "/control", { action });
+      const prefill = out && out.replacement && out.replacement.prefill;
+      if (prefill && composer) {
+        const box = composer();
+        if (box && !box.disabled) {
+          box.value = prefill;
+          box.focus();
+        }
+      }
     } catch (e) {
       if (e.code === "card_closed") {
-        closed.set(m.id, e.message || "This card is closed: the ticket moved on another way.");
+        closed.set(m.id, e.message || "This card is closed.");
       } else {
         buttons.forEach((b) => (b.disabled = false));
         err.textContent = e.message;

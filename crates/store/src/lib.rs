@@ -43,6 +43,7 @@ mod quality;
 mod quality_report;
 mod quotes;
 mod records;
+mod replacement_cards;
 mod requirements;
 mod review_misses;
 mod reviews;
@@ -110,6 +111,7 @@ pub use quality::{
 pub use quality_report::{ModelPrice, QualityReport, QualityReportRow};
 pub use quotes::{LineVersion, NewQuote, QuoteFiling, UserQuote};
 pub use records::{CommandRecord, ModelCallRecord, RefusalRecord, ToolCallRecord};
+pub use replacement_cards::{NewReplacementCard, ReplacementCard};
 pub use requirements::{NewRequirement, RequirementChange, RequirementRecord};
 pub use review_misses::ReviewMissRecord;
 pub use reviews::{NewReview, ReviewRecord, ReviewResult, VerdictRecord};

@@ -26,7 +26,7 @@ const SQLITE: &[Migration] = migrations!("sqlite":
     "0031_external_jobs", "0032_ceiling", "0033_closing_check", "0034_runtime_boss",
     "0035_channel_permissions", "0036_memories", "0037_notifications", "0038_ticket_board_entries",
     "0039_model_call_finish", "0040_reply_in", "0041_work_trigger_line",
-    "0042_line_readings_by_line", "0043_awaiting_word",
+    "0042_line_readings_by_line", "0043_awaiting_word", "0044_replacement_cards",
 );
 
 const POSTGRES: &[Migration] = migrations!("postgres":
@@ -40,7 +40,7 @@ const POSTGRES: &[Migration] = migrations!("postgres":
     "0031_external_jobs", "0032_ceiling", "0033_closing_check", "0034_runtime_boss",
     "0035_channel_permissions", "0036_memories", "0037_notifications", "0038_ticket_board_entries",
     "0039_model_call_finish", "0040_reply_in", "0041_work_trigger_line",
-    "0042_line_readings_by_line", "0043_awaiting_word",
+    "0042_line_readings_by_line", "0043_awaiting_word", "0044_replacement_cards",
 );
 
 const _: () = assert!(

@@ -360,7 +360,16 @@ impl Checks {
 
     /// Remove a check (a check from words too: its words stop counting, CW-10).
     pub fn remove(&self, id: CheckId) -> Result<bool, CollabError> {
-        Ok(self.store().write(|tx| tx.remove_check(id))?)
+        Ok(self.store().write(|tx| {
+            let removed = tx.remove_check(id)?;
+            // A number's offer or check gone from the board may end a replacement card (CW-18).
+            let c = tx.check(id)?;
+            if removed && c.kind == CheckKind::Words {
+                let p = tx.plan(c.plan_id)?;
+                super::replacement::sync_cards(tx, &p)?;
+            }
+            Ok(removed)
+        })?)
     }
 
     /// AC-5: a saved or changed check runs at once, in the background.

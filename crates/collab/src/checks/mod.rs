@@ -9,11 +9,13 @@
 //! - `bound`: the checks bound to a submission and their results for it (CK1, CK2);
 //! - `words`: offers read from the user's filed lines, bound to the final cut and measured;
 //! - `probe`: the `MediaProbe` that measures a video (ffprobe);
+//! - `replacement`: the card asking which number stands when a later one differs (CW-18);
 //! - `situation`: the job's checks in a segment's situation.
 
 pub mod bound;
 pub mod manage;
 pub mod probe;
+pub mod replacement;
 pub mod run;
 pub mod situation;
 pub mod words;

@@ -230,6 +230,7 @@ impl Checks {
         let to_measure: Vec<CheckId> = self.store().write(|tx| {
             let p = tx.plan(plan)?;
             settle(tx, &p)?;
+            super::replacement::sync_cards(tx, &p)?;
             let cut = find_final_cut(tx, &p, &plan_workspace(&p.folder))?;
             let mut out = Vec::new();
             for c in tx.checks_of_plan(plan, false)? {
@@ -337,6 +338,8 @@ impl Checks {
                 }
             }
             tx.confirm_check(id)?;
+            let p = tx.plan(c.plan_id)?;
+            super::replacement::sync_cards(tx, &p)?;
             Ok(Ok(()))
         })??;
         self.run_check(id, None).await?;

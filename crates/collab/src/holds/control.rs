@@ -16,7 +16,8 @@ use troupe_core::{HoldId, PlanId, SessionMessageId};
 #[derive(Clone, Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ControlRequest {
-    /// `stop` or `continue`.
+    /// `stop` or `continue`; on a ceiling card its options; on a replacement card `use_new`,
+    /// `change` or `keep_old`.
     pub action: String,
     /// Accepted for the seed's per-job buttons; those are not offered, so it must be absent.
     pub task_id: Option<PlanId>,
@@ -31,6 +32,9 @@ pub struct ControlOutcome {
     /// A ceiling card's answer (B §7.3), when the line was one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ceiling: Option<crate::ceiling::CeilingAnswer>,
+    /// A replacement card's answer (C §16 CW-18), when the line was one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub replacement: Option<crate::checks::replacement::ReplacementAnswer>,
 }
 
 /// Whether a hold in force is within what the line named, for Continue's old rule: the same
@@ -62,6 +66,22 @@ impl Collab {
             let answer = self.answer_ceiling(&line, &req.action)?;
             return Ok(ControlOutcome {
                 ceiling: Some(answer),
+                ..ControlOutcome::default()
+            });
+        }
+        if line
+            .control
+            .as_ref()
+            .is_some_and(|c| c["kind"] == "replacement")
+        {
+            if req.task_id.is_some() {
+                return Err(CollabError::invalid(
+                    "task_id: a replacement card has no per-job buttons",
+                ));
+            }
+            let answer = self.answer_replacement(&line, &req.action).await?;
+            return Ok(ControlOutcome {
+                replacement: Some(answer),
                 ..ControlOutcome::default()
             });
         }

@@ -13,6 +13,7 @@ mod numbers_words;
 mod numerals;
 pub mod offers;
 pub mod probe;
+pub mod replacement;
 
 use serde::{Deserialize, Serialize};
 use std::ops::Range;

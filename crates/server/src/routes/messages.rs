@@ -143,7 +143,7 @@ async fn get_line(
     params(("id" = i64, Path, description = "A person's line read as possibly control")),
     request_body = ControlRequest,
     responses(
-        (status = 200, description = "What the press did: holds made (Stop) or lifted (Continue). Pressed once per line: a repeat answers the first press and does nothing. On a ceiling card (`control.kind: \"ceiling\"`, B §7.3) the action is another_way, change_plan, relax, take_as_is or carry_on, and `ceiling` says what the answer did", body = ControlOutcome),
+        (status = 200, description = "What the press did: holds made (Stop) or lifted (Continue). Pressed once per line: a repeat answers the first press and does nothing. On a ceiling card (`control.kind: \"ceiling\"`, B §7.3) the action is another_way, change_plan, relax, take_as_is or carry_on, and `ceiling` says what the answer did; on a replacement card (`control.kind: \"replacement\"`, C §16 CW-18) it is use_new, change or keep_old, and `replacement` says which check is in force after it and, for change, the composer's `prefill`. An answered or withdrawn card is 409 card_closed", body = ControlOutcome),
         (status = 400, description = "Malformed JSON or id", body = ErrorBody),
         (status = 404, description = "No such line", body = ErrorBody),
         (status = 409, description = "`card_closed`: the ceiling card was answered already, or its ticket closed another way", body = ErrorBody),
