@@ -70,6 +70,7 @@ async fn main() {
         model: "bot".into(),
         api_key_env: None,
         script: Some(path.display().to_string()),
+        takes_pictures: false,
     };
     let began = Instant::now();
     let mut gaps = Vec::with_capacity(bots);

@@ -34,6 +34,7 @@ fn scripted(dir: &std::path::Path, name: &str, json: &str) -> EndpointSpec {
         model: name.into(),
         api_key_env: None,
         script: Some(path.display().to_string()),
+        takes_pictures: false,
     }
 }
 

@@ -30,6 +30,7 @@ impl Collab {
             model: "demo".into(),
             api_key_env: None,
             script: Some(path.display().to_string()),
+            takes_pictures: false,
         };
         let made = self.store().write(|tx| {
             tx.create_bot(&NewBot {

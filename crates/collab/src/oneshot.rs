@@ -18,7 +18,10 @@ pub(crate) async fn call_text(
     let model = resolved.provider.model().to_string();
     let req = ModelRequest {
         system: "You read one line for a team chat app and answer with JSON only.".into(),
-        messages: vec![ChatMessage::User { text: prompt }],
+        messages: vec![ChatMessage::User {
+            text: prompt,
+            images: Vec::new(),
+        }],
         tools: std::sync::Arc::from(Vec::new()),
         max_tokens: Some(400),
     };

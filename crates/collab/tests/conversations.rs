@@ -35,6 +35,7 @@ fn script(w: &World, name: &str, json: &str) -> EndpointSpec {
         model: "s".into(),
         api_key_env: None,
         script: Some(path.display().to_string()),
+        takes_pictures: false,
     }
 }
 
@@ -271,6 +272,7 @@ async fn the_demo_bot_is_offered_only_when_no_model_is_configured() {
                 model: "m".into(),
                 api_key_env: None,
                 script: None,
+                takes_pictures: false,
             },
         )
         .unwrap();
@@ -314,6 +316,7 @@ async fn invalid_requests_are_refused_with_what_is_wrong_and_write_nothing() {
             model: "m".into(),
             api_key_env: None,
             script: None,
+            takes_pictures: false,
         },
     );
     assert!(matches!(bad_role, Err(CollabError::Invalid(m)) if m.contains("unknown role")));

@@ -85,6 +85,7 @@ async fn a_hold_made_on_one_node_ends_the_turn_another_node_runs() {
                 model: "worker-model".into(),
                 api_key_env: None,
                 script: Some(script.display().to_string()),
+                takes_pictures: false,
             }),
         })
         .unwrap()

@@ -50,6 +50,10 @@ pub struct EndpointSpec {
     /// For `scripted`: the script file.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub script: Option<String>,
+    /// The endpoint's model is marked as taking pictures: tools such as `read_file` then hand
+    /// it images. (Anthropic endpoints take pictures whatever this says.)
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub takes_pictures: bool,
 }
 
 impl EndpointSpec {
@@ -213,6 +217,7 @@ mod tests {
             model: "m".into(),
             api_key_env: None,
             script: None,
+            takes_pictures: false,
         };
         assert!(e.validate().unwrap_err().contains("http://"));
         e.base_url = None;
@@ -220,5 +225,20 @@ mod tests {
         assert!(e.validate().unwrap_err().contains("unknown endpoint kind"));
         e.kind = "scripted".into();
         assert!(e.validate().unwrap_err().contains("script"));
+    }
+
+    #[test]
+    fn taking_pictures_is_off_unless_said_and_only_written_when_on() {
+        let mut e: EndpointSpec = serde_json::from_str(r#"{"kind":"openai","model":"m"}"#).unwrap();
+        assert!(!e.takes_pictures);
+        assert!(
+            !serde_json::to_string(&e)
+                .unwrap()
+                .contains("takes_pictures")
+        );
+        e.takes_pictures = true;
+        let text = serde_json::to_string(&e).unwrap();
+        assert!(text.contains(r#""takes_pictures":true"#), "{text}");
+        assert_eq!(serde_json::from_str::<EndpointSpec>(&text).unwrap(), e);
     }
 }

@@ -251,6 +251,7 @@ fn project_assistant(m: &Message, out: &mut Vec<ChatMessage>) {
                 call_id: call_id.clone(),
                 content: content.clone(),
                 is_error: *is_error,
+                images: Vec::new(),
             }),
         }
     }
@@ -273,6 +274,7 @@ fn project_assistant(m: &Message, out: &mut Vec<ChatMessage>) {
             call_id: c.id.clone(),
             content: "no result was recorded for this call (it was cut off)".into(),
             is_error: true,
+            images: Vec::new(),
         })
         .collect();
     out.push(ChatMessage::Assistant {

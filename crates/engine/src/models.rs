@@ -74,6 +74,7 @@ impl RoleTable {
         };
         cfg.timeout = self.timeout;
         cfg.retry = self.retry.clone();
+        cfg.takes_pictures = spec.takes_pictures;
         if let Some(var) = &spec.api_key_env {
             let key = (self.secrets)(var)
                 .filter(|k| !k.trim().is_empty())
@@ -152,6 +153,7 @@ mod tests {
             model: "m".into(),
             api_key_env: Some("TEST_KEY".into()),
             script: None,
+            takes_pictures: false,
         }
     }
 
@@ -173,5 +175,18 @@ mod tests {
         let m = t.resolve(&agent).unwrap();
         assert_eq!(m.provider.model(), "m");
         assert_eq!(m.role, "review");
+    }
+
+    #[test]
+    fn an_endpoint_marked_as_taking_pictures_gives_a_provider_that_takes_them() {
+        let mut t = RoleTable::new(Arc::new(|_| Some("k".into())));
+        t.set_role("default", spec("openai")).unwrap();
+        let mut seeing = spec("openai");
+        seeing.takes_pictures = true;
+        t.set_role("eyes", seeing).unwrap();
+        let mut agent = AgentBinding::new("a", "");
+        assert!(!t.resolve(&agent).unwrap().provider.takes_pictures());
+        agent.role = "eyes".into();
+        assert!(t.resolve(&agent).unwrap().provider.takes_pictures());
     }
 }

@@ -287,7 +287,7 @@ async fn every_fortieth_hop_adds_a_reminder_and_keeps_the_tools() {
     h.engine.wait_idle(t).await;
     let reqs = h.provider.requests();
     assert_eq!(reqs.len(), 42);
-    let reminder = |r: &troupe_llm::ModelRequest| matches!(r.messages.last(), Some(ChatMessage::User { text }) if text.starts_with("[runtime reminder]"));
+    let reminder = |r: &troupe_llm::ModelRequest| matches!(r.messages.last(), Some(ChatMessage::User { text, .. }) if text.starts_with("[runtime reminder]"));
     let reminded: Vec<usize> = reqs
         .iter()
         .enumerate()

@@ -74,7 +74,7 @@ fn unknown_refusal() -> DriveOutcome {
 fn notes_in(messages: &[ChatMessage]) -> usize {
     messages
         .iter()
-        .filter(|m| matches!(m, ChatMessage::User { text } if text.contains("Runtime note: the outcome")))
+        .filter(|m| matches!(m, ChatMessage::User { text, .. } if text.contains("Runtime note: the outcome")))
         .count()
 }
 
@@ -222,7 +222,7 @@ async fn unknown_effect_is_named_in_the_next_context_once() {
         .messages
         .iter()
         .find_map(|m| match m {
-            ChatMessage::User { text } if text.contains("Runtime note") => Some(text.clone()),
+            ChatMessage::User { text, .. } if text.contains("Runtime note") => Some(text.clone()),
             _ => None,
         })
         .expect("the note is in the context");

@@ -9,8 +9,8 @@ use tokio_util::sync::CancellationToken;
 use crate::http::{Body, HttpTarget, StreamHandler};
 use crate::sse::SseEvent;
 use crate::{
-    ChatMessage, EndpointConfig, FinishReason, LlmError, ModelRequest, ModelResponse, Provider,
-    StreamEvent, ToolCall, Usage,
+    ChatMessage, EndpointConfig, FinishReason, ImagePart, LlmError, ModelRequest, ModelResponse,
+    Provider, StreamEvent, ToolCall, Usage,
 };
 
 pub const API_VERSION: &str = "2023-06-01";
@@ -68,6 +68,11 @@ impl Provider for AnthropicProvider {
         &self.http.model
     }
 
+    /// Claude models take pictures.
+    fn takes_pictures(&self) -> bool {
+        true
+    }
+
     async fn complete_once(
         &self,
         req: &ModelRequest,
@@ -86,19 +91,26 @@ fn tool_input(arguments: &str) -> Value {
     }
 }
 
+/// One picture as an `image` content block with a base64 source.
+fn image_block(image: &ImagePart) -> Value {
+    json!({
+        "type": "image",
+        "source": {"type": "base64", "media_type": image.media_type, "data": image.data},
+    })
+}
+
 /// The JSON body for a streaming Messages request. Consecutive same-role
 /// messages are merged because the API requires strict alternation.
 pub fn request_body(model: &str, req: &ModelRequest) -> Value {
     let mut messages: Vec<(&str, Vec<Value>)> = Vec::new();
     for m in &req.messages {
         let (role, blocks) = match m {
-            ChatMessage::User { text } => {
-                // Empty text blocks are rejected by the API.
-                let blocks = if text.is_empty() {
-                    vec![]
-                } else {
-                    vec![json!({"type": "text", "text": text})]
-                };
+            ChatMessage::User { text, images } => {
+                // Pictures go before the text; empty text blocks are rejected by the API.
+                let mut blocks: Vec<Value> = images.iter().map(image_block).collect();
+                if !text.is_empty() {
+                    blocks.push(json!({"type": "text", "text": text}));
+                }
                 ("user", blocks)
             }
             ChatMessage::Assistant { text, tool_calls } => {
@@ -117,12 +129,26 @@ pub fn request_body(model: &str, req: &ModelRequest) -> Value {
                 call_id,
                 content,
                 is_error,
-            } => (
-                "user",
-                vec![json!({
-                    "type": "tool_result", "tool_use_id": call_id, "content": content, "is_error": is_error,
-                })],
-            ),
+                images,
+            } => {
+                // With pictures the content is a list of blocks: the text, then the pictures.
+                let content = if images.is_empty() {
+                    json!(content)
+                } else {
+                    let mut parts = Vec::with_capacity(images.len() + 1);
+                    if !content.is_empty() {
+                        parts.push(json!({"type": "text", "text": content}));
+                    }
+                    parts.extend(images.iter().map(image_block));
+                    Value::Array(parts)
+                };
+                (
+                    "user",
+                    vec![json!({
+                        "type": "tool_result", "tool_use_id": call_id, "content": content, "is_error": is_error,
+                    })],
+                )
+            }
         };
         if blocks.is_empty() {
             continue;

@@ -31,8 +31,8 @@ pub use script::{
 };
 pub use scripted::ScriptedProvider;
 pub use types::{
-    ChatMessage, EndpointConfig, FinishReason, ModelRequest, ModelResponse, ProviderKind,
-    RetryPolicy, StreamEvent, ToolCall, ToolSpec, Usage,
+    ChatMessage, EndpointConfig, FinishReason, ImagePart, ModelRequest, ModelResponse,
+    ProviderKind, RetryPolicy, StreamEvent, ToolCall, ToolSpec, Usage,
 };
 
 /// Request bodies as sent on the wire (useful for records and debugging).
@@ -46,6 +46,11 @@ pub trait Provider: Send + Sync {
     /// Base URL, or `scripted:<path or name>`; for records and error messages.
     fn endpoint(&self) -> &str;
     fn model(&self) -> &str;
+    /// Whether the model takes pictures (`ImagePart`s on user messages and tool results).
+    /// Pictures should only be sent to a provider that answers true.
+    fn takes_pictures(&self) -> bool {
+        false
+    }
     /// One model call attempt (no retries). Streams deltas into `events` as
     /// they arrive and returns the assembled response. Returns
     /// `LlmError::Cancelled` promptly when `cancel` fires.
@@ -78,6 +83,7 @@ pub fn build_provider(cfg: EndpointConfig) -> Result<Arc<dyn Provider>, LlmError
             if !cfg.model.trim().is_empty() {
                 p = p.with_model(cfg.model);
             }
+            p = p.with_takes_pictures(cfg.takes_pictures);
             Arc::new(p)
         }
     })

@@ -9,18 +9,20 @@ use tokio_util::sync::CancellationToken;
 use crate::http::{Body, HttpTarget, StreamHandler};
 use crate::sse::SseEvent;
 use crate::{
-    ChatMessage, EndpointConfig, FinishReason, LlmError, ModelRequest, ModelResponse, Provider,
-    StreamEvent, ToolCall, Usage,
+    ChatMessage, EndpointConfig, FinishReason, ImagePart, LlmError, ModelRequest, ModelResponse,
+    Provider, StreamEvent, ToolCall, Usage,
 };
 
 pub struct OpenAiProvider {
     http: HttpTarget,
+    takes_pictures: bool,
 }
 
 impl OpenAiProvider {
     pub fn new(cfg: &EndpointConfig) -> Result<Self, LlmError> {
         Ok(OpenAiProvider {
             http: HttpTarget::new(cfg)?,
+            takes_pictures: cfg.takes_pictures,
         })
     }
 
@@ -59,6 +61,10 @@ impl Provider for OpenAiProvider {
         &self.http.model
     }
 
+    fn takes_pictures(&self) -> bool {
+        self.takes_pictures
+    }
+
     async fn complete_once(
         &self,
         req: &ModelRequest,
@@ -75,9 +81,22 @@ pub fn request_body(model: &str, req: &ModelRequest) -> Value {
     if !req.system.is_empty() {
         messages.push(json!({"role": "system", "content": req.system}));
     }
+    // A tool message cannot carry pictures: those of a turn's tool results follow its tool
+    // messages in one user message.
+    let mut tool_pictures: Vec<Value> = Vec::new();
     for m in &req.messages {
+        if !matches!(m, ChatMessage::ToolResult { .. }) && !tool_pictures.is_empty() {
+            messages.push(json!({"role": "user", "content": std::mem::take(&mut tool_pictures)}));
+        }
         messages.push(match m {
-            ChatMessage::User { text } => json!({"role": "user", "content": text}),
+            ChatMessage::User { text, images } if images.is_empty() => {
+                json!({"role": "user", "content": text})
+            }
+            ChatMessage::User { text, images } => {
+                let mut parts = vec![json!({"type": "text", "text": text})];
+                parts.extend(images.iter().map(image_part));
+                json!({"role": "user", "content": parts})
+            }
             ChatMessage::Assistant { text, tool_calls } => {
                 // Strict servers want null content next to tool calls, not "".
                 let content = if text.is_empty() && !tool_calls.is_empty() {
@@ -101,12 +120,25 @@ pub fn request_body(model: &str, req: &ModelRequest) -> Value {
                 msg
             }
             ChatMessage::ToolResult {
-                call_id, content, ..
+                call_id,
+                content,
+                images,
+                ..
             } => {
+                if !images.is_empty() {
+                    tool_pictures.push(json!({
+                        "type": "text",
+                        "text": format!("Pictures from the tool result {call_id}:"),
+                    }));
+                    tool_pictures.extend(images.iter().map(image_part));
+                }
                 // The chat API has no error flag for tool messages; the content says it.
                 json!({"role": "tool", "tool_call_id": call_id, "content": content})
             }
         });
+    }
+    if !tool_pictures.is_empty() {
+        messages.push(json!({"role": "user", "content": tool_pictures}));
     }
     let mut body = json!({
         "model": model,
@@ -130,6 +162,11 @@ pub fn request_body(model: &str, req: &ModelRequest) -> Value {
         body["max_tokens"] = json!(n);
     }
     body
+}
+
+/// One picture as a chat content part: a `data:` URL in an `image_url` part.
+fn image_part(image: &ImagePart) -> Value {
+    json!({"type": "image_url", "image_url": {"url": image.data_url()}})
 }
 
 fn finish_reason(s: &str) -> FinishReason {

@@ -16,6 +16,7 @@ pub struct ScriptedProvider {
     script: Script,
     endpoint: String,
     model: String,
+    takes_pictures: bool,
 }
 
 impl ScriptedProvider {
@@ -27,12 +28,19 @@ impl ScriptedProvider {
         ScriptedProvider {
             endpoint: format!("scripted:{label}"),
             model: "scripted".to_string(),
+            takes_pictures: false,
             script,
         }
     }
 
     pub fn with_model(mut self, model: impl Into<String>) -> Self {
         self.model = model.into();
+        self
+    }
+
+    /// Mark the scripted model as taking pictures (its replies still ignore them).
+    pub fn with_takes_pictures(mut self, takes_pictures: bool) -> Self {
+        self.takes_pictures = takes_pictures;
         self
     }
 
@@ -48,7 +56,7 @@ impl ScriptedProvider {
             .filter(|m| matches!(m, ChatMessage::Assistant { .. }))
             .count();
         // Rules only answer the first call after a user message.
-        if let Some(ChatMessage::User { text }) = req.messages.last() {
+        if let Some(ChatMessage::User { text, .. }) = req.messages.last() {
             let lower = text.to_lowercase();
             if let Some(rule) = self
                 .script
@@ -168,7 +176,7 @@ fn request_chars(req: &ModelRequest) -> usize {
         .messages
         .iter()
         .map(|m| match m {
-            ChatMessage::User { text } => text.chars().count(),
+            ChatMessage::User { text, .. } => text.chars().count(),
             ChatMessage::Assistant { text, tool_calls } => {
                 text.chars().count()
                     + tool_calls
@@ -190,6 +198,10 @@ impl Provider for ScriptedProvider {
 
     fn model(&self) -> &str {
         &self.model
+    }
+
+    fn takes_pictures(&self) -> bool {
+        self.takes_pictures
     }
 
     async fn complete_once(

@@ -84,6 +84,9 @@ pub struct EndpointConfig {
     /// Budget for one whole attempt (request + full streamed answer).
     pub timeout: Duration,
     pub retry: RetryPolicy,
+    /// The endpoint's model is marked as taking pictures (OpenAI-compatible and scripted
+    /// providers answer `Provider::takes_pictures` with this; Anthropic always takes them).
+    pub takes_pictures: bool,
 }
 
 impl EndpointConfig {
@@ -96,6 +99,7 @@ impl EndpointConfig {
             api_key: None,
             timeout: Duration::from_secs(300),
             retry: RetryPolicy::default(),
+            takes_pictures: false,
         }
     }
 
@@ -117,6 +121,7 @@ impl fmt::Debug for EndpointConfig {
             .field("api_key", &self.api_key.as_ref().map(|_| "<redacted>"))
             .field("timeout", &self.timeout)
             .field("retry", &self.retry)
+            .field("takes_pictures", &self.takes_pictures)
             .finish()
     }
 }
@@ -133,11 +138,28 @@ pub struct ModelRequest {
     pub max_tokens: Option<u32>,
 }
 
+/// One picture sent to a model: its media type (`image/png`, `image/jpeg`, `image/gif`, `image/webp`) and its bytes in standard base64 (no `data:` prefix).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ImagePart {
+    pub media_type: String,
+    pub data: String,
+}
+
+impl ImagePart {
+    /// The picture as a `data:` URL (`data:<media_type>;base64,<data>`).
+    pub fn data_url(&self) -> String {
+        format!("data:{};base64,{}", self.media_type, self.data)
+    }
+}
+
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "role", rename_all = "snake_case")]
 pub enum ChatMessage {
     User {
         text: String,
+        /// Pictures sent with the text (only to models that take pictures).
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        images: Vec<ImagePart>,
     },
     Assistant {
         text: String,
@@ -149,12 +171,26 @@ pub enum ChatMessage {
         content: String,
         #[serde(default)]
         is_error: bool,
+        /// Pictures the tool returned (only to models that take pictures).
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        images: Vec<ImagePart>,
     },
 }
 
 impl ChatMessage {
     pub fn user(text: impl Into<String>) -> Self {
-        ChatMessage::User { text: text.into() }
+        ChatMessage::User {
+            text: text.into(),
+            images: Vec::new(),
+        }
+    }
+
+    /// A user message carrying pictures with its text.
+    pub fn user_with_images(text: impl Into<String>, images: Vec<ImagePart>) -> Self {
+        ChatMessage::User {
+            text: text.into(),
+            images,
+        }
     }
 
     pub fn assistant(text: impl Into<String>) -> Self {
@@ -169,6 +205,7 @@ impl ChatMessage {
             call_id: call_id.into(),
             content: content.into(),
             is_error: false,
+            images: Vec::new(),
         }
     }
 }

@@ -307,3 +307,44 @@ async fn refusal_stop_reason_says_the_model_declined() {
     assert_eq!(r.finish, FinishReason::Refusal);
     assert_eq!(r.text, "I can't help with that.");
 }
+
+#[tokio::test]
+async fn pictures_go_as_image_blocks_before_the_text_and_inside_tool_results() {
+    let srv = FakeServer::start(vec![Reply::Sse(
+        anthropic_sse(&text_stream(&["ok"])),
+        End::Close,
+    )])
+    .await;
+    let p = build_provider(config(ProviderKind::Anthropic, &srv.base, "claude-x")).unwrap();
+    once(p.as_ref(), &picture_request()).await.0.unwrap();
+    let b = &srv.requests()[0].body;
+    assert_eq!(
+        b["messages"],
+        json!([
+            {"role":"user","content":[
+                {"type":"image","source":{"type":"base64","media_type":"image/png","data":"iVBORw0K"}},
+                {"type":"text","text":"what is this?"},
+            ]},
+            {"role":"assistant","content":[
+                {"type":"tool_use","id":"call_p","name":"read_file","input":{"path":"a.png"}},
+                {"type":"tool_use","id":"call_t","name":"read_file","input":{"path":"a.txt"}},
+            ]},
+            {"role":"user","content":[
+                {"type":"tool_result","tool_use_id":"call_p","is_error":false,"content":[
+                    {"type":"text","text":"a.png: image/png, 8 bytes"},
+                    {"type":"image","source":{"type":"base64","media_type":"image/jpeg","data":"/9j/4AAQ"}},
+                ]},
+                // Without pictures a tool result's content stays a plain string.
+                {"type":"tool_result","tool_use_id":"call_t","content":"plain text","is_error":false},
+                {"type":"text","text":"thanks"},
+            ]},
+        ])
+    );
+}
+
+#[test]
+fn an_anthropic_endpoint_takes_pictures() {
+    let cfg = config(ProviderKind::Anthropic, "http://127.0.0.1:9", "claude-x");
+    assert!(!cfg.takes_pictures);
+    assert!(build_provider(cfg).unwrap().takes_pictures());
+}

@@ -579,3 +579,62 @@ fn debug_redacts_key_and_config_validation() {
         "https://api.openai.com/v1"
     );
 }
+
+#[tokio::test]
+async fn pictures_go_as_content_parts_and_tool_pictures_follow_in_a_user_message() {
+    let srv = FakeServer::start(vec![good_stream()]).await;
+    let p = build_provider(config(ProviderKind::OpenAi, &srv.base, "gpt-x")).unwrap();
+    once(p.as_ref(), &picture_request()).await.0.unwrap();
+    let b = &srv.requests()[0].body;
+    assert_eq!(
+        b["messages"],
+        json!([
+            {"role":"user","content":[
+                {"type":"text","text":"what is this?"},
+                {"type":"image_url","image_url":{"url":"data:image/png;base64,iVBORw0K"}},
+            ]},
+            {"role":"assistant","content":null,"tool_calls":[
+                {"id":"call_p","type":"function","function":{"name":"read_file","arguments":"{\"path\":\"a.png\"}"}},
+                {"id":"call_t","type":"function","function":{"name":"read_file","arguments":"{\"path\":\"a.txt\"}"}},
+            ]},
+            // A tool message cannot hold pictures: its text stays, the picture follows the
+            // turn's tool messages in a user message.
+            {"role":"tool","tool_call_id":"call_p","content":"a.png: image/png, 8 bytes"},
+            {"role":"tool","tool_call_id":"call_t","content":"plain text"},
+            {"role":"user","content":[
+                {"type":"text","text":"Pictures from the tool result call_p:"},
+                {"type":"image_url","image_url":{"url":"data:image/jpeg;base64,/9j/4AAQ"}},
+            ]},
+            // A message without pictures is sent as plain string content, as before.
+            {"role":"user","content":"thanks"},
+        ])
+    );
+}
+
+#[tokio::test]
+async fn tool_pictures_at_the_end_of_the_request_still_follow_their_tool_messages() {
+    let srv = FakeServer::start(vec![good_stream()]).await;
+    let p = build_provider(config(ProviderKind::OpenAi, &srv.base, "gpt-x")).unwrap();
+    let mut r = picture_request();
+    r.messages.pop(); // the request ends with the tool results
+    once(p.as_ref(), &r).await.0.unwrap();
+    let msgs = srv.requests()[0].body["messages"]
+        .as_array()
+        .unwrap()
+        .clone();
+    assert_eq!(msgs.len(), 5, "{msgs:#?}");
+    assert_eq!(msgs[3]["role"], "tool");
+    assert_eq!(msgs[4]["role"], "user");
+    assert_eq!(
+        msgs[4]["content"][1]["image_url"]["url"],
+        "data:image/jpeg;base64,/9j/4AAQ"
+    );
+}
+
+#[test]
+fn an_openai_endpoint_takes_pictures_only_when_its_config_says_so() {
+    let mut cfg = config(ProviderKind::OpenAi, "http://127.0.0.1:9", "gpt-x");
+    assert!(!build_provider(cfg.clone()).unwrap().takes_pictures());
+    cfg.takes_pictures = true;
+    assert!(build_provider(cfg).unwrap().takes_pictures());
+}

@@ -2,7 +2,7 @@ mod support;
 
 use std::time::{Duration, Instant};
 
-use support::{drain, once, text_of};
+use support::{drain, once, picture, text_of};
 use tokio::sync::mpsc::unbounded_channel;
 use tokio_util::sync::CancellationToken;
 use troupe_llm::{
@@ -291,4 +291,53 @@ fn load_errors_name_file_and_problem() {
         Err(LlmError::InvalidConfig(_))
     ));
     std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[tokio::test]
+async fn pictures_do_not_change_the_scripted_reply_and_the_flag_comes_from_the_config() {
+    let p = demo();
+    assert!(!p.takes_pictures());
+    let p = p.with_takes_pictures(true);
+    assert!(p.takes_pictures());
+    // A rule matches on the text alone; the picture beside it changes nothing.
+    let mut m = assistant_turns(0);
+    m.push(ChatMessage::user_with_images(
+        "hello, see this",
+        vec![picture("image/png", "iVBORw0K")],
+    ));
+    assert_eq!(once(&p, &req(m)).await.0.unwrap().text, "Hi!");
+    // A tool result with a picture counts like any other: the step follows the assistant count.
+    let mut m = assistant_turns(0);
+    m.push(ChatMessage::Assistant {
+        text: String::new(),
+        tool_calls: vec![ToolCall {
+            id: "c".into(),
+            name: "read_file".into(),
+            arguments: "{}".into(),
+        }],
+    });
+    m.push(ChatMessage::ToolResult {
+        call_id: "c".into(),
+        content: "a picture".into(),
+        is_error: false,
+        images: vec![picture("image/png", "iVBORw0K")],
+    });
+    assert_eq!(once(&p, &req(m)).await.0.unwrap().text, "Broken args.");
+
+    // build_provider carries the config's flag.
+    let dir = tempdir_for("pictures");
+    let path = dir.join("demo.json");
+    std::fs::write(&path, DEMO).unwrap();
+    let mut cfg = EndpointConfig::new(ProviderKind::Scripted, "m");
+    cfg.base_url = Some(path.display().to_string());
+    assert!(!build_provider(cfg.clone()).unwrap().takes_pictures());
+    cfg.takes_pictures = true;
+    assert!(build_provider(cfg).unwrap().takes_pictures());
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+fn tempdir_for(what: &str) -> std::path::PathBuf {
+    let dir = std::env::temp_dir().join(format!("troupe-llm-{what}-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
 }

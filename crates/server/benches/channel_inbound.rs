@@ -115,6 +115,7 @@ fn script(dir: &std::path::Path) -> EndpointSpec {
         model: "bench".into(),
         api_key_env: None,
         script: Some(path.display().to_string()),
+        takes_pictures: false,
     }
 }
 

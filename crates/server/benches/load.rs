@@ -185,6 +185,7 @@ async fn run(o: Opts) {
                         model: "bench".into(),
                         api_key_env: None,
                         script: Some(script.display().to_string()),
+                        takes_pictures: false,
                     }),
                 })
                 .unwrap()

@@ -86,6 +86,7 @@ async fn job(app: &TestApp) -> Job {
                 model: "s".into(),
                 api_key_env: None,
                 script: Some(reader),
+                takes_pictures: false,
             },
         )
         .unwrap();

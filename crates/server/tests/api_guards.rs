@@ -354,6 +354,7 @@ async fn api_key_env_outside_patterns_refused() {
                     model: "m".into(),
                     api_key_env: Some("HOME".into()),
                     script: None,
+                    takes_pictures: false,
                 }),
                 scripted: false,
             })

@@ -73,6 +73,7 @@ fn scripted_session(d: &Daemon, dir: &Path) -> SessionId {
                 model: "chunky".into(),
                 api_key_env: None,
                 script: Some(script.display().to_string()),
+                takes_pictures: false,
             }),
         })
         .unwrap();

@@ -411,6 +411,7 @@ fn endpoint(key: &str) -> troupe_core::thread::EndpointSpec {
         model: "m".into(),
         api_key_env: Some(key.into()),
         script: None,
+        takes_pictures: false,
     }
 }
 

@@ -148,6 +148,7 @@ async fn main() {
                 model: "bench".into(),
                 api_key_env: None,
                 script: Some(script_path.display().to_string()),
+                takes_pictures: false,
             }),
         })
         .unwrap();

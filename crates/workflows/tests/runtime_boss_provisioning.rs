@@ -45,6 +45,7 @@ fn default_model(w: &World) {
                 model: "queue-model".into(),
                 api_key_env: None,
                 script: None,
+                takes_pictures: false,
             },
         )
         .unwrap();

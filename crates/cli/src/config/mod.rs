@@ -311,6 +311,7 @@ fn strict_endpoints<'de, D: Deserializer<'de>>(
                 model: e.model,
                 api_key_env: e.api_key_env,
                 script: e.script,
+                takes_pictures: false,
             };
             (name, spec)
         })
@@ -540,6 +541,7 @@ impl Config {
                 model: "scripted".into(),
                 api_key_env: None,
                 script: Some(absolute(Path::new(script), FLAGS_ENDPOINT)?),
+                takes_pictures: false,
             }
         } else if base_url.is_some() || provider.is_some() {
             let Some(model) = model else {
@@ -567,6 +569,7 @@ impl Config {
                 model: model.clone(),
                 api_key_env: api_key_env.clone(),
                 script: None,
+                takes_pictures: false,
             }
         } else if model.is_some() || api_key_env.is_some() {
             let what = if model.is_some() {

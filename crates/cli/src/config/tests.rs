@@ -39,6 +39,7 @@ fn openai(model: &str) -> EndpointSpec {
         model: model.into(),
         api_key_env: None,
         script: None,
+        takes_pictures: false,
     }
 }
 
@@ -385,6 +386,7 @@ fn base_url_and_model_replace_default_with_openai() {
             model: "gpt-x".into(),
             api_key_env: Some("EXAMPLE_KEY".into()),
             script: None,
+            takes_pictures: false,
         }
     );
     // The file's endpoint itself is untouched.

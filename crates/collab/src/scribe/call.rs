@@ -26,7 +26,10 @@ pub(crate) async fn ask(
     let model = resolved.provider.model().to_string();
     let req = ModelRequest {
         system: "You keep a list of what a user asked for. You answer with JSON only.".into(),
-        messages: vec![ChatMessage::User { text: prompt }],
+        messages: vec![ChatMessage::User {
+            text: prompt,
+            images: Vec::new(),
+        }],
         tools: std::sync::Arc::from(Vec::new()),
         max_tokens: Some(max_tokens),
     };

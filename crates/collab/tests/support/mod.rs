@@ -51,6 +51,7 @@ pub fn script(w: &World, name: &str, json: &str) -> EndpointSpec {
         model: "reader-model".into(),
         api_key_env: None,
         script: Some(path.display().to_string()),
+        takes_pictures: false,
     }
 }
 

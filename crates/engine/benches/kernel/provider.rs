@@ -66,7 +66,7 @@ impl BenchProvider {
 
     fn answer(&self, req: &ModelRequest) -> (Option<usize>, ModelResponse) {
         let index = req.messages.iter().find_map(|m| match m {
-            ChatMessage::User { text } => text.strip_prefix(TASK_PREFIX)?.trim().parse().ok(),
+            ChatMessage::User { text, .. } => text.strip_prefix(TASK_PREFIX)?.trim().parse().ok(),
             _ => None,
         });
         let done = req

@@ -16,8 +16,8 @@ use serde_json::Value;
 use tokio::sync::mpsc::{UnboundedReceiver, unbounded_channel};
 use tokio_util::sync::CancellationToken;
 use troupe_llm::{
-    ChatMessage, EndpointConfig, ModelRequest, ModelResponse, Provider, ProviderKind, RetryPolicy,
-    StreamEvent, ToolCall, ToolSpec,
+    ChatMessage, EndpointConfig, ImagePart, ModelRequest, ModelResponse, Provider, ProviderKind,
+    RetryPolicy, StreamEvent, ToolCall, ToolSpec,
 };
 
 pub const KEY: &str = "sk-test-SECRET-123456";
@@ -214,6 +214,7 @@ pub fn sample_request() -> ModelRequest {
                 call_id: "call_b".into(),
                 content: "bad args".into(),
                 is_error: true,
+                images: Vec::new(),
             },
         ],
         tools: vec![ToolSpec {
@@ -223,6 +224,50 @@ pub fn sample_request() -> ModelRequest {
         }]
         .into(),
         max_tokens: Some(256),
+    }
+}
+
+/// A tiny picture for wire tests (the bytes need not be a real image).
+pub fn picture(media_type: &str, data: &str) -> ImagePart {
+    ImagePart {
+        media_type: media_type.into(),
+        data: data.into(),
+    }
+}
+
+/// A user message with a picture, a tool call whose result carries a picture, a plain
+/// tool result, then a plain user message.
+pub fn picture_request() -> ModelRequest {
+    ModelRequest {
+        system: String::new(),
+        messages: vec![
+            ChatMessage::user_with_images("what is this?", vec![picture("image/png", "iVBORw0K")]),
+            ChatMessage::Assistant {
+                text: String::new(),
+                tool_calls: vec![
+                    ToolCall {
+                        id: "call_p".into(),
+                        name: "read_file".into(),
+                        arguments: r#"{"path":"a.png"}"#.into(),
+                    },
+                    ToolCall {
+                        id: "call_t".into(),
+                        name: "read_file".into(),
+                        arguments: r#"{"path":"a.txt"}"#.into(),
+                    },
+                ],
+            },
+            ChatMessage::ToolResult {
+                call_id: "call_p".into(),
+                content: "a.png: image/png, 8 bytes".into(),
+                is_error: false,
+                images: vec![picture("image/jpeg", "/9j/4AAQ")],
+            },
+            ChatMessage::tool_result("call_t", "plain text"),
+            ChatMessage::user("thanks"),
+        ],
+        tools: Default::default(),
+        max_tokens: None,
     }
 }
 

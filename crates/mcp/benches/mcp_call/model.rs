@@ -59,7 +59,7 @@ impl BenchModel {
             .messages
             .iter()
             .find_map(|m| match m {
-                ChatMessage::User { text } => text.strip_prefix(TASK_PREFIX),
+                ChatMessage::User { text, .. } => text.strip_prefix(TASK_PREFIX),
                 _ => None,
             })
             .ok_or("no bench task in the request")?;

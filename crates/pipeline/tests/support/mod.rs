@@ -162,6 +162,7 @@ impl Rig {
                     model: "scripted".into(),
                     api_key_env: None,
                     script: Some(path.to_string_lossy().into_owned()),
+                    takes_pictures: false,
                 },
             );
         }

@@ -63,7 +63,7 @@ impl Timed {
 
 fn task_index(req: &ModelRequest) -> Option<usize> {
     req.messages.iter().find_map(|m| match m {
-        ChatMessage::User { text } => {
+        ChatMessage::User { text, .. } => {
             let at = text.find(TASK)?;
             let digits: String = text[at + TASK.len()..]
                 .chars()
@@ -202,6 +202,7 @@ fn world(steps: usize) -> World {
                 model: "bench".into(),
                 api_key_env: None,
                 script: Some(script.display().to_string()),
+                takes_pictures: false,
             }),
         })
         .unwrap()

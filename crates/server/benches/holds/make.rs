@@ -207,6 +207,7 @@ pub async fn make_part(o: &Opts) {
                         model: "bench".into(),
                         api_key_env: None,
                         script: Some(script.display().to_string()),
+                        takes_pictures: false,
                     }),
                 })
                 .unwrap()

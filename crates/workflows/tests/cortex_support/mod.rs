@@ -111,7 +111,7 @@ pub fn user_texts(req: &ModelRequest) -> Vec<String> {
     req.messages
         .iter()
         .filter_map(|m| match m {
-            ChatMessage::User { text } => Some(text.clone()),
+            ChatMessage::User { text, .. } => Some(text.clone()),
             _ => None,
         })
         .collect()
