@@ -86,7 +86,7 @@ pub fn extend(
     builder: EngineBuilder,
     host: &Arc<tools::ToolHost>,
 ) -> Result<EngineBuilder, EngineError> {
-    extend_with(builder, host, submissions::Hooks::default())
+    extend_with(builder, host, submissions::Hooks::through(host.clone()))
 }
 
 /// [`extend`] with the hand-over's hooks (part ceiling, required items, bound checks) given.

@@ -41,6 +41,7 @@ pub mod reading;
 pub mod requirement;
 pub mod review;
 pub mod run;
+pub mod sample_standard;
 pub mod runtime_boss;
 pub mod scribe_patch;
 pub mod submission;

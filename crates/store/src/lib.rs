@@ -41,6 +41,7 @@ mod plans;
 mod projects;
 mod quality;
 mod quality_report;
+mod picture_judgements;
 mod quotes;
 mod records;
 mod replacement_cards;
@@ -111,6 +112,7 @@ pub use quality::{
 pub use quality_report::{ModelPrice, QualityReport, QualityReportRow};
 pub use quotes::{LineVersion, NewQuote, QuoteFiling, UserQuote};
 pub use records::{CommandRecord, ModelCallRecord, RefusalRecord, ToolCallRecord};
+pub use picture_judgements::NewPictureJudgement;
 pub use replacement_cards::{NewReplacementCard, ReplacementCard};
 pub use requirements::{NewRequirement, RequirementChange, RequirementRecord};
 pub use review_misses::ReviewMissRecord;

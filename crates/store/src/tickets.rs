@@ -415,6 +415,13 @@ impl Tx<'_> {
              WHERE id = ?1",
             args![plan.0, ticket.map(|t| t.0), self.now],
         )?;
+        // SA4: the checks holding tickets to an old sample's standard come down with it.
+        self.exec(
+            "UPDATE checks SET removed_at = ?2, updated_at = ?2
+             WHERE plan_id = ?1 AND kind = 'standard' AND removed_at IS NULL
+               AND sample_ticket_id <> ?3",
+            args![plan.0, self.now, ticket.map_or(0, |t| t.0)],
+        )?;
         Ok(())
     }
 

@@ -78,7 +78,7 @@ pub fn is_bound(
     plan: &PlanRecord,
     ticket: &TicketRecord,
 ) -> bool {
-    if c.removed_at.is_some() || c.plan_id != sub.plan_id || c.kind == CheckKind::Standard {
+    if c.removed_at.is_some() || c.plan_id != sub.plan_id {
         return false;
     }
     if let Some(t) = c.ticket_id {

@@ -17,6 +17,7 @@ pub mod manage;
 pub mod probe;
 pub mod replacement;
 pub mod run;
+pub mod sample;
 pub mod situation;
 pub mod words;
 
@@ -51,6 +52,8 @@ struct Inner {
     plans: Mutex<HashMap<PlanId, Arc<tokio::sync::Mutex<()>>>>,
     /// AC-6: the time spent in each job's current quiet stretch, keyed by when it began.
     stretches: Mutex<HashMap<PlanId, (i64, Duration)>>,
+    /// SC4: who judges a sample's standard; none set → not judged.
+    judge: std::sync::OnceLock<Arc<dyn sample::PictureJudge>>,
 }
 
 impl Checks {
@@ -61,6 +64,7 @@ impl Checks {
                 probe,
                 plans: Mutex::default(),
                 stretches: Mutex::default(),
+                judge: std::sync::OnceLock::new(),
             }),
         }
     }
@@ -76,6 +80,15 @@ impl Checks {
 
     pub(crate) fn probe(&self) -> &dyn MediaProbe {
         self.inner.probe.as_ref()
+    }
+
+    /// Who judges the sample's standard (SC4); false when one is set already.
+    pub fn set_judge(&self, judge: Arc<dyn sample::PictureJudge>) -> bool {
+        self.inner.judge.set(judge).is_ok()
+    }
+
+    pub(crate) fn judge(&self) -> Option<&Arc<dyn sample::PictureJudge>> {
+        self.inner.judge.get()
     }
 
     fn plan_lock(&self, plan: PlanId) -> Arc<tokio::sync::Mutex<()>> {
@@ -94,7 +107,13 @@ impl crate::Collab {
     /// with the real ffprobe made on first use.
     pub fn checks(&self) -> Checks {
         self.checks
-            .get_or_init(|| Checks::with_ffprobe(self.store().clone()))
+            .get_or_init(|| {
+                let checks = Checks::with_ffprobe(self.store().clone());
+                checks.set_judge(Arc::new(sample::RoleJudge {
+                    roles: self.roles.clone(),
+                }));
+                checks
+            })
             .clone()
     }
 

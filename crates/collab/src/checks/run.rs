@@ -65,8 +65,7 @@ impl Checks {
     }
 
     /// Run the job's checks (`only` these, if given), one after another: the board's "Run
-    /// checks" (AC-5). Checks of a kind this build does not run (the sample's standard) are
-    /// left alone.
+    /// checks" (AC-5). The sample's standard runs only for a hand-over (`submission`).
     pub async fn run_plan(
         &self,
         plan: PlanId,
@@ -77,9 +76,10 @@ impl Checks {
         let _one_per_plan = lock.lock().await;
         let checks = self.store().read(|tx| tx.checks_of_plan(plan, false))?;
         let mut out = Vec::new();
+        // SC2: the sample's standard is judged only for a hand-over, never on a rerun.
         for c in checks
             .iter()
-            .filter(|c| c.kind != CheckKind::Standard)
+            .filter(|c| c.kind != CheckKind::Standard || submission.is_some())
             .filter(|c| only.is_none_or(|ids| ids.contains(&c.id)))
         {
             out.push(self.run_locked(c.id, submission).await?);
@@ -99,10 +99,7 @@ impl Checks {
         let started_at = self.store().now();
         let outcome = match check.kind {
             CheckKind::Words => self.measure_words(&check, &plan).await?,
-            CheckKind::Standard => Outcome::new(
-                RunOutcome::Error,
-                "a sample's standard is judged by the picture judge, not run here",
-            ),
+            CheckKind::Standard => self.judge_standard(&check, &plan, submission).await?,
             _ => execute(&check, &plan_workspace(&plan.folder)).await,
         };
         self.record(&check, submission, started_at, outcome)

@@ -66,16 +66,31 @@ pub trait BoundChecks: Send + Sync {
     async fn run(&self, store: &Store, sub: SubmissionId) -> Result<Vec<BoundCheck>, String>;
 }
 
-/// The checks' runner (`crate::checks`), made for the engine's store on first use so every
-/// hand-over shares its locks (one run per job, one command machine-wide).
+/// The checks' runner (`crate::checks`): the conversation layer's own once it is attached to
+/// the tool host (so hand-overs share its locks and its picture judge), else one made for the
+/// engine's store on first use (one run per job, one command machine-wide).
 #[derive(Default)]
 pub struct JobChecks {
     runner: OnceLock<crate::checks::Checks>,
+    host: Option<Arc<crate::tools::ToolHost>>,
+}
+
+impl JobChecks {
+    /// The runner of the conversation layer `host` is attached to.
+    pub fn through(host: Arc<crate::tools::ToolHost>) -> Self {
+        JobChecks {
+            runner: OnceLock::new(),
+            host: Some(host),
+        }
+    }
 }
 
 #[async_trait]
 impl BoundChecks for JobChecks {
     async fn run(&self, store: &Store, sub: SubmissionId) -> Result<Vec<BoundCheck>, String> {
+        if let Some(collab) = self.host.as_ref().and_then(|h| h.collab()) {
+            return BoundChecks::run(&collab.checks(), store, sub).await;
+        }
         let runner = self
             .runner
             .get_or_init(|| crate::checks::Checks::with_ffprobe(store.clone()));
@@ -89,6 +104,17 @@ pub struct Hooks {
     pub ceiling: Arc<dyn PartCeiling>,
     pub required: Arc<dyn RequiredItems>,
     pub checks: Arc<dyn BoundChecks>,
+}
+
+impl Hooks {
+    /// The daemon's hooks: the defaults, with the bound checks run by the conversation layer
+    /// `host` is attached to.
+    pub fn through(host: Arc<crate::tools::ToolHost>) -> Self {
+        Hooks {
+            checks: Arc::new(JobChecks::through(host)),
+            ..Hooks::default()
+        }
+    }
 }
 
 impl Default for Hooks {

@@ -46,6 +46,8 @@ pub fn after_stage_change(
     let moved = tx.ticket(ticket)?;
     crate::ceiling::after_stage_change(tx, &moved)?;
     let plan = moved.plan_id;
+    // SC1: the sample approved holds the tickets waiting for it to its standard.
+    crate::checks::sample::attach(tx, plan)?;
     let stages: Vec<_> = tx.tickets_of_plan(plan)?.iter().map(|t| t.stage).collect();
     let delivered = tx.plan_deliverables(plan)?.delivered;
     // The gates are read only when they could decide anything.

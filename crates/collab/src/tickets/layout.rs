@@ -359,6 +359,8 @@ fn lay_out(tx: &mut Tx<'_>, run: RunId, args: &Args) -> Checked<Value> {
         let next = next_large(&deliverables.large_job(), LargeEvent::LaidOut);
         tx.set_large_job(plan, &next)?;
     }
+    // SC1: tickets laid out after the sample's approval are held to its standard too.
+    crate::checks::sample::attach(tx, plan)?;
     let opened: Vec<TicketId> = laid
         .tickets
         .iter()
