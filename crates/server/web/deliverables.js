@@ -700,7 +700,30 @@ window.troupeDeliverables = function (ctx) {
     const ul = $("#job-check-list");
     ul.replaceChildren();
     box.hidden = !view.checks.length;
-    for (const c of view.checks) {
+    // SC9: the checks held to the sample come last, under the sample's line, failures first;
+    // a failure is also listed under "Needs a look" with its ticket and first reason.
+    const rank = { failed: 0, error: 1, blocked: 1, passed: 3 };
+    const standard = view.checks
+      .filter((c) => c.kind === "standard")
+      .sort((a, b) => {
+        const ra = rank[((a.runs || [])[0] || {}).outcome] ?? 2;
+        const rb = rank[((b.runs || [])[0] || {}).outcome] ?? 2;
+        return ra - rb;
+      });
+    const ordered = view.checks.filter((c) => c.kind !== "standard");
+    const failing = standard.filter((c) => ((c.runs || [])[0] || {}).outcome === "failed");
+    for (const c of failing) {
+      const li = el("li", "needs-a-look");
+      li.dataset.checkId = c.id;
+      li.appendChild(el("span", "check-text", "Needs a look: " + ticketNumber(c.ticket_id) + " — " + ((c.runs[0].detail || "").split("; ")[0])));
+      ul.appendChild(li);
+    }
+    for (const c of ordered.concat(standard)) {
+      if (c === standard[0]) {
+        const sample = el("li", "held-to-sample");
+        sample.appendChild(el("span", "check-text", "Held to the sample: " + ticketNumber(c.sample_ticket_id)));
+        ul.appendChild(sample);
+      }
       const li = el("li", "job-check");
       li.dataset.checkId = c.id;
       li.dataset.kind = c.kind;
