@@ -22,6 +22,7 @@ pub(crate) fn file_person_line(
     line: &SessionMessage,
 ) -> Result<Vec<PlanId>, StoreError> {
     let mut filed: Vec<(PlanId, FilingSource, bool)> = Vec::new();
+    let mut parts = Vec::new();
     if let Some(parent) = line.parent_id {
         for f in tx.filings_of_line(parent)? {
             if !filed.iter().any(|(p, ..)| *p == f.plan_id) {
@@ -31,8 +32,9 @@ pub(crate) fn file_person_line(
     }
     if filed.is_empty()
         && let Some(reading) = tx.filing_reading(line.id)?
-        && let Some(Filing::Jobs { jobs }) = reading.filing
+        && let Some(Filing::Jobs { jobs, parts: named }) = reading.filing
     {
+        parts = named;
         for p in jobs {
             // A plan gone dormant since the reading takes nothing (PLAN-D8).
             if tx.find_plan(p)?.is_some_and(|plan| !plan.is_dormant()) {
@@ -62,6 +64,19 @@ pub(crate) fn file_person_line(
             tx.wake_plan(plan)?;
         }
         out.push(plan);
+    }
+    // AT-5: the parts the reader named, each under its ticket (identity only, no approval).
+    for p in parts.into_iter().filter(|p| out.contains(&p.plan_id)) {
+        tx.file_line(&NewFiling {
+            message_id: line.id,
+            plan_id: p.plan_id,
+            ticket_id: Some(p.ticket_id),
+            part_id: Some(p.part_id.to_string()),
+            source: FilingSource::Reader,
+            filed_by: "reader".into(),
+            locked: false,
+            primary: false,
+        })?;
     }
     Ok(out)
 }

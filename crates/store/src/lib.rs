@@ -37,11 +37,11 @@ mod nodes;
 mod notes;
 mod notifications;
 mod permissions;
+mod picture_judgements;
 mod plans;
 mod projects;
 mod quality;
 mod quality_report;
-mod picture_judgements;
 mod quotes;
 mod records;
 mod replacement_cards;
@@ -104,6 +104,7 @@ pub use nodes::{HEARTBEAT_EVERY_MS, NODE_EXPIRY_MS, NODE_RECORD_KEPT_MS, NewNode
 pub use notes::{NewNote, Note, NoteEdit, NoteEditOutcome, NoteId, NoteKind};
 pub use notifications::{NewNotification, Notification};
 pub use permissions::{COMMUNICATION, PermissionDecision, PermissionRequest, PermissionStatus};
+pub use picture_judgements::NewPictureJudgement;
 pub use plans::{Filing, FilingSource, NewFiling, NewPlan, PlanRecord, PlanRevision};
 pub use projects::Project;
 pub use quality::{
@@ -112,7 +113,6 @@ pub use quality::{
 pub use quality_report::{ModelPrice, QualityReport, QualityReportRow};
 pub use quotes::{LineVersion, NewQuote, QuoteFiling, UserQuote};
 pub use records::{CommandRecord, ModelCallRecord, RefusalRecord, ToolCallRecord};
-pub use picture_judgements::NewPictureJudgement;
 pub use replacement_cards::{NewReplacementCard, ReplacementCard};
 pub use requirements::{NewRequirement, RequirementChange, RequirementRecord};
 pub use review_misses::ReviewMissRecord;

@@ -4,11 +4,11 @@
 //! clauses counts (CP2; a line read by the word lists sends nothing back), and only on a
 //! ticket the line is filed under by the rows, not by a Bot's pick (CP1).
 
-use crate::submissions::pass::send_back;
+use crate::submissions::pass::send_back_parts;
 use troupe_core::conversation::{Author, SessionMessage};
 use troupe_core::submission::SubmissionState;
 use troupe_core::ticket::{SendBack, TicketStage};
-use troupe_core::{PlanId, TicketId};
+use troupe_core::{PartId, PlanId, TicketId};
 use troupe_store::{FilingSource, StoreError, SubmissionRecord, Tx};
 
 /// The objecting clauses the model read in a person's line, if any.
@@ -48,15 +48,23 @@ fn by_rows(source: FilingSource) -> bool {
     !matches!(source, FilingSource::WorkOn | FilingSource::Desk)
 }
 
-/// The tickets the line is under: its own ticket filings, else those of the line it answers
-/// (a reply to a hand-over's line), else — filed under a job only — the job's one ticket
-/// with handed-over work whose maker is still here; several such tickets move nothing.
-fn targets(tx: &Tx<'_>, line: &SessionMessage) -> Result<Vec<TicketId>, StoreError> {
+/// The tickets the line is under, each with the parts it is filed under (none: the whole
+/// ticket): its own ticket filings, else those of the line it answers (a reply to a
+/// hand-over's line), else — filed under a job only — the job's one ticket with handed-over
+/// work whose maker is still here; several such tickets move nothing.
+fn targets(tx: &Tx<'_>, line: &SessionMessage) -> Result<Vec<(TicketId, Vec<PartId>)>, StoreError> {
     let filings: Vec<_> = tx
         .filings_of_line(line.id)?
         .into_iter()
         .filter(|f| by_rows(f.source))
         .collect();
+    let parts_of = |t: TicketId| -> Vec<PartId> {
+        filings
+            .iter()
+            .filter(|f| f.ticket_id == Some(t.0))
+            .filter_map(|f| f.part_id.as_deref()?.parse().ok().map(PartId))
+            .collect()
+    };
     let mut out: Vec<TicketId> = filings
         .iter()
         .filter_map(|f| f.ticket_id.map(TicketId))
@@ -95,7 +103,7 @@ fn targets(tx: &Tx<'_>, line: &SessionMessage) -> Result<Vec<TicketId>, StoreErr
     }
     out.sort_by_key(|t| t.0);
     out.dedup();
-    Ok(out)
+    Ok(out.into_iter().map(|t| (t, parts_of(t))).collect())
 }
 
 /// The ticket's current hand-over: the newest one handed over and not sent back or replaced.
@@ -127,7 +135,7 @@ pub(crate) fn on_routed(
         return Ok(Vec::new());
     }
     let mut sent = Vec::new();
-    for ticket in targets(tx, line)? {
+    for (ticket, parts) in targets(tx, line)? {
         let t = tx.ticket(ticket)?;
         if !complainable(t.stage) {
             continue;
@@ -135,30 +143,53 @@ pub(crate) fn on_routed(
         let Some(sub) = current(tx, ticket)? else {
             continue;
         };
-        complain_about(tx, line, &sub)?;
+        complain_about(tx, line, &sub, &parts)?;
         sent.push(ticket);
     }
     Ok(sent)
 }
 
-/// CP3 on one hand-over: it goes to rework with its ticket, each review that approved it gets
-/// its miss, and the maker is woken with the user's words, its Stop there lifted.
+/// CP3 on one hand-over: it goes to rework with its ticket — of its parts, those the line is
+/// filed under (`parts`), else all it covers — each review that approved it gets its miss,
+/// and the maker is woken with the user's words, its Stop there lifted.
 pub(crate) fn complain_about(
     tx: &mut Tx<'_>,
     line: &SessionMessage,
     sub: &SubmissionRecord,
+    parts: &[PartId],
 ) -> Result<(), StoreError> {
     let t = tx.ticket(sub.ticket_id)?;
+    let mut named = Vec::new();
+    for p in parts {
+        let part = tx.part(*p)?;
+        if part.ticket_id == sub.ticket_id {
+            named.push(part);
+        }
+    }
     tx.record_review_misses(sub.id, Some(line.id), Some(line.session_id), &line.body)?;
+    let which = if named.is_empty() {
+        String::new()
+    } else {
+        let labels: Vec<String> = named.iter().map(|p| format!("\"{}\"", p.label)).collect();
+        let s = if named.len() > 1 { "s" } else { "" };
+        format!(" (the part{s} {})", labels.join(", "))
+    };
     let text = format!(
-        "The user found fault with your hand-over {} of #{:02} \"{}\", so it is back in \
-             rework. Their words: \"{}\". Fix it yourself and hand it over again with submit.",
+        "The user found fault with your hand-over {} of #{:02} \"{}\"{which}, so it is back in \
+         rework. Their words: \"{}\". Fix it yourself and hand it over again with submit.",
         sub.id,
         t.number,
         t.title,
         line.body.trim()
     );
-    send_back(tx, sub, SendBack::UserFault, Some(("complaint", text)))?;
+    let only: Vec<PartId> = named.iter().map(|p| p.id).collect();
+    send_back_parts(
+        tx,
+        sub,
+        SendBack::UserFault,
+        Some(("complaint", text)),
+        &only,
+    )?;
     super::writers::complained(tx, sub, line)?;
     // The user's word on the maker's work there lifts their Stop on it, even said to
     // another Bot; what the lift frees runs once this commits.

@@ -7,8 +7,9 @@ use crate::{Collab, CollabError};
 use troupe_core::conversation::SessionKind;
 use troupe_core::mention::parse_mentions;
 use troupe_core::reading::filing::{
-    Candidate, FILING_LINES_BEFORE, Filing, filing_prompt, parse_filing,
+    Candidate, FILING_LINES_BEFORE, Filing, ShownPart, filing_prompt, parse_filing_with_parts,
 };
+use troupe_core::ticket::TicketStage;
 use troupe_core::{PlanId, SessionMessageId};
 use troupe_store::{FilingReadingRecord, StoreError, Tx};
 
@@ -94,13 +95,32 @@ impl Collab {
             let ids = line_candidates(tx, id)?;
             let now = tx.now();
             let mut shown = Vec::new();
+            let mut shown_parts = Vec::new();
             for p in &ids {
                 let plan = tx.plan(*p)?;
+                let mut parts = Vec::new();
+                // AT-5: the parts laid out or added on the board, of tickets still open.
+                for t in tx.tickets_of_plan(*p)? {
+                    if matches!(t.stage, TicketStage::Dropped) {
+                        continue;
+                    }
+                    for part in tx.parts_of_ticket(t.id)? {
+                        parts.push(ShownPart {
+                            ticket_number: u32::try_from(t.number).unwrap_or(u32::MAX),
+                            ticket_title: t.title.clone(),
+                            ticket_id: t.id.0,
+                            label: part.label.clone(),
+                            part_id: part.id.0,
+                        });
+                    }
+                }
+                shown_parts.extend(parts.iter().map(|s| (plan.id, s.clone())));
                 shown.push(Candidate {
                     id: plan.id,
                     name: plan.name,
                     goal: plan.spec.goal,
                     last_move: ago(now, plan.updated_at),
+                    parts,
                 });
             }
             let mut before = Vec::new();
@@ -111,18 +131,18 @@ impl Collab {
             Ok(Ok(Some((
                 filing_prompt(&line.body, &where_said, &before, &shown),
                 ids,
+                shown_parts,
             ))))
         })?;
-        let (prompt, ids) = match prepared {
+        let (prompt, ids, shown_parts) = match prepared {
             Err(stored) => return Ok(Some(stored)),
             Ok(None) => return Ok(None),
             Ok(Some(p)) => p,
         };
         let answer = self.reader().ask(self.roles(), prompt).await;
         let parsed: Result<Filing, String> = match (&answer.raw, &answer.failure) {
-            (Some(raw), None) => {
-                parse_filing(raw, &ids).map_err(|e| format!("unreadable answer: {e}"))
-            }
+            (Some(raw), None) => parse_filing_with_parts(raw, &ids, &shown_parts)
+                .map_err(|e| format!("unreadable answer: {e}")),
             (_, Some(f)) => Err(f.clone()),
             (None, None) => Err("no answer".into()),
         };

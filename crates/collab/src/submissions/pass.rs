@@ -448,12 +448,27 @@ pub(crate) fn send_back(
     why: SendBack,
     wake: Option<(&str, String)>,
 ) -> Result<(), StoreError> {
+    send_back_parts(tx, s, why, wake, &[])
+}
+
+/// [`send_back`], moving only the parts in `only` of those it covers (CP3: the parts a
+/// complaint is filed under); none named moves every part it covers.
+pub(crate) fn send_back_parts(
+    tx: &mut Tx<'_>,
+    s: &SubmissionRecord,
+    why: SendBack,
+    wake: Option<(&str, String)>,
+    only: &[PartId],
+) -> Result<(), StoreError> {
     tx.set_submission_state(s.id, SubmissionState::Rework)?;
     crate::quality::sent_back(tx, s, why)?;
     crate::ceiling::after_failure(tx, s, crate::ceiling::kind_of(why))?;
     let event = StageEvent::SentBack(why);
     move_ticket(tx, s.ticket_id, event)?;
-    let parts = covered(tx, s)?;
+    let mut parts = covered(tx, s)?;
+    if !only.is_empty() {
+        parts.retain(|p| only.contains(&p.id));
+    }
     move_parts(tx, &parts, PartEvent::SentBack, stage_source(event))?;
     if let Some((source, text)) = wake {
         mail::to_producer(tx, s, source, text)?;

@@ -151,7 +151,7 @@ pub(crate) fn objected_on_routed(
         if s.state != SubmissionState::AwaitingUser {
             continue;
         }
-        crate::quality::complain_about(tx, line, &s)?;
+        crate::quality::complain_about(tx, line, &s, &[])?;
         sent.push(id);
     }
     Ok(sent)

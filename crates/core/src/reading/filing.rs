@@ -16,9 +16,12 @@ pub const FILING_LINES_BEFORE: usize = 6;
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "belongs", rename_all = "snake_case")]
 pub enum Filing {
-    /// It concerns these jobs (each one shown to the reader).
+    /// It concerns these jobs (each one shown to the reader), and of their tickets' parts
+    /// those it asks to change, faults or asks about (AT-5: never a part it only praises).
     Jobs {
         jobs: Vec<PlanId>,
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        parts: Vec<FiledPart>,
     },
     /// New work: something to hand over, or longer work to follow up.
     New,
@@ -39,6 +42,25 @@ impl Filing {
     }
 }
 
+/// A part a line is filed under (AT-5), by the ids of its ticket and part.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FiledPart {
+    pub plan_id: PlanId,
+    pub ticket_id: i64,
+    pub part_id: i64,
+}
+
+/// A ticket's part as the reader is shown it: only parts laid out by the lead or added on the
+/// board exist (AT-5), so only those can be named.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ShownPart {
+    pub ticket_number: u32,
+    pub ticket_title: String,
+    pub ticket_id: i64,
+    pub label: String,
+    pub part_id: i64,
+}
+
 /// A job as the reader is shown it.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Candidate {
@@ -47,6 +69,8 @@ pub struct Candidate {
     pub goal: String,
     /// e.g. "3 min ago (a line from the user)".
     pub last_move: String,
+    /// Its tickets' parts, by ticket.
+    pub parts: Vec<ShownPart>,
 }
 
 /// The prompt. `before` is oldest first (speaker, words); only the last six show.
@@ -65,7 +89,10 @@ pub fn filing_prompt(
          {\"belongs\": \"new\"} when it asks for new work to hand over or follow up;\n\
          {\"belongs\": \"done_in_place\"} for a greeting, chat, a question or look-up, a settings \
          change or a small one-off action;\n\
-         {\"belongs\": \"no_telling\"} when you cannot tell.\n\n",
+         {\"belongs\": \"no_telling\"} when you cannot tell.\n\
+         With \"jobs\", add \"parts\": [{\"job\": \"plan_3\", \"ticket\": 2, \"part\": \"shot 3\"}] \
+         naming the parts listed below that the line asks to change, finds fault with or asks \
+         about — never a part it only praises, never a part not listed; [] if none.\n\n",
     );
     out.push_str(&format!("Said in: {}\n\n", where_said.trim()));
     if candidates.is_empty() {
@@ -81,6 +108,25 @@ pub fn filing_prompt(
                 out.push_str(&format!(", last move {}", c.last_move.trim()));
             }
             out.push('\n');
+            let mut tickets: Vec<(u32, &str)> = Vec::new();
+            for p in &c.parts {
+                if !tickets.iter().any(|(n, _)| *n == p.ticket_number) {
+                    tickets.push((p.ticket_number, p.ticket_title.as_str()));
+                }
+            }
+            for (n, title) in tickets {
+                let labels: Vec<&str> = c
+                    .parts
+                    .iter()
+                    .filter(|p| p.ticket_number == n)
+                    .map(|p| p.label.as_str())
+                    .collect();
+                out.push_str(&format!(
+                    "    ticket {n} \"{}\", parts: {}\n",
+                    title.trim(),
+                    labels.join(", ")
+                ));
+            }
         }
     }
     let skip = before.len().saturating_sub(FILING_LINES_BEFORE);
@@ -95,8 +141,18 @@ pub fn filing_prompt(
 }
 
 /// Check an answer (LR-9): one JSON object with a known `belongs`; job refs must be among
-/// `shown` (others are dropped, and none left is no telling).
+/// `shown` (others are dropped, and none left is no telling), and parts among the parts shown
+/// of a job the line is filed under (others are dropped).
 pub fn parse_filing(raw: &str, shown: &[PlanId]) -> Result<Filing, String> {
+    parse_filing_with_parts(raw, shown, &[])
+}
+
+/// [`parse_filing`] with the parts each shown job was shown with.
+pub fn parse_filing_with_parts(
+    raw: &str,
+    shown: &[PlanId],
+    shown_parts: &[(PlanId, ShownPart)],
+) -> Result<Filing, String> {
     let value = extract_json_object(raw)?;
     let obj = as_object(&value)?;
     let belongs = match obj.get("belongs") {
@@ -128,7 +184,12 @@ pub fn parse_filing(raw: &str, shown: &[PlanId]) -> Result<Filing, String> {
             if jobs.is_empty() {
                 Filing::NoTelling
             } else {
-                Filing::Jobs { jobs }
+                let parts = match obj.get("parts") {
+                    None | Some(Value::Null) => Vec::new(),
+                    Some(Value::Array(items)) => named_parts(items, &jobs, shown_parts),
+                    Some(other) => return Err(format!("\"parts\" must be a list, not {other}")),
+                };
+                Filing::Jobs { jobs, parts }
             }
         }
         other => {
@@ -139,9 +200,109 @@ pub fn parse_filing(raw: &str, shown: &[PlanId]) -> Result<Filing, String> {
     })
 }
 
+/// The parts named that were shown under a job the line is filed under, once each.
+fn named_parts(
+    items: &[Value],
+    jobs: &[PlanId],
+    shown_parts: &[(PlanId, ShownPart)],
+) -> Vec<FiledPart> {
+    let mut out: Vec<FiledPart> = Vec::new();
+    for item in items {
+        let Some(o) = item.as_object() else { continue };
+        let job = match o.get("job") {
+            Some(Value::String(s)) => s.trim().parse::<PlanId>().ok(),
+            Some(Value::Number(n)) => n.as_i64().map(PlanId),
+            _ => None,
+        };
+        let ticket = match o.get("ticket") {
+            Some(Value::Number(n)) => n.as_u64().and_then(|n| u32::try_from(n).ok()),
+            Some(Value::String(s)) => s.trim().trim_start_matches('#').parse().ok(),
+            _ => None,
+        };
+        let label = o.get("part").and_then(Value::as_str).map(str::trim);
+        let (Some(job), Some(ticket), Some(label)) = (job, ticket, label) else {
+            continue;
+        };
+        if !jobs.contains(&job) {
+            continue;
+        }
+        let found = shown_parts.iter().find(|(p, s)| {
+            *p == job && s.ticket_number == ticket && s.label.trim().eq_ignore_ascii_case(label)
+        });
+        if let Some((p, s)) = found {
+            let f = FiledPart {
+                plan_id: *p,
+                ticket_id: s.ticket_id,
+                part_id: s.part_id,
+            };
+            if !out.contains(&f) {
+                out.push(f);
+            }
+        }
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// S-AT-6: praising shot 2 and faulting shot 3 files shot 3 only; a part never shown, or
+    /// of a job the line is not filed under, is dropped.
+    #[test]
+    fn parts_come_only_from_those_shown_under_the_jobs_filed() {
+        let part = |n: i64, label: &str| {
+            (
+                PlanId(3),
+                ShownPart {
+                    ticket_number: 2,
+                    ticket_title: "Shots".into(),
+                    ticket_id: 20,
+                    label: label.into(),
+                    part_id: n,
+                },
+            )
+        };
+        let shown_parts = vec![part(7, "shot 2"), part(8, "shot 3")];
+        let f = parse_filing_with_parts(
+            r#"{"belongs":"jobs","jobs":["plan_3"],"parts":[
+                {"job":"plan_3","ticket":2,"part":"Shot 3"},
+                {"job":"plan_3","ticket":2,"part":"shot 9"},
+                {"job":"plan_5","ticket":2,"part":"shot 2"},
+                {"job":"plan_3","ticket":2,"part":"shot 3"}]}"#,
+            &shown(),
+            &shown_parts,
+        )
+        .unwrap();
+        assert_eq!(
+            f,
+            Filing::Jobs {
+                jobs: vec![PlanId(3)],
+                parts: vec![FiledPart {
+                    plan_id: PlanId(3),
+                    ticket_id: 20,
+                    part_id: 8
+                }]
+            }
+        );
+        let p = filing_prompt(
+            "shot 2 is lovely, shot 3 is too dark",
+            "group \"Team\"",
+            &[],
+            &[Candidate {
+                id: PlanId(3),
+                name: "MV".into(),
+                goal: String::new(),
+                last_move: String::new(),
+                parts: shown_parts.into_iter().map(|(_, s)| s).collect(),
+            }],
+        );
+        assert!(
+            p.contains("    ticket 2 \"Shots\", parts: shot 2, shot 3\n"),
+            "{p}"
+        );
+        assert!(p.contains("never a part it only praises"), "{p}");
+    }
 
     fn shown() -> Vec<PlanId> {
         vec![PlanId(3), PlanId(5)]
@@ -156,7 +317,8 @@ mod tests {
         assert_eq!(
             f.unwrap(),
             Filing::Jobs {
-                jobs: vec![PlanId(3), PlanId(5)]
+                jobs: vec![PlanId(3), PlanId(5)],
+                parts: vec![]
             }
         );
     }
@@ -205,6 +367,7 @@ mod tests {
                 name: "logo".into(),
                 goal: "a logo".into(),
                 last_move: "3 min ago".into(),
+                parts: vec![],
             }],
         );
         assert!(p.starts_with("troupe-reader:filing\n"));
