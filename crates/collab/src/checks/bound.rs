@@ -78,30 +78,73 @@ pub fn is_bound(
     plan: &PlanRecord,
     ticket: &TicketRecord,
 ) -> bool {
-    if c.removed_at.is_some() || c.plan_id != sub.plan_id {
-        return false;
+    let places = Places::new(plan, std::slice::from_ref(c));
+    places.bound(0, c, sub, &places.files(sub), &ticket_dir(plan, ticket))
+}
+
+/// The paths CK1 compares, made absolute once: each check's path and working folder, for a
+/// job's whole list of hand-overs (a list of 1,000 × 10 files does not normalise the same
+/// paths again for every check).
+pub struct Places {
+    job: PathBuf,
+    /// By check, in the order given: its path and its command's folder, absolute.
+    checks: Vec<(Option<PathBuf>, Option<PathBuf>)>,
+}
+
+impl Places {
+    pub fn new(plan: &PlanRecord, checks: &[CheckRecord]) -> Places {
+        let ws = plan_workspace(&plan.folder);
+        Places {
+            job: PathBuf::from(&plan.folder),
+            checks: checks
+                .iter()
+                .map(|c| {
+                    (
+                        c.path.as_deref().map(|p| absolute(&ws, p)),
+                        c.cwd.as_deref().map(|d| absolute(&ws, d)),
+                    )
+                })
+                .collect(),
+        }
     }
-    if let Some(t) = c.ticket_id {
-        return t == sub.ticket_id;
+
+    /// The hand-over's files, absolute.
+    pub fn files(&self, sub: &SubmissionRecord) -> Vec<PathBuf> {
+        sub.files
+            .iter()
+            .map(|f| absolute(&self.job, &f.path))
+            .collect()
     }
-    let ws = plan_workspace(&plan.folder);
-    let job = Path::new(&plan.folder);
-    let files: Vec<PathBuf> = sub.files.iter().map(|f| absolute(job, &f.path)).collect();
-    let folder = ticket_dir(plan, ticket);
-    let in_folder = |p: &Path| p.starts_with(&folder);
-    match c.kind {
-        CheckKind::Words => c
-            .path
-            .as_deref()
-            .is_some_and(|p| files.contains(&absolute(&ws, p))),
-        CheckKind::Command => c
-            .cwd
-            .as_deref()
-            .is_some_and(|d| in_folder(&absolute(&ws, d))),
-        _ => c.path.as_deref().is_some_and(|p| {
-            let p = absolute(&ws, p);
-            files.contains(&p) || in_folder(&p)
-        }),
+
+    /// CK1 for the `i`th check given to [`Places::new`], `c`, on a hand-over with `files`
+    /// (from [`Places::files`]) of the ticket in `folder`.
+    pub fn bound(
+        &self,
+        i: usize,
+        c: &CheckRecord,
+        sub: &SubmissionRecord,
+        files: &[PathBuf],
+        folder: &Path,
+    ) -> bool {
+        if c.removed_at.is_some() || c.plan_id != sub.plan_id {
+            return false;
+        }
+        if let Some(t) = c.ticket_id {
+            return t == sub.ticket_id;
+        }
+        let (path, cwd) = &self.checks[i];
+        match c.kind {
+            CheckKind::Words => path.as_ref().is_some_and(|p| files.contains(p)),
+            CheckKind::Command => cwd.as_ref().is_some_and(|d| d.starts_with(folder)),
+            _ => path
+                .as_ref()
+                .is_some_and(|p| files.contains(p) || p.starts_with(folder)),
+        }
+    }
+
+    /// The folder of a ticket, absolute.
+    pub fn ticket_dir(&self, t: &TicketRecord) -> PathBuf {
+        absolute(&self.job, &t.folder)
     }
 }
 

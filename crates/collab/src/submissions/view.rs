@@ -2,20 +2,18 @@
 //! results, and its reviews with their verdicts. A job's list is read set-wise (a fixed
 //! handful of queries however many hand-overs it has).
 
-use crate::checks::bound::{is_bound, result_of};
+use crate::checks::bound::{Places, result_of};
 use crate::{Collab, CollabError};
 use serde::Serialize;
 use std::collections::HashMap;
+use std::path::PathBuf;
 use troupe_core::submission::{
     ApprovedBy, CheckResult, CheckSource, SubmissionOrigin, SubmissionState,
 };
 use troupe_core::{
     BotId, CheckId, PartId, PlanId, RunId, SessionMessageId, SubmissionId, TicketId, WorkItemId,
 };
-use troupe_store::{
-    CheckRecord, PlanRecord, ReviewRecord, StoreError, SubmissionRecord, SubmittedFile,
-    TicketRecord, Tx,
-};
+use troupe_store::{CheckRecord, ReviewRecord, StoreError, SubmissionRecord, SubmittedFile, Tx};
 
 /// One check bound to a hand-over, with its result for it.
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
@@ -74,14 +72,17 @@ pub struct SubmissionView {
 fn checks_of(
     s: &SubmissionRecord,
     all: &[CheckRecord],
-    plan: &PlanRecord,
-    ticket: Option<&TicketRecord>,
+    places: &Places,
+    folder: Option<&PathBuf>,
 ) -> Vec<SubmissionCheck> {
+    let files = places.files(s);
     all.iter()
-        .filter(|c| {
-            ticket.is_some_and(|t| is_bound(c, s, plan, t))
+        .enumerate()
+        .filter(|(i, c)| {
+            folder.is_some_and(|f| places.bound(*i, c, s, &files, f))
                 || s.check_runs.iter().any(|r| r.check_id == c.id)
         })
+        .map(|(_, c)| c)
         .map(|c| {
             let run = s
                 .check_runs
@@ -111,18 +112,19 @@ fn views(
 ) -> Result<Vec<SubmissionView>, StoreError> {
     let p = tx.plan(plan)?;
     let checks = tx.checks_of_plan(plan, true)?;
-    let tickets: HashMap<TicketId, TicketRecord> = tx
+    let places = Places::new(&p, &checks);
+    let tickets: HashMap<TicketId, (i64, PathBuf)> = tx
         .tickets_of_plan(plan)?
         .into_iter()
-        .map(|t| (t.id, t))
+        .map(|t| (t.id, (t.number, places.ticket_dir(&t))))
         .collect();
     Ok(subs
         .into_iter()
         .map(|s| {
             let ticket = tickets.get(&s.ticket_id);
             SubmissionView {
-                checks: checks_of(&s, &checks, &p, ticket),
-                ticket_number: ticket.map_or(0, |t| t.number),
+                checks: checks_of(&s, &checks, &places, ticket.map(|(_, f)| f)),
+                ticket_number: ticket.map_or(0, |(n, _)| *n),
                 id: s.id,
                 ticket_id: s.ticket_id,
                 task_id: s.plan_id,
