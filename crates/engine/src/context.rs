@@ -10,7 +10,11 @@ use std::sync::{Arc, Mutex};
 use troupe_core::message::{Message, Origin, PartBody, Role};
 use troupe_core::run::long_run_reminder;
 use troupe_core::thread::Thread;
-use troupe_llm::{ChatMessage, ModelRequest, ToolCall, ToolSpec};
+use troupe_llm::{ChatMessage, ImagePart, ModelRequest, ToolCall, ToolSpec};
+use troupe_tools::{Workspace, load_picture, parse_picture_marker};
+
+/// Most pictures one model call carries; older picture results say they are not sent again.
+pub(crate) const MAX_PICTURES_PER_CALL: usize = 20;
 
 impl Engine {
     /// The stamps contributors fix on a new root user message, keyed by contributor name.
@@ -115,7 +119,15 @@ impl Engine {
         list
     }
 
-    pub(crate) fn assemble(&self, thread: &Thread, history: &[Message], hop: u32) -> ModelRequest {
+    /// The request for one model call. `takes_pictures`: the model takes pictures, so those
+    /// named by stored `read_file` results are read again and attached.
+    pub(crate) fn assemble(
+        &self,
+        thread: &Thread,
+        history: &[Message],
+        hop: u32,
+        takes_pictures: bool,
+    ) -> ModelRequest {
         let store = &self.inner.store;
         let mut parts = ContextParts::default();
         for c in &self.inner.ext.contexts {
@@ -131,7 +143,14 @@ impl Engine {
                 &format!("# Situation\n\n{}", parts.situation.join("\n\n")),
             );
         }
-        let mut messages = self.project(history);
+        let mut sight = Sight {
+            workspace: takes_pictures
+                .then(|| Workspace::open(&thread.workspace).ok())
+                .flatten(),
+            takes_pictures,
+            skip: 0,
+        };
+        let mut messages = self.project(history, &mut sight);
         // The long-run reminder joins this call only; it is never stored, and tools stay.
         if let Some(reminder) = long_run_reminder(hop, &self.inner.config.limits) {
             messages.push(ChatMessage::user(format!("[runtime reminder] {reminder}")));
@@ -145,13 +164,22 @@ impl Engine {
     }
 
     /// Project stored messages into the model's conversation.
-    pub(crate) fn project(&self, history: &[Message]) -> Vec<ChatMessage> {
+    fn project(&self, history: &[Message], sight: &mut Sight) -> Vec<ChatMessage> {
         let contexts = &self.inner.ext.contexts;
+        let shown: Vec<&Message> = history
+            .iter()
+            .filter(|m| !contexts.iter().any(|c| c.hides(m)))
+            .collect();
+        if sight.takes_pictures {
+            let pictures = shown
+                .iter()
+                .flat_map(|m| &m.parts)
+                .filter(|p| p.in_context && picture_named(&p.body).is_some())
+                .count();
+            sight.skip = pictures.saturating_sub(MAX_PICTURES_PER_CALL);
+        }
         let mut out = Vec::with_capacity(history.len() * 2);
-        for m in history {
-            if contexts.iter().any(|c| c.hides(m)) {
-                continue;
-            }
+        for m in shown {
             match m.role {
                 Role::User => {
                     let mut texts: Vec<String> = m
@@ -174,7 +202,7 @@ impl Engine {
                     }
                     out.push(ChatMessage::user(texts.join("\n")));
                 }
-                Role::Assistant => project_assistant(m, &mut out),
+                Role::Assistant => project_assistant(m, sight, &mut out),
             }
         }
         out
@@ -221,7 +249,71 @@ fn push_section(system: &mut String, section: &str) {
     system.push_str(section);
 }
 
-fn project_assistant(m: &Message, out: &mut Vec<ChatMessage>) {
+/// The path and hash a stored `read_file` result names a picture by, if it does.
+fn picture_named(body: &PartBody) -> Option<(&str, &str)> {
+    match body {
+        PartBody::ToolResult {
+            name,
+            content,
+            is_error: false,
+            ..
+        } if name == "read_file" => parse_picture_marker(content),
+        _ => None,
+    }
+}
+
+/// How pictures named by stored `read_file` results join one call's context. The store keeps
+/// only a marker line (path and SHA-256); the picture is read again from the thread's
+/// workspace and attached when the model takes pictures and the file is unchanged, else a
+/// short note says why it is not.
+struct Sight {
+    /// The thread's workspace, when the model takes pictures and it opens.
+    workspace: Option<Workspace>,
+    takes_pictures: bool,
+    /// Picture results still to pass before attaching (only the latest ones are sent).
+    skip: usize,
+}
+
+impl Sight {
+    /// The result's text for the model (without the marker line) and the pictures to attach.
+    fn see(&mut self, content: &str, path: &str, sha256: &str) -> (String, Vec<ImagePart>) {
+        let text = content.split_once('\n').map_or("", |(_, rest)| rest);
+        let (note, images) = self.attach(path, sha256);
+        (format!("{text}\n{note}"), images)
+    }
+
+    fn attach(&mut self, path: &str, sha256: &str) -> (String, Vec<ImagePart>) {
+        let not = |why: String| (format!("(The picture is not attached: {why}.)"), Vec::new());
+        if !self.takes_pictures {
+            return not("this model cannot see pictures".into());
+        }
+        if self.skip > 0 {
+            self.skip -= 1;
+            return not(format!(
+                "only the latest {MAX_PICTURES_PER_CALL} pictures go with a call; read it again \
+                 to see it"
+            ));
+        }
+        let Some(ws) = &self.workspace else {
+            return not("the thread's workspace cannot be opened".into());
+        };
+        match load_picture(ws, path) {
+            Ok(Some(p)) if p.sha256 == sha256 => (
+                "The picture is attached to this result.".into(),
+                vec![ImagePart {
+                    media_type: p.media_type.to_string(),
+                    data: p.base64(),
+                }],
+            ),
+            Ok(_) => not(format!(
+                "{path} has changed since it was read; read it again to see it as it is now"
+            )),
+            Err(e) => not(e.to_string()),
+        }
+    }
+}
+
+fn project_assistant(m: &Message, sight: &mut Sight, out: &mut Vec<ChatMessage>) {
     let mut text = String::new();
     let mut calls = Vec::new();
     let mut results = Vec::new();
@@ -247,12 +339,18 @@ fn project_assistant(m: &Message, out: &mut Vec<ChatMessage>) {
                 content,
                 is_error,
                 ..
-            } => results.push(ChatMessage::ToolResult {
-                call_id: call_id.clone(),
-                content: content.clone(),
-                is_error: *is_error,
-                images: Vec::new(),
-            }),
+            } => {
+                let (content, images) = match picture_named(&p.body) {
+                    Some((path, sha256)) => sight.see(content, path, sha256),
+                    None => (content.clone(), Vec::new()),
+                };
+                results.push(ChatMessage::ToolResult {
+                    call_id: call_id.clone(),
+                    content,
+                    is_error: *is_error,
+                    images,
+                })
+            }
         }
     }
     if text.is_empty() && calls.is_empty() {

@@ -428,7 +428,7 @@ async fn run_builtin(
         env: ShellEnv::from_process_env(),
         on_spawn: Some(on_spawn),
     };
-    let out = parsed.execute(&ctx).await;
+    let out = parsed.execute_for(&ctx, live.takes_pictures()).await;
     if let Some(shell) = &out.shell {
         live.remove_pgid(shell.pgid);
     }

@@ -27,6 +27,8 @@ pub struct LiveRun {
     in_calls: std::sync::atomic::AtomicBool,
     /// Set by a cut between calls: the hop's calls not yet run are not run.
     postponed: std::sync::atomic::AtomicBool,
+    /// The model of the current call takes pictures (`read_file` results then carry them).
+    takes_pictures: std::sync::atomic::AtomicBool,
 }
 
 impl LiveRun {
@@ -44,6 +46,7 @@ impl LiveRun {
             call: Mutex::new(None),
             in_calls: std::sync::atomic::AtomicBool::new(false),
             postponed: std::sync::atomic::AtomicBool::new(false),
+            takes_pictures: std::sync::atomic::AtomicBool::new(false),
         }
     }
 
@@ -60,6 +63,14 @@ impl LiveRun {
     }
     pub(crate) fn set_in_calls(&self, on: bool) {
         self.in_calls.store(on, std::sync::atomic::Ordering::SeqCst);
+    }
+    pub(crate) fn set_takes_pictures(&self, on: bool) {
+        self.takes_pictures
+            .store(on, std::sync::atomic::Ordering::SeqCst);
+    }
+    pub(crate) fn takes_pictures(&self) -> bool {
+        self.takes_pictures
+            .load(std::sync::atomic::Ordering::SeqCst)
     }
     pub(crate) fn postponed(&self) -> bool {
         self.postponed.load(std::sync::atomic::Ordering::SeqCst)

@@ -237,8 +237,6 @@ async fn drive_loop(engine: &Engine, live: &Arc<LiveRun>) -> Result<EndReason, L
         }
         hops += 1;
         let thread = step.thread;
-        let request = engine.assemble(&thread, &history, hops);
-
         let model = match engine.inner.models.resolve(&thread.agent) {
             Ok(m) => m,
             Err(e) => {
@@ -246,6 +244,10 @@ async fn drive_loop(engine: &Engine, live: &Arc<LiveRun>) -> Result<EndReason, L
                 return Ok(EndReason::ModelError(e));
             }
         };
+        // Pictures go to a model that takes them: in the context, and from this step's tools.
+        let takes_pictures = model.provider.takes_pictures();
+        live.set_takes_pictures(takes_pictures);
+        let request = engine.assemble(&thread, &history, hops, takes_pictures);
         let _ = engine.inner.stream.send(StreamNotice::ModelCallStarted {
             thread_id,
             run_id: live.run_id,

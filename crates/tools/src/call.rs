@@ -90,6 +90,13 @@ impl BuiltinCall {
     /// Run the call. Failures come back as `is_error` output addressed to
     /// the model, never as a panic or Rust error.
     pub async fn execute(&self, ctx: &ToolContext) -> ToolOutput {
+        self.execute_for(ctx, false).await
+    }
+
+    /// Run the call for a model that takes pictures (`takes_pictures`) or not: `read_file` of
+    /// a picture then returns a result naming the picture in a marker line (see
+    /// [`crate::picture_marker`]) rather than only describing it.
+    pub async fn execute_for(&self, ctx: &ToolContext, takes_pictures: bool) -> ToolOutput {
         let call = match self {
             BuiltinCall::Shell(args) => return run_shell(args, ctx, &KillPolicy::default()).await,
             other => other.clone(),
@@ -97,7 +104,7 @@ impl BuiltinCall {
         let ws = ctx.workspace.clone();
         // File system calls block; keep them off the async workers.
         let joined = tokio::task::spawn_blocking(move || match &call {
-            BuiltinCall::ReadFile(a) => fs_tools::read_file(&ws, a),
+            BuiltinCall::ReadFile(a) => fs_tools::read_file(&ws, a, takes_pictures),
             BuiltinCall::WriteFile(a) => fs_tools::write_file(&ws, a),
             BuiltinCall::ListDir(a) => fs_tools::list_dir(&ws, a),
             BuiltinCall::DeleteFile(a) => fs_tools::delete_file(&ws, a),

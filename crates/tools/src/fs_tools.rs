@@ -8,6 +8,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use crate::args::{DeleteFileArgs, ListDirArgs, ReadFileArgs, WriteFileArgs};
 use crate::error::ToolError;
+use crate::picture::{Picture, is_picture_path, load_picture, picture_marker};
 use crate::workspace::Workspace;
 
 /// Largest file `read_file` returns whole, and the most text a ranged read
@@ -16,7 +17,14 @@ pub const MAX_READ_BYTES: u64 = 1024 * 1024;
 /// Most entries `list_dir` shows.
 pub const MAX_LIST_ENTRIES: usize = 1000;
 
-pub(crate) fn read_file(ws: &Workspace, args: &ReadFileArgs) -> Result<String, ToolError> {
+/// `takes_pictures`: the model the result goes to takes pictures. A picture (png, jpg, jpeg,
+/// gif or webp whose bytes are one) is then described under a [`picture_marker`] line, from
+/// which the engine attaches it to the result; otherwise it is only described.
+pub(crate) fn read_file(
+    ws: &Workspace,
+    args: &ReadFileArgs,
+    takes_pictures: bool,
+) -> Result<String, ToolError> {
     let shown = &args.path;
     let path = ws.resolve(shown)?;
     let meta = fs::metadata(&path).map_err(|e| ToolError::io("read", shown, e))?;
@@ -30,6 +38,12 @@ pub(crate) fn read_file(ws: &Workspace, args: &ReadFileArgs) -> Result<String, T
         return Err(ToolError::Refused(format!(
             "'{shown}' is not a regular file"
         )));
+    }
+    // A file named as a picture whose bytes are not one is read as text below.
+    if is_picture_path(shown)
+        && let Some(picture) = load_picture(ws, shown)?
+    {
+        return Ok(picture_result(shown, &picture, takes_pictures));
     }
     if !args.is_ranged() {
         if meta.len() > MAX_READ_BYTES {
@@ -46,6 +60,25 @@ pub(crate) fn read_file(ws: &Workspace, args: &ReadFileArgs) -> Result<String, T
         return Ok(String::from_utf8_lossy(&bytes).into_owned());
     }
     read_range(&path, args)
+}
+
+fn picture_result(shown: &str, picture: &Picture, takes_pictures: bool) -> String {
+    let about = picture.describe(shown);
+    if !takes_pictures {
+        return format!(
+            "{about}. This model cannot see pictures, so the picture is not shown (its bytes are \
+             not text)."
+        );
+    }
+    // The marker is one line; a path with a line break cannot be named in it.
+    if shown.contains(['\n', '\r']) {
+        return format!(
+            "{about}. The picture cannot be attached because its path has a line break; \
+             rename the file to see it."
+        );
+    }
+    // The engine reads the picture again from the marker and says whether it is attached.
+    format!("{}\n{about}.", picture_marker(shown, &picture.sha256))
 }
 
 fn binary(shown: &str) -> ToolError {

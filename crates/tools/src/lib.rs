@@ -13,6 +13,7 @@ mod env;
 mod error;
 mod fs_tools;
 mod group_reaper;
+mod picture;
 mod process_group;
 mod shell;
 mod spec;
@@ -27,6 +28,10 @@ pub use call::{ToolContext, ToolOutput};
 pub use env::{SHELL_ENV_WHITELIST, ShellEnv};
 pub use error::{ArgError, ToolError};
 pub use fs_tools::{MAX_LIST_ENTRIES, MAX_READ_BYTES};
+pub use picture::{
+    MAX_PICTURE_BYTES, Picture, is_picture_path, load_picture, parse_picture_marker,
+    picture_marker, sniff_media_type,
+};
 pub use process_group::{GroupEnd, end_groups, group_alive, process_running, terminate_group};
 pub use shell::{KillPolicy, OUTPUT_TAIL_CHARS, ShellRecord, run_shell};
 pub use spec::{ToolSpec, builtin_specs, is_builtin};

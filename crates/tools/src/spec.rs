@@ -34,7 +34,8 @@ pub fn builtin_specs() -> Vec<ToolSpec> {
             name: "read_file",
             description: "Read a text file in the workspace. Paths are relative to the workspace root. \
                 Files over 1 MiB must be read in parts using offset_line/limit_lines. \
-                Binary files are refused.",
+                Binary files are refused, except pictures (PNG, JPEG, GIF, WebP up to 5 MiB), \
+                which are shown to models that take pictures.",
             parameters: json!({
                 "type": "object",
                 "properties": {

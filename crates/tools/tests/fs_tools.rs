@@ -235,3 +235,92 @@ async fn large_files_need_a_range() {
     assert!(r.content.len() <= 1024 * 1024 + 200);
     assert!(r.content.contains("continue with offset_line"));
 }
+
+/// A 1x1 PNG.
+const PNG: &[u8] = &[
+    0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 0x00, 0x00, 0x00, 0x0d, 0x49, 0x48, 0x44, 0x52,
+    0x00, 0x00, 0x00, 0x01, 0x00, 0x00, 0x00, 0x01, 0x08, 0x06, 0x00, 0x00, 0x00, 0x1f, 0x15, 0xc4,
+    0x89, 0x00, 0x00, 0x00, 0x0d, 0x49, 0x44, 0x41, 0x54, 0x78, 0xda, 0x63, 0x64, 0x60, 0xf8, 0x5f,
+    0x0f, 0x00, 0x02, 0x87, 0x01, 0x80, 0xeb, 0x47, 0xba, 0x92, 0x00, 0x00, 0x00, 0x00, 0x49, 0x45,
+    0x4e, 0x44, 0xae, 0x42, 0x60, 0x82,
+];
+
+async fn read_for(ws: &Workspace, path: &str, takes_pictures: bool) -> ToolOutput {
+    let ctx = ToolContext::new(ws.clone());
+    parse_call("read_file", &serde_json::json!({"path": path}).to_string())
+        .unwrap()
+        .execute_for(&ctx, takes_pictures)
+        .await
+}
+
+#[tokio::test]
+async fn a_picture_is_named_by_a_marker_for_a_model_that_takes_pictures() {
+    let (_d, ws) = workspace();
+    fs::write(ws.root().join("dot.png"), PNG).unwrap();
+    let r = read_for(&ws, "dot.png", true).await;
+    assert!(!r.is_error, "{}", r.content);
+    let (first, rest) = r.content.split_once('\n').unwrap();
+    let (path, sha) = troupe_tools::parse_picture_marker(first).unwrap();
+    assert_eq!(path, "dot.png");
+    assert_eq!(
+        sha,
+        troupe_tools::load_picture(&ws, "dot.png")
+            .unwrap()
+            .unwrap()
+            .sha256
+    );
+    assert_eq!(
+        rest,
+        "dot.png: a PNG picture (image/png), 70 bytes, 1x1 pixels."
+    );
+    // `execute` is for a model that does not take pictures.
+    let plain = run(&ws, "read_file", serde_json::json!({"path": "dot.png"})).await;
+    assert_eq!(plain, read_for(&ws, "dot.png", false).await);
+}
+
+#[tokio::test]
+async fn a_picture_is_described_without_its_bytes_for_a_model_that_cannot_see() {
+    let (_d, ws) = workspace();
+    // A GIF by its bytes, though named .jpg: the bytes decide the type.
+    fs::write(
+        ws.root().join("x.jpg"),
+        b"GIF89a\x02\x00\x03\x00\x00\x00\x00;",
+    )
+    .unwrap();
+    let r = read_for(&ws, "x.jpg", false).await;
+    assert!(!r.is_error, "{}", r.content);
+    assert_eq!(
+        r.content,
+        "x.jpg: a GIF picture (image/gif), 14 bytes, 2x3 pixels. This model cannot see \
+         pictures, so the picture is not shown (its bytes are not text)."
+    );
+    assert!(troupe_tools::parse_picture_marker(&r.content).is_none());
+}
+
+#[tokio::test]
+async fn a_file_named_as_a_picture_that_is_not_one_is_read_as_text() {
+    let (_d, ws) = workspace();
+    fs::write(ws.root().join("notes.png"), "plain words\n").unwrap();
+    let r = read_for(&ws, "notes.png", true).await;
+    assert!(!r.is_error, "{}", r.content);
+    assert_eq!(r.content, "plain words\n");
+}
+
+#[tokio::test]
+async fn a_picture_over_five_mib_is_refused_with_the_limit() {
+    let (_d, ws) = workspace();
+    let mut big = PNG.to_vec();
+    big.resize(troupe_tools::MAX_PICTURE_BYTES as usize + 1, 0);
+    fs::write(ws.root().join("big.png"), &big).unwrap();
+    for takes_pictures in [true, false] {
+        let r = read_for(&ws, "big.png", takes_pictures).await;
+        assert!(r.is_error);
+        assert_eq!(
+            r.content,
+            format!(
+                "'big.png' is a picture of {} bytes, over the 5 MiB limit for pictures",
+                big.len()
+            )
+        );
+    }
+}

@@ -4,6 +4,7 @@
 
 use async_trait::async_trait;
 use std::collections::VecDeque;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use tempfile::TempDir;
 use tokio::sync::Notify;
@@ -42,6 +43,8 @@ pub fn call(id: &str, name: &str, args: &str) -> ToolCall {
 pub struct QueueProvider {
     replies: Mutex<VecDeque<Reply>>,
     pub requests: Mutex<Vec<ModelRequest>>,
+    /// What `Provider::takes_pictures` answers (false unless a test sets it).
+    pub pictures: AtomicBool,
 }
 
 impl QueueProvider {
@@ -49,6 +52,7 @@ impl QueueProvider {
         Arc::new(QueueProvider {
             replies: Mutex::new(replies.into()),
             requests: Mutex::new(Vec::new()),
+            pictures: AtomicBool::new(false),
         })
     }
     pub fn push(&self, r: Reply) {
@@ -56,6 +60,10 @@ impl QueueProvider {
     }
     pub fn requests(&self) -> Vec<ModelRequest> {
         self.requests.lock().unwrap().clone()
+    }
+    /// Mark the model as taking pictures (or not).
+    pub fn set_takes_pictures(&self, on: bool) {
+        self.pictures.store(on, Ordering::SeqCst);
     }
     pub fn calls(&self) -> usize {
         self.requests.lock().unwrap().len()
@@ -87,6 +95,9 @@ impl Provider for QueueProvider {
     }
     fn model(&self) -> &str {
         "queue-model"
+    }
+    fn takes_pictures(&self) -> bool {
+        self.pictures.load(Ordering::SeqCst)
     }
     async fn complete_once(
         &self,
