@@ -79,66 +79,79 @@ pub fn is_bound(
     ticket: &TicketRecord,
 ) -> bool {
     let places = Places::new(plan, std::slice::from_ref(c));
-    places.bound(0, c, sub, &places.files(sub), &ticket_dir(plan, ticket))
+    places.bound(0, c, sub, &ticket_dir(plan, ticket))
 }
 
 /// The paths CK1 compares, made absolute once: each check's path and working folder, for a
 /// job's whole list of hand-overs (a list of 1,000 × 10 files does not normalise the same
-/// paths again for every check).
+/// paths again for every check). A hand-over's file path that is already plain (relative, no
+/// `.` or `..`) is compared as text with the check's path relative to the job folder.
 pub struct Places {
     job: PathBuf,
-    /// By check, in the order given: its path and its command's folder, absolute.
-    checks: Vec<(Option<PathBuf>, Option<PathBuf>)>,
+    /// By check, in the order given: its path and its command's folder, absolute, and its
+    /// path relative to the job folder when it is inside it.
+    checks: Vec<(Option<PathBuf>, Option<PathBuf>, Option<String>)>,
+}
+
+/// A relative path with nothing to normalise: joined to the job folder it is already lexical.
+fn plain(p: &str) -> bool {
+    !p.is_empty()
+        && !p.starts_with('/')
+        && !p.contains('\\')
+        && p.split('/').all(|c| !c.is_empty() && c != "." && c != "..")
 }
 
 impl Places {
     pub fn new(plan: &PlanRecord, checks: &[CheckRecord]) -> Places {
         let ws = plan_workspace(&plan.folder);
+        let job = lexical(Path::new(&plan.folder));
         Places {
-            job: PathBuf::from(&plan.folder),
             checks: checks
                 .iter()
                 .map(|c| {
-                    (
-                        c.path.as_deref().map(|p| absolute(&ws, p)),
-                        c.cwd.as_deref().map(|d| absolute(&ws, d)),
-                    )
+                    let path = c.path.as_deref().map(|p| absolute(&ws, p));
+                    let rel = path.as_ref().and_then(|p| {
+                        p.strip_prefix(&job)
+                            .ok()
+                            .and_then(|r| r.to_str())
+                            .map(str::to_string)
+                    });
+                    (path, c.cwd.as_deref().map(|d| absolute(&ws, d)), rel)
                 })
                 .collect(),
+            job,
         }
     }
 
-    /// The hand-over's files, absolute.
-    pub fn files(&self, sub: &SubmissionRecord) -> Vec<PathBuf> {
-        sub.files
-            .iter()
-            .map(|f| absolute(&self.job, &f.path))
-            .collect()
+    /// Whether one of the hand-over's files is the `i`th check's path.
+    fn names(&self, i: usize, sub: &SubmissionRecord) -> bool {
+        let (Some(path), _, rel) = &self.checks[i] else {
+            return false;
+        };
+        sub.files.iter().any(|f| {
+            let p = f.path.trim();
+            if plain(p) {
+                rel.as_deref() == Some(p)
+            } else {
+                absolute(&self.job, p) == *path
+            }
+        })
     }
 
-    /// CK1 for the `i`th check given to [`Places::new`], `c`, on a hand-over with `files`
-    /// (from [`Places::files`]) of the ticket in `folder`.
-    pub fn bound(
-        &self,
-        i: usize,
-        c: &CheckRecord,
-        sub: &SubmissionRecord,
-        files: &[PathBuf],
-        folder: &Path,
-    ) -> bool {
+    /// CK1 for the `i`th check given to [`Places::new`], `c`, on a hand-over of the ticket in
+    /// `folder`.
+    pub fn bound(&self, i: usize, c: &CheckRecord, sub: &SubmissionRecord, folder: &Path) -> bool {
         if c.removed_at.is_some() || c.plan_id != sub.plan_id {
             return false;
         }
         if let Some(t) = c.ticket_id {
             return t == sub.ticket_id;
         }
-        let (path, cwd) = &self.checks[i];
+        let (path, cwd, _) = &self.checks[i];
         match c.kind {
-            CheckKind::Words => path.as_ref().is_some_and(|p| files.contains(p)),
+            CheckKind::Words => self.names(i, sub),
             CheckKind::Command => cwd.as_ref().is_some_and(|d| d.starts_with(folder)),
-            _ => path
-                .as_ref()
-                .is_some_and(|p| files.contains(p) || p.starts_with(folder)),
+            _ => path.as_ref().is_some_and(|p| p.starts_with(folder)) || self.names(i, sub),
         }
     }
 
@@ -211,5 +224,18 @@ impl BoundChecks for Checks {
             .await
             .map(|r| r.iter().map(BoundResult::to_bound_check).collect())
             .map_err(|e| e.to_string())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::plain;
+
+    #[test]
+    fn only_plain_relative_paths_are_compared_as_text() {
+        assert!(plain("01-Cut/cut.mp4") && plain("cut.mp4"));
+        for p in ["", "/abs/cut.mp4", "./cut.mp4", "01-Cut/../cut.mp4", "a//b", "a\\b"] {
+            assert!(!plain(p), "{p}");
+        }
     }
 }

@@ -75,11 +75,10 @@ fn checks_of(
     places: &Places,
     folder: Option<&PathBuf>,
 ) -> Vec<SubmissionCheck> {
-    let files = places.files(s);
     all.iter()
         .enumerate()
         .filter(|(i, c)| {
-            folder.is_some_and(|f| places.bound(*i, c, s, &files, f))
+            folder.is_some_and(|f| places.bound(*i, c, s, f))
                 || s.check_runs.iter().any(|r| r.check_id == c.id)
         })
         .map(|(_, c)| c)
