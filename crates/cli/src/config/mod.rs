@@ -13,6 +13,7 @@
 //! base_url = "http://127.0.0.1:11434/v1"
 //! model = "qwen2.5-coder:7b"
 //! # api_key_env = "OPENAI_API_KEY"    # name of the env var holding the key; keys are never written in this file
+//! # takes_pictures = true              # its model sees pictures (read_file images, the picture judge's frames)
 //!
 //! [endpoints.claude]
 //! kind = "anthropic"
@@ -296,6 +297,9 @@ struct FileEndpoint {
     api_key_env: Option<String>,
     #[serde(default)]
     script: Option<String>,
+    /// The endpoint's model takes pictures (frames and images are sent to it).
+    #[serde(default)]
+    takes_pictures: bool,
 }
 
 fn strict_endpoints<'de, D: Deserializer<'de>>(
@@ -311,7 +315,7 @@ fn strict_endpoints<'de, D: Deserializer<'de>>(
                 model: e.model,
                 api_key_env: e.api_key_env,
                 script: e.script,
-                takes_pictures: false,
+                takes_pictures: e.takes_pictures,
             };
             (name, spec)
         })

@@ -128,6 +128,15 @@ fn unknown_top_level_table_is_refused() {
 }
 
 #[test]
+fn an_endpoint_may_be_marked_as_taking_pictures() {
+    let c = parse("[endpoints.eyes]\nkind = \"openai\"\nmodel = \"m\"\ntakes_pictures = true\n[roles]\npicture_judge = \"eyes\"\n").unwrap();
+    assert!(c.role_endpoints()["picture_judge"].takes_pictures);
+    assert!(!parse(FULL).unwrap().role_endpoints()["default"].takes_pictures);
+    let e = err("[endpoints.eyes]\nkind = \"openai\"\nmodel = \"m\"\ntakes_pictures = \"yes\"\n");
+    assert!(e.contains("takes_pictures"), "{e}");
+}
+
+#[test]
 fn unknown_endpoint_field_is_refused() {
     let e = err("[endpoints.local]\nkind = \"openai\"\nmodel = \"m\"\nbaseurl = \"http://x\"\n");
     assert!(e.contains("unknown field") && e.contains("baseurl"), "{e}");
