@@ -234,7 +234,14 @@ mod tests {
     #[test]
     fn only_plain_relative_paths_are_compared_as_text() {
         assert!(plain("01-Cut/cut.mp4") && plain("cut.mp4"));
-        for p in ["", "/abs/cut.mp4", "./cut.mp4", "01-Cut/../cut.mp4", "a//b", "a\\b"] {
+        for p in [
+            "",
+            "/abs/cut.mp4",
+            "./cut.mp4",
+            "01-Cut/../cut.mp4",
+            "a//b",
+            "a\\b",
+        ] {
             assert!(!plain(p), "{p}");
         }
     }
