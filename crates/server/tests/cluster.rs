@@ -376,3 +376,58 @@ async fn two_nodes_never_drive_one_thread() {
         }
     }
 }
+
+/// Three nodes' timers tick every second on one database: Agenda items due at once, made on
+/// different nodes, each fire once in the cluster — one firing recorded and one delivery,
+/// answered once — whichever node claims them.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn timer_fires_once_in_cluster() {
+    let Some(c) = cluster("timer_fires_once_in_cluster", 3).await else {
+        return;
+    };
+    let mut items = Vec::new();
+    for i in 0..12 {
+        let sid = c.conversation().await;
+        let node = i % 3;
+        let item = post(
+            &c.client,
+            c.nodes[node].url("/v1/agenda"),
+            json!({"session_id": sid, "trigger": {"kind": "at", "at": 0},
+                   "payload": format!("reminder {i}")}),
+        )
+        .await;
+        items.push((sid, item["id"].as_i64().unwrap()));
+    }
+    for (sid, id) in &items {
+        let item = wait_until("the item has fired", || async {
+            let v = get(&c.client, c.nodes[1].url(&format!("/v1/agenda/{id}"))).await;
+            (v["status"] == "done").then_some(v)
+        })
+        .await;
+        assert_eq!(item["run_count"], 1, "item {id}: {item}");
+        let url = c.nodes[2].url(&format!("/v1/sessions/{sid}/messages"));
+        let lines = wait_until("the reminder is answered", || async {
+            let lines = get(&c.client, url.clone()).await;
+            let answered = lines
+                .as_array()
+                .unwrap()
+                .iter()
+                .any(|l| l["author"] == "bot" && l["body"] == "done");
+            answered.then_some(lines)
+        })
+        .await;
+        let answers = lines
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|l| l["author"] == "bot" && l["body"] == "done")
+            .count();
+        assert_eq!(
+            answers, 1,
+            "session {sid}: one delivery, one answer: {lines:#}"
+        );
+    }
+    for n in 0..3 {
+        assert!(!c.log(n).contains("panicked"), "{}", c.log(n));
+    }
+}
