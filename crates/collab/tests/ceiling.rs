@@ -10,18 +10,15 @@ use support::*;
 use troupe_collab::CollabError;
 use troupe_collab::checks::{Checks, NewCheckRequest};
 use troupe_collab::holds::ControlRequest;
-use troupe_collab::submissions::handover::{HandOver, Refusal, record};
-use troupe_collab::submissions::{Hooks, SubmissionPass};
+use troupe_collab::submissions::Hooks;
+use troupe_collab::submissions::handover::Refusal;
 use troupe_collab::tickets::ball::ball_of;
 use troupe_core::ball::Holder;
 use troupe_core::conversation::{Author, SessionMessage};
 use troupe_core::quality::QualityType;
-use troupe_core::submission::{SubmissionOrigin, SubmissionState};
-use troupe_core::ticket::AppPass;
+use troupe_core::submission::SubmissionState;
 use troupe_core::{SessionId, SessionMessageId};
-use troupe_store::{
-    FilingSource, NewFiling, NewLine, QualityFilter, SubmissionRecord, SubmittedFile,
-};
+use troupe_store::{FilingSource, NewFiling, NewLine, QualityFilter, SubmissionRecord};
 
 /// A job with two tickets, both the Maker's and with no reviewer (two, so no one-go approval).
 fn team() -> Team {
@@ -43,30 +40,14 @@ async fn hand_over_parts(
     n: usize,
     parts: Vec<troupe_core::PartId>,
 ) -> Result<SubmissionRecord, Refusal> {
-    let hooks = Hooks::default();
-    let h = HandOver {
-        ticket: t.tickets[0],
-        origin: SubmissionOrigin::Explicit,
-        producer: t.maker,
-        run: None,
-        work_item: None,
-        files: vec![SubmittedFile {
-            path: "01-Cut/cut.mp4".into(),
-            sha256: format!("{n:064x}"),
-            size: 10,
-        }],
-        content: None,
+    hand_over_files(
+        t,
+        Hooks::default(),
+        0,
+        vec![file("01-Cut/cut.mp4", n)],
         parts,
-        note: String::new(),
-        claims: Vec::new(),
-        post_in: None,
-    };
-    let sub = t.store().write(|tx| record(tx, &hooks, &h)).unwrap()?;
-    SubmissionPass::new(hooks)
-        .run(t.store(), sub.id, AppPass::Checks)
-        .await
-        .unwrap();
-    Ok(t.store().read(|tx| tx.submission(sub.id)).unwrap())
+    )
+    .await
 }
 
 /// The user finds fault with the hand-over under its line: the complaint sends it back.

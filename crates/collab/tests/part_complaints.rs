@@ -8,11 +8,10 @@ mod support;
 use deliverables::*;
 use serde_json::json;
 use support::*;
-use troupe_collab::submissions::handover::{HandOver, record};
-use troupe_collab::submissions::{Hooks, SubmissionPass};
-use troupe_core::submission::{SubmissionOrigin, SubmissionState};
-use troupe_core::ticket::{AppPass, PartStage};
-use troupe_store::{PartRecord, SubmittedFile};
+use troupe_collab::submissions::Hooks;
+use troupe_core::submission::SubmissionState;
+use troupe_core::ticket::PartStage;
+use troupe_store::PartRecord;
 
 fn parts(t: &Team) -> Vec<PartRecord> {
     t.store()
@@ -32,38 +31,15 @@ async fn s_at_6_a_complaint_sends_back_only_the_parts_it_faults() {
     t.store()
         .write(|tx| tx.add_parts(t.tickets[0], &["shot 2".into(), "shot 3".into()]))
         .unwrap();
-    let hooks = Hooks::default();
-    let sub = t
-        .store()
-        .write(|tx| {
-            record(
-                tx,
-                &hooks,
-                &HandOver {
-                    ticket: t.tickets[0],
-                    origin: SubmissionOrigin::Explicit,
-                    producer: t.maker,
-                    run: None,
-                    work_item: None,
-                    files: vec![SubmittedFile {
-                        path: "01-Shots/shots.mp4".into(),
-                        sha256: format!("{:064x}", 7),
-                        size: 10,
-                    }],
-                    content: None,
-                    parts: Vec::new(),
-                    note: String::new(),
-                    claims: Vec::new(),
-                    post_in: None,
-                },
-            )
-        })
-        .unwrap()
-        .unwrap();
-    SubmissionPass::new(hooks)
-        .run(t.store(), sub.id, AppPass::Checks)
-        .await
-        .unwrap();
+    let sub = hand_over_files(
+        &t,
+        Hooks::default(),
+        0,
+        vec![file("01-Shots/shots.mp4", 7)],
+        Vec::new(),
+    )
+    .await
+    .unwrap();
     assert!(
         parts(&t).iter().all(|p| p.stage == PartStage::Submitted),
         "{:?}",

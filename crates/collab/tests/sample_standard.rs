@@ -12,13 +12,12 @@ use deliverables::*;
 use std::sync::{Arc, Mutex};
 use troupe_collab::checks::sample::{JudgeCall, PictureJudge, evidence::Picture};
 use troupe_collab::checks::{Checks, NewCheckRequest, plan_workspace};
-use troupe_collab::submissions::handover::{HandOver, record};
-use troupe_collab::submissions::{Hooks, SubmissionPass};
+use troupe_collab::submissions::Hooks;
 use troupe_collab::tickets::{LargeChoiceRequest, TicketPatchRequest};
-use troupe_core::submission::{SubmissionOrigin, SubmissionState};
-use troupe_core::ticket::{AppPass, TicketStage};
+use troupe_core::submission::SubmissionState;
+use troupe_core::ticket::TicketStage;
 use troupe_core::{SubmissionId, TicketId};
-use troupe_store::{CheckKind, CheckRecord, NewPictureJudgement, RunOutcome, SubmittedFile};
+use troupe_store::{CheckKind, CheckRecord, NewPictureJudgement, RunOutcome};
 
 /// A judge that fails a part whose keyframes show one picture, else passes; it keeps what it
 /// was given.
@@ -120,37 +119,11 @@ impl Rig {
             checks: Arc::new(self.checks.clone()),
             ..Hooks::default()
         };
-        let h = HandOver {
-            ticket: self.t.tickets[i],
-            origin: SubmissionOrigin::Explicit,
-            producer: self.t.maker,
-            run: None,
-            work_item: None,
-            files: files
-                .iter()
-                .map(|p| SubmittedFile {
-                    path: p.clone(),
-                    sha256: format!("{:064x}", p.len() + i),
-                    size: 10,
-                })
-                .collect(),
-            content: None,
-            parts: Vec::new(),
-            note: String::new(),
-            claims: Vec::new(),
-            post_in: None,
-        };
-        let sub = self
-            .t
-            .store()
-            .write(|tx| record(tx, &hooks, &h))
-            .unwrap()
-            .unwrap();
-        SubmissionPass::new(hooks)
-            .run(self.t.store(), sub.id, AppPass::Checks)
+        let listed = files.iter().map(|p| file(p, p.len() + i)).collect();
+        hand_over_files(&self.t, hooks, i, listed, Vec::new())
             .await
-            .unwrap();
-        sub.id
+            .unwrap()
+            .id
     }
 
     /// The sample handed over and approved: a check of the user's backs its file.

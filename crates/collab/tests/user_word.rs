@@ -7,13 +7,12 @@ mod support;
 
 use deliverables::*;
 use support::*;
-use troupe_collab::submissions::handover::{HandOver, record};
-use troupe_collab::submissions::{Hooks, SubmissionPass};
+use troupe_collab::submissions::Hooks;
 use troupe_core::conversation::Author;
-use troupe_core::submission::{ApprovedBy, SubmissionOrigin, SubmissionState};
-use troupe_core::ticket::{AppPass, TicketStage};
+use troupe_core::submission::{ApprovedBy, SubmissionState};
+use troupe_core::ticket::TicketStage;
 use troupe_core::{SessionId, SubmissionId};
-use troupe_store::{FilingSource, NewFiling, NewLine, SubmissionRecord, SubmittedFile};
+use troupe_store::{FilingSource, NewFiling, NewLine, SubmissionRecord};
 
 /// A job with two tickets, both the Maker's and with no reviewer: each hand-over waits on the
 /// user's word (no check of the user's backs it).
@@ -25,36 +24,12 @@ fn team() -> Team {
     )
 }
 
-/// Hand ticket `i` over the way `submit` records it, and settle it.
+/// Hand ticket `i` over the way `submit` records it, and settle it: it waits on the word.
 async fn hand_over(t: &Team, i: usize) -> SubmissionRecord {
-    let hooks = Hooks::default();
-    let h = HandOver {
-        ticket: t.tickets[i],
-        origin: SubmissionOrigin::Explicit,
-        producer: t.maker,
-        run: None,
-        work_item: None,
-        files: vec![SubmittedFile {
-            path: format!("0{}-x/out.png", i + 1),
-            sha256: format!("{i:064x}"),
-            size: 10,
-        }],
-        content: None,
-        parts: Vec::new(),
-        note: String::new(),
-        claims: Vec::new(),
-        post_in: None,
-    };
-    let sub = t
-        .store()
-        .write(|tx| record(tx, &hooks, &h))
-        .unwrap()
-        .unwrap();
-    SubmissionPass::new(hooks)
-        .run(t.store(), sub.id, AppPass::Checks)
+    let path = format!("0{}-x/out.png", i + 1);
+    let sub = hand_over_files(t, Hooks::default(), i, vec![file(&path, i)], Vec::new())
         .await
         .unwrap();
-    let sub = t.store().read(|tx| tx.submission(sub.id)).unwrap();
     assert_eq!(sub.state, SubmissionState::AwaitingUser, "{sub:?}");
     sub
 }

@@ -5,14 +5,19 @@
 
 use super::support::*;
 use std::sync::Arc;
-use troupe_collab::submissions::Hooks;
+use troupe_collab::submissions::handover::{HandOver, Refusal, record};
+use troupe_collab::submissions::{Hooks, SubmissionPass};
 use troupe_collab::{Collab, NewBotRequest, SharedRoles};
+use troupe_core::submission::SubmissionOrigin;
 use troupe_core::thread::EndpointSpec;
+use troupe_core::ticket::AppPass;
 use troupe_core::ticket::ticket_folder_name;
 use troupe_core::work_item::WorkState;
 use troupe_core::{BotId, PlanId, SessionId, TicketId};
 use troupe_engine::{Engine, RoleTable};
-use troupe_store::{Layout, LayoutItem, Store, SubmissionRecord, TicketRecord, ToolCallRecord};
+use troupe_store::{
+    Layout, LayoutItem, Store, SubmissionRecord, SubmittedFile, TicketRecord, ToolCallRecord,
+};
 
 /// The Maker's first effect on "make the poster", at its desk and again in its job.
 pub const WRITE_POSTER: &str =
@@ -273,4 +278,44 @@ impl Team {
             .map(|e| e.kind)
             .collect()
     }
+}
+
+/// One file as a hand-over lists it: `path` (relative to the job folder) with a made-up hash.
+pub fn file(path: &str, n: usize) -> SubmittedFile {
+    SubmittedFile {
+        path: path.into(),
+        sha256: format!("{n:064x}"),
+        size: 10,
+    }
+}
+
+/// The Maker hands ticket `i` over with `files` (naming `parts`) the way `submit` records it,
+/// then the approval pass settles it through `hooks`. Answers the hand-over as it stands after,
+/// or why it was refused.
+pub async fn hand_over_files(
+    t: &Team,
+    hooks: Hooks,
+    i: usize,
+    files: Vec<SubmittedFile>,
+    parts: Vec<troupe_core::PartId>,
+) -> Result<SubmissionRecord, Refusal> {
+    let h = HandOver {
+        ticket: t.tickets[i],
+        origin: SubmissionOrigin::Explicit,
+        producer: t.maker,
+        run: None,
+        work_item: None,
+        files,
+        content: None,
+        parts,
+        note: String::new(),
+        claims: Vec::new(),
+        post_in: None,
+    };
+    let sub = t.store().write(|tx| record(tx, &hooks, &h)).unwrap()?;
+    SubmissionPass::new(hooks)
+        .run(t.store(), sub.id, AppPass::Checks)
+        .await
+        .unwrap();
+    Ok(t.store().read(|tx| tx.submission(sub.id)).unwrap())
 }
