@@ -153,6 +153,11 @@ async fn s_cw_2_a_later_target_asks_on_a_card_and_the_old_check_stands_until_ans
     assert_eq!(now.max, Some(198.0));
     assert_eq!(answer["in_force_check_id"], serde_json::json!(now.id));
     assert!(open_cards(&r).is_empty());
+    assert_eq!(
+        cards(&r).len(),
+        3,
+        "no card put up again by the press itself"
+    );
     assert!(r.check(old).removed_at.is_some());
 }
 

@@ -47,15 +47,16 @@ fn standing(rows: &[CheckRecord], d: Dimension) -> Option<(&CheckRecord, &CheckR
 }
 
 /// Bring each dimension's card in line with the words as they now stand, in the write that
-/// settled them. The card compared is the open one, or one answered "Change": that answer
-/// leaves the new number standing, and only saying it again (or another) brings a card back.
+/// settled them. The card compared is the latest one still open or answered.
 pub(crate) fn sync_cards(tx: &mut Tx<'_>, plan: &PlanRecord) -> Result<(), StoreError> {
     let rows = tx.checks_of_plan(plan.id, false)?;
     let latest = tx.latest_replacement_cards(plan.id)?;
     for d in Dimension::ALL {
-        let card = latest.iter().find(|c| {
-            c.dimension == d && (c.state == "open" || c.answer.as_deref() == Some("change"))
-        });
+        // An answered card still stands for its number: pressing one ends its replacement (or,
+        // with "Change", waits for the number), and only new words bring a card back.
+        let card = latest
+            .iter()
+            .find(|c| c.dimension == d && (c.state == "open" || c.state == "answered"));
         let open = card.filter(|c| c.state == "open");
         let now = standing(&rows, d);
         let shown = |offer: CheckId, said: u32| Shown {
