@@ -19,6 +19,14 @@ use troupe_core::ticket::TicketStage;
 use troupe_core::{SubmissionId, TicketId};
 use troupe_store::{CheckKind, CheckRecord, NewPictureJudgement, RunOutcome};
 
+/// A picture file's bytes: a PNG signature (as `read_file`, the app goes by the bytes) and
+/// something of its own.
+fn png(what: &str) -> Vec<u8> {
+    let mut bytes = b"\x89PNG\r\n\x1a\n".to_vec();
+    bytes.extend_from_slice(what.as_bytes());
+    bytes
+}
+
 /// A judge that fails a part whose keyframes show one picture, else passes; it keeps what it
 /// was given.
 #[derive(Default)]
@@ -175,7 +183,7 @@ impl Rig {
 async fn sc1_the_approved_sample_holds_the_waiting_tickets_to_its_standard() {
     let r = rig();
     assert!(r.standard().is_empty());
-    let key = r.put(0, "key.png", b"sample picture");
+    let key = r.put(0, "key.png", &png("sample"));
     r.approve_sample(&[key]).await;
     let held: Vec<_> = r.standard().iter().map(|c| c.ticket_id).collect();
     assert_eq!(held, vec![Some(r.t.tickets[1]), Some(r.t.tickets[2])]);
@@ -190,7 +198,7 @@ async fn sc1_the_approved_sample_holds_the_waiting_tickets_to_its_standard() {
 #[tokio::test]
 async fn s_sa4_a_new_sample_takes_the_old_standard_checks_down() {
     let r = rig();
-    let key = r.put(0, "key.png", b"sample picture");
+    let key = r.put(0, "key.png", &png("sample"));
     r.approve_sample(&[key]).await;
     assert_eq!(r.standard().len(), 2);
     r.t.w
@@ -211,9 +219,9 @@ async fn s_sa4_a_new_sample_takes_the_old_standard_checks_down() {
 #[tokio::test]
 async fn sc5_a_pass_backs_the_approval_and_the_judge_sees_both_pictures() {
     let r = rig();
-    let key = r.put(0, "key.png", b"sample picture");
+    let key = r.put(0, "key.png", &png("sample"));
     r.approve_sample(&[key]).await;
-    let chase = r.put(1, "chase.png", b"chase picture");
+    let chase = r.put(1, "chase.png", &png("chase"));
     let sub = r.hand_over(1, &[chase]).await;
     let seen = r.judge.seen.lock().unwrap().clone();
     assert_eq!(seen.len(), 1);
@@ -238,7 +246,7 @@ async fn sc5_a_pass_backs_the_approval_and_the_judge_sees_both_pictures() {
 #[tokio::test]
 async fn s_sa3_a_spent_picture_budget_leaves_it_to_the_users_word() {
     let r = rig();
-    let key = r.put(0, "key.png", b"sample picture");
+    let key = r.put(0, "key.png", &png("sample"));
     r.approve_sample(&[key]).await;
     let check = r.standard_of(1);
     r.t.store()
@@ -257,7 +265,7 @@ async fn s_sa3_a_spent_picture_budget_leaves_it_to_the_users_word() {
             })
         })
         .unwrap();
-    let finale = r.put(2, "finale.png", b"finale picture");
+    let finale = r.put(2, "finale.png", &png("finale"));
     let sub = r.hand_over(2, &[finale]).await;
     assert!(r.judge.seen.lock().unwrap().is_empty(), "nobody was asked");
     let run = &r.standard_of(2).runs[0];

@@ -11,6 +11,7 @@ use troupe_core::sample_standard::{
     Evidence, FRAMES, PICTURES, TextExcerpts, VideoFacts, excerpts, keyframe_counts,
 };
 use troupe_store::SubmittedFile;
+use troupe_tools::{MAX_PICTURE_BYTES, is_picture_path, sniff_media_type};
 
 /// A picture to show the judge.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -19,8 +20,6 @@ pub struct Picture {
     pub bytes: Vec<u8>,
 }
 
-/// Pictures larger than this are not sent.
-const PICTURE_MAX_BYTES: u64 = 5 * 1024 * 1024;
 /// Text read for excerpts at most.
 const TEXT_MAX_BYTES: u64 = 4 * 1024 * 1024;
 /// Keyframes looked at at most.
@@ -41,16 +40,6 @@ fn is_video(path: &str) -> bool {
         extension(path).as_str(),
         "mp4" | "mov" | "mkv" | "webm" | "avi" | "m4v"
     )
-}
-
-fn picture_type(path: &str) -> Option<&'static str> {
-    match extension(path).as_str() {
-        "png" => Some("image/png"),
-        "jpg" | "jpeg" => Some("image/jpeg"),
-        "gif" => Some("image/gif"),
-        "webp" => Some("image/webp"),
-        _ => None,
-    }
 }
 
 fn is_text(path: &str) -> bool {
@@ -120,21 +109,20 @@ pub async fn gather(
         }
     }
 
-    // The first pictures.
-    for f in files.iter() {
-        let Some(media_type) = picture_type(&f.path) else {
-            continue;
-        };
-        evidence.picture_files.push(f.path.clone());
-        if evidence.picture_files.len() > PICTURES {
-            evidence.picture_files.pop();
+    // The first pictures: named as pictures, and their bytes say which kind (as `read_file`'s).
+    for f in files.iter().filter(|f| is_picture_path(&f.path)) {
+        if evidence.picture_files.len() == PICTURES {
             break;
         }
+        evidence.picture_files.push(f.path.clone());
         let path = abs(&f.path);
         let small = tokio::fs::metadata(&path)
             .await
-            .is_ok_and(|m| m.len() <= PICTURE_MAX_BYTES);
-        if small && let Ok(bytes) = tokio::fs::read(&path).await {
+            .is_ok_and(|m| m.len() <= MAX_PICTURE_BYTES);
+        if small
+            && let Ok(bytes) = tokio::fs::read(&path).await
+            && let Some(media_type) = sniff_media_type(&bytes)
+        {
             pictures.push(Picture { media_type, bytes });
         }
     }
@@ -247,8 +235,6 @@ mod tests {
     #[test]
     fn files_are_read_by_kind() {
         assert!(is_video("01-Open/open.MP4") && !is_video("a.png"));
-        assert_eq!(picture_type("poster.JPG"), Some("image/jpeg"));
-        assert_eq!(picture_type("notes.md"), None);
         assert!(is_text("script.md") && !is_text("clip.mov"));
     }
 }

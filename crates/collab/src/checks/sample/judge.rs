@@ -7,10 +7,9 @@ use super::evidence::Picture;
 use async_trait::async_trait;
 use base64::Engine as _;
 use std::time::Duration;
-use tokio_util::sync::CancellationToken;
 use troupe_core::thread::AgentBinding;
 use troupe_engine::ModelResolver;
-use troupe_llm::{ChatMessage, ImagePart, ModelRequest};
+use troupe_llm::{ChatMessage, ImagePart};
 
 /// One judge call's time limit.
 const LIMIT: Duration = Duration::from_secs(120);
@@ -99,43 +98,29 @@ impl PictureJudge for RoleJudge {
             );
         }
         let model = resolved.provider.model().to_string();
-        let req = ModelRequest {
-            system: "You judge craft and form for a team app and answer with JSON only.".into(),
-            messages: vec![ChatMessage::user_with_images(text, images.clone())],
-            tools: std::sync::Arc::from(Vec::new()),
-            max_tokens: Some(600),
-        };
-        let (events, _drain) = tokio::sync::mpsc::unbounded_channel();
-        let cancel = CancellationToken::new();
-        let out = tokio::time::timeout(
+        let pictures_sent = images.len() as u32;
+        let out = crate::oneshot::call_once(
+            resolved.provider.as_ref(),
+            "You judge craft and form for a team app and answer with JSON only.",
+            ChatMessage::user_with_images(text, images),
+            600,
             LIMIT,
-            resolved.provider.complete_once(&req, &events, &cancel),
         )
         .await;
-        let pictures_sent = images.len() as u32;
         match out {
-            Ok(Ok(resp)) => JudgeCall {
+            Ok(resp) => JudgeCall {
                 raw: Ok(resp.text),
                 model: Some(model),
                 pictures_sent,
                 input_tokens: resp.usage.input_tokens,
                 output_tokens: resp.usage.output_tokens,
             },
-            Ok(Err(e)) => JudgeCall {
-                raw: Err(format!("the call failed: {e}")),
+            Err(why) => JudgeCall {
+                raw: Err(why),
                 model: Some(model),
                 pictures_sent,
                 ..JudgeCall::default()
             },
-            Err(_) => {
-                cancel.cancel();
-                JudgeCall {
-                    raw: Err(format!("no answer within {} s", LIMIT.as_secs())),
-                    model: Some(model),
-                    pictures_sent,
-                    ..JudgeCall::default()
-                }
-            }
         }
     }
 }
