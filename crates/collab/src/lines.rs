@@ -15,7 +15,7 @@ use troupe_core::conversation::{Author, SessionKind, SessionMessage, validate_li
 use troupe_core::hold::control::{ControlHandling, control_handling};
 use troupe_core::line_queue::{LineState, QueuedLine, ROUTE_WAIT_MS, resume_order};
 use troupe_core::{BotId, SessionId, SessionMessageId};
-use troupe_store::{NewLine, StoreError};
+use troupe_store::{NewLine, StoreError, Tx};
 
 /// `POST /v1/messages/:id/insert`: what was done so the line is read now.
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
@@ -102,12 +102,32 @@ impl Collab {
         // Polled once now, so this line takes its place in the queue before it is read.
         let mut guard = (&mut turn).now_or_never();
         // Meaning and filing are read at once; routing waits for the slower (LR-2).
-        let (reading, filing) = tokio::join!(self.read_user_line(id), self.read_filing(id));
+        let (reading, filing) = tokio::join!(
+            self.read_user_line_unsaved(id),
+            self.read_filing_unsaved(id)
+        );
+        // A failed reading is read by the word lists; only the store failing leaves the line
+        // for the next start.
+        let (reading, user_unsaved) = reading?;
+        let (_, filing_unsaved) = filing?;
+        let mut unsaved = Unsaved {
+            user: user_unsaved,
+            filing: filing_unsaved,
+        };
+        let stop =
+            control_handling(&reading.reading, reading.by_model) == ControlHandling::ExecuteStop;
+        // Readings wait for the routing write only when nothing else comes first: a stop is
+        // carried out (and a line ahead waited for) with its readings already stored.
+        if stop || guard.is_none() {
+            self.store().write(|tx| unsaved.save(tx))?;
+            unsaved = Unsaved::default();
+        }
         // A pure stop is carried out now, ahead of the lines still waiting (CL-2).
-        if let Ok(r) = &reading
-            && self.execute_stop(&line, r).await?.is_some()
-        {
-            return Ok(());
+        if stop {
+            let stored = self.read_user_line(id).await?;
+            if self.execute_stop(&line, &stored).await?.is_some() {
+                return Ok(());
+            }
         }
         if guard.is_none() {
             guard = (&mut turn).now_or_never();
@@ -123,11 +143,7 @@ impl Collab {
                 }
             };
         }
-        // A failed reading is read by the word lists and stored; only the store failing
-        // leaves the line for the next start.
-        reading?;
-        filing?;
-        self.route_line(id).await?;
+        self.route_line(id, &unsaved).await?;
         drop(guard);
         Ok(())
     }
@@ -151,13 +167,15 @@ impl Collab {
 
     /// Deliver a read line to whoever it is for (unless it was withdrawn meanwhile), then act
     /// on it: drive the Bots it woke, ask for judgements where nobody was named and no lead is.
-    async fn route_line(&self, id: SessionMessageId) -> Result<(), CollabError> {
+    async fn route_line(&self, id: SessionMessageId, unsaved: &Unsaved) -> Result<(), CollabError> {
         let line = self.store().read(|tx| tx.line(id))?;
         if !matches!(line.routing.as_deref(), Some("reading" | "queued")) {
+            self.store().write(|tx| unsaved.save(tx))?;
             return Ok(());
         }
         let workspace = self.workspace_of_line(&line)?;
         let routed = self.store().write(|tx| {
+            unsaved.save(tx)?;
             // Withdrawn (or routed by another caller) since it was read: nothing to do.
             let now = tx.line(id)?;
             if !matches!(now.routing.as_deref(), Some("reading" | "queued")) {
@@ -332,5 +350,24 @@ impl Collab {
             }
             other => Ok(other?),
         }
+    }
+}
+
+/// A line's readings not stored yet; they go into the line's routing write.
+#[derive(Default)]
+struct Unsaved {
+    user: Option<crate::reader::UnsavedUserReading>,
+    filing: Option<crate::reader::UnsavedFiling>,
+}
+
+impl Unsaved {
+    fn save(&self, tx: &mut Tx<'_>) -> Result<(), StoreError> {
+        if let Some(u) = &self.user {
+            u.save(tx)?;
+        }
+        if let Some(f) = &self.filing {
+            f.save(tx)?;
+        }
+        Ok(())
     }
 }

@@ -103,10 +103,10 @@ pub(crate) fn deliver(
 ) -> Result<ThreadId, StoreError> {
     let thread = ensure_thread(tx, workspace, session, bot, Some(workspace))?;
     let mut text = labelled(session, &speaker(tx, line)?, &line.body);
-    let running = tx.thread(thread)?.lease.holder.is_some();
+    // Context needs no look at the thread: it is read at the next model call either way.
     let mode = match how {
         None => InboxMode::Context,
-        Some(_) if running => InboxMode::Steer,
+        Some(_) if tx.thread(thread)?.lease.holder.is_some() => InboxMode::Steer,
         Some(_) => InboxMode::Task,
     };
     if mode == InboxMode::Task {

@@ -25,7 +25,7 @@ impl Tx<'_> {
     /// writes nothing and returns the first item.
     pub fn deliver(&mut self, thread: ThreadId, d: &Delivery) -> Result<Delivered> {
         d.validate().map_err(StoreError::Invalid)?;
-        self.thread(thread)?;
+        self.require_thread(thread)?;
         if let Some(key) = &d.delivery_key {
             let receipt: Option<(i64, i64)> = self.query_opt(
                     "SELECT item_id, message_id FROM inbox_receipts WHERE thread_id = ?1 AND delivery_key = ?2",

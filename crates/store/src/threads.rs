@@ -69,6 +69,15 @@ impl Tx<'_> {
             .ok_or_else(|| StoreError::not_found("thread", id))
     }
 
+    /// Refuses a thread that does not exist, as `thread` does, without reading its row.
+    pub fn require_thread(&self, id: ThreadId) -> Result<()> {
+        self.query_opt("SELECT 1 FROM threads WHERE id = ?1", args![id.0], |r| {
+            r.get::<i64>(0)
+        })?
+        .map(drop)
+        .ok_or_else(|| StoreError::not_found("thread", id))
+    }
+
     pub fn find_thread(&self, id: ThreadId) -> Result<Option<Thread>> {
         let sql = format!("SELECT {THREAD_COLUMNS} FROM threads WHERE id = ?1");
         self.query_opt(&sql, args![id.0], thread_from_row)

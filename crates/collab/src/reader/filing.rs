@@ -71,13 +71,30 @@ fn ago(now: i64, at: i64) -> String {
     }
 }
 
+/// A filing reading made but not yet stored (see `UnsavedUserReading`).
+#[derive(Clone, Debug)]
+pub(crate) struct UnsavedFiling {
+    line: SessionMessageId,
+    record: FilingReadingRecord,
+    raw: Option<String>,
+}
+
+impl UnsavedFiling {
+    /// Store it; a reading stored first (two readers racing) is kept.
+    pub fn save(&self, tx: &mut Tx<'_>) -> Result<(), StoreError> {
+        tx.save_filing_reading(self.line, &self.record, self.raw.as_deref())
+            .map(drop)
+    }
+}
+
 impl Collab {
-    /// The line's filing reading: the stored one, or a new one. `None` when it needs none: the
-    /// line is not in a group, or a quoted line's jobs already filed it (locked).
-    pub(crate) async fn read_filing(
+    /// The line's filing reading, the stored one or a new one, and what to store (`None` when
+    /// it was stored already). No reading when it needs none: the line is not in a group, or
+    /// a quoted line's jobs already filed it (locked).
+    pub(crate) async fn read_filing_unsaved(
         &self,
         id: SessionMessageId,
-    ) -> Result<Option<FilingReadingRecord>, CollabError> {
+    ) -> Result<(Option<FilingReadingRecord>, Option<UnsavedFiling>), CollabError> {
         let prepared = self.store().read(|tx| {
             if let Some(stored) = tx.filing_reading(id)? {
                 return Ok(Err(stored));
@@ -135,8 +152,8 @@ impl Collab {
             ))))
         })?;
         let (prompt, ids, shown_parts) = match prepared {
-            Err(stored) => return Ok(Some(stored)),
-            Ok(None) => return Ok(None),
+            Err(stored) => return Ok((Some(stored), None)),
+            Ok(None) => return Ok((None, None)),
             Ok(Some(p)) => p,
         };
         let answer = self.reader().ask(self.roles(), prompt).await;
@@ -155,12 +172,11 @@ impl Collab {
             model: answer.model.clone(),
             failure: parsed.err(),
         };
-        self.store()
-            .write(|tx| tx.save_filing_reading(id, &record, answer.raw.as_deref()))?;
-        // Two readers racing keep the first record; answer with what is stored.
-        Ok(self
-            .store()
-            .read(|tx| tx.filing_reading(id))?
-            .or(Some(record)))
+        let unsaved = UnsavedFiling {
+            line: id,
+            record: record.clone(),
+            raw: answer.raw,
+        };
+        Ok((Some(record), Some(unsaved)))
     }
 }

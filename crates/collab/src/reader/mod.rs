@@ -11,7 +11,8 @@ mod filing;
 mod user;
 
 pub use bot::BotText;
-pub(crate) use user::UserLineReading;
+pub(crate) use filing::UnsavedFiling;
+pub(crate) use user::{UnsavedUserReading, UserLineReading};
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};

@@ -5,6 +5,7 @@ use serde_json::json;
 use troupe_core::SessionMessageId;
 use troupe_core::reading::fallback::user_by_words;
 use troupe_core::reading::user::{LINES_BEFORE, UserReading, parse_user_reading, user_prompt};
+use troupe_store::{StoreError, Tx};
 
 /// A stored reading of a person's line, and whether a model made it (only then may anything
 /// it says be carried out).
@@ -14,14 +15,57 @@ pub struct UserLineReading {
     pub by_model: bool,
 }
 
+/// A reading made but not yet stored: the routing write stores it with the line's routing
+/// when nothing makes the line wait, so a line costs one commit less (a reading lost to a
+/// crash before that commit is only read again).
+#[derive(Clone, Debug)]
+pub(crate) struct UnsavedUserReading {
+    line: SessionMessageId,
+    model: Option<String>,
+    failure: Option<String>,
+    value: serde_json::Value,
+    raw: Option<String>,
+}
+
+impl UnsavedUserReading {
+    /// Store it; a reading stored first (two readers racing) is kept.
+    pub fn save(&self, tx: &mut Tx<'_>) -> Result<(), StoreError> {
+        tx.save_line_reading(
+            "user",
+            Some(self.line),
+            None,
+            None,
+            self.model.as_deref(),
+            self.failure.as_deref(),
+            &self.value,
+            self.raw.as_deref(),
+        )
+        .map(drop)
+    }
+}
+
 impl Collab {
     /// The line's reading: the stored one, or a new one (read once, by id).
     pub async fn read_user_line(
         &self,
         id: SessionMessageId,
     ) -> Result<UserLineReading, CollabError> {
+        let (reading, unsaved) = self.read_user_line_unsaved(id).await?;
+        let Some(unsaved) = unsaved else {
+            return Ok(reading);
+        };
+        self.store().write(|tx| unsaved.save(tx))?;
+        // Two readers racing keep the first record; answer with what is stored.
+        Ok(self.stored_user_reading(id)?.unwrap_or(reading))
+    }
+
+    /// The stored reading, or a new one and what to store (`None` when it was stored already).
+    pub(crate) async fn read_user_line_unsaved(
+        &self,
+        id: SessionMessageId,
+    ) -> Result<(UserLineReading, Option<UnsavedUserReading>), CollabError> {
         if let Some(stored) = self.stored_user_reading(id)? {
-            return Ok(stored);
+            return Ok((stored, None));
         }
         let (line, parent, before, (spoken_in, shown)) = self.store().read(|tx| {
             let line = tx.line(id)?;
@@ -61,23 +105,20 @@ impl Collab {
         // restart too.
         let mut value = json!(reading);
         value["shown"] = json!(shown.iter().map(|(s, _)| s.0).collect::<Vec<_>>());
-        self.store().write(|tx| {
-            tx.save_line_reading(
-                "user",
-                Some(id),
-                None,
-                None,
-                answer.model.as_deref(),
-                failure.as_deref(),
-                &value,
-                answer.raw.as_deref(),
-            )
-        })?;
-        // Two readers racing keep the first record; answer with what is stored.
-        Ok(self.stored_user_reading(id)?.unwrap_or(UserLineReading {
-            reading,
-            by_model: failure.is_none(),
-        }))
+        let unsaved = UnsavedUserReading {
+            line: id,
+            model: answer.model,
+            failure: failure.clone(),
+            value,
+            raw: answer.raw,
+        };
+        Ok((
+            UserLineReading {
+                reading,
+                by_model: failure.is_none(),
+            },
+            Some(unsaved),
+        ))
     }
 
     fn stored_user_reading(
