@@ -107,12 +107,13 @@ async fn main() {
         )
         .unwrap();
 
-    // When each line's deliveries committed, as the event stream hears it.
+    // When each line's deliveries committed, as the event stream hears it: on a thread of its
+    // own, so the moment is not one a busy runtime worker got around to polling a task.
     let routed: Arc<Mutex<HashMap<SessionMessageId, Instant>>> = Arc::default();
     let mut events = collab.store().subscribe();
     let seen = routed.clone();
-    tokio::spawn(async move {
-        while let Ok(e) = events.recv().await {
+    std::thread::spawn(move || {
+        while let Ok(e) = events.blocking_recv() {
             if e.kind == "line_routed"
                 && let Some(id) = e.payload["message_id"].as_i64()
             {

@@ -101,13 +101,15 @@ pub(crate) fn deliver(
     bot: &Bot,
     how: Option<&str>,
 ) -> Result<ThreadId, StoreError> {
+    let Some(how) = how else {
+        return hear(tx, workspace, session, line, &speaker(tx, line)?, bot.id);
+    };
     let thread = ensure_thread(tx, workspace, session, bot, Some(workspace))?;
     let mut text = labelled(session, &speaker(tx, line)?, &line.body);
-    // Context needs no look at the thread: it is read at the next model call either way.
-    let mode = match how {
-        None => InboxMode::Context,
-        Some(_) if tx.thread(thread)?.lease.holder.is_some() => InboxMode::Steer,
-        Some(_) => InboxMode::Task,
+    let mode = if tx.thread(thread)?.lease.holder.is_some() {
+        InboxMode::Steer
+    } else {
+        InboxMode::Task
     };
     if mode == InboxMode::Task {
         text = with_lines_read_before(tx, thread, text)?;
@@ -117,10 +119,7 @@ pub(crate) fn deliver(
     if mode == InboxMode::Steer {
         text = format!("#{} {text}", line.id.0);
     }
-    let origin = match line.author {
-        Author::User => Origin::User,
-        _ => Origin::Delegation(format!("line:{}", line.id.0)),
-    };
+    let origin = origin_of(line);
     // A person's line heard by a working Bot defers the calls its hop has not run yet, unless
     // it only asks something (TURN-4, LR-14: a rule, not a reading).
     let defers =
@@ -133,11 +132,47 @@ pub(crate) fn deliver(
             .deferring_calls(defers)
     };
     tx.deliver(thread, &d)?;
-    if let Some(how) = how {
-        tx.record_line_delivery(line.id, bot.id, how, thread)?;
-        tx.wake_after_commit(thread);
-    }
+    tx.record_line_delivery(line.id, bot.id, how, thread)?;
+    tx.wake_after_commit(thread);
     Ok(thread)
+}
+
+/// Give `line` to a member as context for its next model call, without waking it. `said_by`
+/// is the line's speaker, worked out once for all the members; the Bot's row is read only
+/// when it has no thread here yet.
+pub(crate) fn hear(
+    tx: &mut Tx<'_>,
+    workspace: &Path,
+    session: &Session,
+    line: &SessionMessage,
+    said_by: &str,
+    bot: BotId,
+) -> Result<ThreadId, StoreError> {
+    let thread = match tx.session_thread(session.id, bot, troupe_store::CONVERSATION)? {
+        Some(t) => t,
+        None => {
+            let b = tx.bot(bot)?;
+            ensure_thread(tx, workspace, session, &b, Some(workspace))?
+        }
+    };
+    tx.deliver(
+        thread,
+        &Delivery {
+            origin: origin_of(line),
+            ..Delivery::user_task(labelled(session, said_by, &line.body))
+                .with_mode(InboxMode::Context)
+                .with_key(line_key(line.id, bot))
+        },
+    )?;
+    Ok(thread)
+}
+
+/// Whose words a delivered line carries: the person's, or a Bot's (or the app's) passed on.
+fn origin_of(line: &SessionMessage) -> Origin {
+    match line.author {
+        Author::User => Origin::User,
+        _ => Origin::Delegation(format!("line:{}", line.id.0)),
+    }
 }
 
 /// A new task carries the lines the Bot only read since its last turn, in order, ahead of the
@@ -302,10 +337,10 @@ pub(crate) fn route_person_line(
         deliver(tx, workspace, &session, line, &bot, None)?;
     }
     // Judged Bots hear the line once they have answered; the rest read it as context.
+    let said_by = speaker(tx, line)?;
     for b in session.bot_ids.clone() {
         if !recipients.iter().any(|(r, _)| *r == b) && !out.judge.contains(&b) {
-            let bot = tx.bot(b)?;
-            deliver(tx, workspace, &session, line, &bot, None)?;
+            hear(tx, workspace, &session, line, &said_by, b)?;
         }
     }
     // Whom the line is said to, for the holds it lifts: in a group naming nobody, everyone.
@@ -436,10 +471,10 @@ pub(crate) fn route_bot_line_in(
         deliver(tx, workspace, &session, line, &bot, Some(how.as_str()))?;
         recipients.push((b, how.as_str()));
     }
+    let said_by = speaker(tx, line)?;
     for b in session.bot_ids.clone() {
         if b != author && !wake.iter().any(|(r, _)| *r == b) {
-            let bot = tx.bot(b)?;
-            deliver(tx, workspace, &session, line, &bot, None)?;
+            hear(tx, workspace, &session, line, &said_by, b)?;
         }
     }
     if !recipients.is_empty() {
@@ -471,9 +506,9 @@ pub(crate) fn deliver_judged(
         )?);
         recipients.push((*b, How::Judgement.as_str()));
     }
+    let said_by = speaker(tx, line)?;
     for b in sat_out {
-        let bot = tx.bot(*b)?;
-        deliver(tx, workspace, &session, line, &bot, None)?;
+        hear(tx, workspace, &session, line, &said_by, *b)?;
     }
     routed_event(tx, session.id, line, &recipients)?;
     Ok(woke)

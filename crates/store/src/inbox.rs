@@ -25,37 +25,16 @@ impl Tx<'_> {
     /// writes nothing and returns the first item.
     pub fn deliver(&mut self, thread: ThreadId, d: &Delivery) -> Result<Delivered> {
         d.validate().map_err(StoreError::Invalid)?;
-        self.require_thread(thread)?;
-        if let Some(key) = &d.delivery_key {
-            let receipt: Option<(i64, i64)> = self.query_opt(
-                    "SELECT item_id, message_id FROM inbox_receipts WHERE thread_id = ?1 AND delivery_key = ?2",
-                    args![thread.0, key],
-                    |r| Ok((r.get(0)?, r.get(1)?)),
-                )?;
-            if let Some((item, message)) = receipt {
-                return Ok(Delivered {
-                    item_id: InboxItemId(item),
-                    created: false,
-                    message_id: Some(MessageId(message)),
-                });
-            }
-            let existing: Option<i64> = self.query_opt(
-                "SELECT id FROM inbox_items WHERE thread_id = ?1 AND delivery_key = ?2",
-                args![thread.0, key],
-                |r| r.get(0),
-            )?;
-            if let Some(item) = existing {
-                return Ok(Delivered {
-                    item_id: InboxItemId(item),
-                    created: false,
-                    message_id: None,
-                });
-            }
-        }
         let order_key = d.order_key.unwrap_or(self.now);
-        let id = InboxItemId(self.insert(
+        // One statement in the usual case: the item goes in unless its thread is missing or its
+        // key was delivered already (waiting, or taken); the look-ups below then say which.
+        let inserted: Option<i64> = self.query_opt(
             "INSERT INTO inbox_items (thread_id, mode, priority, order_key, delivery_key, origin, origin_detail, body, visible, created_at, defers_calls)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
+             SELECT CAST(?1 AS BIGINT), CAST(?2 AS TEXT), CAST(?3 AS BIGINT), CAST(?4 AS BIGINT), CAST(?5 AS TEXT),
+                    CAST(?6 AS TEXT), CAST(?7 AS TEXT), CAST(?8 AS TEXT), CAST(?9 AS BIGINT), CAST(?10 AS BIGINT), CAST(?11 AS BIGINT)
+             WHERE EXISTS (SELECT 1 FROM threads WHERE id = ?1)
+               AND NOT EXISTS (SELECT 1 FROM inbox_receipts WHERE thread_id = ?1 AND delivery_key = ?5)
+             ON CONFLICT DO NOTHING RETURNING id",
             args![
                 thread.0,
                 d.mode.as_str(),
@@ -69,7 +48,11 @@ impl Tx<'_> {
                 self.now,
                 d.defers_calls && d.mode == InboxMode::Steer
             ],
-        )?);
+            |r| r.get(0),
+        )?;
+        let Some(id) = inserted.map(InboxItemId) else {
+            return self.delivered_before(thread, d);
+        };
         self.event(
             "inbox_delivered",
             Some(thread),
@@ -79,6 +62,39 @@ impl Tx<'_> {
         Ok(Delivered {
             item_id: id,
             created: true,
+            message_id: None,
+        })
+    }
+
+    /// Why a delivery put nothing in: the thread is missing (`NotFound`), or its key was
+    /// delivered before — taken already (its message) or still waiting (its item).
+    fn delivered_before(&self, thread: ThreadId, d: &Delivery) -> Result<Delivered> {
+        self.require_thread(thread)?;
+        let key = d.delivery_key.as_deref().ok_or_else(|| {
+            StoreError::Corrupt(format!(
+                "an unkeyed delivery to thread {thread} was refused"
+            ))
+        })?;
+        let receipt: Option<(i64, i64)> = self.query_opt(
+            "SELECT item_id, message_id FROM inbox_receipts WHERE thread_id = ?1 AND delivery_key = ?2",
+            args![thread.0, key],
+            |r| Ok((r.get(0)?, r.get(1)?)),
+        )?;
+        if let Some((item, message)) = receipt {
+            return Ok(Delivered {
+                item_id: InboxItemId(item),
+                created: false,
+                message_id: Some(MessageId(message)),
+            });
+        }
+        let existing: i64 = self.query_one(
+            "SELECT id FROM inbox_items WHERE thread_id = ?1 AND delivery_key = ?2",
+            args![thread.0, key],
+            |r| r.get(0),
+        )?;
+        Ok(Delivered {
+            item_id: InboxItemId(existing),
+            created: false,
             message_id: None,
         })
     }
