@@ -460,7 +460,11 @@ impl Store {
             wakes: Vec::new(),
             writing: true,
         };
-        let out = match catch_unwind(AssertUnwindSafe(|| f(&mut tx))) {
+        let out = match catch_unwind(AssertUnwindSafe(|| {
+            let v = f(&mut tx)?;
+            tx.settle()?;
+            Ok(v)
+        })) {
             Ok(Ok(v)) => v,
             Ok(Err(e)) => {
                 let _ = conn.step("ROLLBACK");
@@ -656,6 +660,19 @@ impl Tx<'_> {
     /// Execute one statement (through the statement cache); answers the rows it changed.
     pub(crate) fn exec(&self, sql: &str, args: &[Value]) -> Result<usize> {
         self.conn.execute(sql, args)
+    }
+
+    /// `exec` for a write whose row count nobody reads: on PostgreSQL it is sent without
+    /// waiting, so the transaction's next statement shares its round trip, and its failure is
+    /// reported there (or when the write's closure ends). Only for statements whose failure
+    /// should fail the whole write, never one whose error a caller inspects.
+    pub(crate) fn exec_unawaited(&self, sql: &str, args: &[Value]) -> Result<()> {
+        self.conn.execute_unawaited(sql, args)
+    }
+
+    /// The answers of statements sent unawaited: the first failure among them.
+    pub(crate) fn settle(&self) -> Result<()> {
+        self.conn.settle()
     }
 
     /// Insert one row and answer its new `id`.

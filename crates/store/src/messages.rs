@@ -119,7 +119,7 @@ impl Tx<'_> {
                 *is_error,
             ),
         };
-        self.exec(
+        self.exec_unawaited(
             "INSERT INTO message_parts (message_id, seq, kind, text, call_id, tool_name, is_error, visible, in_context)
              VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
             args![id.0, seq, part.kind(), text, call_id, name, is_error, part.visible, part.in_context],

@@ -79,7 +79,7 @@ pub const KEPT_CALLS_PER_RUN: i64 = 80;
 
 impl Tx<'_> {
     pub fn record_model_call(&mut self, thread: ThreadId, c: &ModelCallRecord) -> Result<()> {
-        self.exec(
+        self.exec_unawaited(
             "INSERT INTO model_calls (run_id, role, endpoint, model, input_tokens, cached_input_tokens, output_tokens, latency_ms, attempts, error, attempt_errors, started_at, finish)
              VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)",
             args![c.run_id.0, c.role, c.endpoint, c.model, c.input_tokens, c.cached_input_tokens, c.output_tokens, c.latency_ms, c.attempts, c.error, serde_json::to_string(&c.attempt_errors).unwrap_or_else(|_| "[]".into()), c.started_at, c.finish],
@@ -124,7 +124,7 @@ impl Tx<'_> {
         )?;
         let kept = n < KEPT_CALLS_PER_RUN;
         if kept {
-            self.exec(
+            self.exec_unawaited(
                 "INSERT INTO tool_calls (run_id, message_id, call_id, name, arguments, status, result, duration_ms, created_at)
                  VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
                 args![c.run_id.0, c.message_id.0, c.call_id, c.name, c.arguments, c.status, c.result, c.duration_ms, self.now],

@@ -217,11 +217,10 @@ impl Tx<'_> {
         Ok(())
     }
 
-    pub fn bump_run_hops(&mut self, run: RunId) -> Result<u32> {
-        self.query_one(
-            "UPDATE runs SET hops = hops + 1 WHERE id = ?1 RETURNING hops",
+    pub fn bump_run_hops(&mut self, run: RunId) -> Result<()> {
+        self.exec_unawaited(
+            "UPDATE runs SET hops = hops + 1 WHERE id = ?1",
             args![run.0],
-            |r| r.get(0),
         )
     }
 

@@ -220,7 +220,16 @@ fn job<T: Send + 'static>(
     let slot: Arc<Mutex<Option<Ran<T>>>> = Arc::new(Mutex::new(None));
     let latest = slot.clone();
     let attempt = Box::new(move |tx: &mut Tx<'_>| {
-        let ran = catch_unwind(AssertUnwindSafe(|| f(tx)));
+        let ran = catch_unwind(AssertUnwindSafe(|| {
+            let out = f(tx);
+            // What was sent without waiting answers now: its failure is this job's, never the
+            // next job's.
+            let settled = tx.settle();
+            out.and_then(|v| settled.map(|_| v))
+        }));
+        if ran.is_err() {
+            let _ = tx.settle();
+        }
         let how = match &ran {
             Ok(Ok(_)) => Attempt::Kept,
             Ok(Err(e)) if cancelled(e) => Attempt::Cancelled,

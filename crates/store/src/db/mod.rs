@@ -99,6 +99,24 @@ impl Conn {
         }
     }
 
+    /// Run one statement without waiting for its answer where that saves a round trip
+    /// (PostgreSQL): for a write whose row count nobody reads and whose failure fails the whole
+    /// write. Its failure is reported by the next statement or by [`Conn::settle`].
+    pub fn execute_unawaited(&self, sql: &str, args: &[Value]) -> Result<()> {
+        match self {
+            Conn::Sqlite(c) => sqlite::execute(c, sql, args).map(drop),
+            Conn::Pg(c) => c.execute_unawaited(sql, args),
+        }
+    }
+
+    /// Wait for the statements sent unanswered; the first failure among them is the answer.
+    pub fn settle(&self) -> Result<()> {
+        match self {
+            Conn::Sqlite(_) => Ok(()),
+            Conn::Pg(c) => c.settle(),
+        }
+    }
+
     /// Run one statement and collect every row it returns.
     pub fn query(&self, sql: &str, args: &[Value]) -> Result<Vec<Row>> {
         match self {

@@ -12,7 +12,9 @@ use crate::{Result, SqlError, StoreError};
 use bytes::BytesMut;
 use std::cell::RefCell;
 use std::collections::HashMap;
-use std::sync::OnceLock;
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 use tokio_postgres::types::{IsNull, ToSql, Type, to_sql_checked};
 use tokio_postgres::{Client, Statement};
@@ -34,8 +36,11 @@ fn runtime() -> &'static tokio::runtime::Runtime {
 /// Where a listening connection sends the notifications it hears: (channel, payload).
 type Notices = std::sync::mpsc::Sender<(String, String)>;
 
+/// A request already sent whose answer (rows changed, or the failure) is not read yet.
+type Sent = Pin<Box<dyn Future<Output = std::result::Result<u64, tokio_postgres::Error>> + Send>>;
+
 pub(crate) struct PgConn {
-    client: Client,
+    client: Arc<Client>,
     /// Where it connected, to connect again when the server has closed it.
     target: Box<PgTarget>,
     /// Prepared statements by their SQLite-style text; hot statements are parsed once.
@@ -47,6 +52,10 @@ pub(crate) struct PgConn {
     /// statement's. A statement is a round trip to another process here, and these would
     /// otherwise cost one each.
     deferred: RefCell<Vec<String>>,
+    /// Statements sent without waiting for their answers (`execute_unawaited`), oldest first:
+    /// the next statement waits for them with its own, and the first failure among them is
+    /// its failure.
+    sent: RefCell<Vec<Sent>>,
 }
 
 /// How to reach the database.
@@ -136,11 +145,12 @@ impl PgConn {
                 detail: connect_detail(&e),
             })?;
         Ok(PgConn {
-            client,
+            client: Arc::new(client),
             target: Box::new(target.clone()),
             cache: RefCell::new(HashMap::new()),
             changes: std::cell::Cell::new(0),
             deferred: RefCell::new(Vec::new()),
+            sent: RefCell::new(Vec::new()),
         })
     }
 
@@ -148,6 +158,9 @@ impl PgConn {
         if let Some(s) = self.cache.borrow().get(sql) {
             return Ok(s.clone());
         }
+        // Preparing waits for the server anyway; and a transaction a statement sent unanswered
+        // has failed would refuse it with a message that hides the real failure.
+        self.settle()?;
         let text = placeholders(sql);
         let stmt = futures::executor::block_on(self.client.prepare(&text)).map_err(|e| {
             let mut err = SqlError::from_pg(&e);
@@ -174,6 +187,8 @@ impl PgConn {
     /// the request goes out now and the next statement queues behind it. A transaction that
     /// never sent anything has nothing to end.
     pub fn rollback_nowait(&self) {
+        // What was sent unanswered is undone with the rest; its answers are dropped unread.
+        self.sent.borrow_mut().clear();
         let mut deferred = std::mem::take(&mut *self.deferred.borrow_mut());
         if deferred.iter().any(|c| c.starts_with("BEGIN")) {
             return;
@@ -186,21 +201,76 @@ impl PgConn {
         let _ = sending.as_mut().now_or_never();
     }
 
-    /// Run `f` after the deferred statements, all in one round trip.
+    /// Run `f` after the statements sent unanswered and the deferred ones, all in one round
+    /// trip: the first failure, in the order they were sent, is the answer.
     fn with_deferred<T>(
         &self,
-        f: impl std::future::Future<Output = std::result::Result<T, tokio_postgres::Error>>,
+        f: impl Future<Output = std::result::Result<T, tokio_postgres::Error>>,
     ) -> Result<T> {
+        let sent = std::mem::take(&mut *self.sent.borrow_mut());
         let deferred = std::mem::take(&mut *self.deferred.borrow_mut());
-        if deferred.is_empty() {
+        if sent.is_empty() && deferred.is_empty() {
             return Ok(futures::executor::block_on(f)?);
         }
         let text = deferred.join("; ");
-        let (first, out) = futures::executor::block_on(async {
-            futures::join!(self.client.batch_execute(&text), f)
-        });
+        let control = async {
+            if text.is_empty() {
+                Ok(())
+            } else {
+                self.client.batch_execute(&text).await
+            }
+        };
+        // `join!` polls in order, so the deferred statements go out before `f`.
+        let (earlier, first, out) =
+            futures::executor::block_on(async { futures::join!(answers(sent), control, f) });
+        self.changes.set(self.changes.get() + earlier?);
         first?;
         Ok(out?)
+    }
+
+    /// Send a statement and go on without its answer: for writes whose row count nobody reads
+    /// and whose failure fails the whole write. A round trip to the server is the cost of a
+    /// statement here; sent this way, a write's statements share one. The failure, if any, is
+    /// the next statement's or `settle`'s.
+    pub fn execute_unawaited(&self, sql: &str, args: &[Value]) -> Result<()> {
+        let stmt = self.statement(sql)?;
+        let deferred = std::mem::take(&mut *self.deferred.borrow_mut());
+        if !deferred.is_empty() {
+            let client = self.client.clone();
+            let text = deferred.join("; ");
+            self.send(Box::pin(async move {
+                client.batch_execute(&text).await.map(|_| 0)
+            }));
+        }
+        let client = self.client.clone();
+        let args = args.to_vec();
+        self.send(Box::pin(async move {
+            let params: Vec<&(dyn ToSql + Sync)> = args.iter().map(|v| v as _).collect();
+            client.execute(&stmt, &params).await
+        }));
+        Ok(())
+    }
+
+    /// Hand a request to the connection now (its first poll writes it) and keep its answer
+    /// for later.
+    fn send(&self, mut request: Sent) {
+        use futures::FutureExt;
+        match request.as_mut().now_or_never() {
+            // Answered at once (a failure to encode, say): kept as an answer all the same.
+            Some(done) => self.sent.borrow_mut().push(Box::pin(async move { done })),
+            None => self.sent.borrow_mut().push(request),
+        }
+    }
+
+    /// Wait for the statements sent unanswered; the first failure among them is the answer.
+    pub fn settle(&self) -> Result<()> {
+        let sent = std::mem::take(&mut *self.sent.borrow_mut());
+        if sent.is_empty() {
+            return Ok(());
+        }
+        let n = futures::executor::block_on(answers(sent))?;
+        self.changes.set(self.changes.get() + n);
+        Ok(())
     }
 
     pub fn execute(&self, sql: &str, args: &[Value]) -> Result<usize> {
@@ -230,9 +300,8 @@ impl PgConn {
     pub fn batch(&self, sql: &str) -> Result<()> {
         let mut all = std::mem::take(&mut *self.deferred.borrow_mut());
         all.push(sql.to_string());
-        Ok(futures::executor::block_on(
-            self.client.batch_execute(&all.join("; ")),
-        )?)
+        let text = all.join("; ");
+        self.with_deferred(self.client.batch_execute(&text))
     }
 
     pub fn changes(&self) -> u64 {
@@ -246,6 +315,24 @@ impl PgConn {
     /// A new connection to the same server (its statement cache starts empty).
     pub fn reconnect(&self) -> Result<PgConn> {
         PgConn::connect(&self.target)
+    }
+}
+
+/// Every answer of requests sent earlier, in order: the rows they changed, or the first failure
+/// (the later ones are still read, so nothing is left half-answered).
+async fn answers(sent: Vec<Sent>) -> std::result::Result<u64, tokio_postgres::Error> {
+    let mut changed = 0;
+    let mut failed = None;
+    for request in sent {
+        match request.await {
+            Ok(n) => changed += n,
+            Err(e) if failed.is_none() => failed = Some(e),
+            Err(_) => {}
+        }
+    }
+    match failed {
+        Some(e) => Err(e),
+        None => Ok(changed),
     }
 }
 
