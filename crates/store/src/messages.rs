@@ -346,42 +346,39 @@ impl Tx<'_> {
 
     /// Where the thread's latest task stands: no root, still needing a model call, or answered.
     pub fn root_state(&self, thread: ThreadId) -> Result<RootState> {
-        // The latest root's last message in one statement (a root is under itself), which is
-        // one round trip on PostgreSQL where the two steps below are two; they remain for the
-        // case this finds nothing.
-        let tail: Option<(i64, String, Option<String>)> = self.query_opt(
+        // The latest root and its last message in one statement (a root is under itself): one
+        // round trip on PostgreSQL. A root not found under itself takes the two-step way.
+        let found: Option<(i64, String, Option<String>)> = self.query_opt(
             "SELECT m.root_id, m.role, m.finish FROM messages m
              WHERE m.root_id = (SELECT MAX(id) FROM messages WHERE thread_id = ?1 AND is_root = 1)
              ORDER BY m.id DESC LIMIT 1",
             args![thread.0],
             |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
         )?;
-        if let Some((root, role, finish)) = tail {
-            let role: Role = role.parse().map_err(StoreError::Corrupt)?;
-            let finish: Option<Finish> = finish
-                .map(|f| f.parse())
-                .transpose()
-                .map_err(StoreError::Corrupt)?;
-            return Ok(match (role, finish) {
-                (Role::Assistant, Some(f)) if f.is_terminal() => RootState::Done(MessageId(root)),
-                _ => RootState::Open(MessageId(root)),
-            });
-        }
-        let root: Option<i64> = self.query_one(
-            "SELECT MAX(id) FROM messages WHERE thread_id = ?1 AND is_root = 1",
-            args![thread.0],
-            |r| r.get(0),
-        )?;
-        let Some(root) = root else {
-            return Ok(RootState::None);
+        let (root, last) = match found {
+            Some((root, role, finish)) => {
+                let role: Role = role.parse().map_err(StoreError::Corrupt)?;
+                let finish: Option<Finish> = finish
+                    .map(|f| f.parse())
+                    .transpose()
+                    .map_err(StoreError::Corrupt)?;
+                (root, Some((role, finish)))
+            }
+            None => {
+                let root: Option<i64> = self.query_one(
+                    "SELECT MAX(id) FROM messages WHERE thread_id = ?1 AND is_root = 1",
+                    args![thread.0],
+                    |r| r.get(0),
+                )?;
+                let Some(root) = root else {
+                    return Ok(RootState::None);
+                };
+                let last = self.latest_in_root(MessageId(root))?;
+                (root, last.map(|t| (t.role, t.finish)))
+            }
         };
-        let latest = self.latest_in_root(MessageId(root))?;
-        Ok(match latest {
-            Some(RootTail {
-                role: Role::Assistant,
-                finish: Some(f),
-                ..
-            }) if f.is_terminal() => RootState::Done(MessageId(root)),
+        Ok(match last {
+            Some((Role::Assistant, Some(f))) if f.is_terminal() => RootState::Done(MessageId(root)),
             _ => RootState::Open(MessageId(root)),
         })
     }
