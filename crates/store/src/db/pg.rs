@@ -158,9 +158,11 @@ impl PgConn {
         if let Some(s) = self.cache.borrow().get(sql) {
             return Ok(s.clone());
         }
-        // Preparing waits for the server anyway; and a transaction a statement sent unanswered
-        // has failed would refuse it with a message that hides the real failure.
-        self.settle()?;
+        // Preparing waits for the server anyway, so what waits to go first goes now: the
+        // deferred transaction control (a failed write's ROLLBACK TO, without which the
+        // transaction refuses the preparation) and the answers of statements sent unanswered
+        // (whose failure would otherwise hide behind that refusal).
+        self.with_deferred(std::future::ready(Ok::<(), tokio_postgres::Error>(())))?;
         let text = placeholders(sql);
         let stmt = futures::executor::block_on(self.client.prepare(&text)).map_err(|e| {
             let mut err = SqlError::from_pg(&e);
