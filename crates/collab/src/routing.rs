@@ -44,33 +44,37 @@ pub(crate) struct Routed {
 /// Every live Bot, marked present when it is a member here.
 pub(crate) fn roster(tx: &Tx<'_>, session: &Session) -> Result<Vec<RosterBot>, StoreError> {
     Ok(tx
-        .bots(false)?
+        .live_bot_names()?
         .into_iter()
-        .map(|b| RosterBot {
-            present: session.bot_ids.contains(&b.id),
-            id: b.id,
-            name: b.name,
+        .map(|(id, name)| RosterBot {
+            present: session.bot_ids.contains(&id),
+            id,
+            name,
         })
         .collect())
 }
 
-fn members(tx: &Tx<'_>, session: &Session) -> Result<Vec<Member>, StoreError> {
-    let mut out = Vec::new();
-    for row in tx.members(session.id)? {
-        if row.left_at.is_some() {
-            continue;
-        }
-        let bot = tx.bot(row.bot_id)?;
-        // Its desk's ask or its job's asked here: the next plain line answers it either way.
-        let waiting_ask = tx.open_ask_of_bot_in(session.id, row.bot_id)?.is_some();
-        out.push(Member {
+/// The present members as participation sees them, in three queries whatever the group's
+/// size: the rows, the open asks, and the roster already read (a member missing from it is
+/// archived, as the roster holds every live Bot).
+fn members(
+    tx: &Tx<'_>,
+    session: &Session,
+    roster: &[RosterBot],
+) -> Result<Vec<Member>, StoreError> {
+    // Its desk's ask or its job's asked here: the next plain line answers it either way.
+    let asking = tx.bots_with_open_asks_in(session.id)?;
+    Ok(tx
+        .members(session.id)?
+        .into_iter()
+        .filter(|row| row.left_at.is_none())
+        .map(|row| Member {
             id: row.bot_id,
-            archived: bot.archived,
+            archived: !roster.iter().any(|r| r.id == row.bot_id),
             is_lead: row.is_lead,
-            waiting_ask,
-        });
-    }
-    Ok(out)
+            waiting_ask: asking.contains(&row.bot_id),
+        })
+        .collect())
 }
 
 /// The text a Bot reads for a line: who said it, where.
@@ -102,7 +106,15 @@ pub(crate) fn deliver(
     how: Option<&str>,
 ) -> Result<ThreadId, StoreError> {
     let Some(how) = how else {
-        return hear(tx, workspace, session, line, &speaker(tx, line)?, bot.id);
+        return hear(
+            tx,
+            workspace,
+            session,
+            line,
+            &speaker(tx, line)?,
+            bot.id,
+            None,
+        );
     };
     let thread = ensure_thread(tx, workspace, session, bot, Some(workspace))?;
     let mut text = labelled(session, &speaker(tx, line)?, &line.body);
@@ -138,8 +150,9 @@ pub(crate) fn deliver(
 }
 
 /// Give `line` to a member as context for its next model call, without waking it. `said_by`
-/// is the line's speaker, worked out once for all the members; the Bot's row is read only
-/// when it has no thread here yet.
+/// is the line's speaker, worked out once for all the members, as is `known`, the member's
+/// thread here when the caller looked them all up at once; the Bot's row is read only when it
+/// has no thread here yet.
 pub(crate) fn hear(
     tx: &mut Tx<'_>,
     workspace: &Path,
@@ -147,8 +160,13 @@ pub(crate) fn hear(
     line: &SessionMessage,
     said_by: &str,
     bot: BotId,
+    known: Option<ThreadId>,
 ) -> Result<ThreadId, StoreError> {
-    let thread = match tx.session_thread(session.id, bot, troupe_store::CONVERSATION)? {
+    let found = match known {
+        Some(t) => Some(t),
+        None => tx.session_thread(session.id, bot, troupe_store::CONVERSATION)?,
+    };
+    let thread = match found {
         Some(t) => t,
         None => {
             let b = tx.bot(bot)?;
@@ -261,6 +279,9 @@ pub(crate) fn route_person_line(
     let mut session = tx.session(line.session_id)?;
     let mut out = Routed::default();
     let mut recipients: Vec<(BotId, &str)> = Vec::new();
+    // Whether a group line names anyone: pull-in only adds the Bots it named, so a second
+    // reading after it would find the same.
+    let mut names_anyone = false;
     match session.kind {
         SessionKind::Direct | SessionKind::BotDirect => {
             for b in session.bot_ids.clone() {
@@ -270,8 +291,9 @@ pub(crate) fn route_person_line(
         SessionKind::Group => {
             let roster = roster(tx, &session)?;
             let mentions = parse_mentions(&line.body, &roster);
+            names_anyone = !mentions.is_empty();
             let pulled = pull_in(tx, workspace, &mut session, &mentions)?;
-            let members = members(tx, &session)?;
+            let members = members(tx, &session, &roster)?;
             let route = route_user_group_line(&UserLineInput {
                 members: &members,
                 mentions: &mentions,
@@ -338,16 +360,16 @@ pub(crate) fn route_person_line(
     }
     // Judged Bots hear the line once they have answered; the rest read it as context.
     let said_by = speaker(tx, line)?;
+    let threads = tx.session_threads_by_bot(session.id, troupe_store::CONVERSATION)?;
     for b in session.bot_ids.clone() {
         if !recipients.iter().any(|(r, _)| *r == b) && !out.judge.contains(&b) {
-            hear(tx, workspace, &session, line, &said_by, b)?;
+            let known = threads.get(&b).copied();
+            hear(tx, workspace, &session, line, &said_by, b, known)?;
         }
     }
     // Whom the line is said to, for the holds it lifts: in a group naming nobody, everyone.
     let said_to: Vec<BotId> = match session.kind {
-        SessionKind::Group if !parse_mentions(&line.body, &roster(tx, &session)?).is_empty() => {
-            recipients.iter().map(|(b, _)| *b).collect()
-        }
+        SessionKind::Group if names_anyone => recipients.iter().map(|(b, _)| *b).collect(),
         _ => session.bot_ids.clone(),
     };
     let lifted = crate::holds::lines::lift_by_person_line(tx, line, &said_to, &filed, &out.woke)?;
@@ -427,7 +449,7 @@ pub(crate) fn route_bot_line_in(
     if session.kind == SessionKind::Group {
         pull_in(tx, workspace, &mut session, &mentions)?;
     }
-    let members = members(tx, &session)?;
+    let members = members(tx, &session, &roster)?;
     // A delegation's direct carries its lines without waking anyone (MSG-4).
     let other = (session.kind == SessionKind::BotDirect
         && session.opened_via.as_deref() == Some("create_direct"))
@@ -472,9 +494,11 @@ pub(crate) fn route_bot_line_in(
         recipients.push((b, how.as_str()));
     }
     let said_by = speaker(tx, line)?;
+    let threads = tx.session_threads_by_bot(session.id, troupe_store::CONVERSATION)?;
     for b in session.bot_ids.clone() {
         if b != author && !wake.iter().any(|(r, _)| *r == b) {
-            hear(tx, workspace, &session, line, &said_by, b)?;
+            let known = threads.get(&b).copied();
+            hear(tx, workspace, &session, line, &said_by, b, known)?;
         }
     }
     if !recipients.is_empty() {
@@ -508,7 +532,7 @@ pub(crate) fn deliver_judged(
     }
     let said_by = speaker(tx, line)?;
     for b in sat_out {
-        hear(tx, workspace, &session, line, &said_by, *b)?;
+        hear(tx, workspace, &session, line, &said_by, *b, None)?;
     }
     routed_event(tx, session.id, line, &recipients)?;
     Ok(woke)

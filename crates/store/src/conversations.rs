@@ -239,6 +239,16 @@ impl Tx<'_> {
             .ok_or_else(|| StoreError::not_found("bot", id))
     }
 
+    /// Every live Bot's id and name, by id: what reading mentions needs, without the rest of
+    /// each Bot's row.
+    pub fn live_bot_names(&self) -> Result<Vec<(BotId, String)>> {
+        self.query_all(
+            "SELECT id, name FROM bots WHERE archived_at IS NULL ORDER BY id",
+            args![],
+            |r| Ok((BotId(r.get(0)?), r.get(1)?)),
+        )
+    }
+
     pub fn bots(&self, include_archived: bool) -> Result<Vec<Bot>> {
         let sql =
             format!("SELECT {BOT_COLUMNS} FROM bots WHERE ?1 OR archived_at IS NULL ORDER BY id");
@@ -429,6 +439,22 @@ impl Tx<'_> {
                 |r| r.get::<i64>(0),
             )?
             .map(ThreadId))
+    }
+
+    /// Each member's thread of `purpose` here (the first, as `session_thread` picks), in one
+    /// query: routing a line to every member looks them up together.
+    pub fn session_threads_by_bot(
+        &self,
+        session: SessionId,
+        purpose: &str,
+    ) -> Result<std::collections::HashMap<BotId, ThreadId>> {
+        let rows = self.query_all(
+            "SELECT bot_id, MIN(thread_id) FROM session_threads WHERE session_id = ?1 AND purpose = ?2
+             GROUP BY bot_id",
+            args![session.0, purpose],
+            |r| Ok((BotId(r.get(0)?), ThreadId(r.get(1)?))),
+        )?;
+        Ok(rows.into_iter().collect())
     }
 
     pub fn session_threads(&self, session: SessionId) -> Result<Vec<ThreadId>> {

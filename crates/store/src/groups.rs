@@ -531,6 +531,18 @@ impl Tx<'_> {
         )
     }
 
+    /// The Bots whose turn waits on an open ask here (as `open_ask_of_bot_in` finds one).
+    pub fn bots_with_open_asks_in(&self, session: SessionId) -> Result<Vec<BotId>> {
+        self.query_all(
+            "SELECT DISTINCT bot_id FROM session_messages
+             WHERE session_id = ?1 AND kind = 'ask'
+               AND ask_answer IS NULL AND ask_closed_at IS NULL AND ask_thread_id IS NOT NULL
+               AND bot_id IS NOT NULL",
+            args![session.0],
+            |r| Ok(BotId(r.get(0)?)),
+        )
+    }
+
     /// Open asks in a conversation: (line, asking Bot, its thread).
     pub fn open_asks(
         &self,

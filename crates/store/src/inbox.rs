@@ -53,12 +53,16 @@ impl Tx<'_> {
         let Some(id) = inserted.map(InboxItemId) else {
             return self.delivered_before(thread, d);
         };
-        self.event(
+        // A context item wakes nobody and is told by what delivered it (the line's own event):
+        // an event per member for every line said in a group would outweigh the line itself.
+        if d.mode != InboxMode::Context {
+            self.event(
             "inbox_delivered",
             Some(thread),
             None,
             json!({"item_id": id, "mode": d.mode, "priority": d.priority, "delivery_key": d.delivery_key}),
         )?;
+        }
         Ok(Delivered {
             item_id: id,
             created: true,
@@ -190,13 +194,22 @@ impl Tx<'_> {
 
     /// Remove items without materializing them (abort drops steer and context).
     pub fn drop_inbox_items(&mut self, thread: ThreadId, ids: &[InboxItemId]) -> Result<usize> {
-        let mut n = 0;
-        for id in ids {
-            n += self.exec(
-                "DELETE FROM inbox_items WHERE id = ?1 AND thread_id = ?2",
-                args![id.0, thread.0],
-            )?;
+        if ids.is_empty() {
+            return Ok(0);
         }
+        // One statement for any number of items: the ids travel as one JSON array.
+        let list = serde_json::to_string(&ids.iter().map(|i| i.0).collect::<Vec<_>>())
+            .map_err(|e| StoreError::Invalid(e.to_string()))?;
+        let sql = match self.dialect() {
+            crate::db::Dialect::Sqlite => {
+                "DELETE FROM inbox_items WHERE thread_id = ?2 AND id IN (SELECT value FROM json_each(?1))"
+            }
+            crate::db::Dialect::Postgres => {
+                "DELETE FROM inbox_items WHERE thread_id = ?2 AND id IN
+                     (SELECT CAST(value AS BIGINT) FROM json_array_elements_text(CAST(?1 AS json)))"
+            }
+        };
+        let n = self.exec(sql, args![list, thread.0])?;
         if n > 0 {
             self.event(
                 "inbox_dropped",

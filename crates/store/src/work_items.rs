@@ -182,17 +182,45 @@ impl Tx<'_> {
     /// The jobs a Bot works on (C §3's candidate rule): those of its open work items, and
     /// those its segments worked on since `since`. Oldest job first.
     pub fn jobs_of_bot_work(&self, bot: BotId, since: i64) -> Result<Vec<PlanId>> {
-        self.query_all(
-            "SELECT DISTINCT plan_id FROM (
-                 SELECT plan_id FROM work_items
-                 WHERE bot_id = ?1 AND mode = 'work' AND state <> 'closed'
-                 UNION
-                 SELECT w.plan_id FROM segments s JOIN work_items w ON w.id = s.work_item_id
-                 WHERE s.bot_id = ?1 AND s.created_at >= ?2 AND w.mode = 'work'
-             ) AS touched WHERE plan_id IS NOT NULL ORDER BY plan_id",
-            args![bot.0, since],
-            |r| Ok(PlanId(r.get(0)?)),
-        )
+        Ok(self
+            .jobs_of_bots_work(&[bot], since)?
+            .into_iter()
+            .map(|(_, p)| p)
+            .collect())
+    }
+
+    /// `jobs_of_bot_work` for several Bots in one query: (Bot, job) pairs, by Bot in the order
+    /// given, each Bot's jobs by id.
+    pub fn jobs_of_bots_work(&self, bots: &[BotId], since: i64) -> Result<Vec<(BotId, PlanId)>> {
+        if bots.is_empty() {
+            return Ok(Vec::new());
+        }
+        let list = serde_json::to_string(&bots.iter().map(|b| b.0).collect::<Vec<_>>())
+            .map_err(|e| StoreError::Invalid(e.to_string()))?;
+        // The Bots travel as one JSON array, unpacked by each dialect's own function.
+        let each = match self.dialect() {
+            crate::db::Dialect::Sqlite => "SELECT value FROM json_each(?1)",
+            crate::db::Dialect::Postgres => {
+                "SELECT CAST(value AS BIGINT) FROM json_array_elements_text(CAST(?1 AS json))"
+            }
+        };
+        let pairs: Vec<(BotId, PlanId)> = self.query_all(
+            &format!(
+                "SELECT DISTINCT bot_id, plan_id FROM (
+                     SELECT bot_id, plan_id FROM work_items
+                     WHERE bot_id IN ({each}) AND mode = 'work' AND state <> 'closed'
+                     UNION
+                     SELECT s.bot_id, w.plan_id FROM segments s JOIN work_items w ON w.id = s.work_item_id
+                     WHERE s.bot_id IN ({each}) AND s.created_at >= ?2 AND w.mode = 'work'
+                 ) AS touched WHERE plan_id IS NOT NULL ORDER BY plan_id"
+            ),
+            args![list, since],
+            |r| Ok((BotId(r.get(0)?), PlanId(r.get(1)?))),
+        )?;
+        Ok(bots
+            .iter()
+            .flat_map(|b| pairs.iter().filter(move |(o, _)| o == b).copied())
+            .collect())
     }
 
     /// Work items on a job, every Bot's.

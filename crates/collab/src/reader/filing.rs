@@ -44,11 +44,9 @@ pub(crate) fn line_candidates(
         named
     };
     let since = tx.now() - BOT_WORK_WINDOW_MS;
-    for bot in called {
-        for p in tx.jobs_of_bot_work(bot, since)? {
-            if !out.contains(&p) && tx.find_plan(p)?.is_some_and(|plan| !plan.is_dormant()) {
-                out.push(p);
-            }
+    for (_, p) in tx.jobs_of_bots_work(&called, since)? {
+        if !out.contains(&p) && tx.find_plan(p)?.is_some_and(|plan| !plan.is_dormant()) {
+            out.push(p);
         }
     }
     for before in tx.lines_before(l.session_id, line, FILING_LINES_BEFORE as u32)? {

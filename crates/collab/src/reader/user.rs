@@ -70,20 +70,19 @@ impl Collab {
         let (line, parent, before, (spoken_in, shown)) = self.store().read(|tx| {
             let line = tx.line(id)?;
             let parent = line.parent_id.map(|p| tx.line(p)).transpose()?;
-            let before = tx.lines_before(line.session_id, id, LINES_BEFORE as u32)?;
+            let mut before = Vec::new();
+            for l in tx.lines_before(line.session_id, id, LINES_BEFORE as u32)? {
+                before.push((crate::routing::speaker(tx, &l)?, l.body));
+            }
             let shown = crate::submissions::user_word::shown_for(tx, &line)?;
             Ok((line, parent, before, shown))
         })?;
         let shown_numbers: Vec<u32> = shown.iter().map(|(_, h)| h.number).collect();
         let shown_for_reader: Vec<_> = shown.iter().map(|(_, h)| h.clone()).collect();
-        let mut context = Vec::new();
-        for l in &before {
-            context.push((self.speaker_name(l)?, l.body.clone()));
-        }
         let prompt = user_prompt(
             &line.body,
             parent.as_ref().map(|p| p.body.as_str()),
-            &context,
+            &before,
             &shown_for_reader,
             &spoken_in,
         );
