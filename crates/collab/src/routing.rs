@@ -106,15 +106,7 @@ pub(crate) fn deliver(
     how: Option<&str>,
 ) -> Result<ThreadId, StoreError> {
     let Some(how) = how else {
-        return hear(
-            tx,
-            workspace,
-            session,
-            line,
-            &speaker(tx, line)?,
-            bot.id,
-            None,
-        );
+        return hear(tx, workspace, session, line, &speaker(tx, line)?, bot.id);
     };
     let thread = ensure_thread(tx, workspace, session, bot, Some(workspace))?;
     let mut text = labelled(session, &speaker(tx, line)?, &line.body);
@@ -150,9 +142,8 @@ pub(crate) fn deliver(
 }
 
 /// Give `line` to a member as context for its next model call, without waking it. `said_by`
-/// is the line's speaker, worked out once for all the members, as is `known`, the member's
-/// thread here when the caller looked them all up at once; the Bot's row is read only when it
-/// has no thread here yet.
+/// is the line's speaker, worked out once for all the members; the Bot's row is read only
+/// when it has no thread here yet.
 pub(crate) fn hear(
     tx: &mut Tx<'_>,
     workspace: &Path,
@@ -160,13 +151,8 @@ pub(crate) fn hear(
     line: &SessionMessage,
     said_by: &str,
     bot: BotId,
-    known: Option<ThreadId>,
 ) -> Result<ThreadId, StoreError> {
-    let found = match known {
-        Some(t) => Some(t),
-        None => tx.session_thread(session.id, bot, troupe_store::CONVERSATION)?,
-    };
-    let thread = match found {
+    let thread = match tx.session_thread(session.id, bot, troupe_store::CONVERSATION)? {
         Some(t) => t,
         None => {
             let b = tx.bot(bot)?;
@@ -183,6 +169,38 @@ pub(crate) fn hear(
         },
     )?;
     Ok(thread)
+}
+
+/// `hear` for several members at once: one statement gives the line to all that have a
+/// thread here (the usual case), looked up together; one without a thread yet gets it
+/// through `hear`, which opens one.
+fn hear_all(
+    tx: &mut Tx<'_>,
+    workspace: &Path,
+    session: &Session,
+    line: &SessionMessage,
+    bots: &[BotId],
+) -> Result<(), StoreError> {
+    if bots.is_empty() {
+        return Ok(());
+    }
+    let said_by = speaker(tx, line)?;
+    let threads = tx.session_threads_by_bot(session.id, troupe_store::CONVERSATION)?;
+    let mut to = Vec::with_capacity(bots.len());
+    for &b in bots {
+        match threads.get(&b) {
+            Some(t) => to.push((*t, line_key(line.id, b))),
+            None => {
+                hear(tx, workspace, session, line, &said_by, b)?;
+            }
+        }
+    }
+    let d = Delivery {
+        origin: origin_of(line),
+        ..Delivery::user_task(labelled(session, &said_by, &line.body)).with_mode(InboxMode::Context)
+    };
+    tx.deliver_context_many(&d, &to)?;
+    Ok(())
 }
 
 /// Whose words a delivered line carries: the person's, or a Bot's (or the app's) passed on.
@@ -359,14 +377,13 @@ pub(crate) fn route_person_line(
         deliver(tx, workspace, &session, line, &bot, None)?;
     }
     // Judged Bots hear the line once they have answered; the rest read it as context.
-    let said_by = speaker(tx, line)?;
-    let threads = tx.session_threads_by_bot(session.id, troupe_store::CONVERSATION)?;
-    for b in session.bot_ids.clone() {
-        if !recipients.iter().any(|(r, _)| *r == b) && !out.judge.contains(&b) {
-            let known = threads.get(&b).copied();
-            hear(tx, workspace, &session, line, &said_by, b, known)?;
-        }
-    }
+    let rest: Vec<BotId> = session
+        .bot_ids
+        .iter()
+        .copied()
+        .filter(|b| !recipients.iter().any(|(r, _)| r == b) && !out.judge.contains(b))
+        .collect();
+    hear_all(tx, workspace, &session, line, &rest)?;
     // Whom the line is said to, for the holds it lifts: in a group naming nobody, everyone.
     let said_to: Vec<BotId> = match session.kind {
         SessionKind::Group if names_anyone => recipients.iter().map(|(b, _)| *b).collect(),
@@ -493,14 +510,13 @@ pub(crate) fn route_bot_line_in(
         deliver(tx, workspace, &session, line, &bot, Some(how.as_str()))?;
         recipients.push((b, how.as_str()));
     }
-    let said_by = speaker(tx, line)?;
-    let threads = tx.session_threads_by_bot(session.id, troupe_store::CONVERSATION)?;
-    for b in session.bot_ids.clone() {
-        if b != author && !wake.iter().any(|(r, _)| *r == b) {
-            let known = threads.get(&b).copied();
-            hear(tx, workspace, &session, line, &said_by, b, known)?;
-        }
-    }
+    let rest: Vec<BotId> = session
+        .bot_ids
+        .iter()
+        .copied()
+        .filter(|b| *b != author && !wake.iter().any(|(r, _)| r == b))
+        .collect();
+    hear_all(tx, workspace, &session, line, &rest)?;
     if !recipients.is_empty() {
         routed_event(tx, session.id, line, &recipients)?;
     }
@@ -530,10 +546,7 @@ pub(crate) fn deliver_judged(
         )?);
         recipients.push((*b, How::Judgement.as_str()));
     }
-    let said_by = speaker(tx, line)?;
-    for b in sat_out {
-        hear(tx, workspace, &session, line, &said_by, *b, None)?;
-    }
+    hear_all(tx, workspace, &session, line, sat_out)?;
     routed_event(tx, session.id, line, &recipients)?;
     Ok(woke)
 }

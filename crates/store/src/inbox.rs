@@ -70,6 +70,80 @@ impl Tx<'_> {
         })
     }
 
+    /// The same context item for many threads, each under its own key, in one statement
+    /// whatever their number: a line said in a group reaches every member it does not wake.
+    /// As with `deliver`, a key delivered before (waiting or taken) puts nothing in, and no
+    /// `inbox_delivered` event is written for context. Answers how many went in; a thread
+    /// that does not exist is an error, checked first.
+    pub fn deliver_context_many(
+        &mut self,
+        d: &Delivery,
+        to: &[(ThreadId, String)],
+    ) -> Result<usize> {
+        if d.mode != InboxMode::Context {
+            return Err(StoreError::Invalid(format!(
+                "only context goes to many threads at once, not {}",
+                d.mode.as_str()
+            )));
+        }
+        d.validate().map_err(StoreError::Invalid)?;
+        if to.is_empty() {
+            return Ok(0);
+        }
+        for (thread, key) in to {
+            if key.trim().is_empty() {
+                return Err(StoreError::Invalid(format!(
+                    "the delivery key for thread {thread} is empty"
+                )));
+            }
+        }
+        let rows =
+            serde_json::to_string(&to.iter().map(|(t, k)| json!([t.0, k])).collect::<Vec<_>>())
+                .map_err(|e| StoreError::Invalid(e.to_string()))?;
+        let targets = match self.dialect() {
+            crate::db::Dialect::Sqlite => {
+                "SELECT json_extract(value, '$[0]') AS t, json_extract(value, '$[1]') AS k
+                 FROM json_each(?1)"
+            }
+            crate::db::Dialect::Postgres => {
+                "SELECT CAST(e->>0 AS BIGINT) AS t, e->>1 AS k
+                 FROM json_array_elements(CAST(?1 AS json)) AS e"
+            }
+        };
+        let missing: Option<i64> = self.query_opt(
+            &format!(
+                "SELECT j.t FROM ({targets}) AS j
+                 WHERE NOT EXISTS (SELECT 1 FROM threads WHERE id = j.t) LIMIT 1"
+            ),
+            args![rows],
+            |r| r.get(0),
+        )?;
+        if let Some(t) = missing {
+            return Err(StoreError::not_found("thread", ThreadId(t)));
+        }
+        let inserted = self.exec(
+            &format!(
+                "INSERT INTO inbox_items (thread_id, mode, priority, order_key, delivery_key, origin, origin_detail, body, visible, created_at, defers_calls)
+                 SELECT CAST(j.t AS BIGINT), 'context', CAST(?2 AS BIGINT), CAST(?3 AS BIGINT), CAST(j.k AS TEXT),
+                        CAST(?4 AS TEXT), CAST(?5 AS TEXT), CAST(?6 AS TEXT), CAST(?7 AS BIGINT), CAST(?8 AS BIGINT), 0
+                 FROM ({targets}) AS j
+                 WHERE NOT EXISTS (SELECT 1 FROM inbox_receipts r WHERE r.thread_id = j.t AND r.delivery_key = j.k)
+                 ON CONFLICT DO NOTHING"
+            ),
+            args![
+                rows,
+                d.priority.get(),
+                d.order_key.unwrap_or(self.now),
+                d.origin.kind(),
+                d.origin.detail(),
+                d.text,
+                d.visible,
+                self.now
+            ],
+        )?;
+        Ok(inserted)
+    }
+
     /// Why a delivery put nothing in: the thread is missing (`NotFound`), or its key was
     /// delivered before — taken already (its message) or still waiting (its item).
     fn delivered_before(&self, thread: ThreadId, d: &Delivery) -> Result<Delivered> {

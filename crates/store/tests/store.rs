@@ -351,3 +351,68 @@ fn the_latest_root_of_an_origin_is_found_however_far_back_it_is() {
         .unwrap();
     assert!(none.is_none());
 }
+
+#[test]
+fn context_for_many_threads_keeps_each_key_once_in_one_statement() {
+    let s = store();
+    let (waiting, taken, fresh) = (thread(&s), thread(&s), thread(&s));
+    // One key still waits as an item, one was taken (its receipt stands), one is new.
+    s.write(|tx| {
+        tx.deliver(
+            waiting,
+            &Delivery::user_task("first").with_key("line:1:to:1"),
+        )
+    })
+    .unwrap();
+    let task = s
+        .write(|tx| tx.deliver(taken, &Delivery::user_task("first").with_key("line:1:to:2")))
+        .unwrap();
+    s.write(|tx| tx.materialize(task.item_id, None, None, None))
+        .unwrap();
+    let d = Delivery::user_task("[Ada in group \"g\"] hello").with_mode(InboxMode::Context);
+    let to = vec![
+        (waiting, "line:1:to:1".to_string()),
+        (taken, "line:1:to:2".to_string()),
+        (fresh, "line:1:to:3".to_string()),
+    ];
+    let before = s
+        .read(|tx| tx.events_after(troupe_core::EventId(0), None, 1000))
+        .unwrap()
+        .len();
+    assert_eq!(s.write(|tx| tx.deliver_context_many(&d, &to)).unwrap(), 1);
+    let got = s.read(|tx| tx.inbox(fresh)).unwrap();
+    assert_eq!(got.len(), 1);
+    assert_eq!(got[0].mode, InboxMode::Context);
+    assert_eq!(got[0].text, d.text);
+    assert_eq!(got[0].delivery_key.as_deref(), Some("line:1:to:3"));
+    assert_eq!(s.read(|tx| tx.inbox(waiting)).unwrap().len(), 1);
+    assert!(s.read(|tx| tx.inbox(taken)).unwrap().is_empty());
+    // Context wakes nobody, so it is not announced item by item.
+    let after = s
+        .read(|tx| tx.events_after(troupe_core::EventId(0), None, 1000))
+        .unwrap();
+    assert_eq!(after.len(), before);
+    // Again: nothing new anywhere.
+    assert_eq!(s.write(|tx| tx.deliver_context_many(&d, &to)).unwrap(), 0);
+}
+
+#[test]
+fn context_for_many_threads_refuses_a_missing_thread_or_another_mode_and_writes_nothing() {
+    let s = store();
+    let t = thread(&s);
+    let d = Delivery::user_task("heard").with_mode(InboxMode::Context);
+    let to = vec![(t, "k1".to_string()), (ThreadId(9_999), "k2".to_string())];
+    let err = s.write(|tx| tx.deliver_context_many(&d, &to)).unwrap_err();
+    assert!(matches!(err, StoreError::NotFound { .. }), "{err}");
+    assert!(s.read(|tx| tx.inbox(t)).unwrap().is_empty());
+    let task = Delivery::user_task("work");
+    let err = s
+        .write(|tx| tx.deliver_context_many(&task, &[(t, "k1".to_string())]))
+        .unwrap_err();
+    assert!(err.to_string().contains("only context"), "{err}");
+    let err = s
+        .write(|tx| tx.deliver_context_many(&d, &[(t, " ".to_string())]))
+        .unwrap_err();
+    assert!(err.to_string().contains("key"), "{err}");
+    assert!(s.read(|tx| tx.inbox(t)).unwrap().is_empty());
+}
