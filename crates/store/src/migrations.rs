@@ -27,7 +27,7 @@ const SQLITE: &[Migration] = migrations!("sqlite":
     "0035_channel_permissions", "0036_memories", "0037_notifications", "0038_ticket_board_entries",
     "0039_model_call_finish", "0040_reply_in", "0041_work_trigger_line",
     "0042_line_readings_by_line", "0043_awaiting_word", "0044_replacement_cards",
-    "0045_picture_judgements", "0046_part_filings",
+    "0045_picture_judgements", "0046_part_filings", "0047_bot_work_segments",
 );
 
 const POSTGRES: &[Migration] = migrations!("postgres":
@@ -42,7 +42,7 @@ const POSTGRES: &[Migration] = migrations!("postgres":
     "0035_channel_permissions", "0036_memories", "0037_notifications", "0038_ticket_board_entries",
     "0039_model_call_finish", "0040_reply_in", "0041_work_trigger_line",
     "0042_line_readings_by_line", "0043_awaiting_word", "0044_replacement_cards",
-    "0045_picture_judgements", "0046_part_filings",
+    "0045_picture_judgements", "0046_part_filings", "0047_bot_work_segments",
 );
 
 const _: () = assert!(

@@ -211,7 +211,8 @@ impl Tx<'_> {
                      WHERE bot_id IN ({each}) AND mode = 'work' AND state <> 'closed'
                      UNION
                      SELECT s.bot_id, w.plan_id FROM segments s JOIN work_items w ON w.id = s.work_item_id
-                     WHERE s.bot_id IN ({each}) AND s.created_at >= ?2 AND w.mode = 'work'
+                     WHERE s.bot_id IN ({each}) AND s.work_item_id IS NOT NULL
+                       AND s.created_at >= ?2 AND w.mode = 'work'
                  ) AS touched WHERE plan_id IS NOT NULL ORDER BY plan_id"
             ),
             args![list, since],
