@@ -142,6 +142,7 @@ use db::{Conn, PgConn, PgTarget};
 use rusqlite::{Connection, OpenFlags};
 use std::panic::{AssertUnwindSafe, catch_unwind, resume_unwind};
 use std::path::{Path, PathBuf};
+use std::sync::atomic::AtomicUsize;
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
 use troupe_core::{Clock, ThreadId};
 
@@ -186,6 +187,9 @@ struct Inner {
     sink: Arc<EventSink>,
     /// What the commits cost; shared with the writer thread.
     counters: Arc<stats::Counters>,
+    /// `Store::write` callers waiting for the writer lock; the writer thread lets them go
+    /// before its next batch.
+    callers_waiting: Arc<AtomicUsize>,
 }
 
 impl Store {
@@ -323,6 +327,7 @@ impl Store {
                 clock,
                 sink: Arc::new(EventSink::new()),
                 counters: Arc::new(stats::Counters::new(syncs_at_commit)),
+                callers_waiting: Arc::default(),
             }),
         }
     }
@@ -431,7 +436,12 @@ impl Store {
 
     /// Run `f` in one write transaction. Events it appends are published after commit.
     pub fn write<T>(&self, f: impl FnOnce(&mut Tx<'_>) -> Result<T>) -> Result<T> {
-        self.write_locked(self.lock(), f)
+        // Counted while it waits, so the writer thread lets it in before its next batch.
+        let conn = {
+            let _waiting = writer::Waiting::on(&self.inner.callers_waiting);
+            self.lock()
+        };
+        self.write_locked(conn, f)
     }
 
     /// `write` once the writer lock is held; the lock is released when it returns.
@@ -534,6 +544,7 @@ impl Store {
                 clock: self.inner.clock.clone(),
                 sink: self.inner.sink.clone(),
                 counters: self.inner.counters.clone(),
+                callers_waiting: self.inner.callers_waiting.clone(),
             },
             more,
         )

@@ -6,6 +6,13 @@
 //! same table and index tail pages) is most of the saving. With nothing queued and the lock free,
 //! a write commits on the caller's thread, as `Store::write` would.
 //!
+//! A caller of `Store::write` waits on the same lock, and is let in first: it is a request
+//! or a routing step someone waits on, where a batch is background work that already shares
+//! its commit. Without that, the writer thread, having more queued, took the lock back before
+//! the woken caller could run, and a caller could wait out several batches in a row. The
+//! writer yields to waiting callers only for a bounded number of turns, so batches never
+//! starve.
+//!
 //! SQLite has one writer thread (it has one writer). PostgreSQL has several, each with its own
 //! connection, taking batches from the same queue: there a statement is a round trip, and
 //! overlapping the round trips of several batches is what buys throughput. Batching unrelated
@@ -30,6 +37,9 @@ use troupe_core::Clock;
 const MAX_BATCH: usize = 128;
 /// How many times a batch runs before a deadlock or serialization failure is its answer.
 const MAX_ATTEMPTS: u32 = 5;
+/// How many turns the writer thread gives waiting `Store::write` callers before it takes the
+/// lock for its next batch anyway.
+const MAX_YIELDS: u32 = 200;
 
 /// What a caller's closure produced in the latest attempt: its value or error, or its panic.
 type Ran<T> = std::thread::Result<Result<T>>;
@@ -79,6 +89,24 @@ pub(crate) struct Shared {
     pub clock: Arc<dyn Clock>,
     pub sink: Arc<EventSink>,
     pub counters: Arc<Counters>,
+    /// `Store::write` callers waiting for `conn` (see the module's note).
+    pub callers_waiting: Arc<AtomicUsize>,
+}
+
+/// Counts a `Store::write` caller as waiting for the writer lock while it lives.
+pub(crate) struct Waiting<'a>(&'a AtomicUsize);
+
+impl<'a> Waiting<'a> {
+    pub fn on(count: &'a AtomicUsize) -> Self {
+        count.fetch_add(1, Ordering::AcqRel);
+        Waiting(count)
+    }
+}
+
+impl Drop for Waiting<'_> {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::AcqRel);
+    }
 }
 
 impl Writer {
@@ -96,6 +124,12 @@ impl Writer {
                 clock: shared.clock.clone(),
                 sink: shared.sink.clone(),
                 counters: shared.counters.clone(),
+                // Only the first writer shares its connection with `Store::write`.
+                callers_waiting: if i == 0 {
+                    shared.callers_waiting.clone()
+                } else {
+                    Arc::default()
+                },
             };
             let (jobs, taken) = (jobs.clone(), queued.clone());
             threads.push(
@@ -276,6 +310,13 @@ fn run(shared: Shared, jobs: &Mutex<Receiver<Job>>, queued: &AtomicUsize) {
 }
 
 fn commit_batch(shared: &Shared, batch: Vec<Job>, queued: &AtomicUsize) {
+    // A caller woken when the last batch let go of the lock goes first (see the module's note).
+    for _ in 0..MAX_YIELDS {
+        if shared.callers_waiting.load(Ordering::Acquire) == 0 {
+            break;
+        }
+        std::thread::yield_now();
+    }
     // A panic while holding the lock leaves the database consistent (see `Store::lock`).
     let mut conn = shared.conn.lock().unwrap_or_else(|p| p.into_inner());
     conn.renew_if_broken();
@@ -435,6 +476,7 @@ mod tests {
             clock: s.inner.clock.clone(),
             sink: s.inner.sink.clone(),
             counters: s.inner.counters.clone(),
+            callers_waiting: s.inner.callers_waiting.clone(),
         }
     }
 
