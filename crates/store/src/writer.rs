@@ -199,7 +199,10 @@ impl Store {
         let writer = self.writer()?;
         // Nothing queued and nobody writing: a batch would hold this write alone, so commit it
         // here and spare the two thread switches (a lone run's step would pay them twice).
-        if writer.queued.load(Ordering::Acquire) == 0 {
+        // A `Store::write` caller waiting for the lock goes first here too.
+        if writer.queued.load(Ordering::Acquire) == 0
+            && self.inner.callers_waiting.load(Ordering::Acquire) == 0
+        {
             let conn = match self.inner.conn.try_lock() {
                 Ok(conn) => Some(conn),
                 Err(TryLockError::Poisoned(p)) => Some(p.into_inner()),
