@@ -88,7 +88,7 @@ pub use delegations::{DelegationRecord, NewDelegation};
 pub use durability::{Durability, OpenOptions, UnknownDurability};
 pub use effects::{EffectBegin, EffectRecord};
 pub use error::StoreError;
-pub use events::{Event, EventSink};
+pub use events::{Event, EventSink, KINDS_READ_BY_KIND};
 pub use external_jobs::{ExternalJobRecord, ExternalJobWaiter, JobUpdate, NewExternalJob};
 pub use groups::{CONVERSATION, LineDelivery, LineReading, MemberRow, Segment};
 pub use holds::{CoveredTurn, NewHold};

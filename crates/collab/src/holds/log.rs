@@ -6,14 +6,7 @@ use troupe_core::{HoldId, SessionId, ThreadId};
 use troupe_store::{StoreError, Tx};
 
 /// Kinds the work log lists.
-pub const WORK_LOG_KINDS: &[&str] = &[
-    "control_hold",
-    "hold_lifted",
-    "wake_suppressed",
-    "hold_reopened",
-    "control_acted",
-    "hold_still_running",
-];
+pub const WORK_LOG_KINDS: &[&str] = troupe_store::KINDS_READ_BY_KIND;
 
 pub(crate) fn ids(holds: &[HoldId]) -> String {
     holds
