@@ -91,12 +91,6 @@ impl EventSink {
     }
 }
 
-/// Give ids to the events a PostgreSQL transaction appended (they carry id 0 until now) and
-/// insert them, as the transaction's last step before COMMIT. The lock taken here, held to
-/// commit, hands ids out in commit order across connections and nodes; taking it last means a
-/// transaction holding it waits for nothing else, so it can close no deadlock. The notification
-/// wakes the other nodes' tails at commit (see tail.rs). SQLite inserts each event as it is
-/// appended (one writer), so nothing is pending there.
 /// The event kinds the index by kind holds (migration 0049): the work log's. Every other
 /// event is written without an entry there, which spares most commits a page.
 pub const KINDS_READ_BY_KIND: &[&str] = &[
@@ -121,6 +115,12 @@ fn by_kind(kinds: &[&str]) -> String {
     format!("kind IN ({}) AND ", listed.join(", "))
 }
 
+/// Give ids to the events a PostgreSQL transaction appended (they carry id 0 until now) and
+/// insert them, as the transaction's last step before COMMIT. The lock taken here, held to
+/// commit, hands ids out in commit order across connections and nodes; taking it last means a
+/// transaction holding it waits for nothing else, so it can close no deadlock. The notification
+/// wakes the other nodes' tails at commit (see tail.rs). SQLite inserts each event as it is
+/// appended (one writer), so nothing is pending there.
 pub(crate) fn flush_pending(conn: &Conn, events: &mut [Event]) -> Result<()> {
     let pending: Vec<usize> = (0..events.len()).filter(|i| events[*i].id.0 == 0).collect();
     if pending.is_empty() {

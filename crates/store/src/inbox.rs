@@ -56,12 +56,10 @@ impl Tx<'_> {
         // A context item wakes nobody and is told by what delivered it (the line's own event):
         // an event per member for every line said in a group would outweigh the line itself.
         if d.mode != InboxMode::Context {
-            self.event(
-            "inbox_delivered",
-            Some(thread),
-            None,
-            json!({"item_id": id, "mode": d.mode, "priority": d.priority, "delivery_key": d.delivery_key}),
-        )?;
+            let payload = json!({
+                "item_id": id, "mode": d.mode, "priority": d.priority, "delivery_key": d.delivery_key
+            });
+            self.event("inbox_delivered", Some(thread), None, payload)?;
         }
         Ok(Delivered {
             item_id: id,
@@ -74,7 +72,7 @@ impl Tx<'_> {
     /// whatever their number: a line said in a group reaches every member it does not wake.
     /// As with `deliver`, a key delivered before (waiting or taken) puts nothing in, and no
     /// `inbox_delivered` event is written for context. Answers how many went in; a thread
-    /// that does not exist is an error, checked first.
+    /// that does not exist is an error (looked for only when fewer went in than were sent).
     pub fn deliver_context_many(
         &mut self,
         d: &Delivery,
@@ -110,24 +108,14 @@ impl Tx<'_> {
                  FROM json_array_elements(CAST(?1 AS json)) AS e"
             }
         };
-        let missing: Option<i64> = self.query_opt(
-            &format!(
-                "SELECT j.t FROM ({targets}) AS j
-                 WHERE NOT EXISTS (SELECT 1 FROM threads WHERE id = j.t) LIMIT 1"
-            ),
-            args![rows],
-            |r| r.get(0),
-        )?;
-        if let Some(t) = missing {
-            return Err(StoreError::not_found("thread", ThreadId(t)));
-        }
         let inserted = self.exec(
             &format!(
                 "INSERT INTO inbox_items (thread_id, mode, priority, order_key, delivery_key, origin, origin_detail, body, visible, created_at, defers_calls)
                  SELECT CAST(j.t AS BIGINT), 'context', CAST(?2 AS BIGINT), CAST(?3 AS BIGINT), CAST(j.k AS TEXT),
                         CAST(?4 AS TEXT), CAST(?5 AS TEXT), CAST(?6 AS TEXT), CAST(?7 AS BIGINT), CAST(?8 AS BIGINT), 0
                  FROM ({targets}) AS j
-                 WHERE NOT EXISTS (SELECT 1 FROM inbox_receipts r WHERE r.thread_id = j.t AND r.delivery_key = j.k)
+                 WHERE EXISTS (SELECT 1 FROM threads WHERE id = j.t)
+                   AND NOT EXISTS (SELECT 1 FROM inbox_receipts r WHERE r.thread_id = j.t AND r.delivery_key = j.k)
                  ON CONFLICT DO NOTHING"
             ),
             args![
@@ -141,6 +129,21 @@ impl Tx<'_> {
                 self.now
             ],
         )?;
+        // Fewer went in than were sent: a key delivered before, or a missing thread, which
+        // fails the whole write.
+        if inserted < to.len() {
+            let missing: Option<i64> = self.query_opt(
+                &format!(
+                    "SELECT j.t FROM ({targets}) AS j
+                     WHERE NOT EXISTS (SELECT 1 FROM threads WHERE id = j.t) LIMIT 1"
+                ),
+                args![rows],
+                |r| r.get(0),
+            )?;
+            if let Some(t) = missing {
+                return Err(StoreError::not_found("thread", ThreadId(t)));
+            }
+        }
         Ok(inserted)
     }
 

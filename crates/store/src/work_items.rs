@@ -179,18 +179,9 @@ impl Tx<'_> {
         Ok(())
     }
 
-    /// The jobs a Bot works on (C §3's candidate rule): those of its open work items, and
-    /// those its segments worked on since `since`. Oldest job first.
-    pub fn jobs_of_bot_work(&self, bot: BotId, since: i64) -> Result<Vec<PlanId>> {
-        Ok(self
-            .jobs_of_bots_work(&[bot], since)?
-            .into_iter()
-            .map(|(_, p)| p)
-            .collect())
-    }
-
-    /// `jobs_of_bot_work` for several Bots in one query: (Bot, job) pairs, by Bot in the order
-    /// given, each Bot's jobs by id.
+    /// The jobs these Bots work on (C §3's candidate rule), in one query: those of their open
+    /// work items and those their segments worked on since `since`, as (Bot, job) pairs, by
+    /// Bot in the order given, each Bot's jobs oldest first.
     pub fn jobs_of_bots_work(&self, bots: &[BotId], since: i64) -> Result<Vec<(BotId, PlanId)>> {
         if bots.is_empty() {
             return Ok(Vec::new());
