@@ -25,7 +25,7 @@ use std::sync::{Arc, Mutex};
 use anyhow::{Result, bail};
 use axum::extract::State;
 use axum::response::IntoResponse;
-use browser_support::page::{SHORT, TURN, elements, fill};
+use browser_support::page::{SHORT, TURN, elements, fill, press};
 use browser_support::{ChromeDriver, chrome_path, chromedriver_path, connect, poll, target_dir};
 use fantoccini::{Client, Locator};
 use serde_json::{Value, json};
@@ -247,22 +247,6 @@ async fn wait_text(c: &Client, css: &str, needle: &str) -> Result<()> {
             .iter()
             .any(|e| e.visible && e.text.contains(needle))
             .then_some(()))
-    })
-    .await
-}
-
-/// Clicks `css` once it exists; the tree is redrawn on every event, so a button found just
-/// before a redraw is looked for again.
-async fn press(c: &Client, css: &str) -> Result<()> {
-    poll(&format!("a press on {css}"), SHORT, || async {
-        let Ok(e) = c.find(Locator::Css(css)).await else {
-            return Ok(None);
-        };
-        match e.click().await {
-            Ok(_) => Ok(Some(())),
-            Err(e) if e.to_string().contains("stale element") => Ok(None),
-            Err(e) => Err(e.into()),
-        }
     })
     .await
 }

@@ -24,9 +24,9 @@ mod browser_support;
 mod support;
 
 use anyhow::{Result, anyhow, bail};
-use browser_support::page::{SHORT, click, elements, wait_text};
+use browser_support::page::{SHORT, click, elements, pick, press, wait_text};
 use browser_support::{ChromeDriver, chrome_path, chromedriver_path, connect, poll, target_dir};
-use fantoccini::{Client, Locator};
+use fantoccini::Client;
 use serde_json::{Value, json};
 use support::TestApp;
 use troupe_collab::OpenPlan;
@@ -644,46 +644,6 @@ async fn keep(c: &Client, name: &str) -> Result<()> {
     std::fs::write(&path, png)?;
     eprintln!("screenshot: {}", path.display());
     Ok(())
-}
-
-/// Clicks `css` once it is scrolled to the middle of its panel: the job view's title row
-/// stays on top while the view scrolls, and could otherwise cover what is clicked. Live events
-/// redraw the view, so a control found just before a redraw is looked for again.
-async fn press(c: &Client, css: &str) -> Result<()> {
-    act(c, css, |e| async move { e.click().await.map(|_| ()) }).await
-}
-
-/// Picks the option with `value` in the select `css` (its change event fires, as a person's
-/// pick does).
-async fn pick(c: &Client, css: &str, value: &str) -> Result<()> {
-    act(c, css, |e| async move { e.select_by_value(value).await }).await
-}
-
-async fn act<F, Fut>(c: &Client, css: &str, f: F) -> Result<()>
-where
-    F: Fn(fantoccini::elements::Element) -> Fut,
-    Fut: std::future::Future<Output = Result<(), fantoccini::error::CmdError>>,
-{
-    poll(&format!("a press on {css}"), SHORT, || async {
-        let found = c
-            .execute(
-                "const e = document.querySelector(arguments[0]);
-                 if (e) e.scrollIntoView({block: 'center'});
-                 return !!e;",
-                vec![json!(css)],
-            )
-            .await?;
-        if found != json!(true) {
-            bail!("nothing to press at {css}");
-        }
-        let attempt = async { f(c.find(Locator::Css(css)).await?).await };
-        match attempt.await {
-            Ok(()) => Ok(Some(())),
-            Err(e) if e.to_string().contains("stale element") => Ok(None),
-            Err(e) => Err(e.into()),
-        }
-    })
-    .await
 }
 
 /// A screenshot (`target/browser-deliverables-failure.png`) and the page text.

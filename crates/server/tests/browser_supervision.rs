@@ -31,7 +31,7 @@
 mod browser_support;
 
 use anyhow::{Context, Result, anyhow, bail};
-use browser_support::page::{SHORT, elements, wait_text};
+use browser_support::page::{SHORT, elements, pick, press, wait_text};
 use browser_support::{ChromeDriver, chrome_path, chromedriver_path, connect, poll, target_dir};
 use fantoccini::{Client, Locator};
 use serde_json::{Value, json};
@@ -555,10 +555,7 @@ async fn scenario(c: &Client, app: &App, s: &Setup) -> Result<()> {
     let lesson = format!("#quality-page .lesson-row[data-id=\"{}\"]", s.lesson);
     wait_text(c, &lesson, "grep -r").await?;
     wait_text(c, &lesson, "/srv/footage").await?;
-    act(c, &format!("{lesson} .lesson-state"), |e| async move {
-        e.select_by_value("block").await
-    })
-    .await?;
+    pick(c, &format!("{lesson} .lesson-state"), "block").await?;
     poll("the lesson blocked", SHORT, || async {
         Ok((store.read(|tx| tx.lesson(s.lesson))?.state == LessonState::Block).then_some(()))
     })
@@ -738,39 +735,6 @@ async fn keep(c: &Client, name: &str) -> Result<()> {
     std::fs::write(&path, png)?;
     eprintln!("screenshot: {}", path.display());
     Ok(())
-}
-
-/// Clicks `css` once scrolled to the middle of its panel; live events redraw the views, so a
-/// control found just before a redraw is looked for again.
-async fn press(c: &Client, css: &str) -> Result<()> {
-    act(c, css, |e| async move { e.click().await.map(|_| ()) }).await
-}
-
-async fn act<F, Fut>(c: &Client, css: &str, f: F) -> Result<()>
-where
-    F: Fn(fantoccini::elements::Element) -> Fut,
-    Fut: std::future::Future<Output = Result<(), fantoccini::error::CmdError>>,
-{
-    poll(&format!("a press on {css}"), SHORT, || async {
-        let found = c
-            .execute(
-                "const e = document.querySelector(arguments[0]);
-                 if (e) e.scrollIntoView({block: 'center'});
-                 return !!e;",
-                vec![json!(css)],
-            )
-            .await?;
-        if found != json!(true) {
-            return Ok(None);
-        }
-        let attempt = async { f(c.find(Locator::Css(css)).await?).await };
-        match attempt.await {
-            Ok(()) => Ok(Some(())),
-            Err(e) if e.to_string().contains("stale element") => Ok(None),
-            Err(e) => Err(e.into()),
-        }
-    })
-    .await
 }
 
 /// A screenshot (`target/browser-supervision-failure.png`) and the page text.

@@ -151,6 +151,56 @@ pub async fn click(c: &Client, css: &str) -> Result<()> {
     Ok(())
 }
 
+/// Clicks `css` once the page lets a person press it, scrolled to the middle of its panel (a
+/// sticky title row could otherwise cover it). While the page loads a conversation or live
+/// events redraw a view, the control may be missing, redrawn, hidden or covered for a moment:
+/// those are waited out, within [`SHORT`].
+pub async fn press(c: &Client, css: &str) -> Result<()> {
+    act(c, css, |e| async move { e.click().await.map(|_| ()) }).await
+}
+
+/// Picks the option with `value` in the select `css` (its change event fires, as a person's
+/// pick does), waiting as [`press`] does.
+pub async fn pick(c: &Client, css: &str, value: &str) -> Result<()> {
+    act(c, css, |e| async move { e.select_by_value(value).await }).await
+}
+
+async fn act<F, Fut>(c: &Client, css: &str, f: F) -> Result<()>
+where
+    F: Fn(fantoccini::elements::Element) -> Fut,
+    Fut: std::future::Future<Output = Result<(), fantoccini::error::CmdError>>,
+{
+    poll(&format!("a press on {css}"), SHORT, || async {
+        let found = c
+            .execute(
+                "const e = document.querySelector(arguments[0]);
+                 if (e) e.scrollIntoView({block: 'center'});
+                 return !!e;",
+                vec![json!(css)],
+            )
+            .await?;
+        if found != json!(true) {
+            return Ok(None);
+        }
+        let attempt = async { f(c.find(Locator::Css(css)).await?).await };
+        match attempt.await {
+            Ok(()) => Ok(Some(())),
+            Err(e) if not_yet_pressable(&e) => Ok(None),
+            Err(e) => Err(e.into()),
+        }
+    })
+    .await
+}
+
+/// WebDriver's answers for an element a person could not press yet (redrawn, hidden,
+/// covered); anything else is a real failure.
+fn not_yet_pressable(e: &fantoccini::error::CmdError) -> bool {
+    let text = e.to_string();
+    ["stale element", "not interactable", "click intercepted"]
+        .iter()
+        .any(|w| text.contains(w))
+}
+
 /// Waits for a visible element matching `css` whose text contains `needle`.
 pub async fn wait_text(c: &Client, css: &str, needle: &str) -> Result<()> {
     poll(&format!("{css} to show {needle:?}"), SHORT, || async {
