@@ -146,9 +146,9 @@ pub async fn active_session_id(c: &Client) -> Result<String> {
         .ok_or_else(|| anyhow!("the active conversation has no data-id"))
 }
 
+/// A click as [`press`] makes it (kept as the older tests' name).
 pub async fn click(c: &Client, css: &str) -> Result<()> {
-    c.find(Locator::Css(css)).await?.click().await?;
-    Ok(())
+    press(c, css).await
 }
 
 /// Clicks `css` once the page lets a person press it, scrolled to the middle of its panel (a
