@@ -33,10 +33,7 @@ pub async fn past_send_guard(sent: std::time::Instant) -> Result<()> {
 pub async fn add_scripted_bot(c: &Client, name: &str, script: &Path) -> Result<()> {
     let details = c.find(Locator::Css("#bots-details")).await?;
     if details.attr("open").await?.is_none() {
-        c.find(Locator::Css("#bots-details > summary"))
-            .await?
-            .click()
-            .await?;
+        press(c, "#bots-details > summary").await?;
     }
     fill(c, "#bot-name", name).await?;
     c.find(Locator::Css("#bot-kind"))
@@ -53,7 +50,7 @@ pub async fn add_scripted_bot(c: &Client, name: &str, script: &Path) -> Result<(
         .send_keys(&script.display().to_string())
         .await?;
     fill(c, "#bot-model", "scripted").await?;
-    c.find(Locator::Css("#bot-submit")).await?.click().await?;
+    press(c, "#bot-submit").await?;
     poll("the new Bot in the Bots list", SHORT, || async {
         let err = elements(c, "#bot-error").await?;
         if let Some(e) = err.first().filter(|e| e.visible) {
@@ -69,7 +66,7 @@ pub async fn add_scripted_bot(c: &Client, name: &str, script: &Path) -> Result<(
 }
 
 pub async fn start_conversation(c: &Client, bot: &str, title: &str) -> Result<()> {
-    c.find(Locator::Css("#new-session")).await?.click().await?;
+    press(c, "#new-session").await?;
     let select = c
         .wait()
         .at_most(SHORT)
@@ -87,10 +84,7 @@ pub async fn start_conversation(c: &Client, bot: &str, title: &str) -> Result<()
         bail!("no option for Bot {bot} in #session-bot");
     }
     fill(c, "#session-title", title).await?;
-    c.find(Locator::Css("#session-create"))
-        .await?
-        .click()
-        .await?;
+    press(c, "#session-create").await?;
     poll("the new conversation to open", SHORT, || async {
         let err = elements(c, "#session-error").await?;
         if let Some(e) = err.first().filter(|e| e.visible) {
