@@ -275,18 +275,12 @@ impl Tx<'_> {
             return Ok(0);
         }
         // One statement for any number of items: the ids travel as one JSON array.
-        let list = serde_json::to_string(&ids.iter().map(|i| i.0).collect::<Vec<_>>())
-            .map_err(|e| StoreError::Invalid(e.to_string()))?;
-        let sql = match self.dialect() {
-            crate::db::Dialect::Sqlite => {
-                "DELETE FROM inbox_items WHERE thread_id = ?2 AND id IN (SELECT value FROM json_each(?1))"
-            }
-            crate::db::Dialect::Postgres => {
-                "DELETE FROM inbox_items WHERE thread_id = ?2 AND id IN
-                     (SELECT CAST(value AS BIGINT) FROM json_array_elements_text(CAST(?1 AS json)))"
-            }
-        };
-        let n = self.exec(sql, args![list, thread.0])?;
+        let list = crate::db::id_list(ids.iter().map(|i| i.0))?;
+        let sql = format!(
+            "DELETE FROM inbox_items WHERE thread_id = ?2 AND id IN {}",
+            self.dialect().in_list(1)
+        );
+        let n = self.exec(&sql, args![list, thread.0])?;
         if n > 0 {
             self.event(
                 "inbox_dropped",

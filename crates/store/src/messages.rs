@@ -1,7 +1,6 @@
 //! Messages and their parts.
 
 use crate::args;
-use crate::db::Dialect;
 use crate::{Result, StoreError, Tx};
 use serde_json::json;
 use std::collections::HashMap;
@@ -284,24 +283,14 @@ impl Tx<'_> {
             .map(|(i, m)| (m.id.0, i))
             .collect();
         // Exactly these messages' parts (a range would drag in other threads' messages).
-        let ids = serde_json::to_string(&messages.iter().map(|m| m.id.0).collect::<Vec<_>>())
-            .map_err(|e| StoreError::Invalid(e.to_string()))?;
-        // The id list travels as one JSON array parameter, unpacked by each dialect's own
-        // JSON function, so the statement's text (and its cached plan) is the same for any count.
-        let sql = match self.dialect() {
-            Dialect::Sqlite => {
-                "SELECT message_id, kind, text, call_id, tool_name, is_error, visible, in_context
-                 FROM message_parts WHERE message_id IN (SELECT value FROM json_each(?1))
-                 ORDER BY message_id, seq"
-            }
-            Dialect::Postgres => {
-                "SELECT message_id, kind, text, call_id, tool_name, is_error, visible, in_context
-                 FROM message_parts WHERE message_id IN
-                     (SELECT CAST(value AS BIGINT) FROM json_array_elements_text(CAST(?1 AS json)))
-                 ORDER BY message_id, seq"
-            }
-        };
-        let rows = self.query_all(sql, args![ids], |r| {
+        let ids = crate::db::id_list(messages.iter().map(|m| m.id.0))?;
+        let sql = format!(
+            "SELECT message_id, kind, text, call_id, tool_name, is_error, visible, in_context
+             FROM message_parts WHERE message_id IN {}
+             ORDER BY message_id, seq",
+            self.dialect().in_list(1)
+        );
+        let rows = self.query_all(&sql, args![ids], |r| {
             Ok((
                 r.get::<i64>(0)?,
                 r.get::<String>(1)?,

@@ -4,6 +4,7 @@
 //! counterpart (`force_end_run`, `mark_run_effects_unknown`, the engine's dangling-call
 //! settlement); only the order of events across runs differs.
 
+use crate::db::id_list;
 use crate::events::Event;
 use crate::runs::{RUN_COLUMNS, run_from_row};
 use crate::{Dialect, Result, RunRecord, StoreError, Tx, args};
@@ -43,7 +44,7 @@ impl Tx<'_> {
         let sql = format!(
             "UPDATE runs SET status = ?2, end_reason = ?3, end_detail = ?4, ended_at = ?5
              WHERE id IN {} AND status = 'running' RETURNING id",
-            in_list(self.dialect(), 1)
+            self.dialect().in_list(1)
         );
         let ended: Vec<i64> = self.query_all(
             &sql,
@@ -63,13 +64,13 @@ impl Tx<'_> {
                  WHERE lease_run_id IN {}
                    AND lease_generation =
                        (SELECT r.generation FROM runs r WHERE r.id = threads.lease_run_id)",
-                in_list(self.dialect(), 1)
+                self.dialect().in_list(1)
             );
             self.exec(&sql, args![id_list(ended.iter().copied())?])?;
         }
         let sql = format!(
             "SELECT {RUN_COLUMNS} FROM runs WHERE id IN {}",
-            in_list(self.dialect(), 1)
+            self.dialect().in_list(1)
         );
         let found = self.query_all(&sql, args![list], run_from_row)?;
         let mut out = Vec::with_capacity(runs.len());
@@ -109,7 +110,7 @@ impl Tx<'_> {
         let sql = format!(
             "UPDATE effects SET outcome = ?2, detail = ?3, settled_at = ?4
              WHERE run_id IN {} AND outcome = 'started' RETURNING id, thread_id, run_id",
-            in_list(self.dialect(), 1)
+            self.dialect().in_list(1)
         );
         let mut cut: Vec<(i64, i64, i64)> = self.query_all(
             &sql,
@@ -152,7 +153,7 @@ impl Tx<'_> {
              FROM messages m LEFT JOIN message_parts p ON p.message_id = m.id
              WHERE m.id IN (SELECT MAX(id) FROM messages WHERE thread_id IN {} GROUP BY thread_id)
              ORDER BY m.id, p.seq",
-            in_list(self.dialect(), 1)
+            self.dialect().in_list(1)
         );
         let rows = self.query_all(&sql, args![id_list(threads.iter().map(|t| t.0))?], |r| {
             Ok(LastPart {
@@ -333,21 +334,4 @@ struct LastPart {
     kind: Option<String>,
     call_id: Option<String>,
     name: Option<String>,
-}
-
-/// The ids as one JSON array parameter, so a statement's text is the same for any count.
-fn id_list(ids: impl Iterator<Item = i64>) -> Result<String> {
-    serde_json::to_string(&ids.collect::<Vec<_>>()).map_err(|e| StoreError::Invalid(e.to_string()))
-}
-
-/// `(…)`: the ids in JSON parameter `?n`, unpacked by each dialect's own JSON function.
-fn in_list(dialect: Dialect, n: usize) -> String {
-    match dialect {
-        Dialect::Sqlite => format!("(SELECT value FROM json_each(?{n}))"),
-        Dialect::Postgres => {
-            format!(
-                "(SELECT CAST(value AS BIGINT) FROM json_array_elements_text(CAST(?{n} AS json)))"
-            )
-        }
-    }
 }

@@ -186,23 +186,17 @@ impl Tx<'_> {
         if bots.is_empty() {
             return Ok(Vec::new());
         }
-        let list = serde_json::to_string(&bots.iter().map(|b| b.0).collect::<Vec<_>>())
-            .map_err(|e| StoreError::Invalid(e.to_string()))?;
         // The Bots travel as one JSON array, unpacked by each dialect's own function.
-        let each = match self.dialect() {
-            crate::db::Dialect::Sqlite => "SELECT value FROM json_each(?1)",
-            crate::db::Dialect::Postgres => {
-                "SELECT CAST(value AS BIGINT) FROM json_array_elements_text(CAST(?1 AS json))"
-            }
-        };
+        let list = crate::db::id_list(bots.iter().map(|b| b.0))?;
+        let each = self.dialect().in_list(1);
         let pairs: Vec<(BotId, PlanId)> = self.query_all(
             &format!(
                 "SELECT DISTINCT bot_id, plan_id FROM (
                      SELECT bot_id, plan_id FROM work_items
-                     WHERE bot_id IN ({each}) AND mode = 'work' AND state <> 'closed'
+                     WHERE bot_id IN {each} AND mode = 'work' AND state <> 'closed'
                      UNION
                      SELECT s.bot_id, w.plan_id FROM segments s JOIN work_items w ON w.id = s.work_item_id
-                     WHERE s.bot_id IN ({each}) AND s.work_item_id IS NOT NULL
+                     WHERE s.bot_id IN {each} AND s.work_item_id IS NOT NULL
                        AND s.created_at >= ?2 AND w.mode = 'work'
                  ) AS touched WHERE plan_id IS NOT NULL ORDER BY plan_id"
             ),

@@ -292,3 +292,55 @@ fn work_state_closes_the_notifications_it_made_moot() {
             .unwrap()
     );
 }
+
+/// The Bots' recent jobs are read for all the called Bots in one statement: each Bot's open
+/// job-level items count, in the order the Bots were given, and a Bot with none adds nothing.
+#[test]
+fn jobs_of_bots_work_names_every_called_bots_jobs() {
+    let (s, _) = store();
+    let w = world(&s);
+    let (beta, idle, second) = s
+        .write(|tx| {
+            let beta = tx.create_bot(&NewBot {
+                name: "Beta".into(),
+                persona: String::new(),
+                endpoint: None,
+                scripted: true,
+            })?;
+            let idle = tx.create_bot(&NewBot {
+                name: "Idle".into(),
+                persona: String::new(),
+                endpoint: None,
+                scripted: true,
+            })?;
+            let second = tx.create_plan(
+                &NewPlan {
+                    name: "docs".into(),
+                    original_request: "write the docs".into(),
+                    home_session_id: w.session,
+                    opening_line_id: None,
+                    spec: PlanSpec::default(),
+                    cause: RevisionCause::User,
+                },
+                |id| format!("/tmp/jobs/{}", id.0),
+            )?;
+            job(tx, &w)?;
+            let on_second = World {
+                bot: beta.id,
+                session: w.session,
+                plan: second.id,
+            };
+            job(tx, &on_second)?;
+            Ok((beta.id, idle.id, second.id))
+        })
+        .unwrap();
+    let found = s
+        .read(|tx| tx.jobs_of_bots_work(&[beta, idle, w.bot], 0))
+        .unwrap();
+    assert_eq!(found, vec![(beta, second), (w.bot, w.plan)]);
+    let none = s.read(|tx| tx.jobs_of_bots_work(&[idle], 0)).unwrap();
+    assert!(
+        none.is_empty(),
+        "a Bot with no work brings no job: {none:?}"
+    );
+}

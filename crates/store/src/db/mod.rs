@@ -27,6 +27,26 @@ pub enum Dialect {
     Postgres,
 }
 
+impl Dialect {
+    /// `(…)`: the ids in JSON array parameter `?n` (see [`id_list`]), unpacked by the
+    /// dialect's own JSON function, for `… IN` clauses.
+    pub(crate) fn in_list(self, n: usize) -> String {
+        match self {
+            Dialect::Sqlite => format!("(SELECT value FROM json_each(?{n}))"),
+            Dialect::Postgres => format!(
+                "(SELECT CAST(value AS BIGINT) FROM json_array_elements_text(CAST(?{n} AS json)))"
+            ),
+        }
+    }
+}
+
+/// The ids as one JSON array parameter, so a statement's text (and its cached plan) is the
+/// same for any count.
+pub(crate) fn id_list(ids: impl Iterator<Item = i64>) -> Result<String> {
+    serde_json::to_string(&ids.collect::<Vec<_>>())
+        .map_err(|e| crate::StoreError::Invalid(e.to_string()))
+}
+
 /// What kind of failure a database reported, as far as callers act on it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum SqlErrorKind {
