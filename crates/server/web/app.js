@@ -682,26 +682,31 @@
     const text = ta.value;
     if (!text.trim()) return;
     const gen = state.gen;
-    const btn = $("#send");
-    btn.disabled = true;
     hold.noteSend();
     showError($("#composer-error"), null);
+    // The line shows once it is stored (its session_message event), but the request returns
+    // only once the line is read and routed, a model's time. Send stays ready meanwhile, for
+    // the next line (TURN-10): the composer empties now, and gets the words back on a failure.
+    ta.value = "";
+    hold.renderComposer();
+    ta.focus();
     try {
       const m = await api("POST", "/v1/sessions/" + encodeURIComponent(state.current.id) + "/messages", {
         body: text,
       });
       if (gen === state.gen) {
-        ta.value = "";
-        hold.renderComposer();
         upsertMessage(m);
         scrollToEnd(true);
         grp.refreshView();
       }
     } catch (e) {
-      if (gen === state.gen) showError($("#composer-error"), e);
-    } finally {
-      btn.disabled = false;
-      ta.focus();
+      if (gen === state.gen) {
+        if (!ta.value) {
+          ta.value = text;
+          hold.renderComposer();
+        }
+        showError($("#composer-error"), e);
+      }
     }
   }
 
