@@ -309,7 +309,7 @@ impl Api {
         assert_eq!(lead["lead"], bots[0], "{lead:#}");
         g
     }
-    /// A person's line; the answer comes once it is routed.
+    /// A person's line, once it is routed (the POST answers once it is stored).
     async fn say(&self, session: i64, body: &str) -> Value {
         let line = self
             .post(
@@ -317,8 +317,13 @@ impl Api {
                 json!({"body": body}),
             )
             .await;
-        assert_eq!(line["routing"], "routed", "{line:#}");
-        line
+        assert_eq!(line["routing"], "reading", "{line:#}");
+        let path = format!("/v1/messages/{}", line["id"]);
+        wait_until(&format!("line {} is routed", line["id"]), || async {
+            let now = self.get(&path).await;
+            matches!(now["routing"].as_str(), Some("routed" | "withdrawn")).then_some(now)
+        })
+        .await
     }
     async fn lines(&self, session: i64) -> Vec<Value> {
         self.list(&format!("/v1/sessions/{session}/messages?limit=1000"))

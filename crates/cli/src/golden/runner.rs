@@ -235,12 +235,13 @@ async fn drive(
             break;
         }
         let effects_before = seen.effects_started.load(Ordering::Acquire);
-        daemon
+        let posted = daemon
             .post(
                 &format!("/v1/sessions/{session}/messages"),
                 json!({"body": line.body}),
             )
             .await?;
+        wait_routed(daemon, &posted).await?;
         let sent_ms = started.elapsed().as_millis() as u64;
         if line.after == After::EffectStarted {
             limit_hit = wait_effect(
@@ -350,6 +351,25 @@ async fn wait_idle(
         if !busy && quiet(seen, started, sent_ms) {
             return Ok(None);
         }
+    }
+}
+
+/// The POST answers once the line is stored; its reading (a model call of its own) and its
+/// routing come after, and only then does the session's quiet mean the Bot is done. The daemon
+/// bounds both (20 s of reading, 45 s behind a line ahead); a line still unrouted after two
+/// minutes is a failure of the run, not a wait.
+async fn wait_routed(daemon: &Daemon, line: &serde_json::Value) -> Result<()> {
+    let id = line["id"].as_i64().context("the posted line has no id")?;
+    let deadline = Instant::now() + Duration::from_secs(120);
+    loop {
+        let now = daemon.get(&format!("/v1/messages/{id}")).await?;
+        if matches!(now["routing"].as_str(), Some("routed" | "withdrawn")) {
+            return Ok(());
+        }
+        if Instant::now() > deadline {
+            bail!("line {id} was not routed within 2 minutes: {now}");
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
     }
 }
 

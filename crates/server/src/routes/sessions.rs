@@ -110,7 +110,7 @@ async fn get_session(
     params(("id" = i64, Path, description = "Conversation id")),
     request_body = NewLine,
     responses(
-        (status = 201, description = "The person's line, delivered to the Bot", body = SessionMessage),
+        (status = 201, description = "The person's line, stored (`routing: reading`); it is read and routed next, and its events say when", body = SessionMessage),
         (status = 400, description = "Malformed JSON or id", body = ErrorBody),
         (status = 404, description = "No such conversation", body = ErrorBody),
         (status = 409, description = "The conversation is archived (`archived`), or a Boss worker whose root is the only entry (`boss_worker`)", body = ErrorBody),
@@ -126,10 +126,9 @@ async fn post_line(
     let id = path_id::<SessionId>(&id)?;
     state.collab.live_conversation(id)?;
     crate::routes::boss::refuse_worker(&state, id)?;
-    let line = state
-        .collab
-        .post_line(id, line.body, line.parent_id)
-        .await?;
+    // 201 once stored: reading and routing go on without the request (TURN-10), and the
+    // line's events tell how far they got.
+    let (line, _routing) = state.collab.accept_line(id, line.body, line.parent_id)?;
     Ok((StatusCode::CREATED, Json(line)))
 }
 

@@ -147,16 +147,32 @@ impl Api {
         g
     }
 
-    /// A person's line; the answer comes once it is routed.
+    /// A person's line, once it is routed (the POST answers once it is stored).
     pub async fn say(&self, session: i64, body: &str) -> Value {
+        let line = self.say_stored(session, body).await;
+        self.routed(session, &line["id"]).await
+    }
+
+    /// A person's line as the POST answers: stored, its reading and routing still to come.
+    pub async fn say_stored(&self, session: i64, body: &str) -> Value {
         let line = self
             .post(
                 &format!("/v1/sessions/{session}/messages"),
                 json!({"body": body}),
             )
             .await;
-        assert_eq!(line["routing"], "routed", "{line:#}");
+        assert_eq!(line["routing"], "reading", "{line:#}");
         line
+    }
+
+    /// Line `id` of `session` once its routing is done (routed, or withdrawn meanwhile).
+    pub async fn routed(&self, session: i64, id: &Value) -> Value {
+        let path = format!("/v1/messages/{id}");
+        wait_until(&format!("line {id} of {session} is routed"), || async {
+            let now = self.get(&path).await;
+            matches!(now["routing"].as_str(), Some("routed" | "withdrawn")).then_some(now)
+        })
+        .await
     }
 
     pub async fn lines(&self, session: i64) -> Vec<Value> {
