@@ -145,7 +145,7 @@ async fn send_while_reading(
     .await?;
     // The line is being read: it shows, and the composer is ready for the next one.
     wait_text(c, ".msg.user", "hello there").await?;
-    if composer(c).await? != "" {
+    if !composer(c).await?.is_empty() {
         bail!("the composer should empty as the line is sent");
     }
     if !c.find(Locator::Css("#send")).await?.is_enabled().await? {
