@@ -339,12 +339,7 @@ impl Api {
             )
             .await;
         assert_eq!(line["routing"], "reading", "{line:#}");
-        let path = format!("/v1/messages/{}", line["id"]);
-        wait_until(&format!("line {} is routed", line["id"]), || async {
-            let now = self.get(&path).await;
-            matches!(now["routing"].as_str(), Some("routed" | "withdrawn")).then_some(now)
-        })
-        .await
+        until_routed(&line["id"], |path| async move { self.get(&path).await }).await
     }
     async fn list(&self, path: &str) -> Vec<Value> {
         self.get(path).await.as_array().unwrap().clone()

@@ -1,7 +1,7 @@
 //! A data dir with its config that `troupe serve` is started on (again and again: the same
 //! data each time), and a small client for the daemon's API.
 
-use super::{Daemon, get, post, troupe_binary, wait_until};
+use super::{Daemon, get, post, troupe_binary, until_routed, wait_until};
 use reqwest::StatusCode;
 use serde_json::{Value, json};
 use std::path::{Path, PathBuf};
@@ -150,7 +150,7 @@ impl Api {
     /// A person's line, once it is routed (the POST answers once it is stored).
     pub async fn say(&self, session: i64, body: &str) -> Value {
         let line = self.say_stored(session, body).await;
-        self.routed(session, &line["id"]).await
+        self.routed(&line["id"]).await
     }
 
     /// A person's line as the POST answers: stored, its reading and routing still to come.
@@ -165,14 +165,9 @@ impl Api {
         line
     }
 
-    /// Line `id` of `session` once its routing is done (routed, or withdrawn meanwhile).
-    pub async fn routed(&self, session: i64, id: &Value) -> Value {
-        let path = format!("/v1/messages/{id}");
-        wait_until(&format!("line {id} of {session} is routed"), || async {
-            let now = self.get(&path).await;
-            matches!(now["routing"].as_str(), Some("routed" | "withdrawn")).then_some(now)
-        })
-        .await
+    /// Line `id` once its routing is done (routed, or withdrawn meanwhile).
+    pub async fn routed(&self, id: &Value) -> Value {
+        until_routed(id, |path| async move { self.get(&path).await }).await
     }
 
     pub async fn lines(&self, session: i64) -> Vec<Value> {

@@ -251,6 +251,20 @@ where
     }
 }
 
+/// Line `id` once its routing is done (routed, or withdrawn meanwhile), read with `get` from
+/// `GET /v1/messages/:id`: a person's line is answered once stored, and read and routed after.
+pub async fn until_routed<F, Fut>(id: &Value, get: F) -> Value
+where
+    F: Fn(String) -> Fut,
+    Fut: std::future::Future<Output = Value>,
+{
+    wait_until(&format!("line {id} is routed"), || async {
+        let now = get(format!("/v1/messages/{id}")).await;
+        matches!(now["routing"].as_str(), Some("routed" | "withdrawn")).then_some(now)
+    })
+    .await
+}
+
 pub async fn get(client: &reqwest::Client, url: String) -> Value {
     let r = client.get(&url).send().await.unwrap();
     assert!(r.status().is_success(), "GET {url}: {}", r.status());
