@@ -44,44 +44,46 @@ impl LineOrder {
 
 impl Collab {
     /// A person's line: stored, read, then routed in its conversation's order. Returns once it
-    /// is routed (its Bots' drives have acted) or withdrawn.
+    /// is routed (its Bots' drives have acted) or withdrawn. Read and routed in the caller's
+    /// task: dropping the future leaves the line to the next start, as a stop would.
     pub async fn post_line(
         &self,
         id: SessionId,
         body: String,
         parent_id: Option<SessionMessageId>,
     ) -> Result<SessionMessage, CollabError> {
-        let (line, routed) = self.accept_line(id, body, parent_id)?;
-        match routed.await {
-            Ok(done) => done?,
-            Err(e) if e.is_panic() => std::panic::resume_unwind(e.into_panic()),
-            // Only a runtime shutting down cancels the task; the next start routes the line.
-            Err(_) => {
-                return Err(CollabError::conflict(
-                    "shutting_down",
-                    format!("line {} is stored; it is routed at the next start", line.id),
-                ));
-            }
-        }
+        let line = self.store_line(id, body, parent_id)?;
+        self.read_and_route(line.id).await?;
         Ok(self.store().read(|tx| tx.line(line.id))?)
     }
 
     /// A person's line, stored (routing `reading`) and returned at once: it is read and routed
     /// on a task of its own, so neither a slow reader nor a client that goes away holds or
-    /// cancels it (a stop of the process leaves it to `resume_lines`). The handle says how its
-    /// routing went.
+    /// cancels it (a stop of the process leaves it to `resume_lines`).
     pub fn accept_line(
         &self,
         id: SessionId,
         body: String,
         parent_id: Option<SessionMessageId>,
-    ) -> Result<
-        (
-            SessionMessage,
-            tokio::task::JoinHandle<Result<(), CollabError>>,
-        ),
-        CollabError,
-    > {
+    ) -> Result<SessionMessage, CollabError> {
+        let line = self.store_line(id, body, parent_id)?;
+        let me = self.clone();
+        let line_id = line.id;
+        tokio::spawn(async move {
+            if let Err(e) = me.read_and_route(line_id).await {
+                tracing::warn!(line = %line_id, error = %e, "reading or routing a line failed; it is routed again at the next start");
+            }
+        });
+        Ok(line)
+    }
+
+    /// The line checked and stored, its routing `reading`.
+    fn store_line(
+        &self,
+        id: SessionId,
+        body: String,
+        parent_id: Option<SessionMessageId>,
+    ) -> Result<SessionMessage, CollabError> {
         validate_line(&body).map_err(|m| CollabError::invalid(format!("body: {m}")))?;
         let session = self.store().read(|tx| tx.session(id))?;
         if session.archived {
@@ -113,23 +115,13 @@ impl Collab {
                 )));
             }
         }
-        let line = self.store().write(|tx| {
+        Ok(self.store().write(|tx| {
             tx.insert_line(&NewLine {
                 parent_id,
                 routing: Some("reading"),
                 ..NewLine::plain(id, Author::User, body.clone())
             })
-        })?;
-        let me = self.clone();
-        let line_id = line.id;
-        let routed = tokio::spawn(async move {
-            let out = me.read_and_route(line_id).await;
-            if let Err(e) = &out {
-                tracing::warn!(line = %line_id, error = %e, "reading or routing a line failed; it is routed again at the next start");
-            }
-            out
-        });
-        Ok((line, routed))
+        })?)
     }
 
     /// Read the line (at once) and route it when its turn comes.

@@ -136,7 +136,7 @@ pub async fn connect(
                 }),
                 Err(e) => {
                     let status = child.try_wait().ok().flatten();
-                    end_group(pgid);
+                    end_group(pgid).await;
                     let _ = child.wait().await;
                     // What it wrote before it ended is the reason people need: read it to the
                     // end (bounded, in case something it started keeps the pipe open).
@@ -177,14 +177,13 @@ pub async fn connect(
     }
 }
 
-/// End a stdio server's process group: SIGTERM now, SIGKILL if it is still there after the
-/// tools' grace (the reaper thread does the waiting).
-pub fn end_group(pgid: Option<i32>) {
+/// End a stdio server's process group: SIGTERM, then SIGKILL if it is still there after the
+/// grace; resolves once it is gone. Awaited, not dropped: the reaper thread signals on its
+/// next pass, and a daemon (or `troupe mcp test`) that exits first would leave the group
+/// running.
+pub async fn end_group(pgid: Option<i32>) {
     if let Some(p) = pgid {
-        drop(troupe_tools::end_groups(
-            &[p],
-            std::time::Duration::from_secs(2),
-        ));
+        troupe_tools::end_groups(&[p], std::time::Duration::from_secs(2)).await;
     }
 }
 

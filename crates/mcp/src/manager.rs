@@ -338,7 +338,7 @@ pub async fn probe(
         pgid,
     } = conn;
     let _ = service.close_with_timeout(Duration::from_secs(2)).await;
-    crate::conn::end_group(pgid);
+    crate::conn::end_group(pgid).await;
     drop(child);
     listed
 }

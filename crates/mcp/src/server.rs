@@ -245,7 +245,7 @@ async fn serve(
     if !closed {
         let _ = tokio::time::timeout(Duration::from_secs(2), &mut waiting).await;
     }
-    conn::end_group(pgid);
+    conn::end_group(pgid).await;
     if let Some(mut child) = child.take() {
         let _ = child.start_kill();
         let _ = child.wait().await;

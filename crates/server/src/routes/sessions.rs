@@ -128,7 +128,7 @@ async fn post_line(
     crate::routes::boss::refuse_worker(&state, id)?;
     // 201 once stored: reading and routing go on without the request (TURN-10), and the
     // line's events tell how far they got.
-    let (line, _routing) = state.collab.accept_line(id, line.body, line.parent_id)?;
+    let line = state.collab.accept_line(id, line.body, line.parent_id)?;
     Ok((StatusCode::CREATED, Json(line)))
 }
 
