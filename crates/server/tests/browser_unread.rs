@@ -154,8 +154,15 @@ async fn send_while_reading(
     fill(c, "#composer", "and a second thought").await?;
     press(c, "#send").await?;
     wait_text(c, ".msg.user", "and a second thought").await?;
-    if reader.calls.load(Ordering::SeqCst) == 0 || !elements(c, ".msg.bot").await?.is_empty() {
-        bail!("no Bot should have answered before the reader let the line through");
+    // Its reading starts at once too, not after the first line's (TURN-10).
+    poll(
+        "the reader to have the second line as well",
+        SHORT,
+        || async { Ok((reader.calls.load(Ordering::SeqCst) >= 2).then_some(())) },
+    )
+    .await?;
+    if !elements(c, ".msg.bot").await?.is_empty() {
+        bail!("no Bot should have answered before the reader let the lines through");
     }
     reader.open.send_replace(true);
     wait_text(c, ".msg.bot", QUICK_FINAL_TEXT).await?;

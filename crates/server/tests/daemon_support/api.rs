@@ -149,12 +149,6 @@ impl Api {
 
     /// A person's line, once it is routed (the POST answers once it is stored).
     pub async fn say(&self, session: i64, body: &str) -> Value {
-        let line = self.say_stored(session, body).await;
-        self.routed(&line["id"]).await
-    }
-
-    /// A person's line as the POST answers: stored, its reading and routing still to come.
-    pub async fn say_stored(&self, session: i64, body: &str) -> Value {
         let line = self
             .post(
                 &format!("/v1/sessions/{session}/messages"),
@@ -162,12 +156,7 @@ impl Api {
             )
             .await;
         assert_eq!(line["routing"], "reading", "{line:#}");
-        line
-    }
-
-    /// Line `id` once its routing is done (routed, or withdrawn meanwhile).
-    pub async fn routed(&self, id: &Value) -> Value {
-        until_routed(id, |path| async move { self.get(&path).await }).await
+        until_routed(&line["id"], |path| async move { self.get(&path).await }).await
     }
 
     pub async fn lines(&self, session: i64) -> Vec<Value> {
