@@ -7,8 +7,11 @@ use crate::service::apply_in_tx;
 use crate::slot::WorkflowSlot;
 use crate::{WorkflowError, Workflows};
 use serde::Serialize;
+use troupe_collab::CollabError;
 use troupe_core::drive::RootState;
 use troupe_core::message::{Finish, Origin, Part, Role};
+use troupe_core::pause::PauseReason;
+use troupe_core::run::RunStatus;
 use troupe_core::{MessageId, RunId, SessionId, ThreadId};
 use troupe_engine::{DriveOutcome, StopMode};
 use troupe_store::{NewMessage, StoreError, TaskStatus, Tx};
@@ -24,6 +27,10 @@ pub struct ContinueReport {
     /// What the forced drive did (`started`, or `not_handled` with why: `running`, `no_work`, …).
     #[cfg_attr(feature = "openapi", schema(value_type = Object))]
     pub drive: DriveOutcome,
+    /// The session was paused because its last turn failed and nothing else waited: that turn
+    /// is picked up again, as `POST /v1/turns/{id}/continue` would (its id).
+    #[cfg_attr(feature = "openapi", schema(value_type = Option<i64>))]
+    pub continued_turn: Option<RunId>,
 }
 
 /// What Abandon changed; a repeat reports nothing changed.
@@ -151,23 +158,38 @@ impl Workflows {
         self.store()
             .write(|tx| crate::guard::resume_guard(tx, thread))?;
         let mut drive = self.engine().continue_thread(thread).await?;
+        let no_work = DriveOutcome::NotHandled {
+            refusal: troupe_core::drive::DriveRefusal::NoWork,
+        };
         // A forced drive skips policy discovery; a workflow whose only driver is its
         // continuation policy (a Light Loop's claim awaiting its reviewer) would then not
         // resume. With the latch lifted, an ordinary drive asks the policies.
-        if drive
-            == (DriveOutcome::NotHandled {
-                refusal: troupe_core::drive::DriveRefusal::NoWork,
-            })
-        {
+        if drive == no_work {
             drive = self
                 .engine()
                 .request_drive(thread, "continue", false)
                 .await?;
         }
+        // A failed turn closed its task and the gate keeps policies off an errored reply
+        // (K-7), so the drive finds nothing: the person's Continue means "try that again".
+        let mut continued_turn = None;
+        if drive == no_work
+            && before.paused.as_ref().map(|p| p.reason) == Some(PauseReason::Failed)
+            && let Some(last) = self.store().read(|tx| tx.runs_for_thread(thread, 1))?.pop()
+            && last.status == RunStatus::Failed
+        {
+            match self.collab.continue_turn(last.id).await {
+                Ok(_) => continued_turn = Some(last.id),
+                // Not a Bot's turn in a conversation (an older run): nothing to pick up.
+                Err(CollabError::Invalid(_)) => {}
+                Err(e) => return Err(e.into()),
+            }
+        }
         Ok(ContinueReport {
             session_id: session,
             latch_cleared: before.paused.is_some(),
             drive,
+            continued_turn,
         })
     }
 

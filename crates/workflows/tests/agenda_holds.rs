@@ -6,47 +6,13 @@ mod support;
 
 use serde_json::json;
 use std::sync::Arc;
-use support::{QueueProvider, World, user_texts};
+use support::{World, user_texts, world_as_served};
 use troupe_collab::holds::{HoldRequest, ScopeRequest};
-use troupe_collab::{Collab, SharedRoles};
 use troupe_core::{Clock, ManualClock, SessionId};
-use troupe_engine::models::FixedModel;
-use troupe_engine::{Engine, EngineConfig, RoleTable};
-use troupe_llm::RetryPolicy;
-use troupe_workflows::Workflows;
 use troupe_workflows::agenda::service::{self, NewAgendaRequest, delivery_key};
 
 const T0: i64 = 1_700_000_000_000;
 const PERIOD_MS: i64 = 600_000;
-
-/// The daemon's layers as `troupe serve` stacks them (the conversation layer with its holds,
-/// then the workflows), on a store reading `clock`, the model answering from a queue.
-fn world_with_holds(clock: ManualClock) -> World {
-    let dir = Arc::new(tempfile::tempdir().unwrap());
-    let store = troupe_store::testing::open_in(dir.path(), Arc::new(clock));
-    let provider = Arc::new(QueueProvider::default());
-    let models = Arc::new(FixedModel {
-        provider: provider.clone(),
-        retry: RetryPolicy::none(),
-    });
-    let builder = Engine::builder(store, models).config(EngineConfig {
-        kill_grace: std::time::Duration::from_millis(300),
-        boot_id: "hold-9".into(),
-        ..EngineConfig::default()
-    });
-    let host = troupe_collab::tools::ToolHost::new();
-    let builder = troupe_collab::extend(builder, &host).unwrap();
-    let engine = troupe_workflows::build_engine(builder).unwrap();
-    let secrets: troupe_engine::models::SecretSource = Arc::new(|_| None);
-    let roles = Arc::new(SharedRoles::new(RoleTable::new(secrets.clone()), secrets));
-    let collab = Collab::new(engine, roles, dir.path().join("workspaces"));
-    host.attach(&collab);
-    World {
-        wf: Workflows::new(collab),
-        provider,
-        dir,
-    }
-}
 
 fn bot_of(w: &World, s: SessionId) -> troupe_core::BotId {
     w.wf.store().read(|tx| tx.session(s)).unwrap().bot_ids[0]
@@ -55,7 +21,7 @@ fn bot_of(w: &World, s: SessionId) -> troupe_core::BotId {
 #[tokio::test]
 async fn s_hold_9_routine_due_thrice_runs_once_after_lift() {
     let clock = ManualClock::new(T0);
-    let w = world_with_holds(clock.clone());
+    let w = world_as_served(Arc::new(clock.clone()));
     let s = w.session();
     let t = w.thread(s);
     let routine = service::create(

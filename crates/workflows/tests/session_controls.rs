@@ -3,7 +3,8 @@
 mod support;
 
 use serde_json::json;
-use support::{Reply, world};
+use std::sync::Arc;
+use support::{Reply, world, world_as_served};
 use troupe_core::drive::DriveRefusal;
 use troupe_core::message::Finish;
 use troupe_core::pause::PauseReason;
@@ -105,6 +106,38 @@ async fn continue_lifts_the_latch_and_forces_a_drive_that_resumes_the_breakpoint
             .paused
             .is_none()
     );
+}
+
+#[tokio::test]
+async fn continue_after_a_failed_turn_picks_that_turn_up_again() {
+    let w = world_as_served(Arc::new(troupe_core::SystemClock));
+    let s = w.session();
+    w.provider.push(Reply::Fail("the key was refused".into()));
+    w.turn(s, "write the report").await;
+    let t = w.thread(s);
+    let paused = w.wf.store().read(|tx| tx.thread(t)).unwrap().paused;
+    assert_eq!(paused.unwrap().reason, PauseReason::Failed);
+    let failed =
+        w.wf.store()
+            .read(|tx| tx.runs_for_thread(t, 1))
+            .unwrap()
+            .pop()
+            .unwrap();
+
+    w.provider.push(Reply::Text("the report is written".into()));
+    let report = w.wf.continue_session(s).await.unwrap();
+    assert!(report.latch_cleared);
+    assert_eq!(report.continued_turn, Some(failed.id), "{report:?}");
+    w.idle(s).await;
+    assert_eq!(w.provider.calls(), 2, "the failed turn's work ran again");
+    let lines = w.wf.collab().lines(s, None, 50).unwrap();
+    assert_eq!(lines.last().unwrap().body, "the report is written");
+
+    // With nothing failed and nothing waiting, Continue picks nothing up.
+    let again = w.wf.continue_session(s).await.unwrap();
+    assert_eq!(again.continued_turn, None);
+    w.idle(s).await;
+    assert_eq!(w.provider.calls(), 2);
 }
 
 #[tokio::test]

@@ -137,6 +137,36 @@ pub fn world_clocked(
     world_guarded(dir, boot_id, clock, loops)
 }
 
+/// The daemon's layers as `troupe serve` stacks them (the conversation layer with its
+/// extensions: work items, holds, tickets; then the workflows), on a store reading `clock`,
+/// the model answering from a queue.
+pub fn world_as_served(clock: Arc<dyn troupe_core::Clock>) -> World {
+    let dir = Arc::new(tempfile::tempdir().unwrap());
+    let store = troupe_store::testing::open_in(dir.path(), clock);
+    let provider = Arc::new(QueueProvider::default());
+    let models = Arc::new(FixedModel {
+        provider: provider.clone(),
+        retry: RetryPolicy::none(),
+    });
+    let builder = Engine::builder(store, models).config(EngineConfig {
+        kill_grace: std::time::Duration::from_millis(300),
+        boot_id: "served".into(),
+        ..EngineConfig::default()
+    });
+    let host = troupe_collab::tools::ToolHost::new();
+    let builder = troupe_collab::extend(builder, &host).unwrap();
+    let engine = troupe_workflows::build_engine(builder).unwrap();
+    let secrets: troupe_engine::models::SecretSource = Arc::new(|_| None);
+    let roles = Arc::new(SharedRoles::new(RoleTable::new(secrets.clone()), secrets));
+    let collab = Collab::new(engine, roles, dir.path().join("workspaces"));
+    host.attach(&collab);
+    World {
+        wf: Workflows::new(collab),
+        provider,
+        dir,
+    }
+}
+
 /// A world whose loops start with the given continuation guard limits.
 pub fn world_guarded(
     dir: Arc<tempfile::TempDir>,
