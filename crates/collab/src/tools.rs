@@ -509,14 +509,21 @@ pub fn registrations(host: &Arc<ToolHost>) -> Vec<ToolRegistration> {
             }),
             Arc::new(AskUser { host: host.clone() }),
         ),
-        reg(
-            "work_on",
-            "Choose which job the line that woke you belongs to, before doing anything with an \
-             effect: one of the jobs listed for your desk, or a new one. Your work then goes \
-             on in that job's own turn, in its folder.",
-            crate::desk::work_on_spec(),
-            Arc::new(crate::desk::WorkOn { host: host.clone() }),
-        ),
+        {
+            let mut r = reg(
+                "work_on",
+                "Choose which job the line that woke you belongs to, before doing anything with \
+                 an effect: one of the jobs listed for your desk, or a new one. Your work then \
+                 goes on in that job's own turn, in its folder.",
+                crate::desk::work_on_spec(),
+                Arc::new(crate::desk::WorkOn { host: host.clone() }),
+            );
+            // A thread a workflow is bound to (a Light Loop, Plan, BlueprintLoop…) carries the
+            // work itself: its claim, review and continuations come back to it, so work moved
+            // to a job would leave the loop behind, asking again for what now runs elsewhere.
+            r.available = Arc::new(|t: &Thread| in_conversation(t) && t.workflow.is_none());
+            r
+        },
         reg(
             "delegate",
             "Ask another Bot on this job for a deliverable, a review or an answer. Unless you \

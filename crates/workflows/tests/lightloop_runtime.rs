@@ -7,7 +7,7 @@ mod support;
 use serde_json::json;
 use std::sync::Arc;
 use std::time::Duration;
-use support::{Reply, World, call, tool_results, user_texts, world, world_on};
+use support::{Reply, World, call, tool_results, user_texts, world, world_as_served, world_on};
 use troupe_core::inbox::{Delivery, InboxMode, Priority};
 use troupe_core::message::{Origin, PartBody};
 use troupe_core::thread::{Interaction, Thread};
@@ -161,6 +161,29 @@ fn lines(w: &World, s: SessionId) -> Vec<String> {
         .into_iter()
         .map(|l| l.body)
         .collect()
+}
+
+/// With the conversation layer's tools on (as `troupe serve` runs), a Bot in a Light Loop is
+/// not offered `work_on`: the loop's claim, review and continuations come back to its thread,
+/// so work moved to a job would leave the loop asking again (a small model opened a new job on
+/// every continuation).
+#[tokio::test]
+async fn work_on_is_not_offered_to_a_thread_a_light_loop_is_bound_to() {
+    let w = world_as_served(Arc::new(troupe_core::SystemClock));
+    let plain = w.session();
+    w.turn(plain, "hello").await;
+    let offered = tool_names(&w.provider.requests()[0]);
+    assert!(offered.contains(&"work_on".to_string()), "{offered:?}");
+
+    let s = w.session();
+    w.wf.set_workflow(s, lightloop("write hello.txt", None))
+        .await
+        .unwrap();
+    w.hanging_turn(s, "write hello.txt").await;
+    let offered = tool_names(w.provider.requests().last().unwrap());
+    assert!(offered.contains(&"loop_stop".to_string()), "{offered:?}");
+    assert!(!offered.contains(&"work_on".to_string()), "{offered:?}");
+    w.wf.abandon(s).await.unwrap();
 }
 
 #[tokio::test]
