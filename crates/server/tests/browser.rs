@@ -38,8 +38,9 @@ use browser_support::page::{
 };
 use browser_support::{
     ALPHA_FOLLOW_UP, ALPHA_REPLY, BOT_DIRECT_LINE, ChromeDriver, Daemon, GAMMA_REPLY,
-    QUICK_FINAL_TEXT, alpha_script, beta_script, chromedriver_path, connect, diagnostics,
-    failing_script, gamma_script, poll, quick_script, slow_script, target_dir, troupe_binary,
+    QUICK_FINAL_TEXT, RECOVERED_REPLY, alpha_script, beta_script, chromedriver_path, connect,
+    diagnostics, failing_script, gamma_script, poll, quick_script, slow_script, target_dir,
+    troupe_binary,
 };
 use fantoccini::{Client, Locator};
 use serde_json::{Value, json};
@@ -489,7 +490,11 @@ async fn workflow_scenario(c: &Client, daemon: &Daemon, slow: &Path, failing: &P
     std::fs::write(&path, png).with_context(|| format!("writing {}", path.display()))?;
     eprintln!("workflow phone screenshot: {}", path.display());
 
+    // Continue has the failed turn tried again: the Bot answers and the latch stays gone.
     click(c, "#continue").await?;
+    wait_bot_line(c, "failing-bot", RECOVERED_REPLY)
+        .await
+        .context("the failed turn picked up after Continue")?;
     wait_hidden(c, "#paused", TURN)
         .await
         .context("the latch after Continue")?;

@@ -354,12 +354,17 @@ pub fn slow_script() -> String {
     .to_string()
 }
 
+/// The failing Bot's answer once Continue has it try again.
+pub const RECOVERED_REPLY: &str = "Back on my feet: here it is.";
+
 /// A script whose model call fails with a 401: the turn fails and the session latches
-/// `failed`. (Continue lifts the latch; a failed turn is not re-run, so no step follows.)
+/// `failed`. Continue picks the failed turn up again (the Bot reads that the person pressed
+/// Continue), and that call answers.
 pub fn failing_script() -> String {
     serde_json::json!({
         "name": "browser-failing",
         "steps": [{ "error": { "kind": "auth", "status": 401, "message": "bad key" } }],
+        "rules": [{ "when_user_contains": "pressed Continue", "reply": { "text": RECOVERED_REPLY } }],
         "on_exhausted": "repeat_last"
     })
     .to_string()
