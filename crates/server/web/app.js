@@ -85,6 +85,7 @@
   const edit = window.troupeEdit({ $, el, api, upsertMessage, isReadOnly: () => grp.isReadOnly() });
   const ceiling = window.troupeCeiling({ el, api, upsertMessage, composer: () => $("#composer") });
   const unread = window.troupeUnread({ $, el, api, state, upsertMessage }); // unread.js: Take back, Insert now
+  const cutoff = window.troupeCutoff({ el, api, state }); // cutoff.js: Continue under a cut-off turn
 
   // The Quality and Lessons pages (quality.js), opened from the sidebar.
   const qual = window.troupeQuality({ $, el, state, api });
@@ -508,6 +509,7 @@
     ceiling.decorate(node, m);
     unread.decorate(node, m);
     state.msgEls.set(m.id, node);
+    cutoff.decorate(node, m);
     if (fresh) insertInOrder(node, m.id);
     // Keep a turn's commands under its last reply.
     if (turnKey !== null && m.author === "bot") {

@@ -25,6 +25,7 @@ const CEILING_JS: &str = include_str!("../../web/ceiling.js");
 const QUALITY_JS: &str = include_str!("../../web/quality.js");
 const NOTIFICATIONS_JS: &str = include_str!("../../web/notifications.js");
 const UNREAD_JS: &str = include_str!("../../web/unread.js");
+const CUTOFF_JS: &str = include_str!("../../web/cutoff.js");
 const HTTP_JS: &str = include_str!("../../web/http.js");
 const RUNTIME_BOSS_JS: &str = include_str!("../../web/runtime_boss.js");
 const SUPERVISION_CSS: &str = include_str!("../../web/supervision.css");
@@ -150,6 +151,7 @@ pub fn router() -> Router<AppState> {
             get(|| async { script(NOTIFICATIONS_JS) }),
         )
         .route("/unread.js", get(|| async { script(UNREAD_JS) }))
+        .route("/cutoff.js", get(|| async { script(CUTOFF_JS) }))
         .route("/http.js", get(|| async { script(HTTP_JS) }))
         .route(
             "/runtime_boss.js",
