@@ -58,7 +58,7 @@ window.troupeCutoff = function (ctx) {
     draw(node, m);
     if (m.author !== "bot") return;
     for (const [id, other] of state.msgEls) {
-      if (id < m.id && other.dataset.bot === node.dataset.bot && other.troupeLine) {
+      if (id < m.id && other.dataset.bot === node.dataset.bot && other.querySelector(".cutoff-continue")) {
         draw(other, other.troupeLine);
       }
     }
