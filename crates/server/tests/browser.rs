@@ -788,5 +788,29 @@ async fn group_scenario(c: &Client, daemon: &Daemon, scripts: &[(&str, PathBuf)]
     std::fs::create_dir_all(target_dir())?;
     std::fs::write(&path, png).with_context(|| format!("writing {}", path.display()))?;
     eprintln!("group phone screenshot: {}", path.display());
+
+    // The widest phones (440 px) and a narrow window get the one column too: the list beside
+    // the conversation would leave it a strip a word wide.
+    for (w, h) in [(440, 956), (700, 900)] {
+        c.set_window_size(w, h).await?;
+        let shape = c
+            .execute(
+                "return [document.documentElement.scrollWidth - window.innerWidth,
+                         document.querySelector('#main').getBoundingClientRect().width,
+                         window.innerWidth];",
+                vec![],
+            )
+            .await?;
+        let (over, main, inner) = (
+            shape[0].as_f64().unwrap_or(0.0),
+            shape[1].as_f64().unwrap_or(0.0),
+            shape[2].as_f64().unwrap_or(0.0),
+        );
+        if over > 1.0 || main < inner - 1.0 {
+            bail!(
+                "at {w} px the conversation is {main} px of {inner} and the page is {over} px too wide"
+            );
+        }
+    }
     Ok(())
 }

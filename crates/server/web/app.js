@@ -162,7 +162,7 @@
   }
 
   function isPhone() {
-    return window.matchMedia("(max-width: 420px)").matches;
+    return window.matchMedia("(max-width: 719px)").matches; // as style.css's phone rules
   }
 
   // ---------- Bots ----------
