@@ -155,7 +155,8 @@
   }
 
   function scriptedSuffix(bot) {
-    if (!bot) return "";
+    // A name that says it already ("Demo (scripted)") is not told twice.
+    if (!bot || /scripted/i.test(bot.name)) return "";
     if (bot.scripted) return "scripted demo";
     if (isScriptedEndpoint(bot)) return "scripted";
     return "";
