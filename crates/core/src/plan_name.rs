@@ -56,6 +56,17 @@ pub fn folder_name(id: PlanId, name: &str) -> String {
         }
         slug.push(c);
     }
+    // Cut inside a word of a spaced script ("hello.p" of "hello.py"): end at the word before.
+    let next = name.chars().nth(FOLDER_SLUG_CHARS);
+    let last = slug.chars().last();
+    if let (Some(n), Some(l)) = (next, last)
+        && !unsafe_in_folder(n)
+        && l != '-'
+        && !is_cjk(l)
+        && let Some(cut) = slug.rfind('-')
+    {
+        slug.truncate(cut);
+    }
     // Leading dots would hide the folder; trailing ones and dashes read as debris.
     let slug = slug.trim_matches(|c| c == '-' || c == '.');
     if slug.is_empty() {
@@ -257,6 +268,22 @@ mod tests {
         assert_eq!(
             folder_name(PlanId(8), "Écrire le rapport"),
             "plan_8-Écrire-le-rapport"
+        );
+    }
+
+    #[test]
+    fn plan_2_a_folder_name_cut_inside_a_word_ends_at_the_word_before() {
+        let name = "Please write hello.py that prints hello";
+        assert_eq!(folder_name(PlanId(1), name), "plan_1-Please-write");
+        // Cut where a word ends anyway: kept whole.
+        assert_eq!(
+            folder_name(PlanId(2), "Write the report now please"),
+            "plan_2-Write-the-report-now"
+        );
+        // One long word has no word before it: cut where it falls.
+        assert_eq!(
+            folder_name(PlanId(3), "Supercalifragilisticexpialidocious"),
+            "plan_3-Supercalifragilistic"
         );
     }
 }
