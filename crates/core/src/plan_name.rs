@@ -46,7 +46,8 @@ pub fn plan_name(line: &str, attachments: &[String], bot_names: &[String]) -> St
 }
 
 /// A folder name fixed at creation: `<id>-<slug>`, the slug the name's first 20 code points
-/// with path separators, control characters and spaces made `-` (letters of any script kept).
+/// with path separators, control characters and spaces made `-` (letters of any script kept),
+/// ending at the last whole word when the cut falls inside one of a spaced script.
 pub fn folder_name(id: PlanId, name: &str) -> String {
     let mut slug = String::new();
     for c in name.chars().take(FOLDER_SLUG_CHARS) {
