@@ -379,9 +379,13 @@ async fn workflow_scenario(c: &Client, daemon: &Daemon, slow: &Path, failing: &P
         bail!("the API still reports a workflow after turning it off: {w}");
     }
 
+    // --- one workflow form at a time: the Light Loop's closes the Lattice's
+    click(c, "#enable-lattice").await?;
+    wait_text(c, "#lattice-form", "Start Lattice").await?;
     // --- Light Loop through its small form, then off again (it ends cancelled)
     click(c, "#enable-lightloop").await?;
     wait_text(c, "#lightloop-submit", "Start Light Loop").await?;
+    wait_hidden(c, "#lattice-form", SHORT).await?;
     fill(c, "#lightloop-instructions", "Write hello.txt saying hi.").await?;
     fill(c, "#lightloop-max", "2").await?;
     fill(c, "#lightloop-calls", "7").await?;

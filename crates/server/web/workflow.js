@@ -108,6 +108,7 @@ window.troupeWorkflow = function (ctx) {
     if (!show) return;
     const select = $("#blueprint-note");
     select.replaceChildren();
+    $("#blueprint-submit").disabled = false;
     try {
       const notes = await api("GET", "/v1/notes?kind=blueprint&limit=200");
       for (const n of notes) {
@@ -117,6 +118,8 @@ window.troupeWorkflow = function (ctx) {
         o.textContent = n.title + " (v" + n.version + (n.active_loop_id ? ", running" : "") + ")";
         select.appendChild(o);
       }
+      // Nothing to start without one: the button waits for a Blueprint.
+      $("#blueprint-submit").disabled = !notes.length;
       if (!notes.length) showError($("#workflow-error"), "No Blueprint yet: turn Plan on and ask the Bot to write one.");
     } catch (e) {
       showError($("#workflow-error"), e);
@@ -337,6 +340,22 @@ window.troupeWorkflow = function (ctx) {
     $("#blueprint-form").addEventListener("submit", submitBlueprint);
     $("#blueprint-form-cancel").addEventListener("click", () => showBlueprintForm(false));
     $("#blueprint-cancel-loop").addEventListener("click", (e) => cancelBlueprintLoop(e.currentTarget));
+    // One workflow form open at a time: a second would push the transcript out of sight.
+    const forms = [
+      ["enable-lightloop", "lightloop-form"],
+      ["enable-blueprint", "blueprint-form"],
+      ["enable-lattice", "lattice-form"],
+      ["enable-boss", "boss-form"],
+    ];
+    for (const [button] of forms) {
+      $("#" + button).addEventListener("click", () => {
+        for (const [other, form] of forms) {
+          if (other === button) continue;
+          $("#" + form).hidden = true;
+          $("#" + other).setAttribute("aria-expanded", "false");
+        }
+      });
+    }
     $("#continue").addEventListener("click", (e) => latchAction(e.currentTarget, "continue"));
     $("#abandon").addEventListener("click", (e) => latchAction(e.currentTarget, "abandon"));
   }
