@@ -397,8 +397,14 @@ async fn scenario(
         bail!("nothing was running, yet the hold stopped turns: {everything}");
     }
 
-    // --- The Stops panel lists both stops; Lift lifts each
-    click(c, "#stops-details > summary").await?;
+    // --- The Stops panel opened on the press (the person sees what it did) and lists both
+    // stops; Lift lifts each
+    let open = c
+        .execute("return document.querySelector('#stops-details').open;", vec![])
+        .await?;
+    if open != json!(true) {
+        bail!("Stop everything left the Stops panel closed: nothing on screen says what it did");
+    }
     wait_text(c, "#stops-list .stop-row", "Every Bot's work").await?;
     wait_text(c, "#stops-list .stop-row", "All of Xavier's work").await?;
     wait_text(

@@ -318,6 +318,8 @@ window.troupeHolds = function (ctx) {
     try {
       const h = await api("POST", "/v1/holds", { scope: { kind: "everything" } });
       if (h && !view.holds.some((x) => x.id === h.id)) view.holds.unshift(h);
+      // The Stops panel opens on it: the press shows what it did and where to lift it.
+      $("#stops-details").open = true;
       render();
       schedule();
       refreshView();
