@@ -15,6 +15,9 @@ use std::sync::{Arc, Mutex};
 
 /// The web page's session cookie.
 pub const SESSION_COOKIE: &str = "troupe_session";
+/// How long the browser keeps the session cookie: a month, so closing the browser does not
+/// log it out (the daemon keeps its sessions across restarts too).
+const SESSION_COOKIE_SECONDS: u64 = 30 * 24 * 60 * 60;
 /// One-time codes not yet used; the oldest is dropped past this many.
 const MAX_PENDING: usize = 32;
 /// Web sessions kept; the oldest is dropped past this many (that browser logs in again).
@@ -188,7 +191,10 @@ pub async fn login(State(state): State<AppState>, Query(q): Query<LoginQuery>) -
                 (header::LOCATION, "/".to_string()),
                 (
                     header::SET_COOKIE,
-                    format!("{SESSION_COOKIE}={session}; HttpOnly; SameSite=Strict; Path=/"),
+                    format!(
+                        "{SESSION_COOKIE}={session}; HttpOnly; SameSite=Strict; Path=/; \
+                         Max-Age={SESSION_COOKIE_SECONDS}"
+                    ),
                 ),
                 (header::CACHE_CONTROL, "no-store".to_string()),
             ],

@@ -126,7 +126,8 @@ async fn login_link_sets_cookie_once() {
     assert_eq!(r.status(), StatusCode::SEE_OTHER);
     assert_eq!(r.headers()[LOCATION], "/");
     let set = r.headers()[SET_COOKIE].to_str().unwrap().to_string();
-    for attr in ["HttpOnly", "SameSite=Strict", "Path=/"] {
+    // Kept past the browser's closing (a month), not a cookie of its session only.
+    for attr in ["HttpOnly", "SameSite=Strict", "Path=/", "Max-Age=2592000"] {
         assert!(set.split("; ").any(|a| a == attr), "{attr} in {set}");
     }
     let cookie = set.split(';').next().unwrap().to_string();
