@@ -195,10 +195,12 @@ pub fn check_delegate(c: &DelegateCheck) -> Result<(), DelegateRefusal> {
         } => (*id, name, *archived, *present),
     };
     if id == c.caller {
+        // Said with the name: a model that missed who it is reads it here.
         return refuse(
             "self",
-            "You cannot delegate to yourself. Do this part yourself, or name another Bot in `to`."
-                .into(),
+            format!(
+                "You are {name}: you cannot delegate to yourself. A line that names {name} is                  yours to do — do this part yourself, or name another Bot in `to`."
+            ),
         );
     }
     if archived {
@@ -426,7 +428,9 @@ mod tests {
 
     #[test]
     fn delegating_to_yourself_is_refused() {
-        assert_eq!(code(&check(bot(1, "Me"))), "self");
+        let refused = check_delegate(&check(bot(1, "Me"))).unwrap_err();
+        assert_eq!(refused.code, "self");
+        assert!(refused.text.starts_with("You are Me:"), "{}", refused.text);
     }
 
     #[test]
