@@ -1,6 +1,7 @@
 //! The `troupe` command line: configuration, file locations, and the commands.
 
 pub mod args;
+pub mod bench_groups;
 pub mod config;
 pub mod db;
 pub mod ending;

@@ -43,6 +43,9 @@ fn main() -> ExitCode {
                 troupe_cli::golden::args::BenchCommand::Golden(g) => {
                     troupe_cli::golden::golden(g).await
                 }
+                troupe_cli::golden::args::BenchCommand::Groups(g) => {
+                    troupe_cli::bench_groups::groups(g).await
+                }
             },
         }
     });

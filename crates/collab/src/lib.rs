@@ -4,6 +4,7 @@
 
 mod asks;
 mod attribution;
+pub mod bench_groups;
 mod bots;
 pub mod ceiling;
 pub mod check_backs;

@@ -400,7 +400,10 @@ async fn scenario(
     // --- The Stops panel opened on the press (the person sees what it did) and lists both
     // stops; Lift lifts each
     let open = c
-        .execute("return document.querySelector('#stops-details').open;", vec![])
+        .execute(
+            "return document.querySelector('#stops-details').open;",
+            vec![],
+        )
         .await?;
     if open != json!(true) {
         bail!("Stop everything left the Stops panel closed: nothing on screen says what it did");

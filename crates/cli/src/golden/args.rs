@@ -13,6 +13,7 @@ pub struct BenchArgs {
 #[derive(Debug, Subcommand)]
 pub enum BenchCommand {
     Golden(GoldenArgs),
+    Groups(crate::bench_groups::GroupsArgs),
 }
 
 /// Run the golden-path jobs (bench/golden) against a model, each through a real `troupe serve`
