@@ -143,11 +143,13 @@ pub async fn run(dir: &Path, opts: GroupsBench) -> Result<GroupsReport, String> 
     // The last line's event may still be on its way to the listening thread.
     let deadline = Instant::now() + std::time::Duration::from_secs(5);
     while Instant::now() < deadline {
-        let seen = routed.lock().unwrap_or_else(|p| p.into_inner());
-        if starts.iter().all(|(id, _)| seen.contains_key(id)) {
+        let all = {
+            let seen = routed.lock().unwrap_or_else(|p| p.into_inner());
+            starts.iter().all(|(id, _)| seen.contains_key(id))
+        };
+        if all {
             break;
         }
-        drop(seen);
         tokio::time::sleep(std::time::Duration::from_millis(5)).await;
     }
     let routed = routed.lock().unwrap_or_else(|p| p.into_inner()).clone();
