@@ -41,7 +41,7 @@ fn main() -> ExitCode {
             Command::LoginLink(args) => troupe_cli::login_link::login_link(args).await,
             Command::Bench(args) => match args.command {
                 troupe_cli::golden::args::BenchCommand::Golden(g) => {
-                    troupe_cli::golden::golden(g).await
+                    troupe_cli::golden::golden(*g).await
                 }
                 troupe_cli::golden::args::BenchCommand::Groups(g) => {
                     troupe_cli::bench_groups::groups(g).await

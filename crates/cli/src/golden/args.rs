@@ -12,7 +12,7 @@ pub struct BenchArgs {
 
 #[derive(Debug, Subcommand)]
 pub enum BenchCommand {
-    Golden(GoldenArgs),
+    Golden(Box<GoldenArgs>),
     Groups(crate::bench_groups::GroupsArgs),
 }
 
