@@ -33,7 +33,11 @@ fn bench_groups_routes_and_times_every_line() {
         .unwrap_or_else(|| panic!("no result line in {stdout}"));
     assert_eq!(field(line, "bots"), "4");
     assert_eq!(field(line, "lines"), "30");
-    assert_eq!(field(line, "routed"), "30", "every line is routed and timed");
+    assert_eq!(
+        field(line, "routed"),
+        "30",
+        "every line is routed and timed"
+    );
     let p50: f64 = field(line, "p50_ms").parse().unwrap();
     let p99: f64 = field(line, "p99_ms").parse().unwrap();
     let max: f64 = field(line, "max_ms").parse().unwrap();
