@@ -622,6 +622,8 @@ async fn group_scenario(c: &Client, daemon: &Daemon, scripts: &[(&str, PathBuf)]
         "Which colour should the logo be?",
     )
     .await?;
+    // The conversation list says so too, for a person looking at another conversation.
+    wait_text(c, "#sessions .session-item.active", "waiting on you").await?;
     let options = elements(c, ".ask-card[data-state=open] .ask-option").await?;
     let labels: Vec<&str> = options.iter().map(|o| o.text.as_str()).collect();
     if options.len() != 2
@@ -674,6 +676,15 @@ async fn group_scenario(c: &Client, daemon: &Daemon, scripts: &[(&str, PathBuf)]
     wait_chip(c, "Alpha", "working", TURN).await?;
     wait_bot_line(c, "Alpha", ALPHA_FOLLOW_UP).await?;
     wait_chip(c, "Alpha", "idle", TURN).await?;
+    poll(
+        "the list no longer saying waiting on you",
+        SHORT,
+        || async {
+            let rows = elements(c, "#sessions .session-item.active").await?;
+            Ok((!rows.iter().any(|r| r.text.contains("waiting on you"))).then_some(()))
+        },
+    )
+    .await?;
     let lines: Value = api(format!("/v1/sessions/{sid}/messages")).await?;
     let ask = lines
         .as_array()

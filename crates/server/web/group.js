@@ -29,6 +29,10 @@ window.troupeGroup = function (ctx) {
 
   // ---------- the conversation list ----------
 
+  function waitingOnYou(s) {
+    return (s.members || []).some((m) => m.state === "waiting_ask");
+  }
+
   function sessionItem(s, sub) {
     const li = el("li", "session-item" + (sub ? " sub" : ""));
     li.dataset.id = s.id;
@@ -45,6 +49,9 @@ window.troupeGroup = function (ctx) {
       dot.setAttribute("aria-label", "working");
       top.prepend(dot);
     }
+    // A Bot's question waits on the person here: said in the list, so it is seen from
+    // another conversation too.
+    if (waitingOnYou(s)) top.appendChild(el("span", "badge waiting", "waiting on you"));
     btn.appendChild(top);
     const names = (s.bot_ids || []).map((id) => {
       const b = state.bots.get(id);
@@ -70,7 +77,7 @@ window.troupeGroup = function (ctx) {
       state.current && state.current.id,
       state.running,
       [...state.bots.values()].map((b) => [b.id, b.name, scriptedSuffix(b)]),
-      state.sessions.map((s) => [s.id, s.kind, sessionTitle(s), s.bot_ids, s.running, s.origin_session_id]),
+      state.sessions.map((s) => [s.id, s.kind, sessionTitle(s), s.bot_ids, s.running, s.origin_session_id, waitingOnYou(s)]),
     ]);
     if (key === lastList && list.childElementCount) return;
     lastList = key;
