@@ -399,15 +399,21 @@ async fn scenario(
 
     // --- The Stops panel opened on the press (the person sees what it did) and lists both
     // stops; Lift lifts each
-    let open = c
-        .execute(
-            "return document.querySelector('#stops-details').open;",
-            vec![],
-        )
-        .await?;
-    if open != json!(true) {
-        bail!("Stop everything left the Stops panel closed: nothing on screen says what it did");
-    }
+    // (Polled: the hold can be read over the API before the page has handled its answer.)
+    poll(
+        "the Stops panel opened by Stop everything (else nothing on screen says what it did)",
+        SHORT,
+        || async {
+            let open = c
+                .execute(
+                    "return document.querySelector('#stops-details').open;",
+                    vec![],
+                )
+                .await?;
+            Ok((open == json!(true)).then_some(()))
+        },
+    )
+    .await?;
     wait_text(c, "#stops-list .stop-row", "Every Bot's work").await?;
     wait_text(c, "#stops-list .stop-row", "All of Xavier's work").await?;
     wait_text(
