@@ -556,6 +556,13 @@ impl BrowserRun {
         })
     }
 
+    /// Write a script file into the run's temp dir; its path.
+    pub fn script(&self, name: &str, text: String) -> PathBuf {
+        let path = self.tmp.path().join(name);
+        std::fs::write(&path, text).expect("write script");
+        path
+    }
+
     /// End the run: on an error, a screenshot (`target/<shot>`), the page text and the logs,
     /// then the test fails with them.
     pub async fn finish(self, result: Result<()>, shot: &str) {
