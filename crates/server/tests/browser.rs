@@ -186,6 +186,8 @@ async fn scenario(c: &Client, daemon: &Daemon, quick: &Path, slow: &Path) -> Res
         bail!("the slow reply streamed to its end although Stop was clicked");
     }
 
+    bot_on_the_default_role(c, daemon, quick).await?;
+
     // --- phone width: single column, collapsible list; screenshot for a human look
     c.set_window_size(390, 844).await?;
     click_session(c, "Quick chat").await?;
@@ -424,6 +426,75 @@ async fn workflow_scenario(c: &Client, daemon: &Daemon, slow: &Path, failing: &P
     poll("the API to report the latch gone", SHORT, || async {
         let view: Value = http.get(&view_url).send().await?.json().await?;
         Ok(view["paused"].is_null().then_some(()))
+    })
+    .await?;
+    Ok(())
+}
+
+/// The README's way to a real model: set the `default` role, then add a Bot on it. The page
+/// offers the role first once it is set (read again when the Bots panel opens), sends no
+/// endpoint for such a Bot, and its conversation answers from the role's model.
+async fn bot_on_the_default_role(c: &Client, daemon: &Daemon, script: &Path) -> Result<()> {
+    let http = daemon.http();
+    http.put(format!("{}/v1/roles/default", daemon.base_url))
+        .json(&json!({"kind": "scripted", "model": "scripted", "script": script}))
+        .send()
+        .await?
+        .error_for_status()?;
+    let details = c.find(Locator::Css("#bots-details")).await?;
+    if details.attr("open").await?.is_some() {
+        click(c, "#bots-details > summary").await?;
+    }
+    click(c, "#bots-details > summary").await?;
+    poll(
+        "the default role offered first, with its model named",
+        SHORT,
+        || async {
+            let kind = c
+                .find(Locator::Css("#bot-kind"))
+                .await?
+                .prop("value")
+                .await?;
+            let hint = elements(c, "#bot-default-hint").await?;
+            let shown = hint
+                .first()
+                .is_some_and(|h| h.visible && h.text.contains("scripted"));
+            Ok((kind.as_deref() == Some("default") && shown).then_some(()))
+        },
+    )
+    .await?;
+    if elements(c, "#bot-model").await?.iter().any(|m| m.visible) {
+        bail!("the Model field shows for a Bot on the default role");
+    }
+    fill(c, "#bot-name", "on-default").await?;
+    click(c, "#bot-submit").await?;
+    let bots_url = format!("{}/v1/bots", daemon.base_url);
+    let bot = poll("the Bot on the default role", SHORT, || async {
+        let bots: Vec<Value> = http
+            .get(&bots_url)
+            .send()
+            .await?
+            .error_for_status()?
+            .json()
+            .await?;
+        Ok(bots.into_iter().find(|b| b["name"] == "on-default"))
+    })
+    .await?;
+    if !bot["endpoint"].is_null() {
+        bail!(
+            "the page gave the Bot an endpoint of its own: {}",
+            bot["endpoint"]
+        );
+    }
+    start_conversation(c, "on-default", "On the default").await?;
+    fill(c, "#composer", "hello").await?;
+    click(c, "#send").await?;
+    poll("the reply from the default role's model", TURN, || async {
+        let replies = elements(c, ".msg.bot").await?;
+        Ok(replies
+            .iter()
+            .any(|r| r.text.contains(QUICK_FINAL_TEXT) && !r.class.contains("streaming"))
+            .then_some(()))
     })
     .await?;
     Ok(())

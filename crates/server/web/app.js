@@ -30,6 +30,8 @@
     wfLoading: false, // a workflow refresh is in flight
     wfAgain: false, // another refresh was asked for meanwhile
     lead: null, // the open group's LeadView (GET /v1/sessions/{id}/lead), read by group.js
+    defaultRole: null, // the `default` role's endpoint, offered to a new Bot
+    botKindChosen: false, // the person picked the new Bot's endpoint kind themselves
   };
 
   // The workflow header (workflow.js): Plan, Light Loop, BlueprintLoop, Continue and Abandon.
@@ -169,8 +171,11 @@
   // ---------- Bots ----------
 
   async function loadBots() {
-    const bots = await api("GET", "/v1/bots");
+    const [bots, roles] = await Promise.all([api("GET", "/v1/bots"), api("GET", "/v1/roles")]);
     state.bots = new Map((bots || []).map((b) => [b.id, b]));
+    const def = (roles || []).find((r) => r.role === "default");
+    state.defaultRole = def ? def.endpoint : null;
+    renderBotKind();
     renderBots();
     renderSessions();
     if (state.current) renderHeader();
@@ -215,6 +220,18 @@
     if (prev && [...sel.options].some((o) => o.value === prev)) sel.value = prev;
   }
 
+  // The new-Bot form offers the daemon's `default` role first, and picks it while the person
+  // has not chosen a kind: set it (README) and a Bot needs no endpoint of its own.
+  function renderBotKind() {
+    const ep = state.defaultRole;
+    $("#bot-default-hint").textContent = ep
+      ? "Uses the default role, now " + ep.kind + (ep.model ? " · " + ep.model : "") +
+        ", and follows it when it changes."
+      : "No default role is set yet: this Bot's turns fail until one is (PUT /v1/roles/default, or default in the config file).";
+    if (!state.botKindChosen) $("#bot-kind").value = ep ? "default" : "openai";
+    updateBotFormFields();
+  }
+
   function updateBotFormFields() {
     const kind = $("#bot-kind").value;
     for (const f of document.querySelectorAll("#new-bot-form .field[data-for]")) {
@@ -240,13 +257,14 @@
       if (base) endpoint.base_url = base;
       if (keyEnv) endpoint.api_key_env = keyEnv;
     }
-    body.endpoint = endpoint;
+    // No endpoint of its own: the Bot uses the `default` role.
+    if (kind !== "default") body.endpoint = endpoint;
     const btn = $("#bot-submit");
     btn.disabled = true;
     try {
       await api("POST", "/v1/bots", body);
       $("#new-bot-form").reset();
-      updateBotFormFields();
+      state.botKindChosen = false;
       await loadBots();
     } catch (e) {
       showError(errEl, e);
@@ -723,9 +741,16 @@
   // ---------- start ----------
 
   function init() {
-    $("#bot-kind").addEventListener("change", updateBotFormFields);
+    $("#bot-kind").addEventListener("change", () => {
+      state.botKindChosen = true;
+      updateBotFormFields();
+    });
     updateBotFormFields();
     $("#new-bot-form").addEventListener("submit", submitBot);
+    // The default role may have been set (curl, config) since the page loaded.
+    $("#bots-details").addEventListener("toggle", () => {
+      if ($("#bots-details").open) loadBots().catch(() => {});
+    });
     $("#new-session").addEventListener("click", openNewSessionForm);
     $("#session-cancel").addEventListener("click", () => {
       $("#new-session-form").hidden = true;
