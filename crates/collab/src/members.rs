@@ -6,6 +6,7 @@ use crate::{Collab, CollabError};
 use serde::{Deserialize, Serialize};
 use troupe_core::conversation::{Author, LineKind, SessionKind};
 use troupe_core::lead::{HandoffCount, SUGGESTION_WINDOW_MS, suggest_lead};
+use troupe_core::pause::Paused;
 use troupe_core::{BotId, RunId, SessionId};
 use troupe_engine::StopMode;
 use troupe_store::{NewLine, StoreError, Tx};
@@ -21,6 +22,9 @@ pub struct MemberView {
     pub state: String,
     /// Its running turn here, if any.
     pub turn_id: Option<RunId>,
+    /// Why its work here will not go on by itself until the person's Continue or Abandon
+    /// (`POST /v1/sessions/:id/continue?bot_id=`): a restart cut it off, its turn failed, …
+    pub paused: Option<Paused>,
 }
 
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
@@ -88,9 +92,12 @@ impl Collab {
                 let bot = tx.bot(r.bot_id)?;
                 let thread = thread_of(tx, id, r.bot_id)?;
                 let asking = tx.open_ask_of_bot_in(id, r.bot_id)?.is_some();
-                let turn = match thread {
-                    Some(t) => tx.thread(t)?.lease.holder,
-                    None => None,
+                let (turn, paused) = match thread {
+                    Some(t) => {
+                        let t = tx.thread(t)?;
+                        (t.lease.holder, t.paused)
+                    }
+                    None => (None, None),
                 };
                 // Its work on a job speaking here counts as its turn here too.
                 let turn = match turn {
@@ -107,13 +114,13 @@ impl Collab {
                         })
                         .find_map(|t| t.lease.holder),
                 };
-                out.push((r, bot.name, turn, asking, unread));
+                out.push((r, bot.name, turn, asking, unread, paused));
             }
             Ok(out)
         })?;
         Ok(rows
             .into_iter()
-            .map(|(r, name, turn, asking, reading)| {
+            .map(|(r, name, turn, asking, reading, paused)| {
                 let state = if turn.is_some() {
                     "running"
                 } else if asking {
@@ -129,6 +136,7 @@ impl Collab {
                     is_lead: r.is_lead,
                     state: state.into(),
                     turn_id: turn,
+                    paused,
                 }
             })
             .collect())

@@ -28,11 +28,13 @@ pub struct SessionView {
     #[serde(flatten)]
     pub session: Session,
     pub running: bool,
+    /// Why a direct's Bot will not go on by itself until Continue or Abandon (a restart
+    /// interrupted it, its turn failed, …); in a group, null: each member has its own.
     pub paused: Option<Paused>,
     /// The workflow slot of the Bot's thread, as stored (`{"kind": "plan"}`, …), or null.
     #[cfg_attr(feature = "openapi", schema(value_type = Option<Object>))]
     pub workflow: Option<serde_json::Value>,
-    /// Why the Bot will not go on by itself, when something other than a pause holds it.
+    /// Why a direct's Bot will not go on by itself, when something other than a pause holds it.
     pub blocked_by: Option<BlockedBy>,
     /// The Bots here now, with the lead and what each is doing.
     pub members: Vec<crate::members::MemberView>,
@@ -174,7 +176,10 @@ impl Collab {
         let session = self.live_conversation(id)?;
         let threads = self.store().read(|tx| tx.session_threads(id))?;
         let running = threads.iter().any(|t| self.engine().is_running(*t));
-        let (paused, workflow, blocked_by) = match threads.first() {
+        // A person's direct has one Bot, whose pause is the conversation's; in a group each
+        // member's is on the member (`members[].paused`), not the first thread's.
+        let one_bot = session.kind == SessionKind::Direct;
+        let (paused, workflow, blocked_by) = match threads.first().filter(|_| one_bot) {
             Some(t) => {
                 let thread = self.store().read(|tx| tx.thread(*t))?;
                 (
@@ -245,6 +250,47 @@ impl Collab {
             .read(|tx| tx.session_thread(id, bot, CONVERSATION))?
             .ok_or_else(|| {
                 CollabError::invalid(format!("conversation {id} has no thread for its Bot"))
+            })
+    }
+
+    /// The thread a conversation's Continue and Abandon act on: a direct's Bot's; in a group
+    /// or a Bot↔Bot direct, the named member's (each member's work pauses on its own).
+    pub fn control_thread(
+        &self,
+        id: SessionId,
+        bot: Option<BotId>,
+    ) -> Result<ThreadId, CollabError> {
+        let session = self.store().read(|tx| tx.session(id))?;
+        if session.kind == SessionKind::Direct {
+            if let Some(b) = bot
+                && session.bot_ids.first() != Some(&b)
+            {
+                return Err(CollabError::invalid(format!(
+                    "bot_id: Bot {b} is not the Bot of direct conversation {id}"
+                )));
+            }
+            return self.direct_thread(id);
+        }
+        let Some(bot) = bot else {
+            return Err(CollabError::invalid(format!(
+                "bot_id: conversation {id} is a {} conversation; say whose work (bot_id, a member)",
+                session.kind.as_str()
+            )));
+        };
+        let present = self
+            .store()
+            .read(|tx| tx.members(id))?
+            .iter()
+            .any(|m| m.bot_id == bot && m.left_at.is_none());
+        if !present {
+            return Err(CollabError::invalid(format!(
+                "bot_id: Bot {bot} is not a member of conversation {id}"
+            )));
+        }
+        self.store()
+            .read(|tx| tx.session_thread(id, bot, CONVERSATION))?
+            .ok_or_else(|| {
+                CollabError::invalid(format!("Bot {bot} has no work in conversation {id} yet"))
             })
     }
 

@@ -48,6 +48,19 @@
 
   // The commands a turn ran, under its last reply (commands.js).
   const cmd = window.troupeCommands({ $, el, state, api, scrollToEnd });
+  // activity.js: what working Bots do, and a group's paused members with their Continue.
+  const act = window.troupeActivity({ $, el, state, api, refreshView: () => grp.refreshView() });
+
+  // The Bots panel (bots.js): the list, the new-Bot form, the new conversation's Bot picker.
+  const bots = window.troupeBots({
+    $,
+    el,
+    state,
+    api,
+    showError,
+    renderSessions: () => renderSessions(),
+    renderHeader: () => renderHeader(),
+  });
 
   // Stops (holds.js), created below; group.js tells it when members change.
   let hold = null;
@@ -63,9 +76,12 @@
     selectSession,
     setRunning,
     sessionTitle,
-    scriptedSuffix,
+    scriptedSuffix: bots.scriptedSuffix,
     upsertMessage,
-    onMembers: () => hold && hold.renderComposer(),
+    onMembers: () => {
+      if (hold) hold.renderComposer();
+      act.renderPauses();
+    },
   });
 
   // Work (work.js): the conversation's jobs, its Bots' work items, delegation records.
@@ -142,138 +158,10 @@
     return bot.name;
   }
 
-  // Bots with `scripted: true` are the daemon's built-in demo; a Bot whose endpoint kind is
-  // "scripted" replays a script file. Neither calls a real model, and the page says so.
-  function isScriptedEndpoint(bot) {
-    return !!(bot && bot.endpoint && bot.endpoint.kind === "scripted");
-  }
-
-  function endpointLabel(bot) {
-    if (bot.scripted) return "scripted demo";
-    const ep = bot.endpoint;
-    if (!ep) return "daemon default endpoint";
-    if (ep.kind === "scripted") return "scripted (canned replies)";
-    return ep.kind + (ep.model ? " · " + ep.model : "");
-  }
-
-  function scriptedSuffix(bot) {
-    // A name that says it already ("Demo (scripted)") is not told twice.
-    if (!bot || /scripted/i.test(bot.name)) return "";
-    if (bot.scripted) return "scripted demo";
-    if (isScriptedEndpoint(bot)) return "scripted";
-    return "";
-  }
-
   function isPhone() {
     return window.matchMedia("(max-width: 719px)").matches; // as style.css's phone rules
   }
 
-  // ---------- Bots ----------
-
-  async function loadBots() {
-    const [bots, roles] = await Promise.all([api("GET", "/v1/bots"), api("GET", "/v1/roles")]);
-    state.bots = new Map((bots || []).map((b) => [b.id, b]));
-    const def = (roles || []).find((r) => r.role === "default");
-    state.defaultRole = def ? def.endpoint : null;
-    renderBotKind();
-    renderBots();
-    renderSessions();
-    if (state.current) renderHeader();
-  }
-
-  function renderBots() {
-    const list = $("#bot-list");
-    list.replaceChildren();
-    for (const bot of state.bots.values()) {
-      const li = el("li", "bot-item");
-      li.dataset.id = bot.id;
-      li.appendChild(el("span", "bot-name", bot.name));
-      const scripted = bot.scripted || isScriptedEndpoint(bot);
-      li.appendChild(el("span", scripted ? "badge scripted" : "badge", endpointLabel(bot)));
-      if (bot.key_present === false && bot.endpoint && bot.endpoint.api_key_env) {
-        const warn = el("span", "badge failed", "$" + bot.endpoint.api_key_env + " is not set");
-        warn.title = "The daemon's environment has no variable " + bot.endpoint.api_key_env;
-        li.appendChild(warn);
-      }
-      if (bot.archived) li.appendChild(el("span", "badge", "archived"));
-      if (bot.persona) {
-        const p = el("p", "bot-persona hint", bot.persona);
-        li.appendChild(p);
-      }
-      list.appendChild(li);
-    }
-    if (state.bots.size === 0) {
-      list.appendChild(el("li", "hint", "No Bots yet. Add one below."));
-      $("#bots-details").open = true;
-    }
-    // Bot picker of the "new conversation" form.
-    const sel = $("#session-bot");
-    const prev = sel.value;
-    sel.replaceChildren();
-    for (const bot of state.bots.values()) {
-      if (bot.archived) continue;
-      const suffix = scriptedSuffix(bot);
-      const opt = el("option", null, bot.name + (suffix ? " (" + suffix + ")" : ""));
-      opt.value = String(bot.id);
-      sel.appendChild(opt);
-    }
-    if (prev && [...sel.options].some((o) => o.value === prev)) sel.value = prev;
-  }
-
-  // The new-Bot form offers the daemon's `default` role first, and picks it while the person
-  // has not chosen a kind: set it (README) and a Bot needs no endpoint of its own.
-  function renderBotKind() {
-    const ep = state.defaultRole;
-    $("#bot-default-hint").textContent = ep
-      ? "Uses the default role, now " + ep.kind + (ep.model ? " · " + ep.model : "") +
-        ", and follows it when it changes."
-      : "No default role is set yet: this Bot's turns fail until one is (PUT /v1/roles/default, or default in the config file).";
-    if (!state.botKindChosen) $("#bot-kind").value = ep ? "default" : "openai";
-    updateBotFormFields();
-  }
-
-  function updateBotFormFields() {
-    const kind = $("#bot-kind").value;
-    for (const f of document.querySelectorAll("#new-bot-form .field[data-for]")) {
-      f.hidden = !f.dataset.for.split(" ").includes(kind);
-    }
-  }
-
-  async function submitBot(ev) {
-    ev.preventDefault();
-    const errEl = $("#bot-error");
-    showError(errEl, null);
-    const kind = $("#bot-kind").value;
-    const body = { name: $("#bot-name").value.trim() };
-    const persona = $("#bot-persona").value.trim();
-    if (persona) body.persona = persona;
-    const model = $("#bot-model").value.trim();
-    const endpoint = { kind, model: model || (kind === "scripted" ? "scripted" : "") };
-    if (kind === "scripted") {
-      endpoint.script = $("#bot-script").value.trim();
-    } else {
-      const base = $("#bot-base-url").value.trim();
-      const keyEnv = $("#bot-api-key-env").value.trim();
-      if (base) endpoint.base_url = base;
-      if (keyEnv) endpoint.api_key_env = keyEnv;
-    }
-    // No endpoint of its own: the Bot uses the `default` role.
-    if (kind !== "default") body.endpoint = endpoint;
-    const btn = $("#bot-submit");
-    btn.disabled = true;
-    try {
-      await api("POST", "/v1/bots", body);
-      $("#new-bot-form").reset();
-      state.botKindChosen = false;
-      await loadBots();
-    } catch (e) {
-      showError(errEl, e);
-    } finally {
-      btn.disabled = false;
-    }
-  }
-
-  // ---------- Sessions ----------
 
   async function loadSessions() {
     const sessions = await api("GET", "/v1/sessions");
@@ -348,7 +236,7 @@
     $("#conv-title").textContent = sessionTitle(s);
     const names = (s.bot_ids || []).map((id) => {
       const b = state.bots.get(id);
-      return b ? b.name + " · " + endpointLabel(b) : "Bot " + id;
+      return b ? b.name + " · " + bots.endpointLabel(b) : "Bot " + id;
     });
     $("#conv-sub").textContent = names.join(", ");
     grp.renderMembers();
@@ -425,6 +313,7 @@
     $("#send").disabled = false;
     showError($("#composer-error"), null);
     grp.enter();
+    act.enter();
     work.enter();
     deliv.enter();
     qual.enter();
@@ -628,6 +517,7 @@
     };
     const live = () => gen === state.gen;
     grp.listen(es, live);
+    act.listen(es, live);
     work.listen(es, live);
     hold.listen(es, live);
     edit.listen(es, live);
@@ -741,16 +631,7 @@
   // ---------- start ----------
 
   function init() {
-    $("#bot-kind").addEventListener("change", () => {
-      state.botKindChosen = true;
-      updateBotFormFields();
-    });
-    updateBotFormFields();
-    $("#new-bot-form").addEventListener("submit", submitBot);
-    // The default role may have been set (curl, config) since the page loaded.
-    $("#bots-details").addEventListener("toggle", () => {
-      if ($("#bots-details").open) loadBots().catch(() => {});
-    });
+    bots.bind();
     $("#new-session").addEventListener("click", openNewSessionForm);
     $("#session-cancel").addEventListener("click", () => {
       $("#new-session-form").hidden = true;
@@ -778,7 +659,8 @@
       setSidebarCollapsed(!$("#sidebar").classList.contains("collapsed"));
     });
 
-    loadBots()
+    bots
+      .loadBots()
       .then(loadSessions)
       .then(() => {
         // A link like /#session=12 opens that conversation.

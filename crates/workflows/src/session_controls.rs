@@ -12,7 +12,7 @@ use troupe_core::drive::RootState;
 use troupe_core::message::{Finish, Origin, Part, Role};
 use troupe_core::pause::PauseReason;
 use troupe_core::run::RunStatus;
-use troupe_core::{MessageId, RunId, SessionId, ThreadId};
+use troupe_core::{BotId, MessageId, RunId, SessionId, ThreadId};
 use troupe_engine::{DriveOutcome, StopMode};
 use troupe_store::{NewMessage, StoreError, TaskStatus, Tx};
 
@@ -149,7 +149,17 @@ impl Workflows {
         &self,
         session: SessionId,
     ) -> Result<ContinueReport, WorkflowError> {
-        let thread = self.collab.direct_thread(session)?;
+        self.continue_member(session, None).await
+    }
+
+    /// Continue one Bot's work in a conversation: a direct's Bot (`bot` may be left out), or a
+    /// member of a group or Bot↔Bot direct, whose threads pause each on its own.
+    pub async fn continue_member(
+        &self,
+        session: SessionId,
+        bot: Option<BotId>,
+    ) -> Result<ContinueReport, WorkflowError> {
+        let thread = self.collab.control_thread(session, bot)?;
         // Continue is the person's word to the Bot: it lifts the stops a line would, and work
         // another stop still covers stays held (409 held).
         self.collab.go_on_by_person(thread).await?;
@@ -195,7 +205,16 @@ impl Workflows {
 
     /// Abandon the session's interrupted or live work. Idempotent; reports what it changed.
     pub async fn abandon(&self, session: SessionId) -> Result<AbandonReport, WorkflowError> {
-        let thread = self.collab.direct_thread(session)?;
+        self.abandon_member(session, None).await
+    }
+
+    /// Abandon one Bot's interrupted or live work in a conversation (as `continue_member`).
+    pub async fn abandon_member(
+        &self,
+        session: SessionId,
+        bot: Option<BotId>,
+    ) -> Result<AbandonReport, WorkflowError> {
+        let thread = self.collab.control_thread(session, bot)?;
         let facts = self.store().read(|tx| {
             let t = tx.thread(thread)?;
             Ok(AbandonFacts {
@@ -261,7 +280,6 @@ impl Workflows {
             }
         }
         report.changed = report.stopped_run_id.is_some()
-            || !report.cancelled_tasks.is_empty()
             || !report.cancelled_tasks.is_empty()
             || report.terminalized_message_id.is_some()
             || report.workflow_cancelled.is_some()

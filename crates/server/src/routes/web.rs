@@ -25,6 +25,8 @@ const CEILING_JS: &str = include_str!("../../web/ceiling.js");
 const QUALITY_JS: &str = include_str!("../../web/quality.js");
 const NOTIFICATIONS_JS: &str = include_str!("../../web/notifications.js");
 const UNREAD_JS: &str = include_str!("../../web/unread.js");
+const ACTIVITY_JS: &str = include_str!("../../web/activity.js");
+const BOTS_JS: &str = include_str!("../../web/bots.js");
 const CUTOFF_JS: &str = include_str!("../../web/cutoff.js");
 const HTTP_JS: &str = include_str!("../../web/http.js");
 const RUNTIME_BOSS_JS: &str = include_str!("../../web/runtime_boss.js");
@@ -151,6 +153,8 @@ pub fn router() -> Router<AppState> {
             get(|| async { script(NOTIFICATIONS_JS) }),
         )
         .route("/unread.js", get(|| async { script(UNREAD_JS) }))
+        .route("/activity.js", get(|| async { script(ACTIVITY_JS) }))
+        .route("/bots.js", get(|| async { script(BOTS_JS) }))
         .route("/cutoff.js", get(|| async { script(CUTOFF_JS) }))
         .route("/http.js", get(|| async { script(HTTP_JS) }))
         .route(

@@ -3,11 +3,14 @@
 
 use crate::AppState;
 use crate::error::{ApiError, ApiJson, ErrorBody};
-use crate::routes::path_id;
+use crate::routes::sessions::query;
+use crate::routes::{path_id, query_id};
 use axum::Json;
-use axum::extract::{Path, State};
+use axum::extract::rejection::QueryRejection;
+use axum::extract::{Path, Query, State};
 use axum::http::StatusCode;
-use troupe_core::SessionId;
+use serde::Deserialize;
+use troupe_core::{BotId, SessionId};
 use troupe_workflows::{
     AbandonReport, ContinueReport, SetWorkflowRequest, WorkflowError, WorkflowView, Workflows,
 };
@@ -90,38 +93,59 @@ async fn set_workflow(
     Ok(Json(workflows(&state).set_workflow(id, req).await?))
 }
 
+/// Whose work Continue and Abandon act on.
+#[derive(Deserialize, utoipa::IntoParams)]
+#[into_params(parameter_in = Query)]
+pub struct MemberQuery {
+    /// The member whose work it is: required in a group or a Bot↔Bot direct (each member's work
+    /// pauses on its own); in a person's direct it may be left out, or name that direct's Bot.
+    #[param(value_type = Option<i64>)]
+    pub bot_id: Option<String>,
+}
+
+fn member(q: Result<Query<MemberQuery>, QueryRejection>) -> Result<Option<BotId>, ApiError> {
+    let q = query(q)?;
+    query_id::<BotId>("bot_id", q.bot_id.as_deref())
+}
+
 #[utoipa::path(
     post, path = "/v1/sessions/{id}/continue", tag = "workflows",
-    params(("id" = i64, Path, description = "Conversation id")),
+    params(("id" = i64, Path, description = "Conversation id"), MemberQuery),
     responses(
         (status = 200, description = "The latch is lifted and a drive forced; `drive` says what it did (a running session is never driven)", body = ContinueReport),
         (status = 400, description = "The id is not a number", body = ErrorBody),
         (status = 404, description = "No such conversation", body = ErrorBody),
+        (status = 422, description = "A group or Bot↔Bot direct without `bot_id`, or a `bot_id` that is no member", body = ErrorBody),
     )
 )]
 async fn continue_session(
     State(state): State<AppState>,
     Path(id): Path<String>,
+    q: Result<Query<MemberQuery>, QueryRejection>,
 ) -> Result<Json<ContinueReport>, ApiError> {
     let id = path_id::<SessionId>(&id)?;
+    let bot = member(q)?;
     state.collab.live_conversation(id)?;
-    Ok(Json(workflows(&state).continue_session(id).await?))
+    Ok(Json(workflows(&state).continue_member(id, bot).await?))
 }
 
 #[utoipa::path(
     post, path = "/v1/sessions/{id}/abandon", tag = "workflows",
-    params(("id" = i64, Path, description = "Conversation id")),
+    params(("id" = i64, Path, description = "Conversation id"), MemberQuery),
     responses(
         (status = 200, description = "What was abandoned: live turn stopped, interrupted task ended, workflow cancelled, latch lifted (a repeat changes nothing)", body = AbandonReport),
         (status = 400, description = "The id is not a number", body = ErrorBody),
         (status = 404, description = "No such conversation", body = ErrorBody),
+        (status = 422, description = "A group or Bot↔Bot direct without `bot_id`, or a `bot_id` that is no member", body = ErrorBody),
     )
 )]
 async fn abandon_session(
     State(state): State<AppState>,
     Path(id): Path<String>,
+    q: Result<Query<MemberQuery>, QueryRejection>,
 ) -> Result<Json<AbandonReport>, ApiError> {
     let id = path_id::<SessionId>(&id)?;
+    let bot = member(q)?;
     state.collab.live_conversation(id)?;
-    Ok(Json(workflows(&state).abandon(id).await?))
+    Ok(Json(workflows(&state).abandon_member(id, bot).await?))
 }

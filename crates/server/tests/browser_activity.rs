@@ -1,0 +1,151 @@
+//! Real-browser test of what a group shows about its Bots' work besides their lines: the
+//! activity line (a working Bot's steps, tool calls and a failure streak, gone when its turn
+//! ends) and a member whose turn failed, paused on its own with Continue under the header.
+//!
+//! Same setup as `tests/browser.rs` (Debian's `chromium` and `chromium-driver`; without
+//! chromedriver the test prints a notice and returns unless `TROUPE_REQUIRE_BROWSER=1`). On
+//! failure a screenshot goes to `target/browser-activity-failure.png`.
+//!
+//! ```text
+//! cargo test -p troupe-server --test browser_activity
+//! ```
+
+mod browser_support;
+
+use anyhow::{Result, anyhow, bail};
+use browser_support::page::{
+    SHORT, TURN, add_scripted_bot, click, click_session, elements, fill, wait_bot_line, wait_hidden,
+};
+use browser_support::{BrowserRun, Daemon, RECOVERED_REPLY, failing_script, poll};
+use fantoccini::{Client, Locator};
+use serde_json::{Value, json};
+
+const DONE_TEXT: &str = "Nothing to read there; done.";
+
+/// Three reads of a file that is not there (a failure streak), then four quiet seconds, then
+/// its answer: long enough for the page to show the streak while the turn still runs.
+fn worker_script() -> String {
+    let read = json!({"tool_calls": [{"name": "read_file", "arguments": {"path": "missing.txt"}}]});
+    json!({
+        "name": "browser-worker",
+        "steps": [read, read, read, {"text": DONE_TEXT, "delay_ms": 4000}],
+        "on_exhausted": "repeat_last"
+    })
+    .to_string()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn web_page_shows_a_working_bots_activity_and_a_paused_members_continue() {
+    let Some(h) = BrowserRun::start().await else {
+        return;
+    };
+    let worker = h.script("worker.json", worker_script());
+    let failing = h.script("failing.json", failing_script());
+    let result = scenario(&h.client, &h.daemon, &worker, &failing).await;
+    h.finish(result, "browser-activity-failure.png").await;
+}
+
+async fn scenario(
+    c: &Client,
+    daemon: &Daemon,
+    worker: &std::path::Path,
+    failing: &std::path::Path,
+) -> Result<()> {
+    c.goto(&daemon.login_link).await?;
+    c.wait()
+        .at_most(SHORT)
+        .for_element(Locator::Css("#new-bot-form"))
+        .await?;
+    add_scripted_bot(c, "Worker", worker).await?;
+    add_scripted_bot(c, "Failing", failing).await?;
+    let http = daemon.http();
+    let bots: Vec<Value> = http
+        .get(format!("{}/v1/bots", daemon.base_url))
+        .send()
+        .await?
+        .error_for_status()?
+        .json()
+        .await?;
+    let id = |name: &str| {
+        bots.iter()
+            .find(|b| b["name"] == name)
+            .and_then(|b| b["id"].as_i64())
+            .ok_or_else(|| anyhow!("no Bot {name}"))
+    };
+    let group: Value = http
+        .post(format!("{}/v1/sessions", daemon.base_url))
+        .json(
+            &json!({"kind": "group", "title": "Crew", "bot_ids": [id("Worker")?, id("Failing")?]}),
+        )
+        .send()
+        .await?
+        .error_for_status()?
+        .json()
+        .await?;
+    if group["id"].as_i64().is_none() {
+        bail!("no group made: {group}");
+    }
+    // The list polls for new conversations; the group shows there, and opens on a click.
+    poll("the group in the list", SHORT, || async {
+        let rows = elements(c, ".session-item").await?;
+        Ok(rows.iter().any(|r| r.text.contains("Crew")).then_some(()))
+    })
+    .await?;
+    click_session(c, "Crew").await?;
+    c.wait()
+        .at_most(SHORT)
+        .for_element(Locator::Css("#member-chips .chip"))
+        .await?;
+
+    // --- Worker's tool calls fail three times in a row: the activity line says so meanwhile
+    fill(c, "#composer", "@Worker read missing.txt").await?;
+    click(c, "#send").await?;
+    poll(
+        "Worker's activity with its failure streak",
+        TURN,
+        || async {
+            let items = elements(c, "#activity .activity-item").await?;
+            Ok(items
+                .iter()
+                .any(|i| {
+                    i.visible
+                        && i.text.contains("Worker")
+                        && i.text.contains("3 tool calls")
+                        && i.text.contains("read_file failed 3 times in a row")
+                })
+                .then_some(()))
+        },
+    )
+    .await?;
+    wait_bot_line(c, "Worker", DONE_TEXT).await?;
+    wait_hidden(c, "#activity", SHORT).await?;
+
+    // --- Failing's turn fails: it alone is paused, with its own Continue
+    fill(c, "#composer", "@Failing please start").await?;
+    click(c, "#send").await?;
+    poll("Failing's paused line with its buttons", TURN, || async {
+        let rows = elements(c, "#member-pauses .member-paused").await?;
+        Ok(rows
+            .iter()
+            .any(|r| {
+                r.visible
+                    && r.text.contains("Failing")
+                    && r.text.contains("its last turn failed")
+                    && r.text.contains("Continue")
+                    && r.text.contains("Abandon")
+            })
+            .then_some(()))
+    })
+    .await?;
+    if !elements(c, "#paused").await?.iter().all(|p| !p.visible) {
+        bail!("the direct's pause banner shows in a group");
+    }
+    click(
+        c,
+        "#member-pauses .member-paused button[data-action=continue]",
+    )
+    .await?;
+    wait_bot_line(c, "Failing", RECOVERED_REPLY).await?;
+    wait_hidden(c, "#member-pauses", SHORT).await?;
+    Ok(())
+}

@@ -1,0 +1,186 @@
+// Troupe web page: what each working Bot of the open conversation is doing, in one line under
+// the header, and, in a group, each member whose work is paused, with its Continue and Abandon.
+// A Bot can work for minutes with nothing said (tool after tool); without this the person saw
+// only "working", even when every call failed the same way.
+// app.js creates it with the shared state and helpers it needs.
+"use strict";
+
+window.troupeActivity = function (ctx) {
+  const { $, el, state, api, refreshView } = ctx;
+  const turns = new Map(); // turn id -> {bot, tool, hops, calls, note}
+  const fetchedAt = new Map(); // turn id -> when its record was last read (ms)
+  const pending = new Map(); // turn id -> timer of the read put off by READ_EVERY_MS
+  const READ_EVERY_MS = 1500; // a Bot calls tools faster than the page needs to re-read them
+
+  function botName(id) {
+    const bot = state.bots.get(id);
+    return bot ? bot.name : "A Bot";
+  }
+
+  function render() {
+    const box = $("#activity");
+    box.replaceChildren();
+    for (const [id, t] of turns) {
+      const li = el("li", "activity-item");
+      li.dataset.turnId = id;
+      const parts = [];
+      if (t.hops) parts.push("step " + t.hops);
+      if (t.calls) parts.push(t.calls + (t.calls === 1 ? " tool call" : " tool calls"));
+      if (t.tool) parts.push("last " + t.tool);
+      li.appendChild(el("span", "activity-bot", t.bot === null ? "Working" : botName(t.bot)));
+      li.appendChild(el("span", "activity-what", parts.length ? parts.join(" · ") : "thinking"));
+      if (t.note) li.appendChild(el("span", "activity-note", t.note));
+      box.appendChild(li);
+    }
+    box.hidden = turns.size === 0;
+  }
+
+  // The stored turn: its step and call counts and the last failure streak it reported.
+  async function read(id, gen) {
+    fetchedAt.set(id, Date.now());
+    let t;
+    try {
+      t = await api("GET", "/v1/turns/" + encodeURIComponent(id));
+    } catch (e) {
+      return;
+    }
+    if (gen !== state.gen || !t) return;
+    if (t.status !== "running") {
+      turns.delete(id);
+    } else {
+      const cur = turns.get(id) || { tool: null };
+      const notes = t.failure_notes || [];
+      turns.set(id, {
+        bot: t.bot_id === undefined ? null : t.bot_id,
+        tool: cur.tool,
+        hops: t.hops,
+        calls: t.tool_calls,
+        note: notes.length ? notes[notes.length - 1] : null,
+      });
+    }
+    render();
+  }
+
+  function seen(id, tool, gen) {
+    const key = String(id);
+    const cur = turns.get(key) || { bot: null, hops: 0, calls: 0, note: null };
+    cur.tool = tool;
+    turns.set(key, cur);
+    render();
+    const wait = READ_EVERY_MS - (Date.now() - (fetchedAt.get(key) || 0));
+    if (wait <= 0) read(key, gen);
+    else if (!pending.has(key)) {
+      // One read after the quiet spell, so the counts do not stop a call behind.
+      pending.set(key, setTimeout(() => {
+        pending.delete(key);
+        if (gen === state.gen && turns.has(key)) read(key, gen);
+      }, wait));
+    }
+  }
+
+  // A conversation opened while a Bot works shows it at once.
+  async function enter() {
+    turns.clear();
+    fetchedAt.clear();
+    for (const timer of pending.values()) clearTimeout(timer);
+    pending.clear();
+    render();
+    const gen = state.gen;
+    let list;
+    try {
+      list = await api("GET", "/v1/turns?session_id=" + encodeURIComponent(state.current.id));
+    } catch (e) {
+      return;
+    }
+    if (gen !== state.gen || !Array.isArray(list)) return;
+    for (const t of list.filter((t) => t.status === "running")) await read(String(t.id), gen);
+  }
+
+  function listen(es, live) {
+    const parse = (e) => {
+      try {
+        return JSON.parse(e.data);
+      } catch (err) {
+        return null;
+      }
+    };
+    es.addEventListener("tool_started", (e) => {
+      const n = parse(e);
+      if (live() && n && n.turn_id !== undefined) seen(n.turn_id, n.name, state.gen);
+    });
+    es.addEventListener("run_started", (e) => {
+      const ev = parse(e);
+      if (live() && ev && ev.run_id !== undefined && ev.run_id !== null) read(String(ev.run_id), state.gen);
+    });
+    es.addEventListener("run_ended", (e) => {
+      const ev = parse(e);
+      if (!live() || !ev || ev.run_id === undefined || ev.run_id === null) return;
+      turns.delete(String(ev.run_id));
+      render();
+    });
+  }
+
+  // ---------- a group's paused members ----------
+
+  const PAUSED = {
+    failed: "its last turn failed",
+    aborted: "its turn was stopped",
+    interrupted: "its turn was cut off",
+    workflow: "its workflow paused it",
+  };
+  let shownPauses = "";
+
+  // A direct's pause is the conversation's own banner (#paused); in a group each member pauses
+  // on its own, so each gets its line and its buttons.
+  function renderPauses() {
+    const s = state.current;
+    const members = s && s.kind !== "direct" ? (s.members || []).filter((m) => m.paused) : [];
+    const key = JSON.stringify([s && s.id, members.map((m) => [m.bot_id, m.paused])]);
+    if (key === shownPauses) return;
+    shownPauses = key;
+    const box = $("#member-pauses");
+    box.replaceChildren();
+    for (const m of members) {
+      const li = el("li", "notice member-paused");
+      li.dataset.botId = m.bot_id;
+      let text = m.name + " will not go on by itself: " + (PAUSED[m.paused.reason] || m.paused.reason);
+      if (m.paused.description) text += " (" + m.paused.description + ")";
+      li.appendChild(el("span", "member-paused-why", text));
+      const err = el("span", "error", "");
+      err.hidden = true;
+      for (const [what, label, cls] of [
+        ["continue", "Continue", null],
+        ["abandon", "Abandon", "danger"],
+      ]) {
+        const b = el("button", cls, label);
+        b.type = "button";
+        b.dataset.action = what;
+        b.addEventListener("click", () => memberAction(b, err, m.bot_id, what));
+        li.appendChild(b);
+      }
+      li.appendChild(err);
+      box.appendChild(li);
+    }
+    box.hidden = members.length === 0;
+  }
+
+  async function memberAction(btn, err, bot, what) {
+    const gen = state.gen;
+    const path = "/v1/sessions/" + encodeURIComponent(state.current.id) + "/" + what +
+      "?bot_id=" + encodeURIComponent(bot);
+    btn.disabled = true;
+    err.hidden = true;
+    try {
+      await api("POST", path, {});
+      if (gen === state.gen) refreshView();
+    } catch (e) {
+      if (gen !== state.gen) return;
+      err.textContent = e.message;
+      err.hidden = false;
+    } finally {
+      btn.disabled = false;
+    }
+  }
+
+  return { enter, listen, renderPauses };
+};
