@@ -62,6 +62,20 @@ async fn s_sv_10_failing_work_is_picked_up_three_times_then_retry_budget_once() 
     assert_eq!(told.len(), 1, "{told:?}");
     assert_eq!(told[0]["code"], "retry_budget");
     assert_eq!(told[0]["offer"], json!([]));
+    // It names only what the person can do here: no ticket, so no board.
+    let line = w
+        .collab
+        .lines(s, None, 1000)
+        .unwrap()
+        .into_iter()
+        .find(|l| {
+            l.control
+                .as_ref()
+                .is_some_and(|c| c["code"] == "retry_budget")
+        })
+        .unwrap();
+    assert!(line.body.contains("write to @Ada"), "{}", line.body);
+    assert!(!line.body.contains("ticket"), "{}", line.body);
     // Nothing is due any more: later ticks read nothing and say nothing again.
     assert!(w.collab.supervise().unwrap().is_empty());
     assert_eq!(supervisor_lines(&w, s).len(), 1);

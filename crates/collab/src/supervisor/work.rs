@@ -154,7 +154,8 @@ fn pick_up(
                     format!(
                         "A turn was cut off while {call} was running, and whether it finished \
                          is unknown, so nothing continues it by itself. Check its result, then \
-                         @ the Bot, press Continue, or change the ticket on the board."
+                         {}.",
+                        ways_on(tx, item)?
                     ),
                 )?;
                 apply::log(tx, item, "supervisor_unknown_effect", json!({"call": call}))?;
@@ -169,9 +170,9 @@ fn pick_up(
                     "retry_budget",
                     format!(
                         "This work failed {} times within an hour and was picked up each time; \
-                         it is not retried again by itself. @ the Bot, press Continue, or \
-                         change the ticket on the board.",
-                        troupe_core::supervisor::PICKUPS_PER_HOUR
+                         it is not retried again by itself. To go on, {}.",
+                        troupe_core::supervisor::PICKUPS_PER_HOUR,
+                        ways_on(tx, item)?
                     ),
                 )?;
                 apply::log(tx, item, "supervisor_retry_budget", json!({}))?;
@@ -227,6 +228,26 @@ fn pick_up(
         }
     }
     Ok(verdict)
+}
+
+/// What the person can do about work the supervisor no longer takes up, as the page offers
+/// it: a line to the Bot always; Continue only where a pause shows it (a direct's banner, a
+/// group member's row); the board only for work on a ticket.
+fn ways_on(tx: &Tx<'_>, item: &WorkItemRecord) -> Result<String, StoreError> {
+    let bot = tx.bot(item.bot_id)?.name;
+    let mut ways = vec![format!("write to @{bot}")];
+    if tx.thread(item.thread_id)?.paused.is_some() {
+        ways.push("press Continue".to_string());
+    }
+    if item.ticket_id.is_some() {
+        ways.push("change the ticket on the board".to_string());
+    }
+    let last = ways.pop().unwrap_or_default();
+    Ok(if ways.is_empty() {
+        last
+    } else {
+        format!("{}, or {last}", ways.join(", "))
+    })
 }
 
 fn pickup_facts(
