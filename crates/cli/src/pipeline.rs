@@ -326,7 +326,13 @@ fn status(args: StatusArgs) -> anyhow::Result<u8> {
                 .unwrap_or_default();
             ids.sort();
             if ids.is_empty() {
-                println!("no sessions in {}", source.display());
+                // A session that ends done is removed (its work is on the branch it
+                // published), so a finished run leaves nothing here: say so.
+                println!(
+                    "no sessions in {}: none running or stopped (a session that ends done is \
+                     removed once it has published; `run --keep-audit DIR` keeps a copy)",
+                    source.display()
+                );
             }
             for id in ids {
                 match Session::open(&source, &id) {

@@ -121,10 +121,12 @@ fn the_documented_example_runs_end_to_end_through_the_binary() {
     let source = s.repo();
     let out = s.troupe(&["status", "--source", source.to_str().unwrap()]);
     assert!(out.status.success());
+    // Nothing left, and the reason why: a done session is removed.
+    let said = text(&out.stdout);
+    assert!(said.contains("no sessions"), "{said}");
     assert!(
-        text(&out.stdout).contains("no sessions"),
-        "{}",
-        text(&out.stdout)
+        said.contains("a session that ends done is removed"),
+        "{said}"
     );
 }
 
