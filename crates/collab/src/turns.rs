@@ -37,6 +37,26 @@ pub struct TurnView {
     pub bounces: u32,
 }
 
+/// A file a turn wrote or deleted, from the effect ledger: what the page shows under the reply
+/// beside the commands the turn ran.
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[derive(Clone, Debug, Serialize)]
+pub struct FileChange {
+    /// write_file or delete_file.
+    pub tool: String,
+    /// The call as recorded before it acted (`write_file hello.txt (2 bytes)`).
+    pub summary: String,
+    /// started, succeeded, refused, failed, or unknown (cut off: whether it happened is not known).
+    pub outcome: String,
+    /// What came of it (`wrote 2 bytes to hello.txt`, or why it failed).
+    pub detail: Option<String>,
+    pub started_at: i64,
+    pub settled_at: Option<i64>,
+}
+
+/// The tools whose effects are files in the workspace (shell and MCP calls have their own views).
+const FILE_TOOLS: [&str; 2] = ["write_file", "delete_file"];
+
 impl TurnView {
     fn new(
         run: RunRecord,
@@ -114,6 +134,26 @@ impl Collab {
             let work = tx.segment_work(id)?;
             Ok(TurnView::new(run, at, waiting_ask, model_calls, work))
         })?)
+    }
+
+    /// The files the turn wrote or deleted, in the order it did so.
+    pub fn file_changes(&self, id: RunId) -> Result<Vec<FileChange>, CollabError> {
+        let effects = self.store().read(|tx| {
+            tx.run(id)?;
+            tx.effects_for_run(id)
+        })?;
+        Ok(effects
+            .into_iter()
+            .filter(|e| FILE_TOOLS.contains(&e.tool.as_str()))
+            .map(|e| FileChange {
+                tool: e.tool,
+                summary: e.summary,
+                outcome: e.outcome.as_str().to_string(),
+                detail: e.detail,
+                started_at: e.started_at,
+                settled_at: e.settled_at,
+            })
+            .collect())
     }
 
     pub fn commands(&self, id: RunId) -> Result<Vec<CommandRecord>, CollabError> {

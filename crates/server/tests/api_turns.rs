@@ -1,5 +1,5 @@
 //! `/v1/turns` over HTTP, and the whole round trip: a line in, the Bot's reply out, and what
-//! its turn did (model calls, shell commands); stopping a running turn.
+//! its turn did (model calls, shell commands, files written); stopping a running turn.
 
 mod support;
 
@@ -193,6 +193,75 @@ async fn stop_ends_the_running_turn_and_keeps_the_partial_reply() {
 }
 
 #[tokio::test]
+async fn the_files_a_turn_wrote_and_deleted_show_as_its_file_changes() {
+    let app = TestApp::start().await;
+    let bot = app
+        .scripted_bot(
+            "Writer",
+            json!({"steps": [
+                {"tool_calls": [{"name": "write_file", "arguments": {"path": "notes/a.txt", "content": "hi"}}]},
+                {"tool_calls": [{"name": "delete_file", "arguments": {"path": "missing.txt"}}]},
+                {"text": "Wrote it."}
+            ]}),
+        )
+        .await;
+    let s = app.direct(bot).await;
+    app.post(
+        &format!("/v1/sessions/{s}/messages"),
+        json!({"body": "write a note"}),
+    )
+    .await
+    .expect(201);
+    app.wait_for_bot_line(s, |l| l["body"] == "Wrote it.").await;
+    app.settle(s).await;
+    let turns = app
+        .get(&format!("/v1/turns?session_id={s}"))
+        .await
+        .expect(200);
+    let files = app
+        .get(&format!("/v1/turns/{}/files", turns[0]["id"]))
+        .await
+        .expect(200);
+    let files = files.as_array().unwrap();
+    assert_eq!(files.len(), 2, "{files:#?}");
+    assert_eq!(files[0]["tool"], "write_file");
+    assert_eq!(files[0]["outcome"], "succeeded");
+    assert!(
+        files[0]["summary"]
+            .as_str()
+            .unwrap()
+            .contains("notes/a.txt"),
+        "{files:#?}"
+    );
+    assert!(
+        files[0]["detail"].as_str().unwrap().contains("notes/a.txt"),
+        "{files:#?}"
+    );
+    assert_eq!(files[1]["tool"], "delete_file");
+    assert_ne!(files[1]["outcome"], "succeeded", "no such file: {files:#?}");
+    // A turn that wrote nothing has none.
+    let bot = app
+        .scripted_bot("Talker", json!({"steps": [{"text": "Just talk."}]}))
+        .await;
+    let s = app.direct(bot).await;
+    app.post(&format!("/v1/sessions/{s}/messages"), json!({"body": "hi"}))
+        .await
+        .expect(201);
+    app.wait_for_bot_line(s, |l| l["body"] == "Just talk.")
+        .await;
+    let turns = app
+        .get(&format!("/v1/turns?session_id={s}"))
+        .await
+        .expect(200);
+    assert_eq!(
+        app.get(&format!("/v1/turns/{}/files", turns[0]["id"]))
+            .await
+            .expect(200),
+        json!([])
+    );
+}
+
+#[tokio::test]
 async fn turn_refusals() {
     let app = TestApp::start().await;
     let bot = app
@@ -228,9 +297,13 @@ async fn turn_refusals() {
     app.get("/v1/turns/999999/commands")
         .await
         .expect_error(404, "not_found");
+    app.get("/v1/turns/999999/files")
+        .await
+        .expect_error(404, "not_found");
     for r in [
         app.get("/v1/turns/abc").await,
         app.get("/v1/turns/abc/commands").await,
+        app.get("/v1/turns/abc/files").await,
     ] {
         r.expect_error(400, "bad_request");
         assert!(r.message().contains("not a valid RunId"), "{}", r.message());

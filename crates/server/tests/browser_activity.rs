@@ -1,6 +1,7 @@
 //! Real-browser test of what a group shows about its Bots' work besides their lines: the
 //! activity line (a working Bot's steps, tool calls and a failure streak, gone when its turn
-//! ends) and a member whose turn failed, paused on its own with Continue under the header.
+//! ends), the files a turn wrote under its reply, and a member whose turn failed, paused on its
+//! own with Continue under the header.
 //!
 //! Same setup as `tests/browser.rs` (Debian's `chromium` and `chromium-driver`; without
 //! chromedriver the test prints a notice and returns unless `TROUPE_REQUIRE_BROWSER=1`). On
@@ -14,7 +15,8 @@ mod browser_support;
 
 use anyhow::{Result, anyhow, bail};
 use browser_support::page::{
-    SHORT, TURN, add_scripted_bot, click, click_session, elements, fill, wait_bot_line, wait_hidden,
+    SHORT, TURN, add_scripted_bot, click, click_session, elements, fill, start_conversation,
+    wait_bot_line, wait_hidden,
 };
 use browser_support::{BrowserRun, Daemon, RECOVERED_REPLY, failing_script, poll};
 use fantoccini::{Client, Locator};
@@ -34,6 +36,21 @@ fn worker_script() -> String {
     .to_string()
 }
 
+const NOTED: &str = "Noted in notes.txt.";
+
+/// Writes a note, then says so.
+fn scribe_script() -> String {
+    json!({
+        "name": "browser-scribe",
+        "steps": [
+            {"tool_calls": [{"name": "write_file", "arguments": {"path": "notes.txt", "content": "hi"}}]},
+            {"text": NOTED}
+        ],
+        "on_exhausted": "repeat_last"
+    })
+    .to_string()
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn web_page_shows_a_working_bots_activity_and_a_paused_members_continue() {
     let Some(h) = BrowserRun::start().await else {
@@ -41,16 +58,13 @@ async fn web_page_shows_a_working_bots_activity_and_a_paused_members_continue() 
     };
     let worker = h.script("worker.json", worker_script());
     let failing = h.script("failing.json", failing_script());
-    let result = scenario(&h.client, &h.daemon, &worker, &failing).await;
+    let scribe = h.script("scribe.json", scribe_script());
+    let result = scenario(&h.client, &h.daemon, [&worker, &failing, &scribe]).await;
     h.finish(result, "browser-activity-failure.png").await;
 }
 
-async fn scenario(
-    c: &Client,
-    daemon: &Daemon,
-    worker: &std::path::Path,
-    failing: &std::path::Path,
-) -> Result<()> {
+async fn scenario(c: &Client, daemon: &Daemon, scripts: [&std::path::Path; 3]) -> Result<()> {
+    let [worker, failing, scribe] = scripts;
     c.goto(&daemon.login_link).await?;
     c.wait()
         .at_most(SHORT)
@@ -58,6 +72,7 @@ async fn scenario(
         .await?;
     add_scripted_bot(c, "Worker", worker).await?;
     add_scripted_bot(c, "Failing", failing).await?;
+    add_scripted_bot(c, "Scribe", scribe).await?;
     let http = daemon.http();
     let bots: Vec<Value> = http
         .get(format!("{}/v1/bots", daemon.base_url))
@@ -147,5 +162,19 @@ async fn scenario(
     .await?;
     wait_bot_line(c, "Failing", RECOVERED_REPLY).await?;
     wait_hidden(c, "#member-pauses", SHORT).await?;
+
+    // --- In a direct, the file a turn wrote shows under its reply
+    start_conversation(c, "Scribe", "Notes").await?;
+    fill(c, "#composer", "note it down").await?;
+    click(c, "#send").await?;
+    wait_bot_line(c, "Scribe", NOTED).await?;
+    poll("the written file under Scribe's reply", TURN, || async {
+        let rows = elements(c, ".msg.bot .commands .file-change").await?;
+        Ok(rows
+            .iter()
+            .any(|r| r.visible && r.text.contains("notes.txt"))
+            .then_some(()))
+    })
+    .await?;
     Ok(())
 }

@@ -1,5 +1,6 @@
 // Troupe web page: the shell commands a turn ran, each a collapsed block (command, exit
-// status, duration, output tail) under the Bot's last reply of that turn.
+// status, duration, output tail) under the Bot's last reply of that turn, and the files it
+// wrote or deleted, a line each.
 // app.js creates it with the shared state and helpers it needs.
 "use strict";
 
@@ -30,17 +31,29 @@ window.troupeCommands = function (ctx) {
     }
   }
 
+  // The turn's commands, then the files it wrote or deleted (the effect ledger's record).
   async function loadCommands(turnId, gen) {
-    let cmds;
+    const base = "/v1/turns/" + encodeURIComponent(turnId);
+    let cmds, files;
     try {
-      cmds = await api("GET", "/v1/turns/" + encodeURIComponent(turnId) + "/commands");
+      [cmds, files] = await Promise.all([api("GET", base + "/commands"), api("GET", base + "/files")]);
     } catch (e) {
       return;
     }
-    if (gen !== state.gen || !Array.isArray(cmds) || cmds.length === 0) return;
+    if (gen !== state.gen || !Array.isArray(cmds) || !Array.isArray(files)) return;
+    if (cmds.length === 0 && files.length === 0) return;
     const box = commandsBoxFor(turnId);
     box.replaceChildren();
     for (const c of cmds) box.appendChild(renderCommand(c));
+    for (const f of files) box.appendChild(renderFile(f));
+  }
+
+  function renderFile(f) {
+    const ok = f.outcome === "succeeded";
+    const text = ok && f.detail ? f.detail : f.summary + " · " + f.outcome + (f.detail ? ": " + f.detail : "");
+    const row = el("div", ok ? "file-change" : "file-change nonzero", text);
+    row.dataset.tool = f.tool;
+    return row;
   }
 
   // The commands block sits under the Bot's last reply of the turn.

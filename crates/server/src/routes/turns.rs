@@ -9,7 +9,7 @@ use axum::Json;
 use axum::extract::rejection::QueryRejection;
 use axum::extract::{Path, Query, State};
 use serde::{Deserialize, Serialize};
-use troupe_collab::TurnView;
+use troupe_collab::{FileChange, TurnView};
 use troupe_core::{HoldId, RunId, SessionId};
 use troupe_store::CommandRecord;
 use utoipa_axum::router::OpenApiRouter;
@@ -21,6 +21,7 @@ pub fn router() -> OpenApiRouter<AppState> {
         .routes(routes!(stop_turn))
         .routes(routes!(get_turn))
         .routes(routes!(turn_commands))
+        .routes(routes!(turn_files))
 }
 
 #[derive(Deserialize, utoipa::IntoParams)]
@@ -89,6 +90,22 @@ async fn get_turn(
     Path(id): Path<String>,
 ) -> Result<Json<TurnView>, ApiError> {
     Ok(Json(state.collab.turn(path_id::<RunId>(&id)?)?))
+}
+
+#[utoipa::path(
+    get, path = "/v1/turns/{id}/files", tag = "turns",
+    params(("id" = i64, Path, description = "Turn (run) id")),
+    responses(
+        (status = 200, description = "The files the turn wrote or deleted (write_file, delete_file), from the effect ledger, in order", body = [FileChange]),
+        (status = 400, description = "The id is not a number", body = ErrorBody),
+        (status = 404, description = "No such turn", body = ErrorBody),
+    )
+)]
+async fn turn_files(
+    State(state): State<AppState>,
+    Path(id): Path<String>,
+) -> Result<Json<Vec<FileChange>>, ApiError> {
+    Ok(Json(state.collab.file_changes(path_id::<RunId>(&id)?)?))
 }
 
 #[utoipa::path(
