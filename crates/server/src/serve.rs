@@ -174,7 +174,12 @@ pub async fn serve(opts: ServeOptions) -> anyhow::Result<()> {
         .with_context(|| format!("cannot create data dir {}", opts.data_dir.display()))?;
     let listener = tokio::net::TcpListener::bind(&opts.addr)
         .await
-        .with_context(|| format!("cannot listen on {}", opts.addr))?;
+        .with_context(|| {
+            format!(
+                "cannot listen on {} (--addr takes HOST:PORT, e.g. 127.0.0.1:7878; port 0 picks a free one)",
+                opts.addr
+            )
+        })?;
     let local = listener.local_addr()?;
     // Checked again on the address actually bound: a host name may resolve anywhere.
     if opts.manual_clock {

@@ -310,3 +310,23 @@ async fn no_token_says_what_it_opens_and_stays_on_loopback() {
     );
     assert!(out.stdout.is_empty(), "it never listened");
 }
+
+/// A malformed `--addr` is one clear line saying what it takes, and nothing is served.
+#[test]
+fn a_malformed_listen_address_says_what_it_takes() {
+    let rig = Rig::new(|p| write_config(p, &[], &[], ""));
+    let out = std::process::Command::new(troupe_binary())
+        .args(["serve", "--addr", "nonsense", "--config"])
+        .arg(rig.path("config.toml"))
+        .arg("--data-dir")
+        .arg(rig.path("data"))
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("cannot listen on nonsense") && stderr.contains("HOST:PORT"),
+        "{stderr}"
+    );
+    assert!(out.stdout.is_empty(), "it never listened");
+}
