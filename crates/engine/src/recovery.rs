@@ -73,9 +73,15 @@ impl Engine {
         let store = &self.inner.store;
         let mut owners = crate::node::Owners::default();
         let mut groups = Vec::new();
+        // Threads whose run another live process or node still drives: their open work is
+        // that run's, not unfinished; that owner's own end (or its recovery) settles it.
+        let mut driven = BTreeSet::new();
         for run in store.read(|tx| tx.live_runs())? {
             match self.owner_of(&run, &mut owners)? {
-                crate::node::Owner::Me | crate::node::Owner::Alive => continue,
+                crate::node::Owner::Me | crate::node::Owner::Alive => {
+                    driven.insert(run.thread_id);
+                    continue;
+                }
                 crate::node::Owner::Gone { local } => {
                     self.interrupt_run(&run, local, &mut report, &mut groups)
                         .await?;
@@ -88,7 +94,7 @@ impl Engine {
         let unfinished: Vec<ThreadId> = store.read(|tx| {
             let mut found = Vec::new();
             for t in tx.threads(u32::MAX)? {
-                if !t.latchable() || t.paused.is_some() {
+                if !t.latchable() || t.paused.is_some() || driven.contains(&t.id) {
                     continue;
                 }
                 let root = tx.root_state(t.id)?;

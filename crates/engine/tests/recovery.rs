@@ -147,6 +147,17 @@ async fn runs_of_a_live_process_are_left_alone() {
     let run = crash_mid_shell(h.engine.store(), t, parent);
     let report = h.engine.recover().await.unwrap();
     assert!(report.interrupted_runs.is_empty());
+    // Its open work is that run's, not unfinished: a second process starting beside it (or a
+    // new node) must not latch a thread another one is driving.
+    assert!(report.latched.is_empty(), "{report:?}");
+    assert!(
+        h.engine
+            .store()
+            .read(|tx| tx.thread(t))
+            .unwrap()
+            .paused
+            .is_none()
+    );
     assert_eq!(
         h.engine
             .store()
