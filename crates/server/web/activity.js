@@ -9,7 +9,7 @@ window.troupeActivity = function (ctx) {
   const { $, el, state, api, refreshView } = ctx;
   const turns = new Map(); // turn id -> {bot, tool, hops, calls, note}
   const fetchedAt = new Map(); // turn id -> when its record was last read (ms)
-  const pending = new Map(); // turn id -> timer of the read put off by READ_EVERY_MS
+  const pending = new Map(); // turn id -> timer of its next read
   const READ_EVERY_MS = 1500; // a Bot calls tools faster than the page needs to re-read them
 
   function botName(id) {
@@ -67,14 +67,14 @@ window.troupeActivity = function (ctx) {
     cur.tool = tool;
     turns.set(key, cur);
     render();
-    const wait = READ_EVERY_MS - (Date.now() - (fetchedAt.get(key) || 0));
-    if (wait <= 0) read(key, gen);
-    else if (!pending.has(key)) {
-      // One read after the quiet spell, so the counts do not stop a call behind.
+    if (!fetchedAt.has(key)) read(key, gen);
+    // The step's counts are stored once its tools have run: read again a moment later (one
+    // read per moment however many tools start), so they do not stay a step behind.
+    if (!pending.has(key)) {
       pending.set(key, setTimeout(() => {
         pending.delete(key);
         if (gen === state.gen && turns.has(key)) read(key, gen);
-      }, wait));
+      }, READ_EVERY_MS));
     }
   }
 
