@@ -196,6 +196,7 @@ async fn the_openapi_document_lists_every_route() {
         ("/v1/turns", "get"),
         ("/v1/turns/{id}", "get"),
         ("/v1/turns/{id}/commands", "get"),
+        ("/v1/turns/{id}/files", "get"),
         ("/v1/turns/stop", "post"),
         ("/v1/holds", "get"),
         ("/v1/holds", "post"),
