@@ -160,16 +160,9 @@ async fn scenario(c: &Client, daemon: &Daemon, quick: &Path, slow: &Path) -> Res
     )
     .await?;
 
-    let http = daemon.http();
-    let turns_url = format!("{}/v1/turns?session_id={}", daemon.base_url, session_id);
+    let turns_path = format!("/v1/turns?session_id={session_id}");
     let turns = poll("the API to report the turn stopped", SHORT, || async {
-        let turns: Vec<Value> = http
-            .get(&turns_url)
-            .send()
-            .await?
-            .error_for_status()?
-            .json()
-            .await?;
+        let turns: Vec<Value> = daemon.get_json(&turns_path).await?;
         Ok(turns
             .iter()
             .any(|t| t["status"] == "stopped")
@@ -468,15 +461,8 @@ async fn bot_on_the_default_role(c: &Client, daemon: &Daemon, script: &Path) -> 
     }
     fill(c, "#bot-name", "on-default").await?;
     click(c, "#bot-submit").await?;
-    let bots_url = format!("{}/v1/bots", daemon.base_url);
     let bot = poll("the Bot on the default role", SHORT, || async {
-        let bots: Vec<Value> = http
-            .get(&bots_url)
-            .send()
-            .await?
-            .error_for_status()?
-            .json()
-            .await?;
+        let bots: Vec<Value> = daemon.get_json("/v1/bots").await?;
         Ok(bots.into_iter().find(|b| b["name"] == "on-default"))
     })
     .await?;

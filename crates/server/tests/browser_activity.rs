@@ -74,13 +74,7 @@ async fn scenario(c: &Client, daemon: &Daemon, scripts: [&std::path::Path; 3]) -
     add_scripted_bot(c, "Failing", failing).await?;
     add_scripted_bot(c, "Scribe", scribe).await?;
     let http = daemon.http();
-    let bots: Vec<Value> = http
-        .get(format!("{}/v1/bots", daemon.base_url))
-        .send()
-        .await?
-        .error_for_status()?
-        .json()
-        .await?;
+    let bots: Vec<Value> = daemon.get_json("/v1/bots").await?;
     let id = |name: &str| {
         bots.iter()
             .find(|b| b["name"] == name)

@@ -389,16 +389,6 @@ fn turns_of(turns: &[Value], bot: i64) -> Vec<&Value> {
     turns.iter().filter(|t| t["bot_id"] == bot).collect()
 }
 
-fn member(view: &Value, bot: i64) -> Value {
-    view["members"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|m| m["bot_id"] == bot)
-        .cloned()
-        .unwrap_or(Value::Null)
-}
-
 fn payload(m: &sse::SseMessage) -> Value {
     m.json()["payload"].clone()
 }

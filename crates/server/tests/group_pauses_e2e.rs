@@ -28,16 +28,6 @@ async fn fake() -> Arc<FakeModel> {
     .await
 }
 
-fn member(view: &Value, bot: i64) -> Value {
-    view["members"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|m| m["bot_id"] == bot)
-        .cloned()
-        .unwrap_or_else(|| panic!("no member {bot}: {view:#}"))
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn group_members_cut_off_by_a_restart_are_continued_or_abandoned_each_on_its_own() {
     let fake = fake().await;

@@ -207,6 +207,18 @@ impl Daemon {
             .expect("build the HTTP client")
     }
 
+    /// `GET path` on the daemon with its token, decoded (an error status is an error).
+    pub async fn get_json<T: serde::de::DeserializeOwned>(&self, path: &str) -> Result<T> {
+        Ok(self
+            .http()
+            .get(format!("{}{path}", self.base_url))
+            .send()
+            .await?
+            .error_for_status()?
+            .json()
+            .await?)
+    }
+
     /// A new one-time login link (what `troupe login-link` prints): opening it in a browser
     /// logs that browser in and lands on the page at `/`.
     pub async fn new_login_link(&self) -> Result<String> {

@@ -24,6 +24,15 @@ pub fn write_config(path: &Path, endpoints: &[(&str, &str)], roles: &[(&str, &st
     std::fs::write(path, toml).unwrap();
 }
 
+/// The member `bot` in a conversation's view (`GET /v1/sessions/:id`), or null.
+pub fn member(view: &Value, bot: i64) -> Value {
+    view["members"]
+        .as_array()
+        .and_then(|ms| ms.iter().find(|m| m["bot_id"] == bot))
+        .cloned()
+        .unwrap_or(Value::Null)
+}
+
 /// A temp dir holding the data dir (`data`), the config (`config.toml`) and the daemon's log.
 pub struct Rig {
     pub tmp: tempfile::TempDir,

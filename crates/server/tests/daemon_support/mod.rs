@@ -14,7 +14,7 @@ mod procs;
 
 // Not every test binary uses each of these (some shadow them with their own).
 #[allow(unused_imports)]
-pub use api::{Api, Rig, write_config};
+pub use api::{Api, Rig, member, write_config};
 #[allow(unused_imports)]
 pub use fake::*;
 #[allow(unused_imports)]
