@@ -82,14 +82,7 @@ async fn scenario(c: &Client, daemon: &Daemon, quick: &Path, slow: &Path) -> Res
     })
     .await?;
 
-    poll("the bot's final reply", TURN, || async {
-        let replies = elements(c, ".msg.bot").await?;
-        Ok(replies
-            .iter()
-            .any(|r| r.text.contains(QUICK_FINAL_TEXT) && !r.class.contains("streaming"))
-            .then_some(()))
-    })
-    .await?;
+    quick_final_reply(c, "the bot's final reply").await?;
     poll("the `echo hi` command under the reply", TURN, || async {
         let cmds = elements(c, ".msg.bot .commands .command").await?;
         Ok(cmds
@@ -475,13 +468,18 @@ async fn bot_on_the_default_role(c: &Client, daemon: &Daemon, script: &Path) -> 
     start_conversation(c, "on-default", "On the default").await?;
     fill(c, "#composer", "hello").await?;
     click(c, "#send").await?;
-    poll("the reply from the default role's model", TURN, || async {
+    quick_final_reply(c, "the reply from the default role's model").await?;
+    Ok(())
+}
+
+/// Waits for the quick script's last reply, streamed to its end.
+async fn quick_final_reply(c: &Client, what: &str) -> Result<()> {
+    poll(what, TURN, || async {
         let replies = elements(c, ".msg.bot").await?;
         Ok(replies
             .iter()
             .any(|r| r.text.contains(QUICK_FINAL_TEXT) && !r.class.contains("streaming"))
             .then_some(()))
     })
-    .await?;
-    Ok(())
+    .await
 }
