@@ -1,7 +1,7 @@
 //! Real-browser test of what a group shows about its Bots' work besides their lines: the
 //! activity line (a working Bot's steps, tool calls and a failure streak, gone when its turn
 //! ends), the files a turn wrote under its reply, and a member whose turn failed, paused on its
-//! own with Continue under the header.
+//! own with Continue under the header (and "paused" on its row in the list).
 //!
 //! Same setup as `tests/browser.rs` (Debian's `chromium` and `chromium-driver`; without
 //! chromedriver the test prints a notice and returns unless `TROUPE_REQUIRE_BROWSER=1`). On
@@ -149,6 +149,12 @@ async fn scenario(c: &Client, daemon: &Daemon, scripts: [&std::path::Path; 3]) -
     if !elements(c, "#paused").await?.iter().all(|p| !p.visible) {
         bail!("the direct's pause banner shows in a group");
     }
+    // The list says so too, to be seen from another conversation.
+    poll("the group's row marked paused", SHORT, || async {
+        let rows = elements(c, ".session-item .badge.paused").await?;
+        Ok(rows.iter().any(|r| r.visible).then_some(()))
+    })
+    .await?;
     click(
         c,
         "#member-pauses .member-paused button[data-action=continue]",
@@ -156,6 +162,7 @@ async fn scenario(c: &Client, daemon: &Daemon, scripts: [&std::path::Path; 3]) -
     .await?;
     wait_bot_line(c, "Failing", RECOVERED_REPLY).await?;
     wait_hidden(c, "#member-pauses", SHORT).await?;
+    wait_hidden(c, ".session-item .badge.paused", SHORT).await?;
 
     // --- In a direct, the file a turn wrote shows under its reply
     start_conversation(c, "Scribe", "Notes").await?;

@@ -33,6 +33,11 @@ window.troupeGroup = function (ctx) {
     return (s.members || []).some((m) => m.state === "waiting_ask");
   }
 
+  // Work here that goes on only with the person's Continue: a direct's pause, or a member's.
+  function pausedHere(s) {
+    return !!s.paused || (s.members || []).some((m) => m.paused);
+  }
+
   function sessionItem(s, sub) {
     const li = el("li", "session-item" + (sub ? " sub" : ""));
     li.dataset.id = s.id;
@@ -52,6 +57,7 @@ window.troupeGroup = function (ctx) {
     // A Bot's question waits on the person here: said in the list, so it is seen from
     // another conversation too.
     if (waitingOnYou(s)) top.appendChild(el("span", "badge waiting", "waiting on you"));
+    if (pausedHere(s)) top.appendChild(el("span", "badge paused", "paused"));
     btn.appendChild(top);
     const names = (s.bot_ids || []).map((id) => {
       const b = state.bots.get(id);
@@ -77,7 +83,7 @@ window.troupeGroup = function (ctx) {
       state.current && state.current.id,
       state.running,
       [...state.bots.values()].map((b) => [b.id, b.name, scriptedSuffix(b)]),
-      state.sessions.map((s) => [s.id, s.kind, sessionTitle(s), s.bot_ids, s.running, s.origin_session_id, waitingOnYou(s)]),
+      state.sessions.map((s) => [s.id, s.kind, sessionTitle(s), s.bot_ids, s.running, s.origin_session_id, waitingOnYou(s), pausedHere(s)]),
     ]);
     if (key === lastList && list.childElementCount) return;
     lastList = key;
