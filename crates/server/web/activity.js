@@ -8,7 +8,7 @@
 window.troupeActivity = function (ctx) {
   const { $, el, state, api, refreshView } = ctx;
   const turns = new Map(); // turn id -> {bot, tool, hops, calls, note}
-  const fetchedAt = new Map(); // turn id -> when its record was last read (ms)
+  const readOnce = new Set(); // turn ids whose record has been read at least once
   const pending = new Map(); // turn id -> timer of its next read
   const READ_EVERY_MS = 1500; // a Bot calls tools faster than the page needs to re-read them
 
@@ -37,7 +37,7 @@ window.troupeActivity = function (ctx) {
 
   // The stored turn: its step and call counts and the last failure streak it reported.
   async function read(id, gen) {
-    fetchedAt.set(id, Date.now());
+    readOnce.add(id);
     let t;
     try {
       t = await api("GET", "/v1/turns/" + encodeURIComponent(id));
@@ -67,7 +67,7 @@ window.troupeActivity = function (ctx) {
     cur.tool = tool;
     turns.set(key, cur);
     render();
-    if (!fetchedAt.has(key)) read(key, gen);
+    if (!readOnce.has(key)) read(key, gen);
     // The step's counts are stored once its tools have run: read again a moment later (one
     // read per moment however many tools start), so they do not stay a step behind.
     if (!pending.has(key)) {
@@ -81,7 +81,7 @@ window.troupeActivity = function (ctx) {
   // A conversation opened while a Bot works shows it at once.
   async function enter() {
     turns.clear();
-    fetchedAt.clear();
+    readOnce.clear();
     for (const timer of pending.values()) clearTimeout(timer);
     pending.clear();
     render();
@@ -97,13 +97,7 @@ window.troupeActivity = function (ctx) {
   }
 
   function listen(es, live) {
-    const parse = (e) => {
-      try {
-        return JSON.parse(e.data);
-      } catch (err) {
-        return null;
-      }
-    };
+    const parse = window.troupeHttp.parseEvent;
     es.addEventListener("tool_started", (e) => {
       const n = parse(e);
       if (live() && n && n.turn_id !== undefined) seen(n.turn_id, n.name, state.gen);

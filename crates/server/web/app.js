@@ -508,13 +508,7 @@
     const sid = state.current.id;
     const es = new EventSource("/v1/events?session_id=" + encodeURIComponent(sid));
     state.es = es;
-    const parse = (e) => {
-      try {
-        return JSON.parse(e.data);
-      } catch (err) {
-        return null;
-      }
-    };
+    const parse = window.troupeHttp.parseEvent;
     const live = () => gen === state.gen;
     grp.listen(es, live);
     act.listen(es, live);

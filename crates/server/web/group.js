@@ -692,13 +692,7 @@ window.troupeGroup = function (ctx) {
   // ---------- events ----------
 
   function listen(es, live) {
-    const parse = (e) => {
-      try {
-        return JSON.parse(e.data);
-      } catch (err) {
-        return null;
-      }
-    };
+    const parse = window.troupeHttp.parseEvent;
     for (const kind of ["ask_created", "ask_answered", "ask_closed"]) {
       es.addEventListener(kind, (e) => {
         const ev = parse(e);

@@ -53,5 +53,14 @@ window.troupeHttp = (function () {
     return global;
   }
 
-  return { api, globalEvents };
+  // An SSE event's data, or null when it is not JSON (a stream's comment, a foreign event).
+  function parseEvent(e) {
+    try {
+      return JSON.parse(e.data);
+    } catch (err) {
+      return null;
+    }
+  }
+
+  return { api, globalEvents, parseEvent };
 })();
