@@ -277,21 +277,21 @@ impl Collab {
                 session.kind.as_str()
             )));
         };
-        let present = self
-            .store()
-            .read(|tx| tx.members(id))?
-            .iter()
-            .any(|m| m.bot_id == bot && m.left_at.is_none());
+        let (present, thread) = self.store().read(|tx| {
+            let present = tx
+                .members(id)?
+                .iter()
+                .any(|m| m.bot_id == bot && m.left_at.is_none());
+            Ok((present, tx.session_thread(id, bot, CONVERSATION)?))
+        })?;
         if !present {
             return Err(CollabError::invalid(format!(
                 "bot_id: Bot {bot} is not a member of conversation {id}"
             )));
         }
-        self.store()
-            .read(|tx| tx.session_thread(id, bot, CONVERSATION))?
-            .ok_or_else(|| {
-                CollabError::invalid(format!("Bot {bot} has no work in conversation {id} yet"))
-            })
+        thread.ok_or_else(|| {
+            CollabError::invalid(format!("Bot {bot} has no work in conversation {id} yet"))
+        })
     }
 
     /// The directory a conversation's Bots work in: where its threads are, else its own.

@@ -103,9 +103,21 @@ async fn workflow_changes_are_refused_while_running() {
     .await
     .expect_error(409, "session_running");
 
+    // In a direct, `bot_id` may name its Bot, and nothing else.
+    let bot = app.get(&format!("/v1/sessions/{s}")).await.expect(200)["bot_ids"][0].clone();
+    for q in ["bot_id=999", "bot_id=abc"] {
+        let r = app
+            .post(&format!("/v1/sessions/{s}/continue?{q}"), json!({}))
+            .await;
+        r.expect_error(422, "invalid");
+        assert!(r.message().starts_with("bot_id:"), "{q}: {}", r.message());
+    }
     // Continue never drives a running session; it says what happened.
     let c = app
-        .post(&format!("/v1/sessions/{s}/continue"), json!({}))
+        .post(
+            &format!("/v1/sessions/{s}/continue?bot_id={bot}"),
+            json!({}),
+        )
         .await
         .expect(200);
     assert_eq!(c["drive"]["outcome"], "not_handled", "{c}");
