@@ -32,12 +32,12 @@ use std::time::{Duration, Instant};
 use anyhow::{Context, Result, bail};
 use browser_support::page::{
     ENTER, SHORT, TURN, active_session_id, add_scripted_bot, click, click_in, click_session,
-    elements, fill, past_send_guard, start_conversation, wait_bot_line, wait_for_texts,
-    wait_hidden, wait_text,
+    elements, fill, no_sideways_scroll, past_send_guard, save_screenshot, start_conversation,
+    wait_bot_line, wait_for_texts, wait_hidden, wait_text,
 };
 use browser_support::{
     BrowserRun, Daemon, QUICK_FINAL_TEXT, RECOVERED_REPLY, failing_script, poll, quick_script,
-    slow_script, target_dir,
+    slow_script,
 };
 use fantoccini::{Client, Locator};
 use serde_json::{Value, json};
@@ -189,20 +189,8 @@ async fn scenario(c: &Client, daemon: &Daemon, quick: &Path, slow: &Path) -> Res
         },
     )
     .await?;
-    let overflow = c
-        .execute(
-            "return document.documentElement.scrollWidth - window.innerWidth;",
-            vec![],
-        )
-        .await?;
-    if overflow.as_f64().unwrap_or(0.0) > 1.0 {
-        bail!("the page scrolls sideways at 390 px ({overflow} px too wide)");
-    }
-    let png = c.screenshot().await?;
-    let path = target_dir().join("browser-phone.png");
-    std::fs::create_dir_all(target_dir())?;
-    std::fs::write(&path, png).with_context(|| format!("writing {}", path.display()))?;
-    eprintln!("phone screenshot: {}", path.display());
+    no_sideways_scroll(c, "the page at 390 px").await?;
+    save_screenshot(c, "browser-phone.png").await?;
     Ok(())
 }
 
@@ -385,20 +373,8 @@ async fn workflow_scenario(c: &Client, daemon: &Daemon, slow: &Path, failing: &P
     // Phone width with the header at its fullest: no sideways scroll.
     c.set_window_size(390, 844).await?;
     wait_text(c, "#continue", "Continue").await?;
-    let overflow = c
-        .execute(
-            "return document.documentElement.scrollWidth - window.innerWidth;",
-            vec![],
-        )
-        .await?;
-    if overflow.as_f64().unwrap_or(0.0) > 1.0 {
-        bail!("the page scrolls sideways at 390 px with the workflow header ({overflow} px)");
-    }
-    let png = c.screenshot().await?;
-    let path = target_dir().join("browser-workflow-phone.png");
-    std::fs::create_dir_all(target_dir())?;
-    std::fs::write(&path, png).with_context(|| format!("writing {}", path.display()))?;
-    eprintln!("workflow phone screenshot: {}", path.display());
+    no_sideways_scroll(c, "the page at 390 px with the workflow header").await?;
+    save_screenshot(c, "browser-workflow-phone.png").await?;
 
     // Continue has the failed turn tried again: the Bot answers and the latch stays gone.
     click(c, "#continue").await?;

@@ -16,7 +16,7 @@ mod browser_support;
 use anyhow::{Result, anyhow, bail};
 use browser_support::page::{
     SHORT, TURN, add_scripted_bot, click, click_session, elements, fill, start_conversation,
-    wait_bot_line, wait_hidden,
+    wait_bot_line, wait_hidden, wait_text, wait_text_within,
 };
 use browser_support::{BrowserRun, Daemon, RECOVERED_REPLY, failing_script, poll};
 use fantoccini::{Client, Locator};
@@ -95,11 +95,7 @@ async fn scenario(c: &Client, daemon: &Daemon, scripts: [&std::path::Path; 3]) -
         bail!("no group made: {group}");
     }
     // The list polls for new conversations; the group shows there, and opens on a click.
-    poll("the group in the list", SHORT, || async {
-        let rows = elements(c, ".session-item").await?;
-        Ok(rows.iter().any(|r| r.text.contains("Crew")).then_some(()))
-    })
-    .await?;
+    wait_text(c, ".session-item", "Crew").await?;
     click_session(c, "Crew").await?;
     c.wait()
         .at_most(SHORT)
@@ -150,11 +146,7 @@ async fn scenario(c: &Client, daemon: &Daemon, scripts: [&std::path::Path; 3]) -
         bail!("the direct's pause banner shows in a group");
     }
     // The list says so too, to be seen from another conversation.
-    poll("the group's row marked paused", SHORT, || async {
-        let rows = elements(c, ".session-item .badge.paused").await?;
-        Ok(rows.iter().any(|r| r.visible).then_some(()))
-    })
-    .await?;
+    wait_text(c, ".session-item .badge.paused", "paused").await?;
     click(
         c,
         "#member-pauses .member-paused button[data-action=continue]",
@@ -169,13 +161,6 @@ async fn scenario(c: &Client, daemon: &Daemon, scripts: [&std::path::Path; 3]) -
     fill(c, "#composer", "note it down").await?;
     click(c, "#send").await?;
     wait_bot_line(c, "Scribe", NOTED).await?;
-    poll("the written file under Scribe's reply", TURN, || async {
-        let rows = elements(c, ".msg.bot .commands .file-change").await?;
-        Ok(rows
-            .iter()
-            .any(|r| r.visible && r.text.contains("notes.txt"))
-            .then_some(()))
-    })
-    .await?;
+    wait_text_within(c, ".msg.bot .commands .file-change", "notes.txt", TURN).await?;
     Ok(())
 }

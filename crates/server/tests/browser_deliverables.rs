@@ -24,7 +24,7 @@ mod browser_support;
 mod support;
 
 use anyhow::{Result, anyhow, bail};
-use browser_support::page::{SHORT, click, elements, pick, press, wait_text};
+use browser_support::page::{SHORT, click, elements, no_sideways_scroll, pick, press, wait_text};
 use browser_support::{ChromeDriver, chrome_path, chromedriver_path, connect, poll, target_dir};
 use fantoccini::Client;
 use serde_json::{Value, json};
@@ -616,15 +616,7 @@ async fn scenario(c: &Client, app: &TestApp, s: &Setup) -> Result<()> {
     // --- Phone width: the view fits without sideways scrolling; a screenshot is kept
     c.set_window_size(390, 844).await?;
     wait_text(c, &sub, "Other sent it back").await?;
-    let overflow = c
-        .execute(
-            "return document.documentElement.scrollWidth - window.innerWidth;",
-            vec![],
-        )
-        .await?;
-    if overflow.as_f64().unwrap_or(0.0) > 1.0 {
-        bail!("the job view scrolls sideways at 390 px ({overflow} px too wide)");
-    }
+    no_sideways_scroll(c, "the job view at 390 px").await?;
     let png = c.screenshot().await?;
     let path = app.dir.path().join("browser-deliverables-phone.png");
     std::fs::write(&path, &png)?;

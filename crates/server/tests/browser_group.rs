@@ -16,15 +16,15 @@ mod browser_support;
 
 use std::path::PathBuf;
 
-use anyhow::{Context, Result, anyhow, bail};
+use anyhow::{Result, anyhow, bail};
 use browser_support::page::{
     ENTER, SHORT, TAB, TURN, active_session_id, add_scripted_bot, chips, click, click_in,
-    click_session, elements, fill, wait_bot_line, wait_chip, wait_for_texts, wait_hidden,
-    wait_text,
+    click_session, elements, fill, no_sideways_scroll, save_screenshot, wait_bot_line, wait_chip,
+    wait_for_texts, wait_hidden, wait_text, wait_text_within,
 };
 use browser_support::{
     ALPHA_FOLLOW_UP, ALPHA_REPLY, BOT_DIRECT_LINE, BrowserRun, Daemon, GAMMA_REPLY, alpha_script,
-    beta_script, gamma_script, poll, target_dir,
+    beta_script, gamma_script, poll,
 };
 use fantoccini::{Client, Locator};
 use serde_json::{Value, json};
@@ -263,14 +263,7 @@ async fn group_scenario(c: &Client, daemon: &Daemon, scripts: &[(&str, PathBuf)]
     wait_bot_line(c, "Gamma", GAMMA_REPLY).await?;
 
     // --- The direct Gamma opened with Beta: under the group, read-only
-    poll("the Bot↔Bot direct under the group", TURN, || async {
-        Ok(elements(c, ".session-item.sub")
-            .await?
-            .iter()
-            .any(|s| s.visible && s.text.contains("Gamma ↔ Beta"))
-            .then_some(()))
-    })
-    .await?;
+    wait_text_within(c, ".session-item.sub", "Gamma ↔ Beta", TURN).await?;
     click_session(c, "Gamma ↔ Beta").await?;
     wait_text(
         c,
@@ -310,15 +303,7 @@ async fn group_scenario(c: &Client, daemon: &Daemon, scripts: &[(&str, PathBuf)]
     wait_bot_line(c, "Alpha", ALPHA_FOLLOW_UP).await?;
     click(c, "#group-settings-toggle").await?;
     wait_text(c, "#group-members .member-row", "Remove lead").await?;
-    let overflow = c
-        .execute(
-            "return document.documentElement.scrollWidth - window.innerWidth;",
-            vec![],
-        )
-        .await?;
-    if overflow.as_f64().unwrap_or(0.0) > 1.0 {
-        bail!("the group page scrolls sideways at 390 px ({overflow} px too wide)");
-    }
+    no_sideways_scroll(c, "the group page at 390 px").await?;
     let fits = c
         .execute(
             "const w = window.innerWidth;
@@ -330,11 +315,7 @@ async fn group_scenario(c: &Client, daemon: &Daemon, scripts: &[(&str, PathBuf)]
     if fits != json!(true) {
         bail!("a chip, a settings control or a header button sticks out at 390 px");
     }
-    let png = c.screenshot().await?;
-    let path = target_dir().join("browser-group-phone.png");
-    std::fs::create_dir_all(target_dir())?;
-    std::fs::write(&path, png).with_context(|| format!("writing {}", path.display()))?;
-    eprintln!("group phone screenshot: {}", path.display());
+    save_screenshot(c, "browser-group-phone.png").await?;
 
     // The widest phones (440 px) and a narrow window get the one column too: the list beside
     // the conversation would leave it a strip a word wide.

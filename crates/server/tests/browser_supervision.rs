@@ -31,7 +31,9 @@
 mod browser_support;
 
 use anyhow::{Context, Result, anyhow, bail};
-use browser_support::page::{SHORT, elements, pick, press, wait_text};
+use browser_support::page::{
+    SHORT, elements, no_sideways_scroll, pick, press, save_screenshot, wait_text,
+};
 use browser_support::{ChromeDriver, chrome_path, chromedriver_path, connect, poll, target_dir};
 use fantoccini::{Client, Locator};
 use serde_json::{Value, json};
@@ -510,7 +512,7 @@ async fn scenario(c: &Client, app: &App, s: &Setup) -> Result<()> {
         bail!("nothing needs a look once the entry is confirmed");
     }
 
-    keep(c, "browser-supervision.png").await?;
+    save_screenshot(c, "browser-supervision.png").await?;
 
     // --- ↑ in the empty composer edits the newest line; Esc cancels, Shift+Enter is a new
     // line, Enter saves
@@ -565,7 +567,7 @@ async fn scenario(c: &Client, app: &App, s: &Setup) -> Result<()> {
         bail!("the Lessons page shows instead of the conversation");
     }
 
-    keep(c, "browser-supervision-lessons.png").await?;
+    save_screenshot(c, "browser-supervision-lessons.png").await?;
 
     // --- Quality: the timeout is an execution event of the last 7 days
     press(c, ".page-open[data-page=\"quality\"]").await?;
@@ -659,16 +661,8 @@ async fn scenario(c: &Client, app: &App, s: &Setup) -> Result<()> {
     )
     .await?;
     wait_text(c, "#asked .asked-row", "six panels").await?;
-    let overflow = c
-        .execute(
-            "return document.documentElement.scrollWidth - window.innerWidth;",
-            vec![],
-        )
-        .await?;
-    if overflow.as_f64().unwrap_or(0.0) > 1.0 {
-        bail!("the job view scrolls sideways at 390 px ({overflow} px too wide)");
-    }
-    keep(c, "browser-supervision-phone.png").await
+    no_sideways_scroll(c, "the job view at 390 px").await?;
+    save_screenshot(c, "browser-supervision-phone.png").await
 }
 
 /// A hand-over of #02 by Bo, recorded as `submit` records it and settled as its checks finish.
@@ -725,16 +719,6 @@ async fn open_editor(c: &Client, editor: &str) -> Result<fantoccini::elements::E
     })
     .await?;
     Ok(c.find(Locator::Css(editor)).await?)
-}
-
-/// A copy of what the page shows in `target/<name>`, for a person to look at.
-async fn keep(c: &Client, name: &str) -> Result<()> {
-    let png = c.screenshot().await?;
-    std::fs::create_dir_all(target_dir())?;
-    let path = target_dir().join(name);
-    std::fs::write(&path, png)?;
-    eprintln!("screenshot: {}", path.display());
-    Ok(())
 }
 
 /// A screenshot (`target/browser-supervision-failure.png`) and the page text.

@@ -19,13 +19,13 @@ mod browser_support;
 
 use std::path::PathBuf;
 
-use anyhow::{Context, Result, anyhow, bail};
+use anyhow::{Result, anyhow, bail};
 use browser_support::page::{
     SHORT, TURN, active_session_id, add_scripted_bot, click, click_in, click_session, elements,
-    fill, wait_bot_line, wait_hidden, wait_text,
+    fill, no_sideways_scroll, save_screenshot, wait_bot_line, wait_hidden, wait_text,
 };
 use browser_support::{
-    ChromeDriver, Daemon, chromedriver_path, connect, diagnostics, poll, target_dir, troupe_binary,
+    ChromeDriver, Daemon, chromedriver_path, connect, diagnostics, poll, troupe_binary,
 };
 use fantoccini::{Client, Locator};
 use serde_json::{Value, json};
@@ -283,7 +283,7 @@ async fn scenario(
         bail!("the delegation shows both open and replied");
     }
     wait_hidden(c, "#composer-form", SHORT).await?;
-    screenshot(c, "browser-work-delegation.png").await?;
+    save_screenshot(c, "browser-work-delegation.png").await?;
     let dels = get(http, daemon, &format!("/v1/sessions/{pair}/delegations")).await?;
     if dels[0]["state"] != "replied" || dels[0]["result"]["text"] != "Fast and calm." {
         bail!("the API disagrees with the replied record: {dels}");
@@ -388,32 +388,14 @@ async fn scenario(
             toggle.iter().map(|t| &t.text).collect::<Vec<_>>()
         );
     }
-    screenshot(c, "browser-work-jobs.png").await?;
+    save_screenshot(c, "browser-work-jobs.png").await?;
 
     // --- Phone width: the Jobs panel fits, no sideways scroll
     c.set_window_size(390, 844).await?;
     click_session(c, "Backlog").await?;
     open_jobs(c).await?;
     wait_text(c, "#bot-work .work-item", "Queued, at position 1").await?;
-    let overflow = c
-        .execute(
-            "return document.documentElement.scrollWidth - window.innerWidth;",
-            vec![],
-        )
-        .await?;
-    if overflow.as_f64().unwrap_or(0.0) > 1.0 {
-        bail!("the Jobs panel scrolls sideways at 390 px ({overflow} px too wide)");
-    }
-    screenshot(c, "browser-work-phone.png").await?;
-    Ok(())
-}
-
-/// Writes a screenshot to `target/<name>` and says where.
-async fn screenshot(c: &Client, name: &str) -> Result<()> {
-    let png = c.screenshot().await?;
-    std::fs::create_dir_all(target_dir())?;
-    let path = target_dir().join(name);
-    std::fs::write(&path, png).with_context(|| format!("writing {}", path.display()))?;
-    eprintln!("screenshot: {}", path.display());
+    no_sideways_scroll(c, "the Jobs panel at 390 px").await?;
+    save_screenshot(c, "browser-work-phone.png").await?;
     Ok(())
 }

@@ -197,7 +197,17 @@ fn not_yet_pressable(e: &fantoccini::error::CmdError) -> bool {
 
 /// Waits for a visible element matching `css` whose text contains `needle`.
 pub async fn wait_text(c: &Client, css: &str, needle: &str) -> Result<()> {
-    poll(&format!("{css} to show {needle:?}"), SHORT, || async {
+    wait_text_within(c, css, needle, SHORT).await
+}
+
+/// [`wait_text`] with its own bound (a turn's work takes longer than a redraw).
+pub async fn wait_text_within(
+    c: &Client,
+    css: &str,
+    needle: &str,
+    timeout: Duration,
+) -> Result<()> {
+    poll(&format!("{css} to show {needle:?}"), timeout, || async {
         Ok(elements(c, css)
             .await?
             .iter()
@@ -205,6 +215,32 @@ pub async fn wait_text(c: &Client, css: &str, needle: &str) -> Result<()> {
             .then_some(()))
     })
     .await
+}
+
+/// Fails when the page is wider than the window (`what` names the view in the message).
+pub async fn no_sideways_scroll(c: &Client, what: &str) -> Result<()> {
+    let over = c
+        .execute(
+            "return document.documentElement.scrollWidth - window.innerWidth;",
+            vec![],
+        )
+        .await?;
+    let over = over.as_f64().unwrap_or(0.0);
+    if over > 1.0 {
+        bail!("{what} scrolls sideways ({over} px too wide)");
+    }
+    Ok(())
+}
+
+/// Writes a screenshot of the page to `target/<name>` for a human look, and says where.
+pub async fn save_screenshot(c: &Client, name: &str) -> Result<()> {
+    let png = c.screenshot().await?;
+    let dir = super::target_dir();
+    std::fs::create_dir_all(&dir)?;
+    let path = dir.join(name);
+    std::fs::write(&path, png).map_err(|e| anyhow!("writing {}: {e}", path.display()))?;
+    eprintln!("screenshot: {}", path.display());
+    Ok(())
 }
 
 pub async fn fill(c: &Client, css: &str, text: &str) -> Result<()> {
