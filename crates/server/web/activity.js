@@ -45,20 +45,27 @@ window.troupeActivity = function (ctx) {
       return;
     }
     if (gen !== state.gen || !t) return;
+    apply(t);
+    render();
+  }
+
+  // A turn as the API gives it (`TurnView`): shown while it runs, dropped once it ended.
+  function apply(t) {
+    const id = String(t.id);
+    readOnce.add(id);
     if (t.status !== "running") {
       turns.delete(id);
-    } else {
-      const cur = turns.get(id) || { tool: null };
-      const notes = t.failure_notes || [];
-      turns.set(id, {
-        bot: t.bot_id === undefined ? null : t.bot_id,
-        tool: cur.tool,
-        hops: t.hops,
-        calls: t.tool_calls,
-        note: notes.length ? notes[notes.length - 1] : null,
-      });
+      return;
     }
-    render();
+    const cur = turns.get(id) || { tool: null };
+    const notes = t.failure_notes || [];
+    turns.set(id, {
+      bot: t.bot_id === undefined ? null : t.bot_id,
+      tool: cur.tool,
+      hops: t.hops,
+      calls: t.tool_calls,
+      note: notes.length ? notes[notes.length - 1] : null,
+    });
   }
 
   function seen(id, tool, gen) {
@@ -78,22 +85,19 @@ window.troupeActivity = function (ctx) {
     }
   }
 
-  // A conversation opened while a Bot works shows it at once.
-  async function enter() {
+  // Another conversation: nothing of the last one's stays.
+  function enter() {
     turns.clear();
     readOnce.clear();
     for (const timer of pending.values()) clearTimeout(timer);
     pending.clear();
     render();
-    const gen = state.gen;
-    let list;
-    try {
-      list = await api("GET", "/v1/turns?session_id=" + encodeURIComponent(state.current.id));
-    } catch (e) {
-      return;
-    }
-    if (gen !== state.gen || !Array.isArray(list)) return;
-    for (const t of list.filter((t) => t.status === "running")) await read(String(t.id), gen);
+  }
+
+  // The opened conversation's turns (read once by app.js): one that runs shows at once.
+  function seed(list) {
+    for (const t of list) if (t.status === "running") apply(t);
+    render();
   }
 
   function listen(es, live) {
@@ -176,5 +180,5 @@ window.troupeActivity = function (ctx) {
     }
   }
 
-  return { enter, listen, renderPauses };
+  return { enter, seed, listen, renderPauses };
 };

@@ -332,7 +332,14 @@
     scrollToEnd(true);
     openEvents(gen);
     wf.refreshWorkflow();
-    cmd.loadPastCommands(gen);
+    // The turns, read once: what runs now (activity.js), what the ended ones did (commands.js).
+    api("GET", "/v1/turns?session_id=" + encodeURIComponent(id))
+      .then((turns) => {
+        if (gen !== state.gen || !Array.isArray(turns)) return;
+        act.seed(turns);
+        return cmd.loadPastCommands(gen, turns);
+      })
+      .catch(() => {});
     $("#composer").focus();
   }
 

@@ -15,15 +15,8 @@ window.troupeCommands = function (ctx) {
     return Math.floor(s / 60) + "m" + Math.round(s % 60) + "s";
   }
 
-  async function loadPastCommands(gen) {
-    const sid = state.current.id;
-    let turns;
-    try {
-      turns = await api("GET", "/v1/turns?session_id=" + encodeURIComponent(sid));
-    } catch (e) {
-      return;
-    }
-    if (gen !== state.gen || !Array.isArray(turns)) return;
+  // The opened conversation's turns (read once by app.js): each ended one's commands and files.
+  async function loadPastCommands(gen, turns) {
     const done = turns.filter((t) => t.status !== "running").slice(-20);
     for (const t of done) {
       if (gen !== state.gen) return;
