@@ -356,3 +356,40 @@ async fn deliverable_delegation_answered_on_approval() {
         "the Lead heard the answer"
     );
 }
+
+/// Models name the ticket they hand over unasked: a `ticket` that is the work's own is taken,
+/// another one is refused naming the ticket the files go to (it never chooses a ticket).
+#[tokio::test]
+async fn submit_takes_a_named_ticket_only_when_it_is_the_works_own() {
+    let wrong = r#"{"tool_calls":[{"name":"submit","arguments":{"artifacts":["01-Poster/poster.png"],"ticket":2}}]}"#;
+    let junk = r#"{"tool_calls":[{"name":"submit","arguments":{"artifacts":["01-Poster/poster.png"],"ticket":"the poster"}}]}"#;
+    let right = r##"{"tool_calls":[{"name":"submit","arguments":{"artifacts":["01-Poster/poster.png"],"ticket":"#01"}}]}"##;
+    let t = Team::new(
+        &maker(&[wrong, junk, right, TEXT_DONE]),
+        None,
+        &[("Poster", Some(0), None)],
+    );
+    t.ask("@Maker make the poster").await;
+    t.wait_for("the hand-over is approved", |s| {
+        s.first()
+            .is_some_and(|s| s.state == SubmissionState::Approved)
+    })
+    .await;
+    let calls = t.maker_calls("submit");
+    assert_eq!(calls.len(), 3, "{calls:?}");
+    assert_eq!(calls[0].status, "error");
+    assert!(
+        calls[0].result.contains("go to ticket #01 \"Poster\"")
+            && calls[0].result.contains("not #02"),
+        "{}",
+        calls[0].result
+    );
+    assert_eq!(calls[1].status, "error");
+    assert!(
+        calls[1].result.contains("give the ticket's number"),
+        "{}",
+        calls[1].result
+    );
+    assert_eq!(calls[2].status, "ok", "{}", calls[2].result);
+    assert_eq!(t.subs().len(), 1, "only the matching call handed over");
+}

@@ -1,4 +1,4 @@
-//! `submit({artifacts, parts?, claims?, note?, continue?})` (§4.3): the producer hands a
+//! `submit({artifacts, parts?, claims?, note?, continue?, ticket?})` (§4.3): the producer hands a
 //! ticket's files over. The files are resolved and allowed, hashed (streamed), recorded with
 //! the ones not yet cited posted on a line of the Bot's, checked, and the ticket moves by the
 //! pass. The segment ends with it unless it still owes someone words or waits on something.
@@ -18,7 +18,7 @@ use troupe_core::submission::SubmissionOrigin;
 use troupe_core::ticket::AppPass;
 use troupe_core::work_item::WorkMode;
 use troupe_engine::extension::{ToolCallContext, ToolHandler, ToolReply};
-use troupe_store::{StoreError, SubmittedFile, Tx, WorkItemRecord};
+use troupe_store::{StoreError, SubmittedFile, TicketRecord, Tx, WorkItemRecord};
 
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -32,6 +32,10 @@ struct SubmitArgs {
     note: Option<String>,
     #[serde(default, rename = "continue")]
     continue_working: bool,
+    /// The ticket the Bot means, by number: never chooses one (the work's binding and the
+    /// files' folder do), only checked, since models name it unasked.
+    #[serde(default)]
+    ticket: Option<serde_json::Value>,
 }
 
 pub(crate) struct Submit {
@@ -88,6 +92,11 @@ fn prepare(
         Ok(t) => t,
         Err(m) => return Ok(Err(m)),
     };
+    if let Some(raw) = &args.ticket
+        && let Err(m) = named_ticket_matches(raw, &ticket)
+    {
+        return Ok(Err(m));
+    }
     if ticket.reviewer_bot_id == Some(item.bot_id) {
         return Ok(Err(format!(
             "reviewer_notes: you review ticket #{:02}; what a reviewer writes are notes, never a \
@@ -169,6 +178,29 @@ pub(crate) fn must_go_on(
         return Ok(Some(format!("your work is waiting on something ({w:?})")));
     }
     Ok(None)
+}
+
+/// A `ticket` the Bot named must be the one its hand-over goes to.
+fn named_ticket_matches(raw: &serde_json::Value, ticket: &TicketRecord) -> Result<(), String> {
+    let number = match raw {
+        serde_json::Value::Number(n) => n.as_i64(),
+        serde_json::Value::String(s) => s.trim().trim_start_matches('#').parse().ok(),
+        _ => None,
+    };
+    match number {
+        Some(n) if n == ticket.number => Ok(()),
+        Some(n) => Err(format!(
+            "ticket: these files go to ticket #{:02} \"{}\", the one your work is on, not \
+             #{n:02}; to hand over #{n:02}'s work, choose it with work_on({{\"ticket\": {n}}}) \
+             first, or leave `ticket` out",
+            ticket.number, ticket.title
+        )),
+        None => Err(format!(
+            "ticket: give the ticket's number (e.g. {} or \"#{:02}\"), not {raw}, or leave it \
+             out: the ticket your work is on is taken",
+            ticket.number, ticket.number
+        )),
+    }
 }
 
 /// What the Bot reads after a hand-over that got through its gates.
@@ -299,7 +331,8 @@ pub(crate) fn spec() -> serde_json::Value {
                       "description": "The ticket's parts this covers (label, number or id); none: the whole ticket."},
             "claims": {"type": "array", "items": {"type": "string"}, "description": "What you claim the work does."},
             "note": {"type": "string", "description": "A note for whoever judges it."},
-            "continue": {"type": "boolean", "description": "Keep working after handing over (other parts). Default: your turn ends."}
+            "continue": {"type": "boolean", "description": "Keep working after handing over (other parts). Default: your turn ends."},
+            "ticket": {"type": ["integer", "string"], "description": "Optional: the ticket's number, checked against the ticket your work is on (it is taken without it)."}
         },
         "required": ["artifacts"],
         "additionalProperties": false
