@@ -38,6 +38,7 @@ pub mod plan_name;
 pub mod quality;
 pub mod quote;
 pub mod reading;
+pub mod repeat;
 pub mod requirement;
 pub mod review;
 pub mod run;

@@ -176,9 +176,24 @@ pub fn long_run_reminder(hop: u32, limits: &RunLimits) -> Option<String> {
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct FailureStreaks {
     current: Option<(String, u32)>,
+    repeated: crate::repeat::RepeatedFailure,
 }
 
 impl FailureStreaks {
+    /// Feed one call: the report line for the run's record (see [`Self::observe`]), and the
+    /// note the model reads with the call's result when it repeats a failed call unchanged.
+    pub fn observe_call(
+        &mut self,
+        tool: &str,
+        arguments: &str,
+        failed: bool,
+        result: &str,
+        threshold: u32,
+    ) -> (Option<String>, Option<String>) {
+        let note = self.repeated.observe(tool, arguments, failed, result);
+        (self.observe(tool, failed, threshold), note)
+    }
+
     /// Feed one tool outcome; returns a report line exactly when a streak reaches `threshold`.
     pub fn observe(&mut self, tool: &str, failed: bool, threshold: u32) -> Option<String> {
         if !failed {

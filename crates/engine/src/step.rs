@@ -42,6 +42,33 @@ struct Ran {
 }
 
 impl Ran {
+    /// The call's outcome, counted in the run's failure streaks; a call the model repeats
+    /// unchanged after the same failure gets a note in the result it reads.
+    fn new(
+        call: &ToolCall,
+        mut d: Dispatched,
+        started: Instant,
+        streaks: &mut FailureStreaks,
+        streak_report: u32,
+    ) -> Ran {
+        let (streak_note, repeat_note) = streaks.observe_call(
+            &call.name,
+            &call.arguments,
+            d.is_error,
+            &d.content,
+            streak_report,
+        );
+        if let Some(note) = repeat_note {
+            d.content = format!("{}\n\n{note}", d.content);
+        }
+        Ran {
+            call: call.clone(),
+            d,
+            took: started.elapsed(),
+            streak_note,
+        }
+    }
+
     fn result_part(&self) -> Part {
         Part {
             body: PartBody::ToolResult {
@@ -251,13 +278,7 @@ async fn commit_once(
         if ends_run.is_none() {
             ends_run = d.ends_run.clone();
         }
-        let streak_note = streaks.observe(&call.name, d.is_error, streak_report);
-        ran.push(Ran {
-            call: call.clone(),
-            d,
-            took: started.elapsed(),
-            streak_note,
-        });
+        ran.push(Ran::new(call, d, started, streaks, streak_report));
     }
     let ends_turn = ran.iter().any(|r| r.d.ends_turn);
     message.parts.extend(ran.iter().map(Ran::result_part));
@@ -345,13 +366,7 @@ async fn commit_per_effect(
             begun.take(),
         )
         .await?;
-        let streak_note = streaks.observe(&call.name, d.is_error, streak_report);
-        let ran = Ran {
-            call: call.clone(),
-            d,
-            took: started.elapsed(),
-            streak_note,
-        };
+        let ran = Ran::new(call, d, started, streaks, streak_report);
         ends_turn |= ran.d.ends_turn;
         if ends_run.is_none() {
             ends_run = ran.d.ends_run.clone();

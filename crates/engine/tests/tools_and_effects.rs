@@ -136,6 +136,68 @@ async fn bad_tool_input_becomes_a_result_and_three_failures_in_a_row_are_reporte
     assert!(results[3].contains("unknown tool"), "{}", results[3]);
 }
 
+/// A model that sends a refused call again unchanged reads, with the same error, that
+/// repeating it will not help; a changed call reads only its own answer.
+#[tokio::test]
+async fn a_failed_call_repeated_unchanged_is_told_so_in_its_result() {
+    let missing = r#"{"path":"missing.txt"}"#;
+    let h = build(
+        vec![
+            Reply::Tools(String::new(), vec![call("a", "read_file", missing)]),
+            Reply::Tools(
+                String::new(),
+                vec![call("b", "read_file", r#"{ "path" : "missing.txt" }"#)],
+            ),
+            Reply::Tools(String::new(), vec![call("c", "read_file", missing)]),
+            Reply::Tools(
+                String::new(),
+                vec![call("d", "read_file", r#"{"path":"other.txt"}"#)],
+            ),
+            Reply::Text("gave up".into()),
+        ],
+        |b| b,
+    );
+    let t = h.thread(Interaction::Interactive);
+    h.engine
+        .deliver(t, Delivery::user_task("read it"))
+        .await
+        .unwrap();
+    h.engine.wait_idle(t).await;
+    let run = last_run(&h, t);
+    let results: Vec<String> = h
+        .engine
+        .store()
+        .read(|tx| tx.tool_calls(run.id))
+        .unwrap()
+        .into_iter()
+        .map(|c| c.result)
+        .collect();
+    assert_eq!(results.len(), 4);
+    assert!(!results[0].contains("in a row"), "{}", results[0]);
+    assert!(
+        results[1].contains("failing the same way 2 times in a row"),
+        "{}",
+        results[1]
+    );
+    assert!(results[2].contains("3 times in a row"), "{}", results[2]);
+    assert!(!results[3].contains("in a row"), "{}", results[3]);
+    // The model read the note: it is in the result part of its history.
+    let history = h
+        .engine
+        .store()
+        .read(|tx| tx.messages(t, None, u32::MAX))
+        .unwrap();
+    let read: Vec<String> = history
+        .iter()
+        .flat_map(|m| &m.parts)
+        .filter_map(|p| match &p.body {
+            troupe_core::message::PartBody::ToolResult { content, .. } => Some(content.clone()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(read, results);
+}
+
 #[tokio::test]
 async fn workspace_escapes_are_refused_to_the_model() {
     let h = build(
