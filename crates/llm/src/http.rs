@@ -99,8 +99,9 @@ impl HttpTarget {
         )
     }
 
-    /// Run one attempt under the timeout, aborting (and dropping the
-    /// connection) as soon as `cancel` fires.
+    /// Run one attempt, aborting (and dropping the connection) as soon as `cancel` fires. The
+    /// timeout is not the attempt's: it bounds each wait for the server (see [`Self::send`] and
+    /// [`Self::read_stream`]), so a slow answer that keeps coming is never cut and sent again.
     pub async fn guard<T>(
         &self,
         cancel: &CancellationToken,
@@ -109,31 +110,46 @@ impl HttpTarget {
         tokio::select! {
             biased;
             _ = cancel.cancelled() => Err(LlmError::Cancelled),
-            r = tokio::time::timeout(self.timeout, fut) => r.unwrap_or_else(|_| Err(LlmError::Timeout {
-                endpoint: self.endpoint.clone(),
-                model: self.model.clone(),
-                after: self.timeout,
-            })),
+            r = fut => r,
         }
+    }
+
+    fn timed_out(&self) -> LlmError {
+        LlmError::Timeout {
+            endpoint: self.endpoint.clone(),
+            model: self.model.clone(),
+            after: self.timeout,
+        }
+    }
+
+    /// `fut` unless the server stays silent for the whole timeout.
+    async fn within<T>(
+        &self,
+        fut: impl Future<Output = Result<T, LlmError>>,
+    ) -> Result<T, LlmError> {
+        tokio::time::timeout(self.timeout, fut)
+            .await
+            .unwrap_or_else(|_| Err(self.timed_out()))
     }
 
     /// Send the request and map non-2xx statuses to errors.
     pub async fn send(&self, rb: reqwest::RequestBuilder) -> Result<Body, LlmError> {
-        let resp = rb.send().await.map_err(|e| {
-            if e.is_timeout() {
-                LlmError::Timeout {
-                    endpoint: self.endpoint.clone(),
-                    model: self.model.clone(),
-                    after: self.timeout,
-                }
-            } else {
-                LlmError::Connection {
-                    endpoint: self.endpoint.clone(),
-                    model: self.model.clone(),
-                    detail: short_detail(&self.redact(&error_chain(&e))),
-                }
-            }
-        })?;
+        // Until the answer begins: a non-streamed answer's whole generation, a stream's start.
+        let resp = self
+            .within(async {
+                rb.send().await.map_err(|e| {
+                    if e.is_timeout() {
+                        self.timed_out()
+                    } else {
+                        LlmError::Connection {
+                            endpoint: self.endpoint.clone(),
+                            model: self.model.clone(),
+                            detail: short_detail(&self.redact(&error_chain(&e))),
+                        }
+                    }
+                })
+            })
+            .await?;
         let status = resp.status();
         if !status.is_success() {
             let retry_after = parse_retry_after(resp.headers());
@@ -152,10 +168,13 @@ impl HttpTarget {
             .and_then(|v| v.to_str().ok())
             .is_some_and(|ct| ct.to_ascii_lowercase().contains("application/json"));
         if is_json {
-            let bytes = resp
-                .bytes()
-                .await
-                .map_err(|e| self.protocol(format!("reading body: {}", error_chain(&e))))?;
+            let bytes = self
+                .within(async {
+                    resp.bytes()
+                        .await
+                        .map_err(|e| self.protocol(format!("reading body: {}", error_chain(&e))))
+                })
+                .await?;
             let value = serde_json::from_slice(&bytes).map_err(|e| {
                 self.protocol(format!(
                     "invalid JSON body ({e}): {}",
@@ -167,7 +186,8 @@ impl HttpTarget {
         Ok(Body::Stream(resp))
     }
 
-    /// Drive an SSE body through `handler` until its terminal event or EOF.
+    /// Drive an SSE body through `handler` until its terminal event or EOF; times out only when
+    /// no bytes come for the whole timeout.
     pub async fn read_stream<H: StreamHandler>(
         &self,
         mut resp: reqwest::Response,
@@ -175,9 +195,14 @@ impl HttpTarget {
     ) -> Result<ModelResponse, LlmError> {
         let mut parser = SseParser::default();
         loop {
-            let chunk = resp.chunk().await.map_err(|e| {
-                self.protocol(format!("stream dropped mid-answer: {}", error_chain(&e)))
-            })?;
+            // Silence between parts is what times out, not the length of the answer.
+            let chunk = self
+                .within(async {
+                    resp.chunk().await.map_err(|e| {
+                        self.protocol(format!("stream dropped mid-answer: {}", error_chain(&e)))
+                    })
+                })
+                .await?;
             let events = match &chunk {
                 Some(bytes) => parser.push(bytes),
                 None => parser.finish(),

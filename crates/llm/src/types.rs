@@ -81,7 +81,8 @@ pub struct EndpointConfig {
     pub model: String,
     /// The resolved secret. Redacted in Debug and never put into errors.
     pub api_key: Option<String>,
-    /// Budget for one whole attempt (request + full streamed answer).
+    /// How long an attempt may hear nothing from the server: before its answer begins, or
+    /// between the parts of a streamed answer. A slow answer that keeps coming is not cut.
     pub timeout: Duration,
     pub retry: RetryPolicy,
     /// The endpoint's model is marked as taking pictures (OpenAI-compatible and scripted

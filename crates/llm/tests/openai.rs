@@ -544,6 +544,41 @@ async fn hanging_stream_times_out() {
     assert!(err.to_string().contains("gpt-x"));
 }
 
+/// The timeout bounds the server's silence, not the answer: a slow stream whose parts keep
+/// coming runs past it and is read whole, in one attempt.
+#[tokio::test]
+async fn a_slow_stream_that_keeps_coming_is_not_cut() {
+    let words: Vec<String> = (0..12).map(|i| format!("w{i} ")).collect();
+    let mut chunks: Vec<String> = words
+        .iter()
+        .map(|w| format!("data: {}\n\n", text_chunk(w)))
+        .collect();
+    chunks.push(format!("data: {}\n\n", finish_chunk("stop")));
+    chunks.push("data: [DONE]\n\n".into());
+    let srv = FakeServer::start(vec![Reply::SsePaced(chunks, Duration::from_millis(100))]).await;
+    let mut cfg = config(ProviderKind::OpenAi, &srv.base, "gpt-x");
+    cfg.timeout = Duration::from_millis(600);
+    let p = build_provider(cfg.clone()).unwrap();
+    let started = Instant::now();
+    let (tx, _rx) = unbounded_channel();
+    let out = complete_with_retry(
+        p.as_ref(),
+        &cfg.retry,
+        &simple_request(),
+        &tx,
+        &CancellationToken::new(),
+    )
+    .await;
+    let response = out.result.expect("the stream was read whole");
+    assert!(
+        started.elapsed() > cfg.timeout,
+        "the answer took longer than the timeout"
+    );
+    assert_eq!(response.text, words.concat());
+    assert_eq!(out.attempts, 1);
+    assert_eq!(srv.requests().len(), 1);
+}
+
 #[tokio::test]
 async fn connection_refused_is_connection_error() {
     // Bind then drop a listener to get a port nobody listens on.

@@ -179,7 +179,8 @@ pub struct Serve {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct Limits {
-    /// How long one model request may take, in seconds (default 300).
+    /// How long a model request may hear nothing from the server, in seconds (default 300):
+    /// before its answer begins, or between the parts of a streamed answer.
     pub request_timeout_secs: u64,
     /// Attempts per model call, the first one included (default 4).
     pub max_attempts: u32,

@@ -49,6 +49,8 @@ pub enum Reply {
     },
     Json(Value),
     Sse(Vec<String>, End),
+    /// A slow server: each chunk after the pause, then a clean end.
+    SsePaced(Vec<String>, std::time::Duration),
 }
 
 impl Reply {
@@ -155,6 +157,16 @@ async fn handle(
             Response::builder()
                 .header("content-type", "text/event-stream")
                 .body(body)
+                .unwrap()
+        }
+        Reply::SsePaced(chunks, pause) => {
+            let items = futures::stream::iter(chunks).then(move |c| async move {
+                tokio::time::sleep(pause).await;
+                Ok::<Bytes, std::io::Error>(Bytes::from(c))
+            });
+            Response::builder()
+                .header("content-type", "text/event-stream")
+                .body(Body::from_stream(items))
                 .unwrap()
         }
     }
