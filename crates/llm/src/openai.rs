@@ -16,12 +16,15 @@ use crate::{
 pub struct OpenAiProvider {
     http: HttpTarget,
     takes_pictures: bool,
+    cap_field: &'static str,
 }
 
 impl OpenAiProvider {
     pub fn new(cfg: &EndpointConfig) -> Result<Self, LlmError> {
+        let http = HttpTarget::new(cfg)?;
         Ok(OpenAiProvider {
-            http: HttpTarget::new(cfg)?,
+            cap_field: output_cap_field(&http.endpoint),
+            http,
             takes_pictures: cfg.takes_pictures,
         })
     }
@@ -37,7 +40,7 @@ impl OpenAiProvider {
             .client
             .post(url)
             .header("accept", "text/event-stream")
-            .json(&request_body(&self.http.model, req));
+            .json(&request_body(&self.http.model, req, self.cap_field));
         if let Some(key) = &self.http.api_key {
             rb = rb.bearer_auth(key);
         }
@@ -75,8 +78,24 @@ impl Provider for OpenAiProvider {
     }
 }
 
-/// The JSON body for a streaming chat completion request.
-pub fn request_body(model: &str, req: &ModelRequest) -> Value {
+/// The field that caps an answer's length. OpenAI's own service refuses `max_tokens` for its
+/// reasoning models (o-series, GPT-5) and takes `max_completion_tokens` for all; servers that
+/// speak its protocol (llama.cpp, Ollama, vLLM…) take `max_tokens`, and not all the other.
+pub(crate) fn output_cap_field(endpoint: &str) -> &'static str {
+    let host = reqwest::Url::parse(endpoint)
+        .ok()
+        .and_then(|u| u.host_str().map(str::to_ascii_lowercase));
+    match host.as_deref() {
+        Some(h) if h == "api.openai.com" || h.ends_with(".openai.azure.com") => {
+            "max_completion_tokens"
+        }
+        _ => "max_tokens",
+    }
+}
+
+/// The JSON body for a streaming chat completion request; `cap_field` from
+/// [`output_cap_field`].
+pub fn request_body(model: &str, req: &ModelRequest, cap_field: &str) -> Value {
     let mut messages = Vec::with_capacity(req.messages.len() + 1);
     if !req.system.is_empty() {
         messages.push(json!({"role": "system", "content": req.system}));
@@ -159,7 +178,7 @@ pub fn request_body(model: &str, req: &ModelRequest) -> Value {
             .collect();
     }
     if let Some(n) = req.max_tokens {
-        body["max_tokens"] = json!(n);
+        body[cap_field] = json!(n);
     }
     body
 }
@@ -456,3 +475,34 @@ impl StreamHandler for Assembler<'_> {
 
 #[cfg(test)]
 mod prop_stream;
+
+#[cfg(test)]
+mod cap_tests {
+    use super::*;
+
+    #[test]
+    fn openais_own_service_gets_max_completion_tokens_other_servers_max_tokens() {
+        for (endpoint, field) in [
+            ("https://api.openai.com/v1", "max_completion_tokens"),
+            ("https://API.OpenAI.com/v1/", "max_completion_tokens"),
+            (
+                "https://team.openai.azure.com/openai",
+                "max_completion_tokens",
+            ),
+            ("http://127.0.0.1:11434/v1", "max_tokens"),
+            ("https://openrouter.ai/api/v1", "max_tokens"),
+            ("https://api.openai.com.example.net/v1", "max_tokens"),
+        ] {
+            assert_eq!(output_cap_field(endpoint), field, "{endpoint}");
+        }
+        let req = ModelRequest {
+            system: String::new(),
+            messages: vec![ChatMessage::user("hi")],
+            tools: std::sync::Arc::from(Vec::new()),
+            max_tokens: Some(400),
+        };
+        let b = request_body("gpt-5-mini", &req, "max_completion_tokens");
+        assert_eq!(b["max_completion_tokens"], 400);
+        assert!(b.get("max_tokens").is_none());
+    }
+}
