@@ -101,6 +101,7 @@ fn notice_thread(n: &StreamNotice) -> ThreadId {
     match n {
         StreamNotice::TextDelta { thread_id, .. }
         | StreamNotice::ToolCallStarted { thread_id, .. }
+        | StreamNotice::ToolCallWriting { thread_id, .. }
         | StreamNotice::ModelCallStarted { thread_id, .. }
         | StreamNotice::CommandStarted { thread_id, .. } => *thread_id,
     }

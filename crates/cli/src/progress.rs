@@ -105,6 +105,9 @@ impl Progress {
             StreamNotice::ToolCallStarted { name, .. } => {
                 self.set_status(format!("tool: {name}"));
             }
+            StreamNotice::ToolCallWriting { name, chars, .. } => {
+                self.set_status(format!("writing {name}: {chars} characters"));
+            }
             StreamNotice::CommandStarted { command, .. } => {
                 // The engine names the command by its summary, `shell: <command>`.
                 let command = command.strip_prefix("shell: ").unwrap_or(command);

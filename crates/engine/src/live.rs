@@ -4,6 +4,7 @@
 use serde::Serialize;
 use std::collections::HashSet;
 use std::sync::Mutex;
+use std::time::Instant;
 use tokio::sync::watch;
 use tokio_util::sync::CancellationToken;
 use troupe_core::{RunId, ThreadId};
@@ -161,6 +162,16 @@ pub enum StreamNotice {
         call_id: String,
         name: String,
     },
+    /// A tool call's arguments still streaming in: how many characters so far. Sent on the
+    /// first piece, then at most every [`WRITING_EVERY`] — a model can write one call for
+    /// minutes (a long file, or the same line over and over), and "working" alone hides that.
+    ToolCallWriting {
+        thread_id: ThreadId,
+        run_id: RunId,
+        call_id: String,
+        name: String,
+        chars: usize,
+    },
     ModelCallStarted {
         thread_id: ThreadId,
         run_id: RunId,
@@ -171,6 +182,61 @@ pub enum StreamNotice {
         run_id: RunId,
         command: String,
     },
+}
+
+/// How often a tool call still being written is reported.
+pub const WRITING_EVERY: std::time::Duration = std::time::Duration::from_secs(1);
+
+/// Turns what a model call streams into notices for whoever watches the run, until the call's
+/// stream ends.
+pub(crate) async fn forward_stream(
+    live: std::sync::Arc<LiveRun>,
+    stream: tokio::sync::broadcast::Sender<StreamNotice>,
+    mut events: tokio::sync::mpsc::UnboundedReceiver<troupe_llm::StreamEvent>,
+) {
+    use troupe_llm::StreamEvent;
+    // Per call index: id, name, characters so far, when last reported.
+    let mut writing: std::collections::HashMap<usize, (String, String, usize, Option<Instant>)> =
+        std::collections::HashMap::new();
+    let (thread_id, run_id) = (live.thread_id, live.run_id);
+    while let Some(ev) = events.recv().await {
+        match ev {
+            StreamEvent::TextDelta(text) => {
+                live.push_partial(&text);
+                let _ = stream.send(StreamNotice::TextDelta {
+                    thread_id,
+                    run_id,
+                    text,
+                });
+            }
+            StreamEvent::ToolCallStart { index, id, name } => {
+                writing.insert(index, (id.clone(), name.clone(), 0, None));
+                let _ = stream.send(StreamNotice::ToolCallStarted {
+                    thread_id,
+                    run_id,
+                    call_id: id,
+                    name,
+                });
+            }
+            StreamEvent::ToolCallArgsDelta { index, delta } => {
+                let Some((id, name, chars, last)) = writing.get_mut(&index) else {
+                    continue;
+                };
+                *chars += delta.chars().count();
+                if last.is_some_and(|at| at.elapsed() < WRITING_EVERY) {
+                    continue;
+                }
+                *last = Some(Instant::now());
+                let _ = stream.send(StreamNotice::ToolCallWriting {
+                    thread_id,
+                    run_id,
+                    call_id: id.clone(),
+                    name: name.clone(),
+                    chars: *chars,
+                });
+            }
+        }
+    }
 }
 
 /// Threads with a live loop in this engine.

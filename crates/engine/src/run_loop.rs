@@ -14,7 +14,7 @@ use troupe_core::pause::PauseReason;
 use troupe_core::run::{EndReason, FailureStreaks};
 use troupe_core::thread::Thread;
 use troupe_core::{MessageId, ThreadId};
-use troupe_llm::{LlmError, StreamEvent, complete_with_retry};
+use troupe_llm::{LlmError, complete_with_retry};
 use troupe_store::{ModelCallRecord, NewMessage, StoreError, Tx};
 
 /// The drive reason Continue uses.
@@ -253,34 +253,12 @@ async fn drive_loop(engine: &Engine, live: &Arc<LiveRun>) -> Result<EndReason, L
             run_id: live.run_id,
             model: model.provider.model().to_string(),
         });
-        let (events_tx, mut events_rx) = tokio::sync::mpsc::unbounded_channel();
-        let forward = {
-            let live = live.clone();
-            let stream = engine.inner.stream.clone();
-            tokio::spawn(async move {
-                while let Some(ev) = events_rx.recv().await {
-                    match ev {
-                        StreamEvent::TextDelta(text) => {
-                            live.push_partial(&text);
-                            let _ = stream.send(StreamNotice::TextDelta {
-                                thread_id: live.thread_id,
-                                run_id: live.run_id,
-                                text,
-                            });
-                        }
-                        StreamEvent::ToolCallStart { id, name, .. } => {
-                            let _ = stream.send(StreamNotice::ToolCallStarted {
-                                thread_id: live.thread_id,
-                                run_id: live.run_id,
-                                call_id: id,
-                                name,
-                            });
-                        }
-                        StreamEvent::ToolCallArgsDelta { .. } => {}
-                    }
-                }
-            })
-        };
+        let (events_tx, events_rx) = tokio::sync::mpsc::unbounded_channel();
+        let forward = tokio::spawn(crate::live::forward_stream(
+            live.clone(),
+            engine.inner.stream.clone(),
+            events_rx,
+        ));
         let started_at = engine.inner.store.now();
         let clock = Instant::now();
         let call_cancel = live.begin_call();

@@ -11,7 +11,7 @@ use troupe_core::message::Finish;
 use troupe_core::pause::PauseReason;
 use troupe_core::run::{EndReason, RunLimits};
 use troupe_core::thread::Interaction;
-use troupe_engine::{EngineConfig, StopMode};
+use troupe_engine::{EngineConfig, StopMode, StreamNotice};
 use troupe_llm::{ChatMessage, LlmError};
 
 fn last_run(h: &support::Harness, t: troupe_core::ThreadId) -> troupe_store::RunRecord {
@@ -196,6 +196,59 @@ async fn a_failed_call_repeated_unchanged_is_told_so_in_its_result() {
         })
         .collect();
     assert_eq!(read, results);
+}
+
+/// While a model writes a tool call, watchers hear which call and how many characters of its
+/// arguments have come, from the first piece on (at most once a second after that).
+#[tokio::test]
+async fn a_tool_call_being_written_is_reported_as_its_arguments_stream() {
+    let args = r#"{"path":"poem.txt","content":"The sea, the sea, the sea."}"#;
+    let h = build(
+        vec![Reply::StreamedTools(vec![call("w", "write_file", args)])],
+        |b| b,
+    );
+    let mut notices = h.engine.subscribe_stream();
+    let t = h.thread(Interaction::Interactive);
+    h.engine
+        .deliver(t, Delivery::user_task("write a poem"))
+        .await
+        .unwrap();
+    h.engine.wait_idle(t).await;
+    let mut seen = Vec::new();
+    while let Ok(n) = notices.try_recv() {
+        match n {
+            StreamNotice::ToolCallStarted { name, .. } => seen.push((name, None)),
+            StreamNotice::ToolCallWriting {
+                name,
+                chars,
+                call_id,
+                ..
+            } => {
+                assert_eq!(call_id, "w");
+                seen.push((name, Some(chars)))
+            }
+            _ => {}
+        }
+    }
+    let total = args.chars().count();
+    assert_eq!(
+        seen.first(),
+        Some(&("write_file".to_string(), None)),
+        "{seen:?}"
+    );
+    assert_eq!(
+        seen.get(1),
+        Some(&("write_file".to_string(), Some(total.div_ceil(3)))),
+        "the first piece is reported at once: {seen:?}"
+    );
+    assert!(
+        seen[1..].iter().all(|(_, c)| c.is_some_and(|c| c <= total)),
+        "{seen:?}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(h.workspace.join("poem.txt")).unwrap(),
+        "The sea, the sea, the sea."
+    );
 }
 
 #[tokio::test]

@@ -240,10 +240,19 @@ impl Provider for ScriptedProvider {
                 id: c.id.clone(),
                 name: c.name.clone(),
             });
-            let _ = events.send(StreamEvent::ToolCallArgsDelta {
-                index,
-                delta: c.arguments.clone(),
-            });
+            // A call's arguments stream like the text: in `chunks` pieces, paced alike.
+            for (i, piece) in split_chunks(&c.arguments, step.chunks)
+                .into_iter()
+                .enumerate()
+            {
+                if i > 0 {
+                    pause(step.chunk_delay_ms, cancel).await?;
+                }
+                let _ = events.send(StreamEvent::ToolCallArgsDelta {
+                    index,
+                    delta: piece,
+                });
+            }
         }
         let out_chars = step.text.chars().count()
             + tool_calls

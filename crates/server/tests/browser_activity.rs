@@ -1,6 +1,6 @@
 //! Real-browser test of what a group shows about its Bots' work besides their lines: the
-//! activity line (a working Bot's steps, tool calls and a failure streak, gone when its turn
-//! ends), the files a turn wrote under its reply, and a member whose turn failed, paused on its
+//! activity line (a working Bot's steps, tool calls and a failure streak, a call still being
+//! written, gone when its turn ends), the files a turn wrote under its reply, and a member whose turn failed, paused on its
 //! own with Continue under the header (and "paused" on its row in the list).
 //!
 //! Same setup as `tests/browser.rs` (Debian's `chromium` and `chromium-driver`; without
@@ -38,12 +38,13 @@ fn worker_script() -> String {
 
 const NOTED: &str = "Noted in notes.txt.";
 
-/// Writes a note, then says so.
+/// Writes a note, its call's arguments coming in slowly (about four seconds), then says so.
 fn scribe_script() -> String {
     json!({
         "name": "browser-scribe",
         "steps": [
-            {"tool_calls": [{"name": "write_file", "arguments": {"path": "notes.txt", "content": "hi"}}]},
+            {"tool_calls": [{"name": "write_file", "arguments": {"path": "notes.txt", "content": "hi, a note long enough to come in several pieces"}}],
+             "chunks": 8, "chunk_delay_ms": 600},
             {"text": NOTED}
         ],
         "on_exhausted": "repeat_last"
@@ -160,6 +161,8 @@ async fn scenario(c: &Client, daemon: &Daemon, scripts: [&std::path::Path; 3]) -
     start_conversation(c, "Scribe", "Notes").await?;
     fill(c, "#composer", "note it down").await?;
     click(c, "#send").await?;
+    // While the call is being written, the activity line says which and how far along.
+    wait_text_within(c, "#activity .activity-item", "writing write_file:", TURN).await?;
     wait_bot_line(c, "Scribe", NOTED).await?;
     wait_text_within(c, ".msg.bot .commands .file-change", "notes.txt", TURN).await?;
     Ok(())

@@ -7,7 +7,7 @@
 
 window.troupeActivity = function (ctx) {
   const { $, el, state, api, refreshView } = ctx;
-  const turns = new Map(); // turn id -> {bot, tool, hops, calls, note}
+  const turns = new Map(); // turn id -> {bot, tool, writing, hops, calls, note}
   const readOnce = new Set(); // turn ids whose record has been read at least once
   const pending = new Map(); // turn id -> timer of its next read
   const READ_EVERY_MS = 1500; // a Bot calls tools faster than the page needs to re-read them
@@ -26,7 +26,9 @@ window.troupeActivity = function (ctx) {
       const parts = [];
       if (t.hops) parts.push("step " + t.hops);
       if (t.calls) parts.push(t.calls + (t.calls === 1 ? " tool call" : " tool calls"));
-      if (t.tool) parts.push("last " + t.tool);
+      // A call still being written can take minutes (a long file, or a model repeating itself).
+      if (t.writing) parts.push("writing " + t.writing.name + ": " + t.writing.chars.toLocaleString() + " characters");
+      else if (t.tool) parts.push("last " + t.tool);
       li.appendChild(el("span", "activity-bot", t.bot === null ? "Working" : botName(t.bot)));
       li.appendChild(el("span", "activity-what", parts.length ? parts.join(" · ") : "thinking"));
       if (t.note) li.appendChild(el("span", "activity-note", t.note));
@@ -57,11 +59,13 @@ window.troupeActivity = function (ctx) {
       turns.delete(id);
       return;
     }
-    const cur = turns.get(id) || { tool: null };
+    const cur = turns.get(id) || { tool: null, writing: null };
     const notes = t.failure_notes || [];
     turns.set(id, {
       bot: t.bot_id === undefined ? null : t.bot_id,
       tool: cur.tool,
+      // A new stored step means the call that was being written has been made.
+      writing: cur.hops === t.hops ? cur.writing : null,
       hops: t.hops,
       calls: t.tool_calls,
       note: notes.length ? notes[notes.length - 1] : null,
@@ -72,6 +76,7 @@ window.troupeActivity = function (ctx) {
     const key = String(id);
     const cur = turns.get(key) || { bot: null, hops: 0, calls: 0, note: null };
     cur.tool = tool;
+    cur.writing = null;
     turns.set(key, cur);
     render();
     if (!readOnce.has(key)) read(key, gen);
@@ -105,6 +110,14 @@ window.troupeActivity = function (ctx) {
     es.addEventListener("tool_started", (e) => {
       const n = parse(e);
       if (live() && n && n.turn_id !== undefined) seen(n.turn_id, n.name, state.gen);
+    });
+    es.addEventListener("tool_writing", (e) => {
+      const n = parse(e);
+      if (!live() || !n || n.turn_id === undefined) return;
+      const key = String(n.turn_id);
+      if (!turns.has(key)) seen(key, n.name, state.gen);
+      turns.get(key).writing = { name: n.name, chars: n.chars };
+      render();
     });
     es.addEventListener("run_started", (e) => {
       const ev = parse(e);

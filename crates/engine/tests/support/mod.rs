@@ -23,6 +23,8 @@ use troupe_store::NewThread;
 pub enum Reply {
     Text(String),
     Tools(String, Vec<ToolCall>),
+    /// Tool calls whose arguments stream in three pieces, as a provider's do.
+    StreamedTools(Vec<ToolCall>),
     Error(LlmError),
     /// Streams `partial`, tells the test it is in flight, then waits until cancelled.
     Hang {
@@ -114,6 +116,23 @@ impl Provider for QueueProvider {
                 Ok(response(t, vec![]))
             }
             Some(Reply::Tools(t, calls)) => Ok(response(t, calls)),
+            Some(Reply::StreamedTools(calls)) => {
+                for (index, c) in calls.iter().enumerate() {
+                    let _ = events.send(StreamEvent::ToolCallStart {
+                        index,
+                        id: c.id.clone(),
+                        name: c.name.clone(),
+                    });
+                    let chars: Vec<char> = c.arguments.chars().collect();
+                    for piece in chars.chunks(chars.len().div_ceil(3).max(1)) {
+                        let _ = events.send(StreamEvent::ToolCallArgsDelta {
+                            index,
+                            delta: piece.iter().collect(),
+                        });
+                    }
+                }
+                Ok(response(String::new(), calls))
+            }
             Some(Reply::Error(e)) => Err(e),
             Some(Reply::Hang { partial, started }) => {
                 let _ = events.send(StreamEvent::TextDelta(partial));

@@ -66,8 +66,9 @@ pub struct EventsQuery {
 ///
 /// Each stored event is sent as `id: <event id>`, `event: <kind>`, `data: <the event as JSON>`
 /// (`session_message`, `run_started`, `run_ended`, `command_finished`, `hold_upsert`, …). Live
-/// notices have no id: `delta` (`{"session_id", "turn_id", "text"}`), `tool_started` and
-/// `command_started`. Without `session_id` the stream carries only the events of no
+/// notices have no id: `delta` (`{"session_id", "turn_id", "text"}`), `tool_started`,
+/// `tool_writing` (a call's arguments still streaming: `chars` so far, at most once a second)
+/// and `command_started`. Without `session_id` the stream carries only the events of no
 /// conversation and no thread (`hold_upsert`, `control_hold`, `hold_lifted`, …) and no notices.
 /// A comment is sent every 15 s to keep the connection open.
 #[utoipa::path(
@@ -299,6 +300,17 @@ impl Pump {
                 "tool_started",
                 thread_id,
                 json!({"session_id": session, "turn_id": run_id, "call_id": call_id, "name": name}),
+            ),
+            StreamNotice::ToolCallWriting {
+                thread_id,
+                run_id,
+                call_id,
+                name,
+                chars,
+            } => (
+                "tool_writing",
+                thread_id,
+                json!({"session_id": session, "turn_id": run_id, "call_id": call_id, "name": name, "chars": chars}),
             ),
             StreamNotice::CommandStarted {
                 thread_id,
