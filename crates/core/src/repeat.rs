@@ -1,24 +1,26 @@
-//! The same tool call failing the same way again. A model that sends a refused call unchanged
-//! learns nothing from the error the second time (small models have sent one 40 times): the
-//! result it reads then says so. Nothing is refused or stopped — the run's limits stay those of
-//! TURN-6 — the model is only told, where it looks, that repeating will not help.
+//! The same tool call made again, unchanged, with the same answer. A model that sends a
+//! refused call unchanged learns nothing from the error the second time, and one that repeats
+//! a call that worked gains nothing (small models have sent one 40 times either way): the
+//! result it reads then says so. Nothing is refused or stopped — the run's limits stay those
+//! of TURN-6, and an effect's own repeat rules stay the ledger's — the model is only told,
+//! where it looks, that sending it again will not help.
 
 use serde_json::Value;
 
-/// From how many identical failures in a row the result carries the note.
+/// From how many identical calls in a row the result carries the note.
 pub const NOTE_FROM: u32 = 2;
 
-/// Tracks the run's last failed call: its tool, arguments and answer.
+/// Tracks the run's last call: its tool, arguments, answer and whether it failed.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct RepeatedFailure {
-    last: Option<(String, Value, String)>,
+pub struct RepeatedCall {
+    last: Option<(String, Value, String, bool)>,
     count: u32,
 }
 
-impl RepeatedFailure {
+impl RepeatedCall {
     /// Feed one call's outcome; returns the note to append to its result when it is the same
-    /// call (tool and arguments, whatever their key order or spacing) that failed with the
-    /// same answer just before.
+    /// call (tool and arguments, whatever their key order or spacing) as the one just before,
+    /// ending the same way with the same answer.
     pub fn observe(
         &mut self,
         tool: &str,
@@ -26,27 +28,31 @@ impl RepeatedFailure {
         failed: bool,
         result: &str,
     ) -> Option<String> {
-        if !failed {
-            *self = Self::default();
-            return None;
-        }
         let args = serde_json::from_str(arguments).unwrap_or_else(|_| Value::from(arguments));
         let same = self
             .last
             .as_ref()
-            .is_some_and(|(t, a, r)| t == tool && *a == args && r == result);
+            .is_some_and(|(t, a, r, f)| t == tool && *a == args && r == result && *f == failed);
         self.count = if same { self.count + 1 } else { 1 };
-        self.last = Some((tool.to_string(), args, result.to_string()));
-        (self.count >= NOTE_FROM).then(|| note(tool, self.count))
+        self.last = Some((tool.to_string(), args, result.to_string(), failed));
+        (self.count >= NOTE_FROM).then(|| note(tool, self.count, failed))
     }
 }
 
-fn note(tool: &str, count: u32) -> String {
-    format!(
-        "(This is the same {tool} call, with the same arguments, failing the same way \
-         {count} times in a row. Sending it again will not help: change what the error above \
-         names, take another way, or end your turn and say what blocks you.)"
-    )
+fn note(tool: &str, count: u32, failed: bool) -> String {
+    if failed {
+        format!(
+            "(This is the same {tool} call, with the same arguments, failing the same way \
+             {count} times in a row. Sending it again will not help: change what the error \
+             above names, take another way, or end your turn and say what blocks you.)"
+        )
+    } else {
+        format!(
+            "(This is the same {tool} call, with the same arguments and the same result, \
+             {count} times in a row. Repeating it has changed nothing: go on with the next \
+             step, or end your turn if the work is done or you are waiting on something.)"
+        )
+    }
 }
 
 #[cfg(test)]
@@ -55,7 +61,7 @@ mod tests {
 
     #[test]
     fn the_second_identical_failure_carries_the_note() {
-        let mut r = RepeatedFailure::default();
+        let mut r = RepeatedCall::default();
         let err = "submit: bad arguments: unknown field `ticket`";
         assert_eq!(
             r.observe("submit", r#"{"a":1,"ticket":"1"}"#, true, err),
@@ -70,8 +76,8 @@ mod tests {
     }
 
     #[test]
-    fn other_arguments_another_answer_or_a_success_start_again() {
-        let mut r = RepeatedFailure::default();
+    fn other_arguments_another_answer_or_another_call_start_again() {
+        let mut r = RepeatedCall::default();
         r.observe("shell", r#"{"command":"make"}"#, true, "exit 2");
         assert_eq!(
             r.observe("shell", r#"{"command":"make all"}"#, true, "exit 2"),
@@ -83,11 +89,11 @@ mod tests {
             None,
             "a different answer is news"
         );
-        r.observe("shell", r#"{"command":"make all"}"#, false, "ok");
+        r.observe("write_file", r#"{"path":"a"}"#, false, "wrote 1 byte");
         assert_eq!(
             r.observe("shell", r#"{"command":"make all"}"#, true, "exit 1"),
             None,
-            "a success between starts again"
+            "another call between starts again"
         );
         assert_eq!(
             r.observe("read_file", "not json", true, "x"),
@@ -95,5 +101,18 @@ mod tests {
             "another tool"
         );
         assert!(r.observe("read_file", "not json", true, "x").is_some());
+    }
+
+    #[test]
+    fn a_call_that_worked_sent_again_unchanged_is_told_it_changed_nothing() {
+        let mut r = RepeatedCall::default();
+        let args = r#"{"path":"poem.txt","content":"The sea"}"#;
+        assert_eq!(r.observe("write_file", args, false, "wrote 7 bytes"), None);
+        let note = r
+            .observe("write_file", args, false, "wrote 7 bytes")
+            .unwrap();
+        assert!(note.contains("2 times in a row. Repeating it"), "{note}");
+        // The same call failing now is news, not a repeat.
+        assert_eq!(r.observe("write_file", args, true, "disk full"), None);
     }
 }

@@ -176,12 +176,12 @@ pub fn long_run_reminder(hop: u32, limits: &RunLimits) -> Option<String> {
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct FailureStreaks {
     current: Option<(String, u32)>,
-    repeated: crate::repeat::RepeatedFailure,
+    repeated: crate::repeat::RepeatedCall,
 }
 
 impl FailureStreaks {
     /// Feed one call: the report line for the run's record (see [`Self::observe`]), and the
-    /// note the model reads with the call's result when it repeats a failed call unchanged.
+    /// note the model reads with the call's result when it repeats a call unchanged.
     pub fn observe_call(
         &mut self,
         tool: &str,

@@ -137,10 +137,12 @@ async fn bad_tool_input_becomes_a_result_and_three_failures_in_a_row_are_reporte
 }
 
 /// A model that sends a refused call again unchanged reads, with the same error, that
-/// repeating it will not help; a changed call reads only its own answer.
+/// repeating it will not help; one that repeats a call that worked reads that it changed
+/// nothing; a changed call reads only its own answer.
 #[tokio::test]
-async fn a_failed_call_repeated_unchanged_is_told_so_in_its_result() {
+async fn a_call_repeated_unchanged_is_told_so_in_its_result() {
     let missing = r#"{"path":"missing.txt"}"#;
+    let write = r#"{"path":"poem.txt","content":"the sea"}"#;
     let h = build(
         vec![
             Reply::Tools(String::new(), vec![call("a", "read_file", missing)]),
@@ -153,6 +155,8 @@ async fn a_failed_call_repeated_unchanged_is_told_so_in_its_result() {
                 String::new(),
                 vec![call("d", "read_file", r#"{"path":"other.txt"}"#)],
             ),
+            Reply::Tools(String::new(), vec![call("e", "write_file", write)]),
+            Reply::Tools(String::new(), vec![call("f", "write_file", write)]),
             Reply::Text("gave up".into()),
         ],
         |b| b,
@@ -172,7 +176,7 @@ async fn a_failed_call_repeated_unchanged_is_told_so_in_its_result() {
         .into_iter()
         .map(|c| c.result)
         .collect();
-    assert_eq!(results.len(), 4);
+    assert_eq!(results.len(), 6);
     assert!(!results[0].contains("in a row"), "{}", results[0]);
     assert!(
         results[1].contains("failing the same way 2 times in a row"),
@@ -181,6 +185,13 @@ async fn a_failed_call_repeated_unchanged_is_told_so_in_its_result() {
     );
     assert!(results[2].contains("3 times in a row"), "{}", results[2]);
     assert!(!results[3].contains("in a row"), "{}", results[3]);
+    // A call that worked, sent again unchanged: the second answer says it changed nothing.
+    assert!(!results[4].contains("in a row"), "{}", results[4]);
+    assert!(
+        results[5].contains("same result, 2 times in a row. Repeating it has changed nothing"),
+        "{}",
+        results[5]
+    );
     // The model read the note: it is in the result part of its history.
     let history = h
         .engine
