@@ -153,7 +153,11 @@ impl HttpTarget {
         let status = resp.status();
         if !status.is_success() {
             let retry_after = parse_retry_after(resp.headers());
-            let body = read_capped(resp).await;
+            // An error's body is only words for the message: a server that never ends it
+            // leaves the status alone to say what went wrong.
+            let body = tokio::time::timeout(self.timeout, read_capped(resp))
+                .await
+                .unwrap_or_default();
             let detail = error_message(&body).unwrap_or(body);
             let detail = if detail.trim().is_empty() {
                 status.canonical_reason().unwrap_or("no body").to_string()

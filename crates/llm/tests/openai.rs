@@ -579,6 +579,23 @@ async fn a_slow_stream_that_keeps_coming_is_not_cut() {
     assert_eq!(srv.requests().len(), 1);
 }
 
+/// An error status whose body never ends is still reported by its status, once the server
+/// has been silent for the timeout.
+#[tokio::test]
+async fn an_error_status_whose_body_never_ends_is_reported_by_its_status() {
+    let srv = FakeServer::start(vec![Reply::StatusHanging(400)]).await;
+    let mut cfg = config(ProviderKind::OpenAi, &srv.base, "gpt-x");
+    cfg.timeout = Duration::from_millis(200);
+    let p = build_provider(cfg).unwrap();
+    let (out, ()) = tokio::time::timeout(Duration::from_secs(10), async {
+        (once(p.as_ref(), &simple_request()).await, ())
+    })
+    .await
+    .expect("the call must end");
+    let err = out.0.unwrap_err();
+    assert!(err.to_string().contains("400"), "{err}");
+}
+
 #[tokio::test]
 async fn connection_refused_is_connection_error() {
     // Bind then drop a listener to get a port nobody listens on.

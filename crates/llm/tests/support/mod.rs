@@ -51,6 +51,8 @@ pub enum Reply {
     Sse(Vec<String>, End),
     /// A slow server: each chunk after the pause, then a clean end.
     SsePaced(Vec<String>, std::time::Duration),
+    /// An error status whose body starts and never ends.
+    StatusHanging(u16),
 }
 
 impl Reply {
@@ -157,6 +159,15 @@ async fn handle(
             Response::builder()
                 .header("content-type", "text/event-stream")
                 .body(body)
+                .unwrap()
+        }
+        Reply::StatusHanging(status) => {
+            let start =
+                futures::stream::iter([Ok::<Bytes, std::io::Error>(Bytes::from("{\"error\":"))]);
+            Response::builder()
+                .status(StatusCode::from_u16(status).unwrap())
+                .header("content-type", "application/json")
+                .body(Body::from_stream(start.chain(futures::stream::pending())))
                 .unwrap()
         }
         Reply::SsePaced(chunks, pause) => {
