@@ -342,7 +342,8 @@ async fn scenario(
     )
     .await?;
     wait_shown(c, "#stop-menu", false).await?;
-    wait_chip(c, "Xavier", "idle", TURN).await?;
+    // Its chip says it is stopped (not merely idle) while the hold is in force.
+    wait_chip(c, "Xavier", "stopped", TURN).await?;
     let holds = holds_in_force(http, daemon).await?;
     let xavier_hold = holds
         .iter()
@@ -423,6 +424,8 @@ async fn scenario(
     )
     .await?;
     wait_text(c, "#stops-list .stop-row", "Nothing was running").await?;
+    // Everything is held: the idle Yara is stopped too.
+    wait_chip(c, "Yara", "stopped", SHORT).await?;
     screenshot(c, "browser-holds-stops.png").await?;
     click_in(c, "#stops-list .stop-row", "Every Bot's work", ".stop-lift").await?;
     poll("the hold on everything to be lifted", SHORT, || async {
@@ -450,6 +453,8 @@ async fn scenario(
     })
     .await?;
     wait_text(c, "#stops-empty", "Nothing is stopped.").await?;
+    wait_chip(c, "Xavier", "idle", SHORT).await?;
+    wait_chip(c, "Yara", "idle", SHORT).await?;
     let all = get(http, daemon, "/v1/holds?status=all").await?;
     if all.as_array().map(Vec::len) != Some(3) {
         bail!("three holds were made in all: {all}");

@@ -82,6 +82,7 @@
       if (hold) hold.renderComposer();
       act.renderPauses();
     },
+    isHeld: (bot) => !!hold && hold.isHeld(bot),
   });
 
   // Work (work.js): the conversation's jobs, its Bots' work items, delegation records.
@@ -122,6 +123,7 @@
     isPhone,
     setRunning,
     refreshView: () => grp.refreshView(),
+    onHolds: () => grp.renderMembers(),
   });
 
   // MCP servers (mcp.js): the Bots panel's section, with the Add server form.

@@ -191,11 +191,16 @@ window.troupeGroup = function (ctx) {
         const chip = el("li", "chip");
         chip.dataset.botId = m.bot_id;
         chip.dataset.state = m.state;
+        // An idle Bot a stop keeps from working says so: a line to it waits for the lift.
+        const stopped = m.state === "idle" && !!ctx.isHeld && ctx.isHeld(m.bot_id);
+        if (stopped) chip.dataset.held = "true";
+        const label = stopped ? "stopped" : STATES[m.state] || String(m.state);
         chip.appendChild(el("span", "chip-dot"));
         chip.appendChild(el("span", "chip-name", m.name));
-        chip.appendChild(el("span", "chip-state", STATES[m.state] || String(m.state)));
+        chip.appendChild(el("span", "chip-state", label));
         if (m.is_lead) chip.appendChild(el("span", "badge lead", "Lead"));
-        chip.title = m.name + ": " + (STATES[m.state] || m.state) + (m.is_lead ? " · lead" : "");
+        chip.title =
+          m.name + ": " + label + (stopped ? " (Stops: lift it to let it work)" : "") + (m.is_lead ? " · lead" : "");
         chips.appendChild(chip);
       }
     }

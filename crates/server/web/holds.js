@@ -84,10 +84,18 @@ window.troupeHolds = function (ctx) {
           return;
         }
         render();
+        if (ctx.onHolds) ctx.onHolds();
       } while (again);
     } finally {
       loading = false;
     }
+  }
+
+  // A Bot a hold in force keeps from working in the open conversation (its own, the
+  // conversation's or everything's), for its chip.
+  function isHeld(bot) {
+    const s = state.current;
+    return botHeld(bot) || (!!s && sessionHeld(s.id));
   }
 
   function setOnline(on) {
@@ -537,5 +545,5 @@ window.troupeHolds = function (ctx) {
     reload();
   }
 
-  return { bind, start, enter, listen, renderComposer, noteSend, reload: schedule };
+  return { bind, start, enter, listen, renderComposer, noteSend, reload: schedule, isHeld };
 };
