@@ -22,6 +22,31 @@ fn last_run(h: &support::Harness, t: troupe_core::ThreadId) -> troupe_store::Run
         .remove(0)
 }
 
+/// A task given to a new interactive thread, run to its end: the thread and its run.
+async fn run_task(
+    h: &support::Harness,
+    task: &str,
+) -> (troupe_core::ThreadId, troupe_store::RunRecord) {
+    let t = h.thread(Interaction::Interactive);
+    h.engine
+        .deliver(t, Delivery::user_task(task))
+        .await
+        .unwrap();
+    h.engine.wait_idle(t).await;
+    (t, last_run(h, t))
+}
+
+/// The results of a run's tool calls, as stored, in order.
+fn call_results(h: &support::Harness, run: &troupe_store::RunRecord) -> Vec<String> {
+    h.engine
+        .store()
+        .read(|tx| tx.tool_calls(run.id))
+        .unwrap()
+        .into_iter()
+        .map(|c| c.result)
+        .collect()
+}
+
 #[tokio::test]
 async fn an_effect_is_recorded_as_started_then_settled() {
     let h = build(
@@ -114,23 +139,10 @@ async fn bad_tool_input_becomes_a_result_and_three_failures_in_a_row_are_reporte
         ],
         |b| b,
     );
-    let t = h.thread(Interaction::Interactive);
-    h.engine
-        .deliver(t, Delivery::user_task("read things"))
-        .await
-        .unwrap();
-    h.engine.wait_idle(t).await;
-    let run = last_run(&h, t);
+    let (_, run) = run_task(&h, "read things").await;
     assert_eq!(run.end_reason, Some(EndReason::Completed));
     assert_eq!(run.failure_notes, ["read_file failed 3 times in a row"]);
-    let results: Vec<String> = h
-        .engine
-        .store()
-        .read(|tx| tx.tool_calls(run.id))
-        .unwrap()
-        .into_iter()
-        .map(|c| c.result)
-        .collect();
+    let results = call_results(&h, &run);
     assert!(results[0].contains("not valid JSON"), "{}", results[0]);
     assert!(results[1].contains("path"), "{}", results[1]);
     assert!(results[3].contains("unknown tool"), "{}", results[3]);
@@ -161,21 +173,8 @@ async fn a_call_repeated_unchanged_is_told_so_in_its_result() {
         ],
         |b| b,
     );
-    let t = h.thread(Interaction::Interactive);
-    h.engine
-        .deliver(t, Delivery::user_task("read it"))
-        .await
-        .unwrap();
-    h.engine.wait_idle(t).await;
-    let run = last_run(&h, t);
-    let results: Vec<String> = h
-        .engine
-        .store()
-        .read(|tx| tx.tool_calls(run.id))
-        .unwrap()
-        .into_iter()
-        .map(|c| c.result)
-        .collect();
+    let (t, run) = run_task(&h, "read it").await;
+    let results = call_results(&h, &run);
     assert_eq!(results.len(), 6);
     assert!(!results[0].contains("in a row"), "{}", results[0]);
     assert!(

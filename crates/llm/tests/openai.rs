@@ -279,17 +279,7 @@ async fn rate_limit_then_success_retries() {
     ])
     .await;
     let cfg = config(ProviderKind::OpenAi, &srv.base, "gpt-x");
-    let policy = cfg.retry.clone();
-    let p = build_provider(cfg).unwrap();
-    let (tx, _rx) = unbounded_channel();
-    let out = complete_with_retry(
-        p.as_ref(),
-        &policy,
-        &simple_request(),
-        &tx,
-        &CancellationToken::new(),
-    )
-    .await;
+    let out = with_retries(cfg, &simple_request()).await;
     assert_eq!(out.result.unwrap().text, "Hello");
     assert_eq!(out.attempts, 2);
     assert_eq!(out.errors.len(), 1);
@@ -311,17 +301,7 @@ async fn auth_failure_fails_fast_without_leaking_key() {
     .await;
     let base = format!("{}/v1", srv.base);
     let cfg = config(ProviderKind::OpenAi, &base, "gpt-x");
-    let policy = cfg.retry.clone();
-    let p = build_provider(cfg).unwrap();
-    let (tx, _rx) = unbounded_channel();
-    let out = complete_with_retry(
-        p.as_ref(),
-        &policy,
-        &simple_request(),
-        &tx,
-        &CancellationToken::new(),
-    )
-    .await;
+    let out = with_retries(cfg, &simple_request()).await;
     assert_eq!(out.attempts, 1);
     let err = out.result.unwrap_err();
     assert!(matches!(err, LlmError::Auth { status: 401, .. }), "{err:?}");
@@ -351,17 +331,7 @@ async fn not_found_and_bad_request_fail_fast() {
         )])
         .await;
         let cfg = config(ProviderKind::OpenAi, &srv.base, "nope");
-        let policy = cfg.retry.clone();
-        let p = build_provider(cfg).unwrap();
-        let (tx, _rx) = unbounded_channel();
-        let out = complete_with_retry(
-            p.as_ref(),
-            &policy,
-            &simple_request(),
-            &tx,
-            &CancellationToken::new(),
-        )
-        .await;
+        let out = with_retries(cfg, &simple_request()).await;
         let err = out.result.unwrap_err();
         assert!(check(&err), "{err:?}");
         assert_eq!(out.attempts, 1);
@@ -375,17 +345,7 @@ async fn not_found_and_bad_request_fail_fast() {
 async fn server_errors_exhaust_retries() {
     let srv = FakeServer::start(vec![Reply::status(500, "upstream exploded")]).await;
     let cfg = config(ProviderKind::OpenAi, &srv.base, "gpt-x");
-    let policy = cfg.retry.clone();
-    let p = build_provider(cfg).unwrap();
-    let (tx, _rx) = unbounded_channel();
-    let out = complete_with_retry(
-        p.as_ref(),
-        &policy,
-        &simple_request(),
-        &tx,
-        &CancellationToken::new(),
-    )
-    .await;
+    let out = with_retries(cfg, &simple_request()).await;
     assert_eq!(out.attempts, 3);
     assert_eq!(out.errors.len(), 3);
     assert_eq!(srv.requests().len(), 3);
@@ -409,17 +369,7 @@ async fn dropped_stream_is_protocol_error_and_retried() {
     );
     let srv = FakeServer::start(vec![dropped.clone(), good_stream()]).await;
     let cfg = config(ProviderKind::OpenAi, &srv.base, "gpt-x");
-    let p = build_provider(cfg.clone()).unwrap();
-
-    let (tx, _rx) = unbounded_channel();
-    let out = complete_with_retry(
-        p.as_ref(),
-        &cfg.retry,
-        &simple_request(),
-        &tx,
-        &CancellationToken::new(),
-    )
-    .await;
+    let out = with_retries(cfg, &simple_request()).await;
     assert_eq!(out.result.unwrap().text, "Hello");
     assert_eq!(out.attempts, 2);
     assert!(
@@ -558,17 +508,8 @@ async fn a_slow_stream_that_keeps_coming_is_not_cut() {
     let srv = FakeServer::start(vec![Reply::SsePaced(chunks, Duration::from_millis(100))]).await;
     let mut cfg = config(ProviderKind::OpenAi, &srv.base, "gpt-x");
     cfg.timeout = Duration::from_millis(600);
-    let p = build_provider(cfg.clone()).unwrap();
     let started = Instant::now();
-    let (tx, _rx) = unbounded_channel();
-    let out = complete_with_retry(
-        p.as_ref(),
-        &cfg.retry,
-        &simple_request(),
-        &tx,
-        &CancellationToken::new(),
-    )
-    .await;
+    let out = with_retries(cfg.clone(), &simple_request()).await;
     let response = out.result.expect("the stream was read whole");
     assert!(
         started.elapsed() > cfg.timeout,

@@ -294,6 +294,14 @@ pub fn picture_request() -> ModelRequest {
     }
 }
 
+/// One call with the endpoint's retry policy, as the engine makes it (events dropped).
+pub async fn with_retries(cfg: EndpointConfig, req: &ModelRequest) -> troupe_llm::CallOutcome {
+    let policy = cfg.retry.clone();
+    let p = troupe_llm::build_provider(cfg).unwrap();
+    let (tx, _rx) = unbounded_channel();
+    troupe_llm::complete_with_retry(p.as_ref(), &policy, req, &tx, &CancellationToken::new()).await
+}
+
 /// Run one attempt, collecting the streamed events.
 pub async fn once(
     p: &dyn Provider,
