@@ -39,14 +39,17 @@ struct Ran {
     d: Dispatched,
     took: Duration,
     streak_note: Option<String>,
+    /// Told to the model with the result (a call repeated unchanged); not the tool's outcome,
+    /// so the effect ledger's record of what happened leaves it out.
+    repeat_note: Option<String>,
 }
 
 impl Ran {
     /// The call's outcome, counted in the run's failure streaks; a call the model repeats
-    /// unchanged after the same failure gets a note in the result it reads.
+    /// unchanged with the same answer gets a note in the result it reads.
     fn new(
         call: &ToolCall,
-        mut d: Dispatched,
+        d: Dispatched,
         started: Instant,
         streaks: &mut FailureStreaks,
         streak_report: u32,
@@ -58,14 +61,20 @@ impl Ran {
             &d.content,
             streak_report,
         );
-        if let Some(note) = repeat_note {
-            d.content = format!("{}\n\n{note}", d.content);
-        }
         Ran {
             call: call.clone(),
             d,
             took: started.elapsed(),
             streak_note,
+            repeat_note,
+        }
+    }
+
+    /// The result as the model reads it.
+    fn read(&self) -> String {
+        match &self.repeat_note {
+            Some(note) => format!("{}\n\n{note}", self.d.content),
+            None => self.d.content.clone(),
         }
     }
 
@@ -74,7 +83,7 @@ impl Ran {
             body: PartBody::ToolResult {
                 call_id: self.call.id.clone(),
                 name: self.call.name.clone(),
-                content: self.d.content.clone(),
+                content: self.read(),
                 is_error: self.d.is_error,
             },
             visible: true,
@@ -106,7 +115,7 @@ impl Ran {
                 name: self.call.name.clone(),
                 arguments: clip(&self.call.arguments, 2000),
                 status: self.d.status.to_string(),
-                result: clip(&self.d.content, 2000),
+                result: clip(&self.read(), 2000),
                 duration_ms: self.took.as_millis() as u64,
             },
         )?;

@@ -191,6 +191,22 @@ async fn a_call_repeated_unchanged_is_told_so_in_its_result() {
         "{}",
         results[5]
     );
+    // The ledger keeps what the write did, not what the model was told about repeating it.
+    let details: Vec<Option<String>> = h
+        .engine
+        .store()
+        .read(|tx| tx.effects_for_run(run.id))
+        .unwrap()
+        .into_iter()
+        .map(|e| e.detail)
+        .collect();
+    assert_eq!(details.len(), 2, "{details:?}");
+    assert!(
+        details
+            .iter()
+            .all(|d| d.as_deref().is_some_and(|d| !d.contains("in a row"))),
+        "{details:?}"
+    );
     // The model read the note: it is in the result part of its history.
     let history = h
         .engine
