@@ -445,6 +445,39 @@ async fn bot_on_the_default_role(c: &Client, daemon: &Daemon, script: &Path) -> 
     fill(c, "#composer", "hello").await?;
     click(c, "#send").await?;
     quick_final_reply(c, "the reply from the default role's model").await?;
+
+    // A Bot and its conversation made over the API while the page is open: the list names its
+    // Bot (the page reads its Bots again), not "Bot N".
+    let made: Value = http
+        .post(format!("{}/v1/bots", daemon.base_url))
+        .json(&json!({"name": "made-elsewhere"}))
+        .send()
+        .await?
+        .error_for_status()?
+        .json()
+        .await?;
+    http.post(format!("{}/v1/sessions", daemon.base_url))
+        .json(&json!({"kind": "direct", "bot_ids": [made["id"]]}))
+        .send()
+        .await?
+        .error_for_status()?;
+    // (The list is polled every 5 s; the conversation is titled after its Bot.)
+    poll(
+        "the new conversation's Bot named in the list",
+        TURN,
+        || async {
+            Ok(elements(c, ".session-item")
+                .await?
+                .iter()
+                .any(|i| {
+                    i.visible
+                        && i.text.matches("made-elsewhere").count() == 2
+                        && !i.text.contains("Bot ")
+                })
+                .then_some(()))
+        },
+    )
+    .await?;
     Ok(())
 }
 

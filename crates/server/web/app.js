@@ -165,9 +165,21 @@
   }
 
 
+  // Bot ids the page found in a conversation and has read the Bots for since.
+  const botsAskedFor = new Set();
+
   async function loadSessions() {
     const sessions = await api("GET", "/v1/sessions");
     state.sessions = sessions || [];
+    // A Bot made since the page read its Bots (over the API, in another tab) would be named
+    // "Bot 2" and speak as "unknown Bot": read the Bots again, once per such id.
+    const unknown = state.sessions
+      .flatMap((s) => s.bot_ids || [])
+      .filter((id) => !state.bots.has(id) && !botsAskedFor.has(id));
+    if (unknown.length) {
+      unknown.forEach((id) => botsAskedFor.add(id));
+      await bots.loadBots().catch(() => {});
+    }
     if (state.current) {
       const cur = state.sessions.find((s) => s.id === state.current.id);
       if (cur) {
