@@ -79,6 +79,15 @@ fn fmt_retry_after(d: &Option<Duration>) -> String {
     }
 }
 
+/// How servers word a model answer they could not parse (lower case): llama.cpp's chat
+/// parsers (`… does not match the expected peg-native format`, `Failed to parse input at pos
+/// N`) and Ollama's (`error parsing tool call: raw=…`).
+const UNREADABLE_ANSWER: &[&str] = &[
+    "does not match the expected",
+    "failed to parse input at pos",
+    "error parsing tool call",
+];
+
 impl LlmError {
     /// Whether another attempt may succeed: rate limits, server errors,
     /// connection failures, timeouts and broken streams.
@@ -91,6 +100,17 @@ impl LlmError {
                 | LlmError::Timeout { .. }
                 | LlmError::Protocol { .. }
         )
+    }
+
+    /// The server made the model's answer but could not read it as text or as a tool call:
+    /// llama.cpp's and Ollama's tool-call parsers answer 500 for a malformed call.
+    pub fn is_unreadable_answer(&self) -> bool {
+        let detail = match self {
+            LlmError::Server { detail, .. } | LlmError::Protocol { detail, .. } => detail,
+            _ => return false,
+        };
+        let detail = detail.to_ascii_lowercase();
+        UNREADABLE_ANSWER.iter().any(|p| detail.contains(p))
     }
 
     /// Server-requested wait before retrying, if any.

@@ -407,6 +407,26 @@ impl<'a> Assembler<'a> {
     }
 }
 
+impl Assembler<'_> {
+    /// At least one tool call streamed, each named and with arguments that are a whole JSON
+    /// object (a call cut short is never whole: its object is not closed).
+    fn calls_are_whole(&self) -> bool {
+        !self.calls.is_empty()
+            && self.calls.iter().all(|c| {
+                !c.name.is_empty()
+                    && serde_json::from_str::<serde_json::Map<String, Value>>(&c.arguments).is_ok()
+            })
+    }
+}
+
+/// Text that is only code-fence lines (the ```` ```json ```` a model put before its call).
+fn fence_only(text: &str) -> bool {
+    text.lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty())
+        .all(|l| l.starts_with("```") && !l.contains(' '))
+}
+
 impl StreamHandler for Assembler<'_> {
     fn on_event(&mut self, ev: SseEvent) -> Result<bool, LlmError> {
         let data = ev.data.trim();
@@ -421,6 +441,16 @@ impl StreamHandler for Assembler<'_> {
                 .protocol(format!("non-JSON data line ({e}): {data}"))
         })?;
         if let Some(e) = embedded_error(self.http, &v) {
+            // llama.cpp streams a tool call as it parses it, then fails the whole answer on
+            // what follows it (a model that wrapped the call in a code fence): the calls it
+            // streamed whole are what the model meant, and asking again gets the same answer.
+            if e.is_unreadable_answer() && self.calls_are_whole() {
+                tracing::warn!(error = %e, "kept the tool calls streamed before the server's parse error");
+                if fence_only(&self.text) {
+                    self.text.clear();
+                }
+                return Ok(true);
+            }
             return Err(e);
         }
         if let Some(u) = usage_of(&v) {

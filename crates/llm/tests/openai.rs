@@ -7,42 +7,9 @@ use support::*;
 use tokio::sync::mpsc::unbounded_channel;
 use tokio_util::sync::CancellationToken;
 use troupe_llm::{
-    ChatMessage, FinishReason, LlmError, ModelRequest, ProviderKind, StreamEvent, ToolCall,
-    build_provider, complete_with_retry,
+    FinishReason, LlmError, ProviderKind, StreamEvent, ToolCall, build_provider,
+    complete_with_retry,
 };
-
-fn text_chunk(t: &str) -> Value {
-    json!({"choices":[{"index":0,"delta":{"content":t},"finish_reason":null}]})
-}
-
-fn finish_chunk(reason: &str) -> Value {
-    json!({"choices":[{"index":0,"delta":{},"finish_reason":reason}]})
-}
-
-fn usage_chunk(i: u64, o: u64) -> Value {
-    json!({"choices":[],"usage":{"prompt_tokens":i,"completion_tokens":o,"total_tokens":i+o}})
-}
-
-fn simple_request() -> ModelRequest {
-    ModelRequest {
-        system: "sys".into(),
-        messages: vec![ChatMessage::user("hi")],
-        tools: Default::default(),
-        max_tokens: None,
-    }
-}
-
-fn good_stream() -> Reply {
-    Reply::Sse(
-        openai_sse(&[
-            text_chunk("Hel"),
-            text_chunk("lo"),
-            finish_chunk("stop"),
-            usage_chunk(12, 3),
-        ]),
-        End::Close,
-    )
-}
 
 #[tokio::test]
 async fn streams_text_and_usage() {

@@ -12,7 +12,7 @@ use axum::extract::State;
 use axum::http::{HeaderMap, StatusCode, Uri};
 use axum::response::Response;
 use futures::StreamExt;
-use serde_json::Value;
+use serde_json::{Value, json};
 use tokio::sync::mpsc::{UnboundedReceiver, unbounded_channel};
 use tokio_util::sync::CancellationToken;
 use troupe_llm::{
@@ -188,6 +188,40 @@ pub fn openai_sse(chunks: &[Value]) -> Vec<String> {
     let mut out: Vec<String> = chunks.iter().map(|c| format!("data: {c}\n\n")).collect();
     out.push("data: [DONE]\n\n".into());
     out
+}
+
+/// OpenAI stream pieces and a plain request, for the OpenAI tests.
+pub fn text_chunk(t: &str) -> Value {
+    json!({"choices":[{"index":0,"delta":{"content":t},"finish_reason":null}]})
+}
+
+pub fn finish_chunk(reason: &str) -> Value {
+    json!({"choices":[{"index":0,"delta":{},"finish_reason":reason}]})
+}
+
+pub fn usage_chunk(i: u64, o: u64) -> Value {
+    json!({"choices":[],"usage":{"prompt_tokens":i,"completion_tokens":o,"total_tokens":i+o}})
+}
+
+pub fn simple_request() -> ModelRequest {
+    ModelRequest {
+        system: "sys".into(),
+        messages: vec![ChatMessage::user("hi")],
+        tools: Default::default(),
+        max_tokens: None,
+    }
+}
+
+pub fn good_stream() -> Reply {
+    Reply::Sse(
+        openai_sse(&[
+            text_chunk("Hel"),
+            text_chunk("lo"),
+            finish_chunk("stop"),
+            usage_chunk(12, 3),
+        ]),
+        End::Close,
+    )
 }
 
 /// `event: <type>\ndata: <json>\n\n` frames for an Anthropic stream.
