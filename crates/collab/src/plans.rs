@@ -294,7 +294,7 @@ impl Collab {
             return Err(CollabError::conflict(
                 "revision_conflict",
                 format!(
-                    "plan {id} is at version {}, not {}: read it again and redo the edit",
+                    "job {id} is at version {}, not {}: read it again and redo the edit",
                     current.version, req.version
                 ),
             ));

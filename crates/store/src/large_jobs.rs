@@ -106,7 +106,7 @@ impl Tx<'_> {
                 })
             },
         )?
-        .ok_or_else(|| StoreError::not_found("plan", plan))
+        .ok_or_else(|| StoreError::not_found("job", plan))
     }
 
     /// Write the job's size facts as `troupe_core::large_job` decided them (a reading, the

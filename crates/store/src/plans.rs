@@ -276,7 +276,7 @@ impl Tx<'_> {
 
     pub fn plan(&self, id: PlanId) -> Result<PlanRecord> {
         self.find_plan(id)?
-            .ok_or_else(|| StoreError::not_found("plan", id))
+            .ok_or_else(|| StoreError::not_found("job", id))
     }
 
     pub fn find_plan(&self, id: PlanId) -> Result<Option<PlanRecord>> {
@@ -332,7 +332,7 @@ impl Tx<'_> {
         let cur = self.plan(id)?;
         let stale = |current: i64| {
             StoreError::Conflict(format!(
-                "plan {id} is at version {current}, not {expected_version}: read it again and redo the edit"
+                "job {id} is at version {current}, not {expected_version}: read it again and redo the edit"
             ))
         };
         if cur.version != expected_version {
@@ -483,7 +483,7 @@ impl Tx<'_> {
             args![id.0, self.now],
         )?;
         if n == 0 {
-            return Err(StoreError::not_found("plan", id));
+            return Err(StoreError::not_found("job", id));
         }
         let plan = self.plan(id)?;
         self.plan_event(
