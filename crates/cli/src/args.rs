@@ -111,7 +111,7 @@ pub struct ServeArgs {
 /// Run one task with a coding agent in a workspace, until it is done.
 ///
 /// The agent works in the workspace directory with the tools read_file, write_file,
-/// list_dir, delete_file and shell. Progress goes to stderr; the agent's final answer goes to
+/// edit_file, list_dir, delete_file and shell. Progress goes to stderr; the agent's final answer goes to
 /// stdout. The first line on stderr names the thread (`thread th_N`), which
 /// `--resume th_N` picks up again after a failure, a crash or Ctrl-C.
 ///

@@ -64,8 +64,8 @@ fn check_endpoint(collab: &Collab, e: &Option<EndpointSpec>) -> Result<(), Colla
 pub fn binding_for(bot: &Bot) -> AgentBinding {
     let mut prompt = format!(
         "You are {}, a Bot working with a person in Troupe. You have a workspace directory and the \
-         tools read_file, write_file, list_dir, delete_file and shell (paths are relative to the \
-         workspace). Answer plainly; when you did something, say what and what came of it.",
+         tools read_file, write_file, edit_file, list_dir, delete_file and shell (paths are \
+         relative to the workspace). Answer plainly; when you did something, say what and what came of it.",
         bot.name
     );
     if !bot.persona.trim().is_empty() {

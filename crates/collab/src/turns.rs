@@ -37,12 +37,12 @@ pub struct TurnView {
     pub bounces: u32,
 }
 
-/// A file a turn wrote or deleted, from the effect ledger: what the page shows under the reply
+/// A file a turn wrote, edited or deleted, from the effect ledger: what the page shows under the reply
 /// beside the commands the turn ran.
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[derive(Clone, Debug, Serialize)]
 pub struct FileChange {
-    /// write_file or delete_file.
+    /// write_file, edit_file or delete_file.
     pub tool: String,
     /// The call as recorded before it acted (`write_file hello.txt (2 bytes)`).
     pub summary: String,
@@ -55,7 +55,7 @@ pub struct FileChange {
 }
 
 /// The tools whose effects are files in the workspace (shell and MCP calls have their own views).
-const FILE_TOOLS: [&str; 2] = ["write_file", "delete_file"];
+const FILE_TOOLS: [&str; 3] = ["write_file", "edit_file", "delete_file"];
 
 impl TurnView {
     fn new(

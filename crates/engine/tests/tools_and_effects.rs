@@ -92,6 +92,40 @@ async fn an_effect_is_recorded_as_started_then_settled() {
 }
 
 #[tokio::test]
+async fn an_edit_changes_its_piece_of_the_file_and_is_ledgered_as_an_effect() {
+    let edit = r#"{"path":"calc.py","old_text":"/ len(xs)","new_text":"/ len(xs) if xs else 0"}"#;
+    let h = build(
+        vec![Reply::Tools(
+            String::new(),
+            vec![call("e1", "edit_file", edit)],
+        )],
+        |b| b,
+    );
+    std::fs::write(
+        h.workspace.join("calc.py"),
+        "def average(xs):\n    return sum(xs) / len(xs)\n",
+    )
+    .unwrap();
+    let (t, run) = run_task(&h, "mend average").await;
+    assert_eq!(
+        std::fs::read_to_string(h.workspace.join("calc.py")).unwrap(),
+        "def average(xs):\n    return sum(xs) / len(xs) if xs else 0\n"
+    );
+    assert_eq!(
+        call_results(&h, &run),
+        ["edited calc.py at line 2; it now has 2 lines"]
+    );
+    let effects = h
+        .engine
+        .store()
+        .read(|tx| tx.effects_for_thread(t))
+        .unwrap();
+    assert_eq!(effects.len(), 1);
+    assert_eq!(effects[0].outcome, EffectOutcome::Succeeded);
+    assert_eq!(effects[0].summary, "edit_file calc.py (22 bytes for 9)");
+}
+
+#[tokio::test]
 async fn a_repeat_of_a_started_call_is_not_run_again() {
     // The same call id twice in one answer: the ledger key repeats, the second never runs.
     let cmd = r#"{"command":"echo ran >> log.txt"}"#;

@@ -349,11 +349,12 @@ async fn a_crash_between_a_response_and_its_routing_resumes_without_running_the_
 }
 
 #[tokio::test]
-async fn the_lease_guard_refuses_a_write_outside_the_branch() {
-    let mut calls = vec![write(
-        "step-1/parallel-1/response/data/findings.json",
-        json!({"items": ["forged"]}),
-    )];
+async fn the_lease_guard_refuses_a_write_or_an_edit_outside_the_branch() {
+    let earlier = "step-1/parallel-1/response/data/findings.json";
+    let mut calls = vec![
+        write(earlier, json!({"items": ["forged"]})),
+        json!({"name": "edit_file", "arguments": {"path": earlier, "old_text": "\"a\"", "new_text": "\"forged\""}}),
+    ];
     calls.extend(side_done("left", "step-2/parallel-1"));
     let mut rig = plain_fan().script("left", script(calls, vec![]));
     let kept = audit(&mut rig);
@@ -382,6 +383,10 @@ async fn the_lease_guard_refuses_a_write_outside_the_branch() {
         .remove(0);
     let calls = store.read(|tx| tx.tool_calls(run.id)).unwrap();
     assert_eq!(calls[0].status, "refused", "{calls:?}");
+    assert_eq!(
+        (calls[1].name.as_str(), calls[1].status.as_str()),
+        ("edit_file", "refused")
+    );
     let seen = format!("{calls:?}");
     assert!(
         seen.contains("refused by lease") && seen.contains("lies outside it"),

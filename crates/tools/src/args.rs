@@ -38,6 +38,20 @@ pub struct WriteFileArgs {
     pub create_dirs: bool,
 }
 
+/// Other agents' names for the two texts (`old_string`, `oldText`) are taken too: models
+/// trained on them send them unasked.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct EditFileArgs {
+    pub path: String,
+    #[serde(alias = "old_string", alias = "oldText")]
+    pub old_text: String,
+    #[serde(alias = "new_string", alias = "newText")]
+    pub new_text: String,
+    #[serde(default)]
+    pub replace_all: bool,
+}
+
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ListDirArgs {
@@ -76,6 +90,7 @@ fn default_timeout() -> u64 {
 pub enum BuiltinCall {
     ReadFile(ReadFileArgs),
     WriteFile(WriteFileArgs),
+    EditFile(EditFileArgs),
     ListDir(ListDirArgs),
     DeleteFile(DeleteFileArgs),
     Shell(ShellArgs),
@@ -106,6 +121,7 @@ pub fn parse_call(name: &str, raw_args: &str) -> Result<BuiltinCall, ArgError> {
     let call = match name {
         "read_file" => BuiltinCall::ReadFile(typed(name, value)?),
         "write_file" => BuiltinCall::WriteFile(typed(name, value)?),
+        "edit_file" => BuiltinCall::EditFile(typed(name, value)?),
         "list_dir" => BuiltinCall::ListDir(typed(name, value)?),
         "delete_file" => BuiltinCall::DeleteFile(typed(name, value)?),
         _ => BuiltinCall::Shell(validate_shell(typed(name, value)?)?),
@@ -162,6 +178,7 @@ impl BuiltinCall {
         match self {
             BuiltinCall::ReadFile(_) => "read_file",
             BuiltinCall::WriteFile(_) => "write_file",
+            BuiltinCall::EditFile(_) => "edit_file",
             BuiltinCall::ListDir(_) => "list_dir",
             BuiltinCall::DeleteFile(_) => "delete_file",
             BuiltinCall::Shell(_) => "shell",
@@ -172,7 +189,10 @@ impl BuiltinCall {
     pub fn effectful(&self) -> bool {
         matches!(
             self,
-            BuiltinCall::WriteFile(_) | BuiltinCall::DeleteFile(_) | BuiltinCall::Shell(_)
+            BuiltinCall::WriteFile(_)
+                | BuiltinCall::EditFile(_)
+                | BuiltinCall::DeleteFile(_)
+                | BuiltinCall::Shell(_)
         )
     }
 
@@ -194,6 +214,13 @@ impl BuiltinCall {
                 "write_file {} ({} bytes)",
                 one_line(&a.path),
                 a.content.len()
+            ),
+            BuiltinCall::EditFile(a) => format!(
+                "edit_file {} ({} bytes for {}{})",
+                one_line(&a.path),
+                a.new_text.len(),
+                a.old_text.len(),
+                if a.replace_all { ", every one" } else { "" }
             ),
             BuiltinCall::ListDir(a) => format!("list_dir {}", one_line(&a.path)),
             BuiltinCall::DeleteFile(a) => format!("delete_file {}", one_line(&a.path)),
@@ -284,10 +311,22 @@ mod tests {
     }
 
     #[test]
+    fn edit_file_takes_other_agents_names_for_its_texts() {
+        let mine = parse_call("edit_file", r#"{"path":"a","old_text":"x","new_text":"y"}"#);
+        let theirs = parse_call(
+            "edit_file",
+            r#"{"path":"a","old_string":"x","new_string":"y"}"#,
+        );
+        assert_eq!(mine.unwrap(), theirs.unwrap());
+        let e = err("edit_file", r#"{"path":"a","old_text":"x"}"#);
+        assert_eq!(e, "edit_file: missing field `new_text`");
+    }
+
+    #[test]
     fn unknown_tool() {
         assert_eq!(
             err("rm_rf", "{}"),
-            "unknown tool `rm_rf`; available tools: read_file, write_file, list_dir, delete_file, shell"
+            "unknown tool `rm_rf`; available tools: read_file, write_file, edit_file, list_dir, delete_file, shell"
         );
     }
 

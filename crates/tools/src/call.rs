@@ -106,6 +106,7 @@ impl BuiltinCall {
         let joined = tokio::task::spawn_blocking(move || match &call {
             BuiltinCall::ReadFile(a) => fs_tools::read_file(&ws, a, takes_pictures),
             BuiltinCall::WriteFile(a) => fs_tools::write_file(&ws, a),
+            BuiltinCall::EditFile(a) => crate::edit::edit_file(&ws, a),
             BuiltinCall::ListDir(a) => fs_tools::list_dir(&ws, a),
             BuiltinCall::DeleteFile(a) => fs_tools::delete_file(&ws, a),
             BuiltinCall::Shell(_) => Err(ToolError::Refused(

@@ -174,18 +174,30 @@ pub(crate) fn write_file(ws: &Workspace, args: &WriteFileArgs) -> Result<String,
         fs::create_dir_all(parent)
             .map_err(|e| ToolError::io("create the parent directory of", shown, e))?;
     }
+    replace_file(&path, parent, args.content.as_bytes(), existing.as_ref())
+        .map_err(|e| ToolError::io("write", shown, e))?;
+    Ok(format!("wrote {} bytes to {shown}", args.content.len()))
+}
+
+/// Put `content` at `path` atomically (a temporary file in `parent`, synced, renamed over it),
+/// keeping an `existing` file's mode; the rename is made durable too.
+pub(crate) fn replace_file(
+    path: &Path,
+    parent: &Path,
+    content: &[u8],
+    existing: Option<&fs::Metadata>,
+) -> io::Result<()> {
     let tmp = parent.join(temp_name());
-    let written = write_temp(&tmp, args.content.as_bytes(), existing.as_ref())
-        .and_then(|()| fs::rename(&tmp, &path));
+    let written = write_temp(&tmp, content, existing).and_then(|()| fs::rename(&tmp, path));
     if let Err(e) = written {
         let _ = fs::remove_file(&tmp);
-        return Err(ToolError::io("write", shown, e));
+        return Err(e);
     }
     // Make the rename itself durable; failure here does not undo the write.
     if let Ok(dir) = File::open(parent) {
         let _ = dir.sync_all();
     }
-    Ok(format!("wrote {} bytes to {shown}", args.content.len()))
+    Ok(())
 }
 
 /// Unique per process and call, short enough to never hit name limits.

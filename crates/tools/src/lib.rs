@@ -1,4 +1,4 @@
-//! troupe-tools: the built-in agent tools (`read_file`, `write_file`,
+//! troupe-tools: the built-in agent tools (`read_file`, `write_file`, `edit_file`,
 //! `list_dir`, `delete_file`, `shell`).
 //!
 //! This crate is pure mechanism. It confines paths to a workspace, parses
@@ -9,6 +9,7 @@
 mod args;
 mod call;
 mod capture;
+mod edit;
 mod env;
 mod error;
 mod fs_tools;
@@ -21,10 +22,11 @@ mod text;
 mod workspace;
 
 pub use args::{
-    BuiltinCall, DeleteFileArgs, ListDirArgs, MAX_SHELL_TIMEOUT_SECS, ReadFileArgs, ShellArgs,
-    WriteFileArgs, parse_call,
+    BuiltinCall, DeleteFileArgs, EditFileArgs, ListDirArgs, MAX_SHELL_TIMEOUT_SECS, ReadFileArgs,
+    ShellArgs, WriteFileArgs, parse_call,
 };
 pub use call::{ToolContext, ToolOutput};
+pub use edit::MAX_EDIT_BYTES;
 pub use env::{SHELL_ENV_WHITELIST, ShellEnv};
 pub use error::{ArgError, ToolError};
 pub use fs_tools::{MAX_LIST_ENTRIES, MAX_READ_BYTES};

@@ -15,9 +15,10 @@ pub struct ToolSpec {
     pub effectful: bool,
 }
 
-pub(crate) const BUILTIN_NAMES: [&str; 5] = [
+pub(crate) const BUILTIN_NAMES: [&str; 6] = [
     "read_file",
     "write_file",
+    "edit_file",
     "list_dir",
     "delete_file",
     "shell",
@@ -27,7 +28,7 @@ pub fn is_builtin(name: &str) -> bool {
     BUILTIN_NAMES.contains(&name)
 }
 
-/// The five built-in tools, in a stable order.
+/// The six built-in tools, in a stable order.
 pub fn builtin_specs() -> Vec<ToolSpec> {
     vec![
         ToolSpec {
@@ -61,6 +62,25 @@ pub fn builtin_specs() -> Vec<ToolSpec> {
                     "create_dirs": {"type": "boolean", "description": "Create missing parent directories. Default true."}
                 },
                 "required": ["path", "content"],
+                "additionalProperties": false
+            }),
+            effectful: true,
+        },
+        ToolSpec {
+            name: "edit_file",
+            description: "Change an existing text file by replacing one exact piece of it: \
+                old_text must match the file exactly (spaces and line breaks included) and occur \
+                once, unless replace_all is true. Copy old_text from read_file's result, with \
+                enough lines around the change to make it unique.",
+            parameters: json!({
+                "type": "object",
+                "properties": {
+                    "path": {"type": "string", "description": "File path relative to the workspace root."},
+                    "old_text": {"type": "string", "description": "The exact text to replace."},
+                    "new_text": {"type": "string", "description": "The text to put in its place."},
+                    "replace_all": {"type": "boolean", "description": "Replace every occurrence of old_text. Default false."}
+                },
+                "required": ["path", "old_text", "new_text"],
                 "additionalProperties": false
             }),
             effectful: true,
@@ -125,7 +145,7 @@ mod tests {
             assert!(is_builtin(s.name));
             assert_eq!(s.parameters["type"], "object");
             assert_eq!(s.parameters["additionalProperties"], false);
-            let effectful = matches!(s.name, "write_file" | "delete_file" | "shell");
+            let effectful = matches!(s.name, "write_file" | "edit_file" | "delete_file" | "shell");
             assert_eq!(s.effectful, effectful, "{}", s.name);
         }
         assert!(!is_builtin("rm_rf"));

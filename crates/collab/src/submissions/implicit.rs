@@ -80,7 +80,7 @@ pub(crate) fn segment_files(tx: &Tx<'_>, run: RunId) -> Result<Option<SegmentFil
             continue;
         }
         match c.name.as_str() {
-            "write_file" | "delete_file" => {
+            "write_file" | "edit_file" | "delete_file" => {
                 if let Some(p) = call_path(&c.arguments)
                     .and_then(|raw| recorded_path(&workdir, &plan.folder, &raw))
                     && !written.contains(&p)

@@ -188,7 +188,10 @@ impl EffectGuard for WorkStarted {
     }
 
     fn check(&self, ctx: &GuardContext<'_>) -> Result<(), Refusal> {
-        let writes_or_runs = matches!(ctx.tool, "write_file" | "delete_file" | "shell");
+        let writes_or_runs = matches!(
+            ctx.tool,
+            "write_file" | "edit_file" | "delete_file" | "shell"
+        );
         if !writes_or_runs || !crate::tools::in_conversation(ctx.thread) {
             return Ok(());
         }

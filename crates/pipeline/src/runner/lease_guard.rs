@@ -104,7 +104,7 @@ impl EffectGuard for LeaseGuard {
         let args: serde_json::Value = serde_json::from_str(ctx.arguments).unwrap_or_default();
         let arg = |name: &str| args.get(name).and_then(|v| v.as_str()).map(str::to_string);
         match ctx.tool {
-            "write_file" | "delete_file" => {
+            "write_file" | "edit_file" | "delete_file" => {
                 let rel = arg("path").unwrap_or_default();
                 let target = normalize(&lease.workspace.join(&rel));
                 if lease.allows(&target) {

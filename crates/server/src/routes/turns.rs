@@ -96,7 +96,7 @@ async fn get_turn(
     get, path = "/v1/turns/{id}/files", tag = "turns",
     params(("id" = i64, Path, description = "Turn (run) id")),
     responses(
-        (status = 200, description = "The files the turn wrote or deleted (write_file, delete_file), from the effect ledger, in order", body = [FileChange]),
+        (status = 200, description = "The files the turn wrote, edited or deleted (write_file, edit_file, delete_file), from the effect ledger, in order", body = [FileChange]),
         (status = 400, description = "The id is not a number", body = ErrorBody),
         (status = 404, description = "No such turn", body = ErrorBody),
     )

@@ -104,7 +104,14 @@ mod tests {
     #[test]
     fn the_toolset_has_no_task_and_no_file_writes() {
         let names = tool_names();
-        for absent in ["task", "write_file", "delete_file", "read_file", "list_dir"] {
+        for absent in [
+            "task",
+            "write_file",
+            "edit_file",
+            "delete_file",
+            "read_file",
+            "list_dir",
+        ] {
             assert!(!names.contains(&absent), "{absent} must not be offered");
         }
         assert!(names.contains(&SHELL) && names.contains(&"memory_search"));

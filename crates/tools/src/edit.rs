@@ -1,0 +1,265 @@
+//! `edit_file`: replace one exact piece of an existing text file, so a change to a large file
+//! costs the model the changed lines, not the whole file written again.
+
+use std::fs;
+use std::io;
+
+use crate::args::EditFileArgs;
+use crate::error::ToolError;
+use crate::fs_tools::replace_file;
+use crate::workspace::Workspace;
+
+/// Largest file `edit_file` changes; beyond it, `shell` (sed, a script) is the tool.
+pub const MAX_EDIT_BYTES: u64 = 8 * 1024 * 1024;
+/// Most line numbers a result or refusal lists.
+const MAX_LINES_SHOWN: usize = 10;
+
+pub(crate) fn edit_file(ws: &Workspace, args: &EditFileArgs) -> Result<String, ToolError> {
+    let shown = &args.path;
+    if args.old_text.is_empty() {
+        return Err(ToolError::Refused(
+            "`old_text` is empty: give the exact text to replace (to write a whole file, use \
+             write_file)"
+                .to_string(),
+        ));
+    }
+    if args.old_text == args.new_text {
+        return Err(ToolError::Refused(
+            "`old_text` and `new_text` are the same: the edit would change nothing".to_string(),
+        ));
+    }
+    let mut path = ws.resolve(shown)?;
+    // As write_file: `resolve` checked a symlink's target; edit that target, keep the link.
+    if let Ok(real) = fs::canonicalize(&path) {
+        path = real;
+    }
+    let meta = match fs::metadata(&path) {
+        Ok(m) => m,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => {
+            return Err(ToolError::Refused(format!(
+                "'{shown}' does not exist; edit_file changes an existing file (write_file \
+                 creates one)"
+            )));
+        }
+        Err(e) => return Err(ToolError::io("edit", shown, e)),
+    };
+    if meta.is_dir() {
+        return Err(ToolError::Refused(format!(
+            "'{shown}' is a directory; give a file path"
+        )));
+    }
+    if meta.len() > MAX_EDIT_BYTES {
+        return Err(ToolError::Refused(format!(
+            "'{shown}' is {} bytes, more than edit_file changes ({MAX_EDIT_BYTES}); use shell",
+            meta.len()
+        )));
+    }
+    let bytes = fs::read(&path).map_err(|e| ToolError::io("read", shown, e))?;
+    let text = String::from_utf8(bytes).map_err(|_| {
+        ToolError::Refused(format!(
+            "'{shown}' is not UTF-8 text; edit_file changes text files"
+        ))
+    })?;
+    // Models write "\n"; a file with Windows line ends is matched and written in its own.
+    let (old, new) = if text.contains("\r\n") && !args.old_text.contains("\r\n") {
+        (
+            args.old_text.replace('\n', "\r\n"),
+            args.new_text.replace('\n', "\r\n"),
+        )
+    } else {
+        (args.old_text.clone(), args.new_text.clone())
+    };
+    let lines = match_lines(&text, &old);
+    match lines.len() {
+        0 => return Err(not_found(&text, &args.old_text, shown)),
+        n if n > 1 && !args.replace_all => {
+            return Err(ToolError::Refused(format!(
+                "`old_text` occurs {n} times in '{shown}' (lines {}): include more of the text \
+                 around the place to change so that it occurs once, or set replace_all to true \
+                 to change every one",
+                list_lines(&lines)
+            )));
+        }
+        _ => {}
+    }
+    let edited = if args.replace_all {
+        text.replace(&old, &new)
+    } else {
+        text.replacen(&old, &new, 1)
+    };
+    let parent = path
+        .parent()
+        .ok_or_else(|| ToolError::Refused(format!("'{shown}' has no parent directory")))?;
+    replace_file(&path, parent, edited.as_bytes(), Some(&meta))
+        .map_err(|e| ToolError::io("write", shown, e))?;
+    let n = lines.len();
+    let what = if n == 1 {
+        format!("line {}", lines[0])
+    } else {
+        format!("{n} places, lines {}", list_lines(&lines))
+    };
+    Ok(format!(
+        "edited {shown} at {what}; it now has {} lines",
+        edited.lines().count()
+    ))
+}
+
+/// The 1-based line on which each occurrence of `needle` starts.
+fn match_lines(text: &str, needle: &str) -> Vec<usize> {
+    let mut out = Vec::new();
+    let (mut line, mut from) = (1, 0);
+    for (at, _) in text.match_indices(needle) {
+        line += text[from..at].matches('\n').count();
+        from = at;
+        out.push(line);
+    }
+    out
+}
+
+fn list_lines(lines: &[usize]) -> String {
+    let mut shown: Vec<String> = lines
+        .iter()
+        .take(MAX_LINES_SHOWN)
+        .map(usize::to_string)
+        .collect();
+    if lines.len() > MAX_LINES_SHOWN {
+        shown.push("…".to_string());
+    }
+    shown.join(", ")
+}
+
+/// Why `old_text` was not found, pointing at lines that match its first line but for the
+/// spaces around it (the usual slip: indentation copied wrong).
+fn not_found(text: &str, old_text: &str, shown: &str) -> ToolError {
+    let first = old_text.lines().map(str::trim).find(|l| !l.is_empty());
+    let near: Vec<usize> = match first {
+        Some(first) => text
+            .lines()
+            .enumerate()
+            .filter(|(_, l)| l.trim() == first)
+            .map(|(i, _)| i + 1)
+            .collect(),
+        None => Vec::new(),
+    };
+    if near.is_empty() {
+        ToolError::Refused(format!(
+            "`old_text` was not found in '{shown}': read the file (read_file) and copy the text \
+             to replace exactly, spaces and line breaks included"
+        ))
+    } else {
+        ToolError::Refused(format!(
+            "`old_text` was not found in '{shown}' as given, but its first line matches line {} \
+             when the spaces around it are ignored: read there (read_file with offset_line) and \
+             copy the text exactly, indentation included",
+            list_lines(&near)
+        ))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn edit(ws: &Workspace, path: &str, old: &str, new: &str, all: bool) -> Result<String, String> {
+        let args = EditFileArgs {
+            path: path.into(),
+            old_text: old.into(),
+            new_text: new.into(),
+            replace_all: all,
+        };
+        edit_file(ws, &args).map_err(|e| e.to_string())
+    }
+
+    fn workspace() -> (tempfile::TempDir, Workspace) {
+        let dir = tempfile::tempdir().unwrap();
+        let ws = Workspace::open(dir.path()).unwrap();
+        (dir, ws)
+    }
+
+    #[test]
+    fn an_edit_replaces_the_one_place_and_keeps_the_rest() {
+        let (dir, ws) = workspace();
+        let f = dir.path().join("calc.py");
+        fs::write(&f, "def average(xs):\n    return sum(xs) / len(xs)\n").unwrap();
+        let out = edit(
+            &ws,
+            "calc.py",
+            "    return sum(xs) / len(xs)",
+            "    return sum(xs) / len(xs) if xs else 0",
+            false,
+        )
+        .unwrap();
+        assert_eq!(out, "edited calc.py at line 2; it now has 2 lines");
+        assert_eq!(
+            fs::read_to_string(&f).unwrap(),
+            "def average(xs):\n    return sum(xs) / len(xs) if xs else 0\n"
+        );
+    }
+
+    #[test]
+    fn text_found_twice_is_refused_unless_every_one_is_asked_for() {
+        let (dir, ws) = workspace();
+        let f = dir.path().join("a.txt");
+        fs::write(&f, "x = 1\ny = 2\nx = 1\n").unwrap();
+        let refused = edit(&ws, "a.txt", "x = 1", "x = 3", false).unwrap_err();
+        assert!(refused.contains("occurs 2 times"), "{refused}");
+        assert!(refused.contains("lines 1, 3"), "{refused}");
+        assert_eq!(fs::read_to_string(&f).unwrap(), "x = 1\ny = 2\nx = 1\n");
+        let out = edit(&ws, "a.txt", "x = 1", "x = 3", true).unwrap();
+        assert!(out.contains("2 places, lines 1, 3"), "{out}");
+        assert_eq!(fs::read_to_string(&f).unwrap(), "x = 3\ny = 2\nx = 3\n");
+    }
+
+    #[test]
+    fn text_not_found_points_at_a_line_that_differs_only_in_its_spaces() {
+        let (dir, ws) = workspace();
+        fs::write(dir.path().join("a.py"), "def f():\n    return 1\n").unwrap();
+        let refused = edit(&ws, "a.py", "  def f():\n  return 1", "def g():", false).unwrap_err();
+        assert!(refused.contains("matches line 1"), "{refused}");
+        let refused = edit(&ws, "a.py", "return 3", "return 2", false).unwrap_err();
+        assert!(
+            refused.contains("was not found in 'a.py': read the file"),
+            "{refused}"
+        );
+    }
+
+    #[test]
+    fn a_file_with_windows_line_ends_is_edited_in_its_own() {
+        let (dir, ws) = workspace();
+        let f = dir.path().join("w.txt");
+        fs::write(&f, "one\r\ntwo\r\nthree\r\n").unwrap();
+        edit(&ws, "w.txt", "one\ntwo", "one\n2", false).unwrap();
+        assert_eq!(fs::read_to_string(&f).unwrap(), "one\r\n2\r\nthree\r\n");
+    }
+
+    #[test]
+    fn what_cannot_be_edited_is_refused_with_the_tool_to_use() {
+        let (dir, ws) = workspace();
+        fs::create_dir(dir.path().join("d")).unwrap();
+        fs::write(dir.path().join("bin"), [0xff, 0xfe, 0x00]).unwrap();
+        let missing = edit(&ws, "new.txt", "a", "b", false).unwrap_err();
+        assert!(missing.contains("write_file creates one"), "{missing}");
+        assert!(
+            edit(&ws, "d", "a", "b", false)
+                .unwrap_err()
+                .contains("directory")
+        );
+        assert!(
+            edit(&ws, "bin", "a", "b", false)
+                .unwrap_err()
+                .contains("not UTF-8")
+        );
+        assert!(
+            edit(&ws, "bin", "", "b", false)
+                .unwrap_err()
+                .contains("is empty")
+        );
+        assert!(
+            edit(&ws, "bin", "a", "a", false)
+                .unwrap_err()
+                .contains("change nothing")
+        );
+        let outside = edit(&ws, "../x", "a", "b", false).unwrap_err();
+        assert!(outside.contains("outside the workspace"), "{outside}");
+    }
+}
