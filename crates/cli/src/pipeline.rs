@@ -289,6 +289,7 @@ fn scripts_in(dir: &Path, defs: &Definitions) -> anyhow::Result<BTreeMap<String,
                     api_key_env: None,
                     script: Some(path.to_string_lossy().into_owned()),
                     takes_pictures: false,
+                    thinking_levels: Vec::new(),
                 },
             );
         }

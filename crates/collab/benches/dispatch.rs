@@ -71,6 +71,7 @@ async fn main() {
         api_key_env: None,
         script: Some(path.display().to_string()),
         takes_pictures: false,
+        thinking_levels: Vec::new(),
     };
     let began = Instant::now();
     let mut gaps = Vec::with_capacity(bots);

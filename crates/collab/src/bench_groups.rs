@@ -198,6 +198,7 @@ fn scripted(dir: &Path, name: &str, json: &str) -> Result<EndpointSpec, String> 
         api_key_env: None,
         script: Some(path.display().to_string()),
         takes_pictures: false,
+        thinking_levels: Vec::new(),
     })
 }
 

@@ -31,6 +31,7 @@ impl Collab {
             api_key_env: None,
             script: Some(path.display().to_string()),
             takes_pictures: false,
+            thinking_levels: Vec::new(),
         };
         let made = self.store().write(|tx| {
             tx.create_bot(&NewBot {

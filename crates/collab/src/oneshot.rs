@@ -7,7 +7,8 @@ use troupe_core::thread::AgentBinding;
 use troupe_engine::ModelResolver;
 use troupe_llm::{ChatMessage, ModelRequest, ModelResponse, Provider};
 
-/// The answer's text, or why there is none (no endpoint, the call failed, out of time).
+/// The answer's text, or why there is none (no endpoint, the call failed, out of time). A
+/// reading: it asks for the lightest thinking level the endpoint lists.
 pub(crate) async fn call_text(
     resolver: &dyn ModelResolver,
     agent: &AgentBinding,
@@ -22,24 +23,28 @@ pub(crate) async fn call_text(
         ChatMessage::user(prompt),
         400,
         limit,
+        true,
     )
     .await
     .map(|resp| (resp.text, model))
 }
 
-/// One tool-free attempt with `message` on `provider`, within `limit`.
+/// One tool-free attempt with `message` on `provider`, within `limit`; `lightest_thinking`
+/// asks for the lightest thinking level the endpoint lists (LR-11).
 pub(crate) async fn call_once(
     provider: &dyn Provider,
     system: &str,
     message: ChatMessage,
     max_tokens: u32,
     limit: Duration,
+    lightest_thinking: bool,
 ) -> Result<ModelResponse, String> {
     let req = ModelRequest {
         system: system.into(),
         messages: vec![message],
         tools: std::sync::Arc::from(Vec::new()),
         max_tokens: Some(max_tokens),
+        lightest_thinking,
     };
     let (events, _drain) = tokio::sync::mpsc::unbounded_channel();
     let cancel = CancellationToken::new();
@@ -50,5 +55,69 @@ pub(crate) async fn call_once(
             cancel.cancel();
             Err(format!("no answer within {} s", limit.as_secs()))
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::{Arc, Mutex};
+    use tokio::sync::mpsc::UnboundedSender;
+    use troupe_engine::ResolvedModel;
+    use troupe_llm::{FinishReason, LlmError, StreamEvent, Usage};
+
+    /// Answers "{}" and keeps whether each request asked for the lightest thinking.
+    #[derive(Default)]
+    struct Recording(Mutex<Vec<bool>>);
+
+    #[async_trait::async_trait]
+    impl Provider for Recording {
+        fn endpoint(&self) -> &str {
+            "http://e"
+        }
+        fn model(&self) -> &str {
+            "m"
+        }
+        async fn complete_once(
+            &self,
+            req: &ModelRequest,
+            _: &UnboundedSender<StreamEvent>,
+            _: &CancellationToken,
+        ) -> Result<ModelResponse, LlmError> {
+            self.0.lock().unwrap().push(req.lightest_thinking);
+            Ok(ModelResponse {
+                text: "{}".into(),
+                tool_calls: Vec::new(),
+                finish: FinishReason::Stop,
+                usage: Usage::default(),
+            })
+        }
+    }
+
+    struct One(Arc<Recording>);
+
+    impl ModelResolver for One {
+        fn resolve(&self, _: &AgentBinding) -> Result<ResolvedModel, String> {
+            Ok(ResolvedModel {
+                provider: self.0.clone(),
+                retry: Default::default(),
+                role: "reading".into(),
+            })
+        }
+    }
+
+    #[tokio::test]
+    async fn a_reading_asks_for_the_lightest_thinking_and_a_judged_picture_does_not() {
+        let seen = Arc::new(Recording::default());
+        let agent = AgentBinding::new("reader", "");
+        let limit = Duration::from_secs(5);
+        call_text(&One(seen.clone()), &agent, "a line".into(), limit)
+            .await
+            .unwrap();
+        let message = ChatMessage::user("judge");
+        call_once(seen.as_ref(), "s", message, 600, limit, false)
+            .await
+            .unwrap();
+        assert_eq!(*seen.0.lock().unwrap(), [true, false]);
     }
 }

@@ -36,6 +36,7 @@ fn script(w: &World, name: &str, json: &str) -> EndpointSpec {
         api_key_env: None,
         script: Some(path.display().to_string()),
         takes_pictures: false,
+        thinking_levels: Vec::new(),
     }
 }
 
@@ -273,6 +274,7 @@ async fn the_demo_bot_is_offered_only_when_no_model_is_configured() {
                 api_key_env: None,
                 script: None,
                 takes_pictures: false,
+                thinking_levels: Vec::new(),
             },
         )
         .unwrap();
@@ -317,6 +319,7 @@ async fn invalid_requests_are_refused_with_what_is_wrong_and_write_nothing() {
             api_key_env: None,
             script: None,
             takes_pictures: false,
+            thinking_levels: Vec::new(),
         },
     );
     assert!(matches!(bad_role, Err(CollabError::Invalid(m)) if m.contains("unknown role")));

@@ -86,6 +86,7 @@ async fn a_hold_made_on_one_node_ends_the_turn_another_node_runs() {
                 api_key_env: None,
                 script: Some(script.display().to_string()),
                 takes_pictures: false,
+                thinking_levels: Vec::new(),
             }),
         })
         .unwrap()

@@ -54,6 +54,12 @@ pub struct EndpointSpec {
     /// it images. (Anthropic endpoints take pictures whatever this says.)
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub takes_pictures: bool,
+    /// The thinking levels the model lists, lightest first, as its server names them (an
+    /// OpenAI-compatible `reasoning_effort`: `["minimal", "low", "medium", "high"]` for gpt-5).
+    /// The app's own readings ask for the first; a Bot's turns send none (the server's
+    /// default). Empty: nothing is sent.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub thinking_levels: Vec<String>,
 }
 
 impl EndpointSpec {
@@ -80,6 +86,22 @@ impl EndpointSpec {
         {
             return Err(format!(
                 "base_url '{url}' must start with http:// or https://"
+            ));
+        }
+        if !self.thinking_levels.is_empty() && self.kind != "openai" {
+            return Err(format!(
+                "thinking_levels is for openai endpoints (sent as reasoning_effort); a {} \
+                 endpoint takes none",
+                self.kind
+            ));
+        }
+        if let Some(bad) = self
+            .thinking_levels
+            .iter()
+            .find(|l| l.trim().is_empty() || l.contains(char::is_whitespace))
+        {
+            return Err(format!(
+                "thinking_levels: '{bad}' is not a level name (one word each, lightest first)"
             ));
         }
         Ok(())
@@ -218,6 +240,7 @@ mod tests {
             api_key_env: None,
             script: None,
             takes_pictures: false,
+            thinking_levels: Vec::new(),
         };
         assert!(e.validate().unwrap_err().contains("http://"));
         e.base_url = None;

@@ -160,6 +160,7 @@ impl Engine {
             messages,
             tools: self.tool_specs(thread),
             max_tokens: None,
+            lightest_thinking: false,
         }
     }
 

@@ -75,6 +75,7 @@ impl RoleTable {
         cfg.timeout = self.timeout;
         cfg.retry = self.retry.clone();
         cfg.takes_pictures = spec.takes_pictures;
+        cfg.thinking_levels = spec.thinking_levels.clone();
         if let Some(var) = &spec.api_key_env {
             let key = (self.secrets)(var)
                 .filter(|k| !k.trim().is_empty())
@@ -154,6 +155,7 @@ mod tests {
             api_key_env: Some("TEST_KEY".into()),
             script: None,
             takes_pictures: false,
+            thinking_levels: Vec::new(),
         }
     }
 

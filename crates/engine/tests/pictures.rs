@@ -271,6 +271,7 @@ async fn an_endpoint_marked_as_taking_pictures_gets_the_marker_stored() {
                     api_key_env: None,
                     script: Some(script.display().to_string()),
                     takes_pictures,
+                    thinking_levels: Vec::new(),
                 },
             )
             .unwrap();

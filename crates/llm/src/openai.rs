@@ -17,6 +17,9 @@ pub struct OpenAiProvider {
     http: HttpTarget,
     takes_pictures: bool,
     cap_field: &'static str,
+    /// The lightest of the endpoint's thinking levels, sent as `reasoning_effort` when a
+    /// request asks for it.
+    lightest_level: Option<String>,
 }
 
 impl OpenAiProvider {
@@ -26,6 +29,7 @@ impl OpenAiProvider {
             cap_field: output_cap_field(&http.endpoint),
             http,
             takes_pictures: cfg.takes_pictures,
+            lightest_level: cfg.thinking_levels.first().cloned(),
         })
     }
 
@@ -35,12 +39,18 @@ impl OpenAiProvider {
         events: &UnboundedSender<StreamEvent>,
     ) -> Result<ModelResponse, LlmError> {
         let url = format!("{}/chat/completions", self.http.endpoint);
+        let mut body = request_body(&self.http.model, req, self.cap_field);
+        if req.lightest_thinking
+            && let Some(level) = &self.lightest_level
+        {
+            body["reasoning_effort"] = json!(level);
+        }
         let mut rb = self
             .http
             .client
             .post(url)
             .header("accept", "text/event-stream")
-            .json(&request_body(&self.http.model, req, self.cap_field));
+            .json(&body);
         if let Some(key) = &self.http.api_key {
             rb = rb.bearer_auth(key);
         }
@@ -530,6 +540,7 @@ mod cap_tests {
             messages: vec![ChatMessage::user("hi")],
             tools: std::sync::Arc::from(Vec::new()),
             max_tokens: Some(400),
+            lightest_thinking: false,
         };
         let b = request_body("gpt-5-mini", &req, "max_completion_tokens");
         assert_eq!(b["max_completion_tokens"], 400);

@@ -88,6 +88,9 @@ pub struct EndpointConfig {
     /// The endpoint's model is marked as taking pictures (OpenAI-compatible and scripted
     /// providers answer `Provider::takes_pictures` with this; Anthropic always takes them).
     pub takes_pictures: bool,
+    /// The thinking levels the model lists, lightest first; a request asking for the lightest
+    /// ([`ModelRequest::lightest_thinking`]) sends the first as `reasoning_effort`.
+    pub thinking_levels: Vec<String>,
 }
 
 impl EndpointConfig {
@@ -101,6 +104,7 @@ impl EndpointConfig {
             timeout: Duration::from_secs(300),
             retry: RetryPolicy::default(),
             takes_pictures: false,
+            thinking_levels: Vec::new(),
         }
     }
 
@@ -123,6 +127,7 @@ impl fmt::Debug for EndpointConfig {
             .field("timeout", &self.timeout)
             .field("retry", &self.retry)
             .field("takes_pictures", &self.takes_pictures)
+            .field("thinking_levels", &self.thinking_levels)
             .finish()
     }
 }
@@ -137,6 +142,10 @@ pub struct ModelRequest {
     pub tools: std::sync::Arc<[ToolSpec]>,
     #[serde(default)]
     pub max_tokens: Option<u32>,
+    /// Ask for the lightest thinking level the endpoint lists (the app's own short readings);
+    /// false leaves the server's default.
+    #[serde(default)]
+    pub lightest_thinking: bool,
 }
 
 /// One picture sent to a model: its media type (`image/png`, `image/jpeg`, `image/gif`, `image/webp`) and its bytes in standard base64 (no `data:` prefix).

@@ -37,6 +37,7 @@ fn req() -> ModelRequest {
         messages: vec![ChatMessage::user("hi")],
         tools: Default::default(),
         max_tokens: None,
+        lightest_thinking: false,
     }
 }
 

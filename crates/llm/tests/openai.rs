@@ -7,7 +7,7 @@ use support::*;
 use tokio::sync::mpsc::unbounded_channel;
 use tokio_util::sync::CancellationToken;
 use troupe_llm::{
-    FinishReason, LlmError, ProviderKind, StreamEvent, ToolCall, build_provider,
+    FinishReason, LlmError, ModelRequest, ProviderKind, StreamEvent, ToolCall, build_provider,
     complete_with_retry,
 };
 
@@ -597,4 +597,27 @@ fn an_openai_endpoint_takes_pictures_only_when_its_config_says_so() {
     assert!(!build_provider(cfg.clone()).unwrap().takes_pictures());
     cfg.takes_pictures = true;
     assert!(build_provider(cfg).unwrap().takes_pictures());
+}
+
+#[tokio::test]
+async fn a_reading_asks_for_the_lightest_thinking_level_the_endpoint_lists() {
+    let srv = FakeServer::start(vec![good_stream()]).await;
+    let mut listed = config(ProviderKind::OpenAi, &srv.base, "gpt-5");
+    listed.thinking_levels = vec!["minimal".into(), "low".into(), "high".into()];
+    let reading = ModelRequest {
+        lightest_thinking: true,
+        ..simple_request()
+    };
+    let p = build_provider(listed.clone()).unwrap();
+    once(p.as_ref(), &reading).await.0.unwrap();
+    once(p.as_ref(), &simple_request()).await.0.unwrap();
+    // No levels listed: nothing is sent, whatever the request asks.
+    let p = build_provider(config(ProviderKind::OpenAi, &srv.base, "gpt-4o")).unwrap();
+    once(p.as_ref(), &reading).await.0.unwrap();
+    let sent: Vec<Value> = srv
+        .requests()
+        .iter()
+        .map(|r| r.body["reasoning_effort"].clone())
+        .collect();
+    assert_eq!(sent, [json!("minimal"), Value::Null, Value::Null]);
 }

@@ -28,6 +28,7 @@ fn req(messages: Vec<ChatMessage>) -> ModelRequest {
         messages,
         tools: Default::default(),
         max_tokens: None,
+        lightest_thinking: false,
     }
 }
 

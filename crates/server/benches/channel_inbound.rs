@@ -116,6 +116,7 @@ fn script(dir: &std::path::Path) -> EndpointSpec {
         api_key_env: None,
         script: Some(path.display().to_string()),
         takes_pictures: false,
+        thinking_levels: Vec::new(),
     }
 }
 

@@ -186,6 +186,7 @@ async fn run(o: Opts) {
                         api_key_env: None,
                         script: Some(script.display().to_string()),
                         takes_pictures: false,
+                        thinking_levels: Vec::new(),
                     }),
                 })
                 .unwrap()

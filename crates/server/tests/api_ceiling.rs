@@ -87,6 +87,7 @@ async fn job(app: &TestApp) -> Job {
                 api_key_env: None,
                 script: Some(reader),
                 takes_pictures: false,
+                thinking_levels: Vec::new(),
             },
         )
         .unwrap();

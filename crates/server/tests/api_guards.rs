@@ -355,6 +355,7 @@ async fn api_key_env_outside_patterns_refused() {
                     api_key_env: Some("HOME".into()),
                     script: None,
                     takes_pictures: false,
+                    thinking_levels: Vec::new(),
                 }),
                 scripted: false,
             })

@@ -74,6 +74,7 @@ fn scripted_session(d: &Daemon, dir: &Path) -> SessionId {
                 api_key_env: None,
                 script: Some(script.display().to_string()),
                 takes_pictures: false,
+                thinking_levels: Vec::new(),
             }),
         })
         .unwrap();

@@ -412,6 +412,7 @@ fn endpoint(key: &str) -> troupe_core::thread::EndpointSpec {
         api_key_env: Some(key.into()),
         script: None,
         takes_pictures: false,
+        thinking_levels: Vec::new(),
     }
 }
 

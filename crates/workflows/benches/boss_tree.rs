@@ -149,6 +149,7 @@ async fn main() {
                 api_key_env: None,
                 script: Some(script_path.display().to_string()),
                 takes_pictures: false,
+                thinking_levels: Vec::new(),
             }),
         })
         .unwrap();

@@ -46,6 +46,7 @@ fn default_model(w: &World) {
                 api_key_env: None,
                 script: None,
                 takes_pictures: false,
+                thinking_levels: Vec::new(),
             },
         )
         .unwrap();

@@ -14,6 +14,7 @@
 //! model = "qwen2.5-coder:7b"
 //! # api_key_env = "OPENAI_API_KEY"    # name of the env var holding the key; keys are never written in this file
 //! # takes_pictures = true              # its model sees pictures (read_file images, the picture judge's frames)
+//! # thinking_levels = ["minimal", "low", "medium", "high"]  # reasoning_effort values, lightest first: readings send the first
 //!
 //! [endpoints.claude]
 //! kind = "anthropic"
@@ -301,6 +302,9 @@ struct FileEndpoint {
     /// The endpoint's model takes pictures (frames and images are sent to it).
     #[serde(default)]
     takes_pictures: bool,
+    /// The thinking levels its model lists, lightest first (sent as `reasoning_effort`).
+    #[serde(default)]
+    thinking_levels: Vec<String>,
 }
 
 fn strict_endpoints<'de, D: Deserializer<'de>>(
@@ -317,6 +321,7 @@ fn strict_endpoints<'de, D: Deserializer<'de>>(
                 api_key_env: e.api_key_env,
                 script: e.script,
                 takes_pictures: e.takes_pictures,
+                thinking_levels: e.thinking_levels,
             };
             (name, spec)
         })
@@ -547,6 +552,7 @@ impl Config {
                 api_key_env: None,
                 script: Some(absolute(Path::new(script), FLAGS_ENDPOINT)?),
                 takes_pictures: false,
+                thinking_levels: Vec::new(),
             }
         } else if base_url.is_some() || provider.is_some() {
             let Some(model) = model else {
@@ -575,6 +581,7 @@ impl Config {
                 api_key_env: api_key_env.clone(),
                 script: None,
                 takes_pictures: false,
+                thinking_levels: Vec::new(),
             }
         } else if model.is_some() || api_key_env.is_some() {
             let what = if model.is_some() {

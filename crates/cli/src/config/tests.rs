@@ -40,6 +40,7 @@ fn openai(model: &str) -> EndpointSpec {
         api_key_env: None,
         script: None,
         takes_pictures: false,
+        thinking_levels: Vec::new(),
     }
 }
 
@@ -134,6 +135,21 @@ fn an_endpoint_may_be_marked_as_taking_pictures() {
     assert!(!parse(FULL).unwrap().role_endpoints()["default"].takes_pictures);
     let e = err("[endpoints.eyes]\nkind = \"openai\"\nmodel = \"m\"\ntakes_pictures = \"yes\"\n");
     assert!(e.contains("takes_pictures"), "{e}");
+}
+
+#[test]
+fn an_endpoint_may_list_its_models_thinking_levels() {
+    let c = parse("[endpoints.gpt]\nkind = \"openai\"\nmodel = \"gpt-5\"\nthinking_levels = [\"minimal\", \"low\"]\n[roles]\nreading = \"gpt\"\n").unwrap();
+    assert_eq!(
+        c.role_endpoints()["reading"].thinking_levels,
+        ["minimal", "low"]
+    );
+    let e =
+        err("[endpoints.c]\nkind = \"anthropic\"\nmodel = \"m\"\nthinking_levels = [\"low\"]\n");
+    assert!(e.contains("thinking_levels is for openai endpoints"), "{e}");
+    let e =
+        err("[endpoints.g]\nkind = \"openai\"\nmodel = \"m\"\nthinking_levels = [\"very low\"]\n");
+    assert!(e.contains("'very low' is not a level name"), "{e}");
 }
 
 #[test]
@@ -396,6 +412,7 @@ fn base_url_and_model_replace_default_with_openai() {
             api_key_env: Some("EXAMPLE_KEY".into()),
             script: None,
             takes_pictures: false,
+            thinking_levels: Vec::new(),
         }
     );
     // The file's endpoint itself is untouched.

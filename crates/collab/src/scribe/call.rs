@@ -32,6 +32,7 @@ pub(crate) async fn ask(
         }],
         tools: std::sync::Arc::from(Vec::new()),
         max_tokens: Some(max_tokens),
+        lightest_thinking: false,
     };
     let (events, _drain) = tokio::sync::mpsc::unbounded_channel();
     let cancel = CancellationToken::new();

@@ -52,6 +52,7 @@ pub fn script(w: &World, name: &str, json: &str) -> EndpointSpec {
         api_key_env: None,
         script: Some(path.display().to_string()),
         takes_pictures: false,
+        thinking_levels: Vec::new(),
     }
 }
 

@@ -209,6 +209,7 @@ pub fn simple_request() -> ModelRequest {
         messages: vec![ChatMessage::user("hi")],
         tools: Default::default(),
         max_tokens: None,
+        lightest_thinking: false,
     }
 }
 
@@ -281,6 +282,7 @@ pub fn sample_request() -> ModelRequest {
         }]
         .into(),
         max_tokens: Some(256),
+        lightest_thinking: false,
     }
 }
 
@@ -325,6 +327,7 @@ pub fn picture_request() -> ModelRequest {
         ],
         tools: Default::default(),
         max_tokens: None,
+        lightest_thinking: false,
     }
 }
 

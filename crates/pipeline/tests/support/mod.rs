@@ -163,6 +163,7 @@ impl Rig {
                     api_key_env: None,
                     script: Some(path.to_string_lossy().into_owned()),
                     takes_pictures: false,
+                    thinking_levels: Vec::new(),
                 },
             );
         }

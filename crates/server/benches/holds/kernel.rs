@@ -203,6 +203,7 @@ fn world(steps: usize) -> World {
                 api_key_env: None,
                 script: Some(script.display().to_string()),
                 takes_pictures: false,
+                thinking_levels: Vec::new(),
             }),
         })
         .unwrap()

@@ -208,6 +208,7 @@ pub async fn make_part(o: &Opts) {
                         api_key_env: None,
                         script: Some(script.display().to_string()),
                         takes_pictures: false,
+                        thinking_levels: Vec::new(),
                     }),
                 })
                 .unwrap()

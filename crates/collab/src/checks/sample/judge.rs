@@ -105,6 +105,7 @@ impl PictureJudge for RoleJudge {
             ChatMessage::user_with_images(text, images),
             600,
             LIMIT,
+            false,
         )
         .await;
         match out {
