@@ -133,11 +133,18 @@ fn is_stale(e: &fantoccini::error::CmdError) -> bool {
 }
 
 pub async fn active_session_id(c: &Client) -> Result<String> {
-    c.find(Locator::Css(".session-item.active"))
-        .await?
-        .attr("data-id")
-        .await?
-        .ok_or_else(|| anyhow!("the active conversation has no data-id"))
+    // Read in one script: the list is redrawn as members' states change, so an element found
+    // first could be gone ("stale") by the time its attribute is asked for.
+    let id = c
+        .execute(
+            "const e = document.querySelector('.session-item.active');
+             return e ? e.getAttribute('data-id') : null;",
+            vec![],
+        )
+        .await?;
+    id.as_str()
+        .map(str::to_string)
+        .ok_or_else(|| anyhow!("no active conversation with a data-id"))
 }
 
 /// A click as [`press`] makes it (kept as the older tests' name).
