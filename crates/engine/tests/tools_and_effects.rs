@@ -36,6 +36,14 @@ async fn run_task(
     (t, last_run(h, t))
 }
 
+/// The thread's effect-ledger rows, in order.
+fn effects_of(h: &support::Harness, t: troupe_core::ThreadId) -> Vec<troupe_store::EffectRecord> {
+    h.engine
+        .store()
+        .read(|tx| tx.effects_for_thread(t))
+        .unwrap()
+}
+
 /// The results of a run's tool calls, as stored, in order.
 fn call_results(h: &support::Harness, run: &troupe_store::RunRecord) -> Vec<String> {
     h.engine
@@ -70,11 +78,7 @@ async fn an_effect_is_recorded_as_started_then_settled() {
         std::fs::read_to_string(h.workspace.join("notes/a.md")).unwrap(),
         "hello"
     );
-    let effects = h
-        .engine
-        .store()
-        .read(|tx| tx.effects_for_thread(t))
-        .unwrap();
+    let effects = effects_of(&h, t);
     assert_eq!(effects.len(), 1);
     assert_eq!(effects[0].outcome, EffectOutcome::Succeeded);
     assert!(effects[0].summary.contains("notes/a.md"));
@@ -115,11 +119,7 @@ async fn an_edit_changes_its_piece_of_the_file_and_is_ledgered_as_an_effect() {
         call_results(&h, &run),
         ["edited calc.py at line 2; it now has 2 lines"]
     );
-    let effects = h
-        .engine
-        .store()
-        .read(|tx| tx.effects_for_thread(t))
-        .unwrap();
+    let effects = effects_of(&h, t);
     assert_eq!(effects.len(), 1);
     assert_eq!(effects[0].outcome, EffectOutcome::Succeeded);
     assert_eq!(effects[0].summary, "edit_file calc.py (22 bytes for 9)");
@@ -555,11 +555,7 @@ async fn stop_ends_the_command_s_process_group_and_marks_its_effect_unknown() {
     let run = h.engine.stop(t, StopMode::User).await.unwrap();
     assert_eq!(run.status.as_str(), "stopped");
     assert!(!alive(pid), "the SIGTERM-ignoring child survived the stop");
-    let effects = h
-        .engine
-        .store()
-        .read(|tx| tx.effects_for_thread(t))
-        .unwrap();
+    let effects = effects_of(&h, t);
     assert_eq!(effects[0].outcome, EffectOutcome::Unknown);
     // Its tool call is answered honestly in the history, and the loop wrote nothing after the stop.
     let msgs = h
