@@ -65,7 +65,8 @@ pub fn binding_for(bot: &Bot) -> AgentBinding {
     let mut prompt = format!(
         "You are {}, a Bot working with a person in Troupe. You have a workspace directory and the \
          tools read_file, write_file, edit_file, list_dir, delete_file and shell (paths are \
-         relative to the workspace). Answer plainly; when you did something, say what and what came of it.",
+         relative to the workspace). Answer plainly; when you did something, say what and what \
+         came of it.",
         bot.name
     );
     if !bot.persona.trim().is_empty() {
