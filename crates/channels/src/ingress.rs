@@ -162,6 +162,7 @@ impl Channels {
         }
         let bot = self.bot_of(acct)?;
         let view = self.collab().create_session(NewSessionRequest {
+            workspace: None,
             kind: "direct".into(),
             bot_ids: vec![bot.id],
             title: Some(chat_title(msg)),

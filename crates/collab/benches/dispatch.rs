@@ -91,6 +91,7 @@ async fn main() {
             for job in ["one", "two", "three"] {
                 let s = collab
                     .create_session(NewSessionRequest {
+                        workspace: None,
                         kind: "group".into(),
                         bot_ids: vec![b],
                         title: Some(format!("{name} {job}")),

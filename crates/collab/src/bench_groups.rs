@@ -95,6 +95,7 @@ pub async fn run(dir: &Path, opts: GroupsBench) -> Result<GroupsReport, String> 
     }
     let session = collab
         .create_session(NewSessionRequest {
+            workspace: None,
             kind: "group".into(),
             bot_ids: ids.iter().map(|(b, _)| *b).collect(),
             title: Some("Bench".into()),

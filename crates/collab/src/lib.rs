@@ -49,6 +49,7 @@ mod unread;
 mod work_items;
 mod work_log;
 mod work_questions;
+mod workspace_dir;
 
 pub use asks::AnswerRequest;
 pub use bots::{BotPatch, NewBotRequest, binding_for as bot_binding};

@@ -393,7 +393,7 @@ pub(crate) fn open_plan_in(
             ));
         }
     };
-    let workspace = workspace_of(workspaces, &home);
+    let workspace = workspace_of(tx, workspaces, &home)?;
     let jobs = std::path::absolute(&workspace)
         .map_err(|e| StoreError::Invalid(format!("workspace {}: {e}", workspace.display())))?
         .join("jobs");

@@ -19,6 +19,11 @@ pub struct NewSessionRequest {
     pub bot_ids: Vec<BotId>,
     #[serde(default)]
     pub title: Option<String>,
+    /// The folder its Bots work in: an absolute path (or `~/…`) to an existing directory on the
+    /// daemon's machine, e.g. a project's checkout. Without it, a fresh folder of its own under
+    /// the data dir.
+    #[serde(default)]
+    pub workspace: Option<String>,
 }
 
 /// A conversation as the API shows it: the record plus whether its Bot is working or paused.
@@ -38,6 +43,8 @@ pub struct SessionView {
     pub blocked_by: Option<BlockedBy>,
     /// The Bots here now, with the lead and what each is doing.
     pub members: Vec<crate::members::MemberView>,
+    /// The folder its Bots work in (their files and shell commands start there).
+    pub workspace: String,
 }
 
 /// What keeps a conversation's Bot from resuming by itself until the person acts.
@@ -82,7 +89,18 @@ impl Collab {
                 if title.chars().count() > 200 {
                     return Err(CollabError::invalid("title must be at most 200 characters"));
                 }
-                self.create_with(kind, &bots, &title, None)
+                let workspace = req
+                    .workspace
+                    .as_deref()
+                    .map(|w| {
+                        crate::workspace_dir::chosen_workspace(
+                            w,
+                            crate::workspace_dir::home_dir().as_deref(),
+                        )
+                    })
+                    .transpose()
+                    .map_err(|m| CollabError::invalid(format!("workspace: {m}")))?;
+                self.create_with(kind, &bots, &title, workspace.as_deref())
             }
         }
     }
@@ -191,6 +209,7 @@ impl Collab {
             None => (None, None, None),
         };
         let members = self.members(id)?;
+        let workspace = self.session_workspace(&session)?.display().to_string();
         Ok(SessionView {
             session,
             running,
@@ -198,6 +217,7 @@ impl Collab {
             workflow,
             blocked_by,
             members,
+            workspace,
         })
     }
 
@@ -299,12 +319,9 @@ impl Collab {
         &self,
         session: &troupe_core::conversation::Session,
     ) -> Result<std::path::PathBuf, CollabError> {
-        let threads = self.store().read(|tx| tx.session_threads(session.id))?;
-        if let Some(t) = threads.first() {
-            let t = self.store().read(|tx| tx.thread(*t))?;
-            return Ok(std::path::PathBuf::from(t.workspace));
-        }
-        Ok(crate::threads::workspace_of(&self.workspaces, session))
+        Ok(self
+            .store()
+            .read(|tx| crate::threads::workspace_of(tx, &self.workspaces, session))?)
     }
 
     pub(crate) fn workspace_of_line(

@@ -9,9 +9,27 @@ use troupe_core::thread::Interaction;
 use troupe_core::{SessionId, ThreadId};
 use troupe_store::{CONVERSATION, NewThread, StoreError, Tx};
 
-/// The directory a conversation's Bots work in: a Bot↔Bot direct shares its origin's.
-pub(crate) fn workspace_of(workspaces: &Path, session: &Session) -> PathBuf {
+/// The directory a conversation's Bots work in: the one its first Bot was given (a folder the
+/// person named when opening it, or its own under the data dir), else its own; a Bot↔Bot direct
+/// shares its origin's.
+pub(crate) fn workspace_of(
+    tx: &Tx<'_>,
+    workspaces: &Path,
+    session: &Session,
+) -> Result<PathBuf, StoreError> {
     let home = session.origin_session_id.unwrap_or(session.id);
+    let first = tx
+        .session_threads_by_bot(home, CONVERSATION)?
+        .into_values()
+        .min();
+    Ok(match first {
+        Some(t) => PathBuf::from(tx.thread(t)?.workspace),
+        None => own_workspace(workspaces, home),
+    })
+}
+
+/// A conversation's own directory under the data dir's workspaces.
+pub(crate) fn own_workspace(workspaces: &Path, home: SessionId) -> PathBuf {
     workspaces.join(format!("session-{}", home.0))
 }
 
@@ -27,9 +45,10 @@ pub(crate) fn ensure_thread(
     if let Some(t) = tx.session_thread(session.id, bot.id, CONVERSATION)? {
         return Ok(t);
     }
-    let dir = dir
-        .map(Path::to_path_buf)
-        .unwrap_or_else(|| workspace_of(workspaces, session));
+    let dir = match dir {
+        Some(d) => d.to_path_buf(),
+        None => workspace_of(tx, workspaces, session)?,
+    };
     std::fs::create_dir_all(&dir).map_err(|e| {
         StoreError::Invalid(format!("cannot create workspace {}: {e}", dir.display()))
     })?;

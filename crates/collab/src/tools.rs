@@ -18,7 +18,7 @@ use troupe_core::thread::{Interaction, Thread};
 use troupe_core::{BotId, RunId, SessionId, SessionMessageId};
 use troupe_engine::extension::{ToolCallContext, ToolHandler, ToolRegistration, ToolReply};
 use troupe_llm::ToolSpec;
-use troupe_store::{NewLine, StoreError};
+use troupe_store::{NewLine, StoreError, Tx};
 
 pub const OWNER: &str = "collab";
 
@@ -420,6 +420,51 @@ impl ToolHandler for AskUser {
     }
 }
 
+/// A tool that only means something beside another Bot is not offered without one (a small
+/// model offered `delegate` alone in a direct asked a "reviewer" that does not exist, again and
+/// again). Read at every model call, since Bots come and go.
+trait OfferedWhen {
+    fn offered_when(self, host: &Arc<ToolHost>, rule: fn(&Tx<'_>, &Thread) -> bool) -> Self;
+}
+
+impl OfferedWhen for ToolRegistration {
+    fn offered_when(mut self, host: &Arc<ToolHost>, rule: fn(&Tx<'_>, &Thread) -> bool) -> Self {
+        let host = Arc::downgrade(host);
+        self.available = Arc::new(move |t: &Thread| {
+            if !in_conversation(t) {
+                return false;
+            }
+            let Some(collab) = host.upgrade().and_then(|h| h.collab()) else {
+                return true;
+            };
+            // A failed read offers the tool: its handler checks again and says what is wrong.
+            collab.store().read(|tx| Ok(rule(tx, t))).unwrap_or(true)
+        });
+        self
+    }
+}
+
+/// `create_direct`: some live Bot other than this thread's, not counting the built-in demo.
+fn another_bot_exists(tx: &Tx<'_>, t: &Thread) -> bool {
+    let Ok(Some((_, me))) = tx.thread_session(t.id) else {
+        return true;
+    };
+    tx.bots(false).map_or(true, |bots| {
+        bots.iter()
+            .any(|b| b.id != me && !(b.scripted && b.name == crate::demo::DEMO_BOT_NAME))
+    })
+}
+
+/// `delegate`: another Bot in the conversation this thread speaks in (a job's Bots are the
+/// ones present where it was opened, which is where its threads speak).
+fn another_bot_is_here(tx: &Tx<'_>, t: &Thread) -> bool {
+    let Ok(Some((session, me))) = tx.thread_session(t.id) else {
+        return true;
+    };
+    tx.session(session)
+        .map_or(true, |s| s.bot_ids.iter().any(|b| *b != me))
+}
+
 /// The tools, for [`troupe_engine::EngineBuilder::tool`]; attach the Collab to `host` once
 /// it is built.
 pub fn registrations(host: &Arc<ToolHost>) -> Vec<ToolRegistration> {
@@ -480,7 +525,8 @@ pub fn registrations(host: &Arc<ToolHost>) -> Vec<ToolRegistration> {
                 "additionalProperties": false
             }),
             Arc::new(CreateDirect),
-        ),
+        )
+        .offered_when(host, another_bot_exists),
         reg(
             "ask_user",
             "Ask the person something only they can decide or give (an account, a permission, \
@@ -530,7 +576,8 @@ pub fn registrations(host: &Arc<ToolHost>) -> Vec<ToolRegistration> {
              set continue, your turn ends and you are woken with its answer.",
             crate::delegation::delegate_spec(),
             Arc::new(crate::delegation::Delegate { host: host.clone() }),
-        ),
+        )
+        .offered_when(host, another_bot_is_here),
         reg(
             "plan_items",
             "Lead only: lay out this job's tickets in one call — new ones and changes to \

@@ -54,6 +54,7 @@ fn bot(w: &World, name: &str, endpoint: EndpointSpec) -> troupe_core::BotId {
 fn direct(w: &World, bot: troupe_core::BotId) -> SessionId {
     w.collab
         .create_session(NewSessionRequest {
+            workspace: None,
             kind: "direct".into(),
             bot_ids: vec![bot],
             title: None,
@@ -239,6 +240,7 @@ async fn bot_names_are_unique_case_insensitively_and_patches_rebind_threads() {
     w.collab.archive_bot(b).unwrap();
     assert!(w.collab.bots().unwrap().is_empty());
     let err = w.collab.create_session(NewSessionRequest {
+        workspace: None,
         kind: "direct".into(),
         bot_ids: vec![b],
         title: None,
@@ -292,12 +294,14 @@ async fn invalid_requests_are_refused_with_what_is_wrong_and_write_nothing() {
     let w = world();
     let b = bot(&w, "Ada", script(&w, "a", r#"{"steps":[{"text":"x"}]}"#));
     let two = w.collab.create_session(NewSessionRequest {
+        workspace: None,
         kind: "direct".into(),
         bot_ids: vec![b, b],
         title: None,
     });
     assert!(matches!(two, Err(CollabError::Invalid(m)) if m.contains("named twice")));
     let group = w.collab.create_session(NewSessionRequest {
+        workspace: None,
         kind: "grop".into(),
         bot_ids: vec![b],
         title: None,

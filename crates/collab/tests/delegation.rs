@@ -87,8 +87,10 @@ const REFUSED: &str = r#"{"steps":[
 async fn refused_delegate_not_a_bounce() {
     let w = world();
     let alpha = bot(&w, "Alpha", REFUSED);
+    // Beta makes delegate an offer here (it is not offered to a Bot alone); Gamma is elsewhere.
+    let beta = bot(&w, "Beta", r#"{"steps":[{"text":"ok"}]}"#);
     let _gamma = bot(&w, "Gamma", r#"{"steps":[{"text":"ok"}]}"#);
-    let s = group(&w, &[alpha]);
+    let s = group(&w, &[alpha, beta]);
     let mut events = w.collab.store().subscribe();
     w.collab
         .post_line(s, "@Alpha slogan please".into(), None)
@@ -313,4 +315,65 @@ async fn blocked_leaves_a_work_question_whose_answer_wakes_the_work_once() {
         Err(troupe_collab::CollabError::Conflict { code, .. }) => assert_eq!(code, "not_open"),
         other => panic!("expected not_open, got {other:?}"),
     }
+}
+
+const SOLO: &str = r#"{"steps":[
+    {"tool_calls":[{"name":"delegate","arguments":{"to":"Helper","ask":"help","expects":"answer"}}]},
+    {"tool_calls":[{"name":"create_direct","arguments":{"to":"Helper","text":"hello"}}]},
+    {"text":"first done"},
+    {"tool_calls":[{"name":"delegate","arguments":{"to":"Helper","ask":"help","expects":"answer"}}]},
+    {"tool_calls":[{"name":"create_direct","arguments":{"to":"Helper","text":"hello"}}]},
+    {"text":"second done"}]}"#;
+
+/// A Bot alone is not offered the tools that need another Bot: `delegate` needs one in the
+/// conversation, `create_direct` one anywhere (the built-in demo Bot aside).
+#[tokio::test]
+async fn tools_that_need_another_bot_are_not_offered_to_a_bot_alone() {
+    let w = world();
+    let solo = bot(&w, "Solo", SOLO);
+    let s = direct(&w, solo);
+    let t = thread_of(&w, s, solo);
+    let results = |w: &World| -> Vec<String> {
+        let run = w
+            .collab
+            .store()
+            .read(|tx| tx.runs_for_thread(t, 1))
+            .unwrap()
+            .remove(0);
+        let calls = w.collab.store().read(|tx| tx.tool_calls(run.id)).unwrap();
+        calls.into_iter().map(|c| c.result).collect()
+    };
+    let mut events = w.collab.store().subscribe();
+    w.collab.post_line(s, "hi".into(), None).await.unwrap();
+    until(&mut events, "the first turn replied", || {
+        lines_said(&w, s).iter().any(|b| b == "first done")
+    })
+    .await;
+    let first = results(&w);
+    assert_eq!(first.len(), 2, "{first:?}");
+    assert!(
+        first.iter().all(|r| r.contains("is not available")),
+        "{first:?}"
+    );
+
+    // Another Bot exists now, not in this direct: create_direct reaches it; delegate, which
+    // asks only Bots present here, is still not offered.
+    let _helper = bot(&w, "Helper", r#"{"steps":[{"text":"ok"}]}"#);
+    w.collab.post_line(s, "again".into(), None).await.unwrap();
+    until(&mut events, "the second turn replied", || {
+        lines_said(&w, s).iter().any(|b| b == "second done")
+    })
+    .await;
+    let second = results(&w);
+    assert_eq!(second.len(), 2, "{second:?}");
+    assert!(second[0].contains("is not available"), "{second:?}");
+    assert!(!second[1].contains("not available"), "{second:?}");
+    let directs = w
+        .collab
+        .sessions(50)
+        .unwrap()
+        .into_iter()
+        .filter(|v| v.session.kind.as_str() == "bot_direct")
+        .count();
+    assert_eq!(directs, 1, "create_direct opened Solo ↔ Helper");
 }

@@ -549,6 +549,7 @@ async fn members_and_leads_are_validated() {
         (vec![a], "bot_direct"),
     ] {
         let r = w.collab.create_session(NewSessionRequest {
+            workspace: None,
             kind: kind.into(),
             bot_ids: ids,
             title: None,

@@ -94,6 +94,7 @@ async fn a_hold_made_on_one_node_ends_the_turn_another_node_runs() {
     let s = a
         .collab
         .create_session(NewSessionRequest {
+            workspace: None,
             kind: "direct".into(),
             bot_ids: vec![bot],
             title: None,

@@ -198,6 +198,7 @@ async fn run(o: Opts) {
             state
                 .collab
                 .create_session(NewSessionRequest {
+                    workspace: None,
                     kind: "direct".into(),
                     bot_ids: vec![bots[i % bots.len()]],
                     title: None,

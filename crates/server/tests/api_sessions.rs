@@ -294,3 +294,134 @@ async fn unknown_and_malformed_session_ids() {
         );
     }
 }
+
+#[tokio::test]
+async fn a_conversation_opened_on_a_folder_works_in_that_folder() {
+    let app = TestApp::start().await;
+    let project = tempfile::tempdir().unwrap();
+    std::fs::write(project.path().join("README"), "my project\n").unwrap();
+    let writer = app
+        .scripted_bot(
+            "Writer",
+            json!({"steps": [
+                {"tool_calls": [{"name": "read_file", "arguments": {"path": "README"}}]},
+                {"tool_calls": [{"name": "write_file", "arguments": {"path": "notes.txt", "content": "from the direct"}}]},
+                {"text": "Wrote it."}
+            ]}),
+        )
+        .await;
+    let raw = format!("{}/../{}", project.path().display(), {
+        project.path().file_name().unwrap().to_str().unwrap()
+    });
+    let s = app
+        .post(
+            "/v1/sessions",
+            json!({"kind": "direct", "bot_ids": [writer], "workspace": raw}),
+        )
+        .await
+        .expect(201);
+    let folder = std::fs::canonicalize(project.path()).unwrap();
+    assert_eq!(s["workspace"], folder.display().to_string());
+    let id = s["id"].as_i64().unwrap();
+    app.post(
+        &format!("/v1/sessions/{id}/messages"),
+        json!({"body": "take a note"}),
+    )
+    .await
+    .expect(201);
+    app.wait_for_bot_line(id, |l| l["body"] == "Wrote it.")
+        .await;
+    assert_eq!(
+        std::fs::read_to_string(folder.join("notes.txt")).unwrap(),
+        "from the direct"
+    );
+
+    // A group's Bots share its folder, a Bot added later too.
+    let first = app
+        .scripted_bot("First", json!({"steps": [{"text": "here"}]}))
+        .await;
+    let late = app
+        .scripted_bot(
+            "Late",
+            json!({"steps": [
+                {"tool_calls": [{"name": "write_file", "arguments": {"path": "late.txt", "content": "late"}}]},
+                {"text": "Late wrote."}
+            ]}),
+        )
+        .await;
+    let g = app
+        .post(
+            "/v1/sessions",
+            json!({"kind": "group", "bot_ids": [first], "workspace": folder.display().to_string()}),
+        )
+        .await
+        .expect(201)["id"]
+        .as_i64()
+        .unwrap();
+    app.post(
+        &format!("/v1/sessions/{g}/members"),
+        json!({"bot_id": late}),
+    )
+    .await
+    .expect(200);
+    app.post(
+        &format!("/v1/sessions/{g}/messages"),
+        json!({"body": "@Late write your file"}),
+    )
+    .await
+    .expect(201);
+    app.wait_for_bot_line(g, |l| l["body"] == "Late wrote.")
+        .await;
+    // A group's work on a job happens in the job's folder, under the conversation's.
+    let job = std::fs::read_dir(folder.join("jobs"))
+        .unwrap()
+        .next()
+        .expect("the job's folder is in the named folder")
+        .unwrap()
+        .path();
+    assert_eq!(
+        std::fs::read_to_string(job.join("late.txt")).unwrap(),
+        "late"
+    );
+    let view = app.get(&format!("/v1/sessions/{g}")).await.expect(200);
+    assert_eq!(view["workspace"], folder.display().to_string());
+
+    // Without a folder, a conversation gets one of its own, which it names.
+    let id = app.direct(writer).await;
+    let own = app.get(&format!("/v1/sessions/{id}")).await.expect(200);
+    let own = own["workspace"].as_str().unwrap();
+    assert!(own.ends_with(&format!("workspaces/session-{id}")), "{own}");
+    assert!(std::path::Path::new(own).is_dir());
+}
+
+#[tokio::test]
+async fn a_folder_that_is_not_an_existing_absolute_directory_is_refused() {
+    let app = TestApp::start().await;
+    let bot = app
+        .scripted_bot("A", json!({"steps": [{"text": "a"}]}))
+        .await;
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("f.txt");
+    std::fs::write(&file, "x").unwrap();
+    let cases = [
+        (json!("projects/app"), "not an absolute path"),
+        (json!(""), "is empty"),
+        (
+            json!(format!("{}/nope", dir.path().display())),
+            "does not exist",
+        ),
+        (json!(file.display().to_string()), "not a folder"),
+        (json!(7), "workspace"),
+    ];
+    for (workspace, needle) in cases {
+        let body = json!({"kind": "direct", "bot_ids": [bot], "workspace": workspace});
+        let r = app.post("/v1/sessions", body.clone()).await;
+        r.expect_error(422, "invalid");
+        assert!(
+            r.message().contains("workspace") && r.message().contains(needle),
+            "{body}: {:?} should name the workspace and {needle:?}",
+            r.message()
+        );
+    }
+    assert_eq!(app.get("/v1/sessions").await.expect(200), json!([]));
+}

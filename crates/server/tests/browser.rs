@@ -33,7 +33,7 @@ use anyhow::{Context, Result, bail};
 use browser_support::page::{
     ENTER, SHORT, TURN, active_session_id, add_scripted_bot, click, click_in, click_session,
     elements, fill, no_sideways_scroll, past_send_guard, save_screenshot, start_conversation,
-    wait_bot_line, wait_for_texts, wait_hidden, wait_text,
+    start_conversation_in, wait_bot_line, wait_for_texts, wait_hidden, wait_text,
 };
 use browser_support::{
     BrowserRun, Daemon, QUICK_FINAL_TEXT, RECOVERED_REPLY, failing_script, poll, quick_script,
@@ -73,7 +73,17 @@ async fn scenario(c: &Client, daemon: &Daemon, quick: &Path, slow: &Path) -> Res
 
     // --- a quick scripted Bot, a conversation, one line, a streamed reply with a command
     add_scripted_bot(c, "quick-bot", quick).await?;
-    start_conversation(c, "quick-bot", "Quick chat").await?;
+    // On a project folder of the person's: the header says where the Bot works.
+    let project = tempfile::tempdir()?;
+    let folder = std::fs::canonicalize(project.path())?.display().to_string();
+    start_conversation_in(c, "quick-bot", "Quick chat", Some(&folder)).await?;
+    let shown = elements(c, "#conv-folder").await?;
+    if !shown
+        .first()
+        .is_some_and(|e| e.visible && e.text == format!("Folder: {folder}"))
+    {
+        bail!("the header does not name the folder {folder}: {shown:?}");
+    }
 
     fill(c, "#composer", "hello").await?;
     c.find(Locator::Css("#send")).await?.click().await?;

@@ -81,6 +81,7 @@ fn scripted_session(d: &Daemon, dir: &Path) -> SessionId {
     d.state
         .collab
         .create_session(NewSessionRequest {
+            workspace: None,
             kind: "direct".into(),
             bot_ids: vec![bot.id],
             title: None,
@@ -276,6 +277,7 @@ fn scripted_session_named(d: &Daemon, name: &str) -> SessionId {
     d.state
         .collab
         .create_session(NewSessionRequest {
+            workspace: None,
             kind: "direct".into(),
             bot_ids: vec![bot.id],
             title: None,

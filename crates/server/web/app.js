@@ -227,6 +227,8 @@
     const body = { kind: "direct", bot_ids: [bot ? bot.id : botId] };
     const title = $("#session-title").value.trim();
     if (title) body.title = title;
+    const folder = $("#session-folder").value.trim();
+    if (folder) body.workspace = folder;
     const btn = $("#session-create");
     btn.disabled = true;
     try {
@@ -253,6 +255,10 @@
       return b ? b.name + " · " + bots.endpointLabel(b) : "Bot " + id;
     });
     $("#conv-sub").textContent = names.join(", ");
+    // Where the Bots' files and commands start, so the person knows where to look.
+    const folder = $("#conv-folder");
+    folder.textContent = s.workspace ? "Folder: " + s.workspace : "";
+    folder.hidden = !s.workspace;
     grp.renderMembers();
     document.title = sessionTitle(s) + " · Troupe";
   }

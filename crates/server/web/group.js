@@ -149,6 +149,8 @@ window.troupeGroup = function (ctx) {
     const body = { kind: "group", bot_ids: ids };
     const title = $("#group-title").value.trim();
     if (title) body.title = title;
+    const folder = $("#group-folder").value.trim();
+    if (folder) body.workspace = folder;
     const btn = $("#group-create");
     btn.disabled = true;
     try {

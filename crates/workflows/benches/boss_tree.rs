@@ -155,6 +155,7 @@ async fn main() {
         .unwrap();
     let root = collab
         .create_session(NewSessionRequest {
+            workspace: None,
             kind: "direct".into(),
             bot_ids: vec![bot.id],
             title: Some("Storage migration".into()),

@@ -71,6 +71,7 @@ pub fn bot(w: &World, name: &str, json: &str) -> BotId {
 pub fn direct(w: &World, b: BotId) -> SessionId {
     w.collab
         .create_session(NewSessionRequest {
+            workspace: None,
             kind: "direct".into(),
             bot_ids: vec![b],
             title: None,
@@ -83,6 +84,7 @@ pub fn direct(w: &World, b: BotId) -> SessionId {
 pub fn group(w: &World, bots: &[BotId]) -> SessionId {
     w.collab
         .create_session(NewSessionRequest {
+            workspace: None,
             kind: "group".into(),
             bot_ids: bots.to_vec(),
             title: Some("Team".into()),

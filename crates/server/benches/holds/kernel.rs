@@ -221,6 +221,7 @@ fn world(steps: usize) -> World {
 fn direct(w: &World) -> SessionId {
     w.collab
         .create_session(NewSessionRequest {
+            workspace: None,
             kind: "direct".into(),
             bot_ids: vec![w.bot],
             title: None,

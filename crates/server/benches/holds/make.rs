@@ -38,6 +38,7 @@ async fn start_live(collab: &Collab, bots: &[BotId], line: &str) -> Vec<Live> {
     for b in bots {
         let s = collab
             .create_session(NewSessionRequest {
+                workspace: None,
                 kind: "direct".into(),
                 bot_ids: vec![*b],
                 title: None,

@@ -62,7 +62,7 @@ pub(crate) fn query<T>(q: Result<Query<T>, QueryRejection>) -> Result<T, ApiErro
     responses(
         (status = 201, description = "The new conversation", body = SessionView),
         (status = 400, description = "Malformed JSON", body = ErrorBody),
-        (status = 422, description = "Unknown kind, not exactly one Bot, unknown or archived Bot", body = ErrorBody),
+        (status = 422, description = "Unknown kind, not exactly one Bot, unknown or archived Bot, a folder that is not an existing directory", body = ErrorBody),
     )
 )]
 async fn create_session(

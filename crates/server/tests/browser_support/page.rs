@@ -66,6 +66,16 @@ pub async fn add_scripted_bot(c: &Client, name: &str, script: &Path) -> Result<(
 }
 
 pub async fn start_conversation(c: &Client, bot: &str, title: &str) -> Result<()> {
+    start_conversation_in(c, bot, title, None).await
+}
+
+/// Open a direct with `bot`, on `folder` when one is given (the form's optional field).
+pub async fn start_conversation_in(
+    c: &Client,
+    bot: &str,
+    title: &str,
+    folder: Option<&str>,
+) -> Result<()> {
     press(c, "#new-session").await?;
     let select = c
         .wait()
@@ -84,6 +94,9 @@ pub async fn start_conversation(c: &Client, bot: &str, title: &str) -> Result<()
         bail!("no option for Bot {bot} in #session-bot");
     }
     fill(c, "#session-title", title).await?;
+    if let Some(folder) = folder {
+        fill(c, "#session-folder", folder).await?;
+    }
     press(c, "#session-create").await?;
     poll("the new conversation to open", SHORT, || async {
         let err = elements(c, "#session-error").await?;
@@ -283,6 +296,7 @@ pub async fn wait_for_texts(
 }
 
 /// What a CSS selector matches right now, read in one script call (no stale handles).
+#[derive(Debug)]
 pub struct Seen {
     pub text: String,
     pub class: String,

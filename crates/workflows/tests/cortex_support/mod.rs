@@ -285,6 +285,7 @@ impl W {
             .wf
             .collab()
             .create_session(NewSessionRequest {
+                workspace: None,
                 kind: "direct".into(),
                 bot_ids: vec![bot],
                 title: None,

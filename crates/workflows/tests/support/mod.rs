@@ -213,6 +213,7 @@ impl World {
         self.wf
             .collab()
             .create_session(NewSessionRequest {
+                workspace: None,
                 kind: "direct".into(),
                 bot_ids: vec![bot.id],
                 title: None,
