@@ -166,14 +166,16 @@ fn lines(w: &World, s: SessionId) -> Vec<String> {
 /// With the conversation layer's tools on (as `troupe serve` runs), a Bot in a Light Loop is
 /// not offered `work_on`: the loop's claim, review and continuations come back to its thread,
 /// so work moved to a job would leave the loop asking again (a small model opened a new job on
-/// every continuation).
+/// every continuation) — nor the hand-over tools, which are a job's.
 #[tokio::test]
 async fn work_on_is_not_offered_to_a_thread_a_light_loop_is_bound_to() {
     let w = world_as_served(Arc::new(troupe_core::SystemClock));
     let plain = w.session();
     w.turn(plain, "hello").await;
     let offered = tool_names(&w.provider.requests()[0]);
-    assert!(offered.contains(&"work_on".to_string()), "{offered:?}");
+    for tool in ["work_on", "submit", "review"] {
+        assert!(offered.contains(&tool.to_string()), "{tool}: {offered:?}");
+    }
 
     let s = w.session();
     w.wf.set_workflow(s, lightloop("write hello.txt", None))
@@ -182,7 +184,10 @@ async fn work_on_is_not_offered_to_a_thread_a_light_loop_is_bound_to() {
     w.hanging_turn(s, "write hello.txt").await;
     let offered = tool_names(w.provider.requests().last().unwrap());
     assert!(offered.contains(&"loop_stop".to_string()), "{offered:?}");
-    assert!(!offered.contains(&"work_on".to_string()), "{offered:?}");
+    // Nor the job's hand-over and review, which need a job that work_on would choose.
+    for tool in ["work_on", "submit", "review"] {
+        assert!(!offered.contains(&tool.to_string()), "{tool}: {offered:?}");
+    }
     w.wf.abandon(s).await.unwrap();
 }
 

@@ -115,7 +115,11 @@ pub(crate) fn extend(
         },
         effectful: false,
         read_only: false,
-        available: Arc::new(crate::tools::in_conversation),
+        // A hand-over and a review are a job's, chosen with work_on: where that is not offered
+        // (a workflow carries the thread's work), neither are they.
+        available: Arc::new(|t: &troupe_core::thread::Thread| {
+            crate::tools::in_conversation(t) && t.workflow.is_none()
+        }),
         handler: held(name, handler),
     };
     builder
