@@ -188,9 +188,12 @@ impl FailureStreaks {
         arguments: &str,
         failed: bool,
         result: &str,
+        started_effect: bool,
         threshold: u32,
     ) -> (Option<String>, Option<String>) {
-        let note = self.repeated.observe(tool, arguments, failed, result);
+        let note = self
+            .repeated
+            .observe(tool, arguments, failed, result, started_effect);
         (self.observe(tool, failed, threshold), note)
     }
 

@@ -59,6 +59,7 @@ impl Ran {
             &call.arguments,
             d.is_error,
             &d.content,
+            d.effect.is_some(),
             streak_report,
         );
         Ran {

@@ -182,6 +182,61 @@ async fn bad_tool_input_becomes_a_result_and_three_failures_in_a_row_are_reporte
     assert!(results[3].contains("unknown tool"), "{}", results[3]);
 }
 
+/// A refused edit sent again after only a read (which changes nothing the edit meets) is a
+/// repeat too; a write between makes the same refusal news again.
+#[tokio::test]
+async fn a_refused_edit_sent_again_after_a_read_is_told_it_is_a_repeat() {
+    let edit = r#"{"path":"poem.txt","old_text":"the moon","new_text":"the sun"}"#;
+    let h = build(
+        vec![
+            Reply::Tools(
+                String::new(),
+                vec![call(
+                    "w",
+                    "write_file",
+                    r#"{"path":"poem.txt","content":"the sea"}"#,
+                )],
+            ),
+            Reply::Tools(String::new(), vec![call("a", "edit_file", edit)]),
+            Reply::Tools(
+                String::new(),
+                vec![call("b", "read_file", r#"{"path":"poem.txt"}"#)],
+            ),
+            Reply::Tools(String::new(), vec![call("c", "edit_file", edit)]),
+            Reply::Tools(
+                String::new(),
+                vec![call(
+                    "d",
+                    "write_file",
+                    r#"{"path":"poem.txt","content":"the sea!"}"#,
+                )],
+            ),
+            Reply::Tools(String::new(), vec![call("e", "edit_file", edit)]),
+            Reply::Text("gave up".into()),
+        ],
+        |b| b,
+    );
+    let (_, run) = run_task(&h, "edit it").await;
+    let results = call_results(&h, &run);
+    assert_eq!(results.len(), 6);
+    assert!(results[1].contains("not found"), "{}", results[1]);
+    assert!(
+        !results[1].contains("same edit_file call"),
+        "{}",
+        results[1]
+    );
+    assert!(
+        results[3].contains("2 times with only calls that changed nothing in between"),
+        "{}",
+        results[3]
+    );
+    assert!(
+        !results[5].contains("same edit_file call"),
+        "{}",
+        results[5]
+    );
+}
+
 /// A model that sends a refused call again unchanged reads, with the same error, that
 /// repeating it will not help; one that repeats a call that worked reads that it changed
 /// nothing; a changed call reads only its own answer.

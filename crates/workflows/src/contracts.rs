@@ -30,7 +30,7 @@ const LIGHTLOOP_CONTRACT: &str = "This conversation runs a Light Loop on the tas
 
 How to work:
 - Before ending a turn, check the requested deliverables one by one against what exists now, the evidence you have (tests run, outputs seen), errors you hit, and edge cases. Then either keep working, or claim completion.
-- To claim completion, call loop_stop with a summary, the items completed, the evidence for each, and any limitations — then end your turn. A reviewer session starts after your turn ends and decides; do not wait for it or poll.
+- To claim completion, call loop_stop with a `summary`, the items `completed`, the `evidence` for each, and any `limitations` — then end your turn. A reviewer session starts after your turn ends and decides; do not wait for it or poll.
 - If the reviewer rejects the claim, you receive its reason, the remaining items and instructions. Continue from them and claim again when they are done.";
 
 const LATTICE_CONTRACT: &str = "This conversation runs Lattice on the goal above: the goal is aligned into requirements, planned as an ordered Pathway of Steps, and each Step is carried out by a reviewed Blueprint in a BlueprintLoop, replanning the unstarted rest after each result.

@@ -331,7 +331,12 @@ async fn loop_stop_argument_errors_persist_nothing_and_a_repeat_is_idempotent() 
         call("c2", "loop_stop", json!({"summary": 5})),
     ]));
     w.provider.push(Reply::Tools(vec![
-        call("c3", "loop_stop", json!({"summary": "done"})),
+        // `items` is taken for `completed` (the contract speaks of "the items completed").
+        call(
+            "c3",
+            "loop_stop",
+            json!({"summary": "done", "items": ["the parser"]}),
+        ),
         call("c4", "loop_stop", json!({"summary": "done again"})),
     ]));
     w.provider.push(approve("r1"));
@@ -355,6 +360,7 @@ async fn loop_stop_argument_errors_persist_nothing_and_a_repeat_is_idempotent() 
     // The claim that stood is the first valid one.
     let review = user_texts(&reqs[2]).join("\n");
     assert!(review.contains("Summary: done\n"), "{review}");
+    assert!(review.contains("Completed:\n- the parser"), "{review}");
 }
 
 #[tokio::test]

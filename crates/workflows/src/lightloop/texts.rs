@@ -20,7 +20,7 @@ How to review:
 /// The continuation a policy proposes when the executor ends a turn without a stop claim.
 pub fn continuation(ll: &LightLoopSlot) -> String {
     let mut out = format!(
-        "[Light Loop] Continue the task:\n\n{}\n\nCheck the requested deliverables one by one against what exists now, the evidence you have (tests run, output seen), errors you hit and edge cases. Then either keep working, or call loop_stop with your summary, completed items, evidence and limitations and end your turn.",
+        "[Light Loop] Continue the task:\n\n{}\n\nCheck the requested deliverables one by one against what exists now, the evidence you have (tests run, output seen), errors you hit and edge cases. Then either keep working, or call loop_stop with your `summary`, `completed` items, `evidence` and `limitations` and end your turn.",
         ll.instructions
     );
     if let Some(reason) = &ll.review.last_reason {

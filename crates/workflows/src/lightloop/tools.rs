@@ -34,7 +34,8 @@ pub const REJECT: &str = "light_loop_reject";
 #[serde(deny_unknown_fields)]
 struct StopArgs {
     summary: String,
-    #[serde(default)]
+    // The contract's words are "the items completed": a model reading them may send `items`.
+    #[serde(default, alias = "items")]
     completed: Vec<String>,
     #[serde(default)]
     evidence: Vec<String>,
