@@ -14,8 +14,8 @@ use serde_json::json;
 use std::sync::Arc;
 use troupe_core::conversation::{Author, SessionKind};
 use troupe_core::ending::{
-    BOUNCE_BUDGET, BounceKind, EndKind, EndTurnArgs, EndingFacts, EndingVerdict, NEEDS_JOB_TEXT,
-    evaluate, parse_end_turn_args, prose_reason, unacknowledged,
+    BOUNCE_BUDGET, BounceKind, EndKind, EndTurnArgs, EndingFacts, EndingVerdict, evaluate,
+    parse_end_turn_args, prose_reason, unacknowledged,
 };
 use troupe_core::message::{Origin, Role};
 use troupe_core::run::EndReason;
@@ -257,10 +257,14 @@ fn decide(
             // END-18: malformed arguments at a desk spend its budget.
             let used = tx.bump_segment_bounces(run)?;
             if used >= BOUNCE_BUDGET {
-                return Ok((
-                    Decided::End(NEEDS_JOB_TEXT.into(), consumer("needs_attention", None)),
-                    None,
-                ));
+                // Say what was wrong with the call: the job text (DS-13) speaks of choosing a
+                // job, which is not what was refused, and where a workflow carries the thread
+                // no job can be chosen at all.
+                let text = format!(
+                    "end_turn: {m}\nThat was this turn's last refusal: it ends here, waiting \
+                     for the person's attention."
+                );
+                return Ok((Decided::End(text, consumer("needs_attention", None)), None));
             }
             return Ok((Decided::Bounce(format!("end_turn: {m}")), None));
         }

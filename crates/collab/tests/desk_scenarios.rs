@@ -470,3 +470,55 @@ async fn a_renamed_jobs_situation_says_the_persons_words_win_over_its_goal() {
         .await
         .unwrap();
 }
+
+// END-18: malformed end_turn arguments at a desk spend its budget; the last refusal says what
+// was wrong with the call, not that a job must be chosen.
+#[tokio::test]
+async fn a_desk_ending_refused_twice_for_its_arguments_says_why_it_ends() {
+    let w = world();
+    let bad = r##"{"name":"end_turn","arguments":{"reason":"answered","inbox":[{"id":"#1","disposition":"delegate"}]}}"##;
+    let alpha = bot(
+        &w,
+        "Alpha",
+        &format!(
+            r#"{{"steps":[{{"tool_calls":[{bad}]}},{{"tool_calls":[{bad}]}},{{"text":"never"}}]}}"#
+        ),
+    );
+    let s = group(&w, &[alpha]);
+    let desk = thread_of(&w, s, alpha);
+    let mut events = w.collab.store().subscribe();
+    w.collab
+        .post_line(s, "@Alpha how are you".into(), None)
+        .await
+        .unwrap();
+    runs_ended(&mut events, desk, 1).await;
+    let run = runs_of(&w, desk).remove(0);
+    let calls = calls_of(&w, run.id);
+    assert_eq!(calls.len(), 2, "{calls:?}");
+    for c in &calls {
+        assert!(
+            c.result.contains("disposition \"delegate\""),
+            "{}",
+            c.result
+        );
+    }
+    assert!(
+        !calls[0].result.contains("last refusal"),
+        "{}",
+        calls[0].result
+    );
+    assert!(
+        calls[1].result.contains("last refusal"),
+        "{}",
+        calls[1].result
+    );
+    assert!(
+        !calls[1].result.contains(NEEDS_JOB_TEXT),
+        "{}",
+        calls[1].result
+    );
+    match run.end_reason {
+        Some(EndReason::Consumer { code, .. }) => assert_eq!(code, "needs_attention"),
+        other => panic!("expected needs_attention, got {other:?}"),
+    }
+}
