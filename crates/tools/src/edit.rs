@@ -13,6 +13,8 @@ use crate::workspace::Workspace;
 pub const MAX_EDIT_BYTES: u64 = 8 * 1024 * 1024;
 /// Most line numbers a result or refusal lists.
 const MAX_LINES_SHOWN: usize = 10;
+/// Up to this size, a miss shows the file as it is.
+const SHOWN_ON_MISS_BYTES: usize = 4 * 1024;
 
 pub(crate) fn edit_file(ws: &Workspace, args: &EditFileArgs) -> Result<String, ToolError> {
     let shown = &args.path;
@@ -21,11 +23,6 @@ pub(crate) fn edit_file(ws: &Workspace, args: &EditFileArgs) -> Result<String, T
             "`old_text` is empty: give the exact text to replace (to write a whole file, use \
              write_file)"
                 .to_string(),
-        ));
-    }
-    if args.old_text == args.new_text {
-        return Err(ToolError::Refused(
-            "`old_text` and `new_text` are the same: the edit would change nothing".to_string(),
         ));
     }
     let mut path = ws.resolve(shown)?;
@@ -72,6 +69,15 @@ pub(crate) fn edit_file(ws: &Workspace, args: &EditFileArgs) -> Result<String, T
     let lines = match_lines(&text, &old);
     match lines.len() {
         0 => return Err(not_found(&text, &args.old_text, shown)),
+        // Checked once the text is found: a model that sends its new version twice has not
+        // found the old one, and hears that first.
+        _ if old == new => {
+            return Err(ToolError::Refused(
+                "`old_text` and `new_text` are the same: the edit would change nothing \
+                 (`new_text` is what the found text becomes)"
+                    .to_string(),
+            ));
+        }
         n if n > 1 && !args.replace_all => {
             return Err(ToolError::Refused(format!(
                 "`old_text` occurs {n} times in '{shown}' (lines {}): include more of the text \
@@ -141,19 +147,37 @@ fn not_found(text: &str, old_text: &str, shown: &str) -> ToolError {
             .collect(),
         None => Vec::new(),
     };
-    if near.is_empty() {
-        ToolError::Refused(format!(
+    let why = if near.is_empty() {
+        format!(
             "`old_text` was not found in '{shown}': read the file (read_file) and copy the text \
              to replace exactly, spaces and line breaks included"
-        ))
+        )
     } else {
-        ToolError::Refused(format!(
+        format!(
             "`old_text` was not found in '{shown}' as given, but its first line matches line {} \
              when the spaces around it are ignored: read there (read_file with offset_line) and \
              copy the text exactly, indentation included",
             list_lines(&near)
-        ))
+        )
+    };
+    ToolError::Refused(why + &as_it_is(text, shown))
+}
+
+/// A small file's whole text, to copy `old_text` from at once: a model that guessed the old
+/// text (small ones do, and send the guess again) otherwise needs a read first.
+fn as_it_is(text: &str, shown: &str) -> String {
+    if text.len() > SHOWN_ON_MISS_BYTES {
+        return String::new();
     }
+    format!(
+        "\n\n'{shown}' as it is now ({} lines), between the markers:\n-----\n{text}{}-----",
+        text.lines().count(),
+        if text.ends_with('\n') || text.is_empty() {
+            ""
+        } else {
+            "\n"
+        }
+    )
 }
 
 #[cfg(test)]
@@ -211,6 +235,28 @@ mod tests {
     }
 
     #[test]
+    fn a_miss_in_a_small_file_shows_its_text_and_a_large_one_does_not() {
+        let (dir, ws) = workspace();
+        let small = "def median(xs):\n    return xs[0]\n";
+        fs::write(dir.path().join("s.py"), small).unwrap();
+        // The model's new version sent as both texts: it was not found, and says so first.
+        let fixed = "def median(xs):\n    return sorted(xs)[0]";
+        let refused = edit(&ws, "s.py", fixed, fixed, false).unwrap_err();
+        assert!(refused.contains("was not found"), "{refused}");
+        assert!(
+            refused.ends_with(&format!(
+                "(2 lines), between the markers:\n-----\n{small}-----"
+            )),
+            "{refused}"
+        );
+        let big = "x = 1\n".repeat(1000);
+        fs::write(dir.path().join("b.py"), &big).unwrap();
+        let refused = edit(&ws, "b.py", "y = 2", "y = 3", false).unwrap_err();
+        assert!(refused.contains("was not found"), "{refused}");
+        assert!(!refused.contains("-----"), "{refused}");
+    }
+
+    #[test]
     fn text_not_found_points_at_a_line_that_differs_only_in_its_spaces() {
         let (dir, ws) = workspace();
         fs::write(dir.path().join("a.py"), "def f():\n    return 1\n").unwrap();
@@ -254,8 +300,9 @@ mod tests {
                 .unwrap_err()
                 .contains("is empty")
         );
+        fs::write(dir.path().join("t.txt"), "a b\n").unwrap();
         assert!(
-            edit(&ws, "bin", "a", "a", false)
+            edit(&ws, "t.txt", "a", "a", false)
                 .unwrap_err()
                 .contains("change nothing")
         );
