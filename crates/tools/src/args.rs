@@ -139,11 +139,52 @@ fn typed<T: DeserializeOwned>(name: &str, value: Value) -> Result<T, ArgError> {
         let named =
             inner.to_string().starts_with("unknown field") || path == "." || path.is_empty();
         if named {
-            ArgError::new(format!("{name}: {inner}"))
+            // A missing or unknown field: the model has the shape wrong, so say the shape.
+            ArgError::new(format!("{name}: {inner}; {}", usage(name)))
         } else {
             ArgError::new(format!("{name}: `{path}`: {inner}"))
         }
     })
+}
+
+/// `name takes {"path": string, "limit_lines"?: integer}`, read from the tool's own schema.
+fn usage(name: &str) -> String {
+    let spec = crate::spec::builtin_specs()
+        .into_iter()
+        .find(|s| s.name == name);
+    let Some(spec) = spec else {
+        return String::new();
+    };
+    let required: Vec<&str> = spec.parameters["required"]
+        .as_array()
+        .map(|r| r.iter().filter_map(Value::as_str).collect())
+        .unwrap_or_default();
+    let fields: Vec<String> = spec.parameters["properties"]
+        .as_object()
+        .map(|props| {
+            // Required fields first, in the schema's order for them.
+            let mut fields: Vec<(&String, &Value)> = props.iter().collect();
+            fields.sort_by_key(|(k, _)| {
+                required
+                    .iter()
+                    .position(|r| r == k)
+                    .unwrap_or(required.len())
+            });
+            fields
+                .into_iter()
+                .map(|(k, v)| {
+                    let opt = if required.contains(&k.as_str()) {
+                        ""
+                    } else {
+                        "?"
+                    };
+                    let kind = v["type"].as_str().unwrap_or("value");
+                    format!("\"{k}\"{opt}: {kind}")
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    format!("{name} takes {{{}}}", fields.join(", "))
 }
 
 fn validate_shell(args: ShellArgs) -> Result<ShellArgs, ArgError> {
@@ -279,7 +320,8 @@ mod tests {
     fn missing_field() {
         assert_eq!(
             err("write_file", r#"{"path":"a"}"#),
-            "write_file: missing field `content`"
+            "write_file: missing field `content`; write_file takes {\"path\": string, \
+             \"content\": string, \"create_dirs\"?: boolean}"
         );
     }
 
@@ -319,7 +361,12 @@ mod tests {
         );
         assert_eq!(mine.unwrap(), theirs.unwrap());
         let e = err("edit_file", r#"{"path":"a","old_text":"x"}"#);
-        assert_eq!(e, "edit_file: missing field `new_text`");
+        assert!(
+            e.starts_with("edit_file: missing field `new_text`; edit_file takes {"),
+            "{e}"
+        );
+        assert!(e.contains("\"old_text\": string"), "{e}");
+        assert!(e.contains("\"replace_all\"?: boolean}"), "{e}");
     }
 
     #[test]
