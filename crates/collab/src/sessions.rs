@@ -93,10 +93,12 @@ impl Collab {
                     .workspace
                     .as_deref()
                     .map(|w| {
-                        crate::workspace_dir::chosen_workspace(
+                        let dir = crate::workspace_dir::chosen_workspace(
                             w,
                             crate::workspace_dir::home_dir().as_deref(),
-                        )
+                        )?;
+                        crate::workspace_dir::outside_daemon_data(&dir, &self.workspaces)?;
+                        Ok::<_, String>(dir)
                     })
                     .transpose()
                     .map_err(|m| CollabError::invalid(format!("workspace: {m}")))?;

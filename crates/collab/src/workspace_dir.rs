@@ -46,6 +46,34 @@ pub(crate) fn chosen_workspace(raw: &str, home: Option<&Path>) -> Result<PathBuf
     std::fs::canonicalize(&path).map_err(|e| format!("cannot resolve {}: {e}", path.display()))
 }
 
+/// Refuses a folder that holds the daemon's own data (its database and token) or lies inside it
+/// but outside the conversations' folders: the Bots' file tools reach everything under their
+/// folder, and a Bot that edits the database file breaks every conversation. (The shell is not
+/// confined to the folder; this keeps a slip of the file tools away from the daemon's files.)
+pub(crate) fn outside_daemon_data(chosen: &Path, workspaces: &Path) -> Result<(), String> {
+    let Some(data) = workspaces.parent() else {
+        return Ok(());
+    };
+    let (Ok(data), workspaces) = (
+        std::fs::canonicalize(data),
+        std::fs::canonicalize(workspaces).unwrap_or_else(|_| workspaces.to_path_buf()),
+    ) else {
+        return Ok(());
+    };
+    if chosen.starts_with(&workspaces) {
+        return Ok(());
+    }
+    if data.starts_with(chosen) || chosen.starts_with(&data) {
+        return Err(format!(
+            "{} holds the daemon's own data ({}: its database and token); name a folder \
+             outside it",
+            chosen.display(),
+            data.display()
+        ));
+    }
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -67,6 +95,25 @@ mod tests {
         assert_eq!(chosen_workspace("~/proj", Some(home.path())).unwrap(), want);
         let err = chosen_workspace("~/proj", None).unwrap_err();
         assert!(err.contains("no HOME"), "{err}");
+    }
+
+    #[test]
+    fn a_folder_holding_the_daemon_data_is_refused_but_a_conversation_folder_is_not() {
+        let home = tempfile::tempdir().unwrap();
+        let data = home.path().join(".local/share/troupe");
+        let workspaces = data.join("workspaces");
+        std::fs::create_dir_all(workspaces.join("session-1")).unwrap();
+        let canon = |p: &Path| std::fs::canonicalize(p).unwrap();
+        for held in [home.path().to_path_buf(), data.clone()] {
+            let err = outside_daemon_data(&canon(&held), &workspaces).unwrap_err();
+            assert!(err.contains("daemon's own data"), "{err}");
+        }
+        let inside = data.join("mcp");
+        std::fs::create_dir_all(&inside).unwrap();
+        assert!(outside_daemon_data(&canon(&inside), &workspaces).is_err());
+        outside_daemon_data(&canon(&workspaces.join("session-1")), &workspaces).unwrap();
+        let elsewhere = tempfile::tempdir().unwrap();
+        outside_daemon_data(&canon(elsewhere.path()), &workspaces).unwrap();
     }
 
     #[test]

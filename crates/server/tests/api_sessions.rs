@@ -395,7 +395,7 @@ async fn a_conversation_opened_on_a_folder_works_in_that_folder() {
 }
 
 #[tokio::test]
-async fn a_folder_that_is_not_an_existing_absolute_directory_is_refused() {
+async fn a_folder_that_is_not_an_existing_absolute_directory_or_holds_the_daemon_data_is_refused() {
     let app = TestApp::start().await;
     let bot = app
         .scripted_bot("A", json!({"steps": [{"text": "a"}]}))
@@ -412,6 +412,11 @@ async fn a_folder_that_is_not_an_existing_absolute_directory_is_refused() {
         ),
         (json!(file.display().to_string()), "not a folder"),
         (json!(7), "workspace"),
+        // The folder holding the daemon's database and token.
+        (
+            json!(app.dir.path().display().to_string()),
+            "daemon's own data",
+        ),
     ];
     for (workspace, needle) in cases {
         let body = json!({"kind": "direct", "bot_ids": [bot], "workspace": workspace});
