@@ -263,14 +263,20 @@ impl ToolHandler for CheckBack {
         match out {
             Ok((booked, replaced)) => {
                 let due = iso_utc(booked.due_at);
+                // A desk's work (a direct, a workflow's thread) has no job to name.
+                let place = if booked.plan_id.is_some() {
+                    "on this job"
+                } else {
+                    "here"
+                };
                 let mut note = format!(
-                    "Booked for {due} (in {} minutes): you will be woken on this job with \
+                    "Booked for {due} (in {} minutes): you will be woken {place} with \
                      \"{}\". Your turn goes on; end it when there is nothing more to do now.",
                     args.after_minutes,
                     fired_line(&booked.note)
                 );
                 if replaced {
-                    note.push_str(" It replaces your pending check-back on this job.");
+                    note.push_str(&format!(" It replaces your pending check-back {place}."));
                 }
                 ToolReply::ok(
                     json!({"check_back_id": booked.id, "due_at": due, "replaced": replaced,

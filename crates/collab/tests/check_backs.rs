@@ -130,6 +130,13 @@ async fn booked_check_back_fires_once_as_a_private_line_on_its_work() {
         .read(|tx| tx.tool_calls(call.last().unwrap().id))
         .unwrap();
     assert!(calls[0].result.contains("due_at"), "{}", calls[0].result);
+    // Booked at the desk, on no job: the reply does not speak of one.
+    assert_eq!(cb.plan_id, None);
+    assert!(
+        calls[0].result.contains("you will be woken here with"),
+        "{}",
+        calls[0].result
+    );
 
     // Not due yet: nothing happens.
     assert_eq!(w.collab.fire_due_check_backs().unwrap(), Default::default());
