@@ -87,6 +87,42 @@ fn loop_stop_with_a_blank_summary_is_an_argument_error() {
 }
 
 #[test]
+fn loop_stop_with_a_template_placeholder_is_an_argument_error() {
+    let mut c = claim("fixed the median");
+    c.evidence = vec!["<list of evidence here>".into()];
+    let r = step(
+        Some(&active(None)),
+        LoopEvent::LoopStop {
+            claim: c.clone(),
+            requester: MessageId(10),
+            at: 5,
+            waits: vec![],
+        },
+    );
+    match r {
+        Err(LoopRefusal::InvalidArguments(m)) => {
+            assert!(
+                m.starts_with("evidence[0]: \"<list of evidence here>\""),
+                "{m}"
+            )
+        }
+        other => panic!("expected an argument error, got {other:?}"),
+    }
+    // Angle brackets inside real words are not a placeholder.
+    c.evidence = vec!["python3 -m unittest: OK (3 tests) <stdout>".into()];
+    let r = step(
+        Some(&active(None)),
+        LoopEvent::LoopStop {
+            claim: c,
+            requester: MessageId(10),
+            at: 5,
+            waits: vec![],
+        },
+    );
+    assert!(r.is_ok(), "{r:?}");
+}
+
+#[test]
 fn loop_stop_is_refused_while_a_blocking_wait_exists() {
     let r = stop(&active(None), vec!["agenda_cancel(id=\"a1\")".into()]);
     assert!(matches!(r, Err(LoopRefusal::Waits(w)) if w[0].contains("a1")));

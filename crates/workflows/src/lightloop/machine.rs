@@ -227,6 +227,9 @@ pub fn step(state: Option<&LightLoopSlot>, event: LoopEvent) -> Result<Step, Loo
                     "summary: required, a non-empty account of what was done".into(),
                 ));
             }
+            if let Some(m) = placeholder_in(&claim) {
+                return Err(LoopRefusal::InvalidArguments(m));
+            }
             if let Some(stop) = &s.stop_request {
                 return Ok(keep(
                     s,
@@ -426,4 +429,34 @@ pub fn step(state: Option<&LightLoopSlot>, event: LoopEvent) -> Result<Step, Loo
             })
         }
     }
+}
+
+/// A claim copied from a template: an item that is only `<…>` (a small model claimed
+/// `"evidence": ["<list of evidence here>"]` before doing anything). A reviewer would reject
+/// it; refusing it costs the model one call instead of a review.
+fn placeholder_in(claim: &StopClaim) -> Option<String> {
+    let fields = [
+        ("summary", std::slice::from_ref(&claim.summary)),
+        ("completed", &claim.completed[..]),
+        ("evidence", &claim.evidence[..]),
+        ("limitations", &claim.limitations[..]),
+    ];
+    for (field, items) in fields {
+        for (i, item) in items.iter().enumerate() {
+            let t = item.trim();
+            let inner = t.strip_prefix('<').and_then(|r| r.strip_suffix('>'));
+            if inner.is_some_and(|x| !x.contains(['<', '>'])) {
+                let at = if field == "summary" {
+                    field.to_string()
+                } else {
+                    format!("{field}[{i}]")
+                };
+                return Some(format!(
+                    "{at}: {t:?} is a template's placeholder, not a claim: say what you did, \
+                     ran and saw, or leave the item out"
+                ));
+            }
+        }
+    }
+    None
 }
