@@ -327,7 +327,9 @@ pub(crate) fn registration() -> ToolRegistration {
         },
         effectful: false,
         read_only: false,
-        available: Arc::new(own_thread),
+        // Where a workflow carries the thread, its continuations (and the Agenda's waits)
+        // are how the work comes back; a check-back there only wakes it twice.
+        available: Arc::new(|t: &Thread| own_thread(t) && t.workflow.is_none()),
         handler: Arc::new(CheckBack),
     }
 }

@@ -173,7 +173,7 @@ async fn work_on_is_not_offered_to_a_thread_a_light_loop_is_bound_to() {
     let plain = w.session();
     w.turn(plain, "hello").await;
     let offered = tool_names(&w.provider.requests()[0]);
-    for tool in ["work_on", "submit", "review"] {
+    for tool in ["work_on", "submit", "review", "check_back"] {
         assert!(offered.contains(&tool.to_string()), "{tool}: {offered:?}");
     }
 
@@ -184,8 +184,9 @@ async fn work_on_is_not_offered_to_a_thread_a_light_loop_is_bound_to() {
     w.hanging_turn(s, "write hello.txt").await;
     let offered = tool_names(w.provider.requests().last().unwrap());
     assert!(offered.contains(&"loop_stop".to_string()), "{offered:?}");
-    // Nor the job's hand-over and review, which need a job that work_on would choose.
-    for tool in ["work_on", "submit", "review"] {
+    // Nor the job's hand-over and review, which need a job that work_on would choose, nor a
+    // check-back: the loop's continuations bring the work back.
+    for tool in ["work_on", "submit", "review", "check_back"] {
         assert!(!offered.contains(&tool.to_string()), "{tool}: {offered:?}");
     }
     w.wf.abandon(s).await.unwrap();
