@@ -19,7 +19,6 @@ use troupe_core::check_back::{
 use troupe_core::external_job::{note_names_polled_job, polled_job_refusal};
 use troupe_core::inbox::{Delivery, InboxMode, Priority};
 use troupe_core::message::Origin;
-use troupe_core::thread::{Interaction, Thread};
 use troupe_core::time::iso_utc;
 use troupe_core::work_item::{PRIORITY_CHECK_BACK, WaitingOn, WorkState};
 use troupe_core::{CheckBackId, ThreadId, TicketId, WorkItemId};
@@ -290,12 +289,6 @@ impl ToolHandler for CheckBack {
     }
 }
 
-/// A conversation's or a job's own thread: not a child task's, not an unattended worker's.
-/// Whether it has a work item is a store read, so the call itself refuses when it has none.
-fn own_thread(t: &Thread) -> bool {
-    t.parent_id.is_none() && t.interaction == Interaction::Interactive
-}
-
 /// The `check_back` tool, for [`crate::tools::registrations`].
 pub(crate) fn registration() -> ToolRegistration {
     ToolRegistration {
@@ -327,9 +320,7 @@ pub(crate) fn registration() -> ToolRegistration {
         },
         effectful: false,
         read_only: false,
-        // Where a workflow carries the thread, its continuations (and the Agenda's waits)
-        // are how the work comes back; a check-back there only wakes it twice.
-        available: Arc::new(|t: &Thread| own_thread(t) && t.workflow.is_none()),
+        available: Arc::new(crate::tools::outside_workflow),
         handler: Arc::new(CheckBack),
     }
 }
@@ -340,6 +331,7 @@ mod tests {
     use std::sync::Arc;
     use troupe_core::conversation::SessionKind;
     use troupe_core::thread::AgentBinding;
+    use troupe_core::thread::Interaction;
     use troupe_core::work_item::WorkMode;
     use troupe_core::{DelegationId, ManualClock};
     use troupe_store::{NewBot, NewThread, NewWorkItem};

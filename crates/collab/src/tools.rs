@@ -71,6 +71,14 @@ pub(crate) fn in_conversation(t: &Thread) -> bool {
     t.parent_id.is_none() && t.interaction == Interaction::Interactive
 }
 
+/// A conversation's thread no session workflow carries. Where one does (a Light Loop, Plan,
+/// BlueprintLoop…), its claim, review and continuations come back to the thread itself, so the
+/// tools that move work to a job (`work_on`), belong to one (`submit`, `review`) or bring it
+/// back later (`check_back`) are not offered: they would leave the loop behind or wake it twice.
+pub(crate) fn outside_workflow(t: &Thread) -> bool {
+    in_conversation(t) && t.workflow.is_none()
+}
+
 fn tool_error(e: StoreError) -> ToolReply {
     ToolReply::error(match e {
         StoreError::Invalid(m) | StoreError::Conflict(m) => m,
@@ -444,15 +452,14 @@ impl OfferedWhen for ToolRegistration {
     }
 }
 
-/// `create_direct`: some live Bot other than this thread's, not counting the built-in demo.
+/// `create_direct`: some live Bot other than this thread's, not counting the built-in demo
+/// (`scripted` marks it).
 fn another_bot_exists(tx: &Tx<'_>, t: &Thread) -> bool {
     let Ok(Some((_, me))) = tx.thread_session(t.id) else {
         return true;
     };
-    tx.bots(false).map_or(true, |bots| {
-        bots.iter()
-            .any(|b| b.id != me && !(b.scripted && b.name == crate::demo::DEMO_BOT_NAME))
-    })
+    tx.bots(false)
+        .map_or(true, |bots| bots.iter().any(|b| b.id != me && !b.scripted))
 }
 
 /// `delegate`: another Bot in the conversation this thread speaks in (a job's Bots are the
@@ -564,10 +571,7 @@ pub fn registrations(host: &Arc<ToolHost>) -> Vec<ToolRegistration> {
                 crate::desk::work_on_spec(),
                 Arc::new(crate::desk::WorkOn { host: host.clone() }),
             );
-            // A thread a workflow is bound to (a Light Loop, Plan, BlueprintLoop…) carries the
-            // work itself: its claim, review and continuations come back to it, so work moved
-            // to a job would leave the loop behind, asking again for what now runs elsewhere.
-            r.available = Arc::new(|t: &Thread| in_conversation(t) && t.workflow.is_none());
+            r.available = Arc::new(outside_workflow);
             r
         },
         reg(

@@ -331,6 +331,18 @@ const SOLO: &str = r#"{"steps":[
 async fn tools_that_need_another_bot_are_not_offered_to_a_bot_alone() {
     let w = world();
     let solo = bot(&w, "Solo", SOLO);
+    // The built-in demo Bot (scripted, under its name) is no one to open a direct with.
+    w.collab
+        .store()
+        .write(|tx| {
+            tx.create_bot(&troupe_store::NewBot {
+                name: "Demo (scripted)".into(),
+                persona: String::new(),
+                endpoint: Some(script(&w, "demo", r#"{"steps":[{"text":"canned"}]}"#)),
+                scripted: true,
+            })
+        })
+        .unwrap();
     let s = direct(&w, solo);
     let t = thread_of(&w, s, solo);
     let results = |w: &World| -> Vec<String> {

@@ -205,10 +205,12 @@ async fn a_refused_edit_sent_again_after_a_read_is_told_it_is_a_repeat() {
             Reply::Tools(String::new(), vec![call("c", "edit_file", edit)]),
             Reply::Tools(
                 String::new(),
+                // The same words again: the file and the edit's answer stay the same, so only
+                // the write having happened makes the next miss news.
                 vec![call(
                     "d",
                     "write_file",
-                    r#"{"path":"poem.txt","content":"the sea!"}"#,
+                    r#"{"path":"poem.txt","content":"the sea"}"#,
                 )],
             ),
             Reply::Tools(String::new(), vec![call("e", "edit_file", edit)]),
@@ -230,10 +232,9 @@ async fn a_refused_edit_sent_again_after_a_read_is_told_it_is_a_repeat() {
         "{}",
         results[3]
     );
-    assert!(
-        !results[5].contains("same edit_file call"),
-        "{}",
-        results[5]
+    assert_eq!(
+        results[5], results[1],
+        "the same answer as the first miss, and no note"
     );
 }
 

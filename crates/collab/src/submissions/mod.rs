@@ -115,11 +115,8 @@ pub(crate) fn extend(
         },
         effectful: false,
         read_only: false,
-        // A hand-over and a review are a job's, chosen with work_on: where that is not offered
-        // (a workflow carries the thread's work), neither are they.
-        available: Arc::new(|t: &troupe_core::thread::Thread| {
-            crate::tools::in_conversation(t) && t.workflow.is_none()
-        }),
+        // A hand-over and a review are a job's, chosen with work_on: offered where it is.
+        available: Arc::new(crate::tools::outside_workflow),
         handler: held(name, handler),
     };
     builder
