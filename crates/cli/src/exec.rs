@@ -162,6 +162,7 @@ async fn drive(
         None => {
             let task = task.unwrap_or_default();
             let t = engine.create_thread(&NewThread {
+                workspace_root: None,
                 parent_id: None,
                 title: task.chars().take(60).collect(),
                 agent: AgentBinding::new("troupe", SYSTEM_PROMPT),

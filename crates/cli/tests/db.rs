@@ -60,6 +60,7 @@ fn db_copy_moves_every_row_and_checks_each_table() {
         .write(|tx| {
             for i in 0..3 {
                 tx.create_thread(&NewThread {
+                    workspace_root: None,
                     parent_id: None,
                     title: format!("t{i}"),
                     agent: AgentBinding::new("a", "p"),

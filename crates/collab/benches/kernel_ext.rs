@@ -66,6 +66,7 @@ async fn run(threads: usize, steps: usize, with_collab: bool) -> f64 {
             .store()
             .write(|tx| {
                 tx.create_thread(&NewThread {
+                    workspace_root: None,
                     parent_id: None,
                     title: format!("t{i}"),
                     agent: AgentBinding::new("bench", "be brief"),

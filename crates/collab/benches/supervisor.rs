@@ -112,6 +112,7 @@ async fn main() {
                     for k in 0..per_job {
                         let bot = bots[(j + k) % bots.len()];
                         let thread = tx.create_thread(&NewThread {
+                            workspace_root: None,
                             parent_id: None,
                             title: format!("job {j} bot {k}"),
                             agent: AgentBinding::new("scripted", "bot"),

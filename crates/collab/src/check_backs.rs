@@ -353,6 +353,7 @@ mod tests {
                     .id;
                 let session = tx.create_session(SessionKind::Direct, "t", &[bot])?.id;
                 let thread = tx.create_thread(&NewThread {
+                    workspace_root: None,
                     parent_id: None,
                     title: "t".into(),
                     agent: AgentBinding::new("Alpha", "be brief"),

@@ -75,6 +75,7 @@ pub(crate) fn ensure_job_item(
         title: record.name.clone(),
         agent: binding_for(&tx.bot(bot)?),
         workspace: record.folder.clone(),
+        workspace_root: job_root(&record.folder),
         interaction: Interaction::Interactive,
     })?;
     tx.create_work_item(&NewWorkItem {
@@ -85,6 +86,15 @@ pub(crate) fn ensure_job_item(
         thread_id: thread.id,
         speaks_in: record.home_session_id,
     })
+}
+
+/// What a job's (or one of its tickets') thread may reach besides its own folder: the
+/// conversation's folder the job folder `<folder>/jobs/<id>-<slug>` sits in, so work on a job
+/// in a person's project can read and change the project (T24: the job's folder is only where
+/// its turns start).
+pub(crate) fn job_root(plan_folder: &str) -> Option<String> {
+    let root = crate::checks::plan_workspace(plan_folder);
+    (root != std::path::Path::new(plan_folder)).then(|| root.display().to_string())
 }
 
 /// Hand the desk's trigger to the Bot's work on `plan` and say how the desk ends.

@@ -65,10 +65,15 @@ fn work(tx: &Tx<'_>, item: &troupe_store::WorkItemRecord) -> Result<Option<Strin
         return Ok(None);
     };
     let mut out = plan_situation(tx, plan)?;
-    out.push_str(&format!(
-        "\nYou work on this job in its folder: {}",
-        tx.plan(plan)?.folder
-    ));
+    let folder = tx.plan(plan)?.folder;
+    out.push_str(&format!("\nYou work on this job in its folder: {folder}"));
+    if let Some(root) = crate::desk::job_root(&folder) {
+        // The job's folder is where relative paths start; the person's files are above it.
+        out.push_str(&format!(
+            ". The conversation's folder {root} holds it, and your tools reach it too: \
+             with ../ paths up to it, or absolute paths inside it."
+        ));
+    }
     for d in tx.open_delegations_from(item.id)? {
         let to = tx.bot(tx.work_item(d.recipient_work_item)?.bot_id)?.name;
         out.push_str(&format!(

@@ -53,6 +53,7 @@ pub(crate) fn ensure_thread(
         StoreError::Invalid(format!("cannot create workspace {}: {e}", dir.display()))
     })?;
     let thread = tx.create_thread(&NewThread {
+        workspace_root: None,
         parent_id: None,
         title: session.title.clone(),
         agent: binding_for(bot),
@@ -76,6 +77,7 @@ pub(crate) fn create_child_thread(
         StoreError::Invalid(format!("cannot create workspace {}: {e}", dir.display()))
     })?;
     let thread = tx.create_thread(&NewThread {
+        workspace_root: None,
         parent_id: Some(parent),
         title: session.title.clone(),
         agent: binding_for(bot),

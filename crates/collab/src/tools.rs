@@ -125,7 +125,13 @@ impl ToolHandler for SendMessage {
         let thread = ctx.thread.id;
         let run = ctx.run_id;
         let refused = self.refused.clone();
-        let workspace = PathBuf::from(&ctx.thread.workspace);
+        // A job's thread works in its job's folder; Bots it brings in work in the conversation's.
+        let workspace = PathBuf::from(
+            ctx.thread
+                .workspace_root
+                .as_ref()
+                .unwrap_or(&ctx.thread.workspace),
+        );
         let out = ctx.store.write(|tx| {
             let Some((home, bot)) = tx.thread_session(thread)? else {
                 return Err(StoreError::Invalid(
@@ -259,7 +265,13 @@ impl ToolHandler for CreateDirect {
         }
         let thread = ctx.thread.id;
         let run = ctx.run_id;
-        let workspace = PathBuf::from(&ctx.thread.workspace);
+        // A job's thread works in its job's folder; Bots it brings in work in the conversation's.
+        let workspace = PathBuf::from(
+            ctx.thread
+                .workspace_root
+                .as_ref()
+                .unwrap_or(&ctx.thread.workspace),
+        );
         let out = ctx.store.write(|tx| {
             let Some((origin, me)) = tx.thread_session(thread)? else {
                 return Err(StoreError::Invalid(

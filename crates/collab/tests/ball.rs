@@ -80,6 +80,7 @@ fn ticket_work(w: &World, b: BotId, t: &TicketRecord, s: SessionId) -> WorkItemI
         .store()
         .write(|tx| {
             let thread = tx.create_thread(&NewThread {
+                workspace_root: None,
                 parent_id: None,
                 title: format!("#{:02}", t.number),
                 agent: troupe_collab::bot_binding(&bot),

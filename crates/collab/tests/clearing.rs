@@ -58,6 +58,7 @@ fn job_thread(w: &World, b: BotId) -> ThreadId {
         .store()
         .write(|tx| {
             tx.create_thread(&NewThread {
+                workspace_root: None,
                 parent_id: None,
                 title: "job".into(),
                 agent: troupe_collab::bot_binding(&bot),

@@ -521,6 +521,7 @@ fn ticket_job(r: &Rig) -> Job {
                 )?;
                 let ticket = laid.tickets[0].id;
                 let thread = tx.create_thread(&troupe_store::NewThread {
+                    workspace_root: None,
                     parent_id: None,
                     title: "#01".into(),
                     agent: troupe_collab::bot_binding(&b),

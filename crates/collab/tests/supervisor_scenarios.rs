@@ -395,6 +395,7 @@ fn thread_of_new(
     let folder = tx.plan(j.plan)?.folder;
     Ok(tx
         .create_thread(&troupe_store::NewThread {
+            workspace_root: None,
             parent_id: None,
             title: "theirs".into(),
             agent: troupe_collab::bot_binding(&tx.bot(bot)?),

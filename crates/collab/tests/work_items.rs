@@ -96,6 +96,62 @@ async fn desk_first_effect_opens_a_job_and_the_job_does_the_work_in_its_folder()
     assert_eq!(jobs(&w, alpha)[0].state.as_str(), "idle");
 }
 
+const PROJECT_EDITOR: &str = r#"{"steps":[
+    {"tool_calls":[{"name":"edit_file","arguments":{"path":"../../stats.py","old_text":"len(xs) / 2","new_text":"(len(xs) - 1) / 2"}}]},
+    {"tool_calls":[{"name":"write_file","arguments":{"path":"report.md","content":"fixed"}}]},
+    {"tool_calls":[{"name":"read_file","arguments":{"path":"../../../outside.txt"}}]},
+    {"text":"Fixed."}]}"#;
+
+/// T24: a job's turns start in the job's folder, and the conversation's folder (the person's
+/// project) that holds it stays within their tools' reach; nothing above it does. (What the
+/// job's segment is told of it: `a_desk_reads_its_candidates_and_a_job_reads_its_record`.)
+#[tokio::test]
+async fn work_on_a_job_starts_in_its_folder_and_reaches_the_conversations_folder() {
+    let w = world();
+    let alpha = bot(&w, "Alpha", PROJECT_EDITOR);
+    let s = group(&w, &[alpha]);
+    let desk = thread_of(&w, s, alpha);
+    let project = std::path::PathBuf::from(
+        w.collab
+            .store()
+            .read(|tx| tx.thread(desk))
+            .unwrap()
+            .workspace,
+    );
+    std::fs::write(project.join("stats.py"), "mid = len(xs) / 2\n").unwrap();
+    let mut events = w.collab.store().subscribe();
+    w.collab
+        .post_line(s, "@Alpha fix the median".into(), None)
+        .await
+        .unwrap();
+    any_runs_ended(&mut events, 2).await;
+    let job = &jobs(&w, alpha)[0];
+    assert_eq!(last_end(&w, job.thread_id), "completed");
+    assert_eq!(
+        std::fs::read_to_string(project.join("stats.py")).unwrap(),
+        "mid = (len(xs) - 1) / 2\n",
+        "the job's work changed the project's file above its folder"
+    );
+    let plan = &w.collab.plans(s).unwrap()[0];
+    let folder = std::path::PathBuf::from(&plan.folder);
+    assert_eq!(folder.parent().unwrap().parent().unwrap(), project);
+    assert_eq!(
+        std::fs::read_to_string(folder.join("report.md")).unwrap(),
+        "fixed",
+        "a relative path starts in the job's folder"
+    );
+    let calls: Vec<_> = runs_of(&w, job.thread_id)
+        .iter()
+        .flat_map(|r| calls_of(&w, r.id))
+        .collect();
+    let outside = calls
+        .iter()
+        .find(|c| c.name == "read_file")
+        .expect("the read above the conversation's folder was called");
+    assert_eq!(outside.status, "error", "{outside:?}");
+    assert!(outside.result.contains("outside the workspace"), "{outside:?}");
+}
+
 /// A desk that chooses its job with `work_on`; the job's own turn first tries `work_on` again
 /// (refused: it already has its job) and then hangs until stopped.
 const CHOOSER: &str = r#"{"steps":[{"text":"unused"},{"text":"working","delay_ms":60000}],
@@ -276,6 +332,14 @@ async fn a_desk_reads_its_candidates_and_a_job_reads_its_record() {
     assert!(text.contains(&format!("Job \"{}\"", record.name)), "{text}");
     assert!(
         text.contains("Goal: four") && text.contains(&record.folder),
+        "{text}"
+    );
+    let conversation_folder = troupe_collab::checks::plan_workspace(&record.folder);
+    assert!(
+        text.contains(&format!(
+            "The conversation's folder {} holds it, and your tools reach it too",
+            conversation_folder.display()
+        )),
         "{text}"
     );
     for t in [four.thread_id, desk] {

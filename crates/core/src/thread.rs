@@ -142,6 +142,10 @@ pub struct Thread {
     pub title: String,
     pub agent: AgentBinding,
     pub workspace: String,
+    /// A folder holding `workspace` that the thread's tools may also reach; `None`: only
+    /// `workspace` (see `NewThread::workspace_root`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub workspace_root: Option<String>,
     pub interaction: Interaction,
     /// The workflow slot; consumers own its shape, the kernel only stores it.
     pub workflow: Option<serde_json::Value>,

@@ -145,7 +145,7 @@ impl Engine {
         }
         let mut sight = Sight {
             workspace: takes_pictures
-                .then(|| Workspace::open(&thread.workspace).ok())
+                .then(|| crate::dispatch::thread_workspace(thread).ok())
                 .flatten(),
             takes_pictures,
             skip: 0,

@@ -211,7 +211,7 @@ pub(crate) fn check(engine: &Engine, live: &LiveRun, thread: &Thread, call: &Too
             Ok(p) => p,
             Err(e) => return Checked::Done(Dispatched::error(e.to_string())),
         };
-        let workspace = match Workspace::open(&thread.workspace) {
+        let workspace = match thread_workspace(thread) {
             Ok(w) => w,
             Err(e) => {
                 return Checked::Done(Dispatched::error(format!(
@@ -478,4 +478,13 @@ pub(crate) fn clip(s: &str, max_chars: usize) -> String {
     let mut out: String = s.chars().take(max_chars).collect();
     out.push('…');
     out
+}
+
+/// The folder a thread's tools reach: its own, or the root it works inside (a job's thread in
+/// its job's folder reaches the conversation's folder above it).
+pub(crate) fn thread_workspace(thread: &Thread) -> Result<Workspace, troupe_tools::ToolError> {
+    match &thread.workspace_root {
+        Some(root) => Workspace::open_in(root, &thread.workspace),
+        None => Workspace::open(&thread.workspace),
+    }
 }

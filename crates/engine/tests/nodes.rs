@@ -78,6 +78,7 @@ impl Cluster {
         self.nodes[0]
             .engine
             .create_thread(&NewThread {
+                workspace_root: None,
                 parent_id: None,
                 title: "t".into(),
                 agent: AgentBinding::new("tester", "You are a test agent."),

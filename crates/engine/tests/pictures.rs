@@ -280,6 +280,7 @@ async fn an_endpoint_marked_as_taking_pictures_gets_the_marker_stored() {
         let engine = troupe_engine::Engine::builder(store, std::sync::Arc::new(roles)).build();
         let t = engine
             .create_thread(&troupe_store::NewThread {
+                workspace_root: None,
                 parent_id: None,
                 title: "pictures".into(),
                 agent: troupe_core::thread::AgentBinding::new("eyes", "You look."),

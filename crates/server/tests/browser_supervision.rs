@@ -312,6 +312,7 @@ async fn set_up(app: &App) -> Result<Setup> {
         std::fs::create_dir_all(&folder)
             .map_err(|e| troupe_store::StoreError::Invalid(e.to_string()))?;
         let thread = tx.create_thread(&NewThread {
+            workspace_root: None,
             parent_id: None,
             title: "Teaser".into(),
             agent: troupe_collab::bot_binding(&tx.bot(ada)?),

@@ -358,6 +358,7 @@ mod tests {
         let t = s
             .write(|tx| {
                 tx.create_thread(&crate::NewThread {
+                    workspace_root: None,
                     parent_id: None,
                     title: "t".into(),
                     agent: AgentBinding::new("a", "be brief"),

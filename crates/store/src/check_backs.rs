@@ -301,6 +301,7 @@ mod tests {
         f.store
             .write(|tx| {
                 let thread = tx.create_thread(&NewThread {
+                    workspace_root: None,
                     parent_id: None,
                     title: title.into(),
                     agent: AgentBinding::new("a", "be brief"),

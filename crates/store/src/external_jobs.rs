@@ -494,6 +494,7 @@ mod tests {
                 let other = tx.create_bot(&new("Bo"))?.id;
                 let session = tx.create_session(SessionKind::Direct, "t", &[bot])?.id;
                 let thread = tx.create_thread(&NewThread {
+                    workspace_root: None,
                     parent_id: None,
                     title: "t".into(),
                     agent: AgentBinding::new("Ada", "be brief"),

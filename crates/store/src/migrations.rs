@@ -28,7 +28,7 @@ const SQLITE: &[Migration] = migrations!("sqlite":
     "0039_model_call_finish", "0040_reply_in", "0041_work_trigger_line",
     "0042_line_readings_by_line", "0043_awaiting_word", "0044_replacement_cards",
     "0045_picture_judgements", "0046_part_filings", "0047_bot_work_segments",
-    "0048_line_delivery_lookups", "0049_events_kind_partial",
+    "0048_line_delivery_lookups", "0049_events_kind_partial", "0050_thread_workspace_root",
 );
 
 const POSTGRES: &[Migration] = migrations!("postgres":
@@ -44,7 +44,7 @@ const POSTGRES: &[Migration] = migrations!("postgres":
     "0039_model_call_finish", "0040_reply_in", "0041_work_trigger_line",
     "0042_line_readings_by_line", "0043_awaiting_word", "0044_replacement_cards",
     "0045_picture_judgements", "0046_part_filings", "0047_bot_work_segments",
-    "0048_line_delivery_lookups", "0049_events_kind_partial",
+    "0048_line_delivery_lookups", "0049_events_kind_partial", "0050_thread_workspace_root",
 );
 
 const _: () = assert!(

@@ -28,6 +28,7 @@ pub(crate) fn thread_from_row(r: &Row) -> Result<Thread> {
     let generation: i64 = r.get(11)?;
     let holder: Option<i64> = r.get(12)?;
     let created_at: i64 = r.get(13)?;
+    let workspace_root: Option<String> = r.get(14)?;
     (|| {
         let paused = match paused_reason {
             Some(reason) => Some(Paused {
@@ -45,6 +46,7 @@ pub(crate) fn thread_from_row(r: &Row) -> Result<Thread> {
             title,
             agent: serde_json::from_str(&agent).map_err(|e| corrupt("thread agent", e))?,
             workspace,
+            workspace_root,
             interaction: interaction
                 .parse()
                 .map_err(|e| corrupt("thread interaction", e))?,

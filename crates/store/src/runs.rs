@@ -265,6 +265,7 @@ mod tests {
         let run = s
             .write(|tx| {
                 let t = tx.create_thread(&NewThread {
+                    workspace_root: None,
                     parent_id: None,
                     title: "t".into(),
                     agent: AgentBinding::new("a", ""),

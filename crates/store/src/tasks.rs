@@ -406,6 +406,7 @@ mod tests {
 
     fn thread(tx: &mut Tx<'_>, parent: Option<ThreadId>) -> ThreadId {
         tx.create_thread(&crate::NewThread {
+            workspace_root: None,
             parent_id: parent,
             title: "t".into(),
             agent: AgentBinding::new("a", "be brief"),

@@ -9,7 +9,8 @@ use troupe_core::thread::{AgentBinding, Interaction, Thread};
 use troupe_core::{RunId, ThreadId};
 
 pub(crate) const THREAD_COLUMNS: &str = "id, parent_id, title, agent, workspace, interaction, workflow, \
-     paused_reason, paused_description, paused_since, archived_at, lease_generation, lease_run_id, created_at";
+     paused_reason, paused_description, paused_since, archived_at, lease_generation, lease_run_id, created_at, \
+     workspace_root";
 
 #[derive(Clone, Debug)]
 pub struct NewThread {
@@ -17,6 +18,9 @@ pub struct NewThread {
     pub title: String,
     pub agent: AgentBinding,
     pub workspace: String,
+    /// A folder holding `workspace` that the thread's tools may also reach (a job's thread:
+    /// the conversation's folder); `None`: the tools reach `workspace` alone.
+    pub workspace_root: Option<String>,
     pub interaction: Interaction,
 }
 
@@ -28,16 +32,25 @@ impl Tx<'_> {
         if t.workspace.trim().is_empty() {
             return Err(StoreError::Invalid("workspace is empty".into()));
         }
+        if let Some(root) = &t.workspace_root
+            && !std::path::Path::new(&t.workspace).starts_with(root)
+        {
+            return Err(StoreError::Invalid(format!(
+                "workspace {} is not inside workspace_root {root}",
+                t.workspace
+            )));
+        }
         let agent =
             serde_json::to_string(&t.agent).map_err(|e| StoreError::Invalid(e.to_string()))?;
         let id = ThreadId(self.insert(
-            "INSERT INTO threads (parent_id, title, agent, workspace, interaction, created_at, updated_at)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?6)",
+            "INSERT INTO threads (parent_id, title, agent, workspace, workspace_root, interaction, created_at, updated_at)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?7)",
             args![
                 t.parent_id.map(|p| p.0),
                 t.title,
                 agent,
                 t.workspace,
+                t.workspace_root,
                 t.interaction.as_str(),
                 self.now
             ],

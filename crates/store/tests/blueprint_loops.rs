@@ -17,6 +17,7 @@ fn thread(s: &Store, parent: Option<ThreadId>) -> ThreadId {
     s.write(|tx| {
         Ok(tx
             .create_thread(&NewThread {
+                workspace_root: None,
                 parent_id: parent,
                 title: "t".into(),
                 agent: AgentBinding::new("a", "be brief"),

@@ -49,6 +49,7 @@ fn world(
             |id| format!("/work/jobs/{}", id.0),
         )?;
         let thread = tx.create_thread(&NewThread {
+            workspace_root: None,
             parent_id: None,
             title: "job".into(),
             agent: AgentBinding::new("Alpha", ""),

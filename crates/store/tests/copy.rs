@@ -13,6 +13,7 @@ fn clock() -> Arc<ManualClock> {
 
 fn new_thread(parent: Option<ThreadId>, title: &str) -> NewThread {
     NewThread {
+        workspace_root: None,
         parent_id: parent,
         title: title.into(),
         agent: AgentBinding::new("a", "be brief"),

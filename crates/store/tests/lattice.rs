@@ -26,6 +26,7 @@ fn thread(s: &Store) -> ThreadId {
     s.write(|tx| {
         Ok(tx
             .create_thread(&NewThread {
+                workspace_root: None,
                 parent_id: None,
                 title: "t".into(),
                 agent: AgentBinding::new("a", "be brief"),

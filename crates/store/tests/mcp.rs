@@ -19,6 +19,7 @@ fn store(clock: &Arc<ManualClock>) -> Store {
 fn new_run(s: &Store) -> (ThreadId, RunId) {
     s.write(|tx| {
         let thread = tx.create_thread(&NewThread {
+            workspace_root: None,
             parent_id: None,
             title: "t".into(),
             agent: AgentBinding::new("a", "be brief"),

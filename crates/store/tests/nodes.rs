@@ -18,6 +18,7 @@ fn two_nodes(test: &str, clock: Arc<dyn troupe_core::Clock>) -> Option<(Store, S
 
 fn new_thread(title: &str) -> NewThread {
     NewThread {
+        workspace_root: None,
         parent_id: None,
         title: title.into(),
         agent: AgentBinding::new("a", "p"),

@@ -66,6 +66,7 @@ fn inbox_metadata_joins_the_message_and_stamps_win() {
     let t = s
         .write(|tx| {
             tx.create_thread(&NewThread {
+                workspace_root: None,
                 parent_id: None,
                 title: "t".into(),
                 agent: AgentBinding::new("a", "be brief"),

@@ -13,6 +13,7 @@ fn store() -> Store {
 fn thread(s: &Store) -> ThreadId {
     s.write(|tx| {
         tx.create_thread(&NewThread {
+            workspace_root: None,
             parent_id: None,
             title: "t".into(),
             agent: AgentBinding::new("a", "be brief"),

@@ -26,6 +26,7 @@ fn cut_run(store: &Store, boot: &str) -> RunId {
     store
         .write(|tx| {
             let t = tx.create_thread(&NewThread {
+                workspace_root: None,
                 parent_id: None,
                 title: "t".into(),
                 agent: AgentBinding::new("a", "p"),

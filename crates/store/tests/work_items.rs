@@ -20,6 +20,7 @@ fn store() -> (Store, Arc<ManualClock>) {
 
 fn thread(tx: &mut Tx<'_>) -> ThreadId {
     tx.create_thread(&NewThread {
+        workspace_root: None,
         parent_id: None,
         title: "t".into(),
         agent: AgentBinding::new("a", "be brief"),

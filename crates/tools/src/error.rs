@@ -11,10 +11,13 @@ pub enum ToolError {
     RootUnavailable { root: PathBuf, source: io::Error },
     #[error("workspace root '{}' is not a directory", root.display())]
     RootNotDirectory { root: PathBuf },
-    #[error("path is empty; give a path relative to the workspace root")]
+    #[error("path is empty; give a path relative to the working folder")]
     EmptyPath,
-    #[error("path '{path}' is absolute; give a path relative to the workspace root")]
-    AbsolutePath { path: String },
+    #[error(
+        "path '{path}' is absolute and not under the workspace ('{}'); give a path relative to the working folder",
+        root.display()
+    )]
+    AbsolutePath { path: String, root: PathBuf },
     #[error("path '{path}' is outside the workspace (it must stay under the workspace root)")]
     OutsideWorkspace { path: String },
     #[error(

@@ -90,7 +90,7 @@ pub async fn run_shell(args: &ShellArgs, ctx: &ToolContext, policy: &KillPolicy)
             }
             Err(e) => return ToolOutput::error(format!("workdir: {e}")),
         },
-        None => ctx.workspace.root().to_path_buf(),
+        None => ctx.workspace.base(),
     };
     if ctx.cancel.is_cancelled() {
         return ToolOutput::error("cancelled before the command started".to_string());

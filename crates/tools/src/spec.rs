@@ -33,14 +33,15 @@ pub fn builtin_specs() -> Vec<ToolSpec> {
     vec![
         ToolSpec {
             name: "read_file",
-            description: "Read a text file in the workspace. Paths are relative to the workspace root. \
+            description: "Read a text file in the workspace. Paths are relative to your working folder; an \
+                absolute path must lie inside the workspace. \
                 Files over 1 MiB must be read in parts using offset_line/limit_lines. \
                 Binary files are refused, except pictures (PNG, JPEG, GIF, WebP up to 5 MiB), \
                 which are shown to models that take pictures.",
             parameters: json!({
                 "type": "object",
                 "properties": {
-                    "path": {"type": "string", "description": "File path relative to the workspace root."},
+                    "path": {"type": "string", "description": "File path relative to your working folder."},
                     "offset_line": {"type": "integer", "minimum": 1, "description": "First line to return (1-based). Default 1."},
                     "limit_lines": {"type": "integer", "minimum": 1, "description": "Maximum number of lines to return. Default: to the end of the file."}
                 },
@@ -57,7 +58,7 @@ pub fn builtin_specs() -> Vec<ToolSpec> {
             parameters: json!({
                 "type": "object",
                 "properties": {
-                    "path": {"type": "string", "description": "File path relative to the workspace root."},
+                    "path": {"type": "string", "description": "File path relative to your working folder."},
                     "content": {"type": "string", "description": "The complete new content of the file."},
                     "create_dirs": {"type": "boolean", "description": "Create missing parent directories. Default true."}
                 },
@@ -75,7 +76,7 @@ pub fn builtin_specs() -> Vec<ToolSpec> {
             parameters: json!({
                 "type": "object",
                 "properties": {
-                    "path": {"type": "string", "description": "File path relative to the workspace root."},
+                    "path": {"type": "string", "description": "File path relative to your working folder."},
                     "old_text": {"type": "string", "description": "The exact text to replace."},
                     "new_text": {"type": "string", "description": "The text to put in its place."},
                     "replace_all": {"type": "boolean", "description": "Replace every occurrence of old_text. Default false."}
@@ -92,7 +93,7 @@ pub fn builtin_specs() -> Vec<ToolSpec> {
             parameters: json!({
                 "type": "object",
                 "properties": {
-                    "path": {"type": "string", "description": "Directory path relative to the workspace root. Default '.' (the root)."}
+                    "path": {"type": "string", "description": "Directory path relative to your working folder. Default '.' (the working folder)."}
                 },
                 "additionalProperties": false
             }),
@@ -104,7 +105,7 @@ pub fn builtin_specs() -> Vec<ToolSpec> {
             parameters: json!({
                 "type": "object",
                 "properties": {
-                    "path": {"type": "string", "description": "File path relative to the workspace root."}
+                    "path": {"type": "string", "description": "File path relative to your working folder."}
                 },
                 "required": ["path"],
                 "additionalProperties": false
@@ -122,7 +123,7 @@ pub fn builtin_specs() -> Vec<ToolSpec> {
                 "properties": {
                     "command": {"type": "string", "description": "Shell command line."},
                     "timeout_secs": {"type": "integer", "minimum": 1, "maximum": MAX_SHELL_TIMEOUT_SECS, "description": "Time limit in seconds. Default 120, maximum 600."},
-                    "workdir": {"type": "string", "description": "Working directory relative to the workspace root. Default: the root."}
+                    "workdir": {"type": "string", "description": "Working directory relative to your working folder. Default: the working folder."}
                 },
                 "required": ["command"],
                 "additionalProperties": false

@@ -1,19 +1,23 @@
 //! Confinement of model-given paths to a workspace directory.
 
-use std::ffi::OsStr;
+use std::ffi::{OsStr, OsString};
 use std::fs;
 use std::io;
 use std::path::{Component, Path, PathBuf};
 
 use crate::error::ToolError;
 
-/// A directory the tools may touch. Every model-given path is resolved
-/// against it and refused if it would leave it.
+/// A directory the tools may touch, and the working folder inside it that
+/// relative paths start from (the root itself unless a thread works in a
+/// folder of its own, as a job's thread does in its job's folder). Every
+/// model-given path is resolved and refused if it would leave the root.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Workspace {
     /// Canonical (symlink-free, absolute) root, so prefix checks against
     /// other canonical paths are meaningful.
     root: PathBuf,
+    /// The working folder's components below the root (empty: the root).
+    base: Vec<OsString>,
 }
 
 impl Workspace {
@@ -27,14 +31,48 @@ impl Workspace {
         if !root.is_dir() {
             return Err(ToolError::RootNotDirectory { root });
         }
-        Ok(Workspace { root })
+        Ok(Workspace {
+            root,
+            base: Vec::new(),
+        })
+    }
+
+    /// Open `root` with `base`, an existing directory under it, as the working folder.
+    pub fn open_in(root: impl AsRef<Path>, base: impl AsRef<Path>) -> Result<Workspace, ToolError> {
+        let ws = Workspace::open(root)?;
+        let given = base.as_ref();
+        let real = fs::canonicalize(given).map_err(|source| ToolError::RootUnavailable {
+            root: given.to_path_buf(),
+            source,
+        })?;
+        if !real.is_dir() {
+            return Err(ToolError::RootNotDirectory { root: real });
+        }
+        let Ok(below) = real.strip_prefix(&ws.root) else {
+            return Err(ToolError::Refused(format!(
+                "working folder '{}' is not inside the workspace root '{}'",
+                real.display(),
+                ws.root.display()
+            )));
+        };
+        let base = below.iter().map(OsStr::to_os_string).collect();
+        Ok(Workspace { base, ..ws })
     }
 
     pub fn root(&self) -> &Path {
         &self.root
     }
 
-    /// Resolve a model-given relative path to a path under the root.
+    /// The working folder: where relative paths start and a command runs by default.
+    pub fn base(&self) -> PathBuf {
+        let mut dir = self.root.clone();
+        dir.extend(&self.base);
+        dir
+    }
+
+    /// Resolve a model-given path to a path under the root: a relative path
+    /// from the working folder (`..` may climb from it up to the root, not
+    /// above), an absolute one only if it lies under the root.
     ///
     /// `..` is applied lexically (so `a/../b` is `b` even if `a` is a
     /// symlink), then the deepest part of the result that exists on disk is
@@ -52,7 +90,7 @@ impl Workspace {
                 rel.escape_debug()
             )));
         }
-        let parts = normalize(rel)?;
+        let parts = self.normalize(rel)?;
         let mut joined = self.root.clone();
         joined.extend(&parts);
 
@@ -92,17 +130,7 @@ impl Workspace {
         // the root, so canonicalizing it is meaningful.
         let parent = link.parent().unwrap_or(&self.root);
         let base = fs::canonicalize(parent).map_err(|e| ToolError::io("resolve", rel, e))?;
-        let mut lexical = PathBuf::new();
-        for c in base.join(target).components() {
-            match c {
-                Component::ParentDir => {
-                    lexical.pop();
-                }
-                Component::CurDir => {}
-                other => lexical.push(other),
-            }
-        }
-        if lexical.starts_with(&self.root) {
+        if lexical(&base.join(target)).starts_with(&self.root) {
             Ok(())
         } else {
             Err(ToolError::SymlinkEscape {
@@ -112,35 +140,58 @@ impl Workspace {
     }
 }
 
-/// Lexically normalize a relative path into plain components, refusing
-/// absolute paths and `..` that climbs above the root.
-fn normalize(rel: &str) -> Result<Vec<&OsStr>, ToolError> {
-    let path = Path::new(rel);
-    if path.is_absolute() {
-        return Err(ToolError::AbsolutePath {
-            path: rel.to_string(),
-        });
-    }
-    let mut parts = Vec::new();
-    for c in path.components() {
-        match c {
-            Component::Normal(name) => parts.push(name),
-            Component::CurDir => {}
-            Component::ParentDir => {
-                if parts.pop().is_none() {
-                    return Err(ToolError::OutsideWorkspace {
+impl Workspace {
+    /// Lexically normalize a model-given path into plain components below
+    /// the root, refusing an absolute path outside the root and `..` that
+    /// climbs above it.
+    fn normalize(&self, rel: &str) -> Result<Vec<OsString>, ToolError> {
+        let path = Path::new(rel);
+        if path.is_absolute() {
+            return match lexical(path).strip_prefix(&self.root) {
+                Ok(below) => Ok(below.iter().map(OsStr::to_os_string).collect()),
+                Err(_) => Err(ToolError::AbsolutePath {
+                    path: rel.to_string(),
+                    root: self.root.clone(),
+                }),
+            };
+        }
+        let mut parts = self.base.clone();
+        for c in path.components() {
+            match c {
+                Component::Normal(name) => parts.push(name.to_os_string()),
+                Component::CurDir => {}
+                Component::ParentDir => {
+                    if parts.pop().is_none() {
+                        return Err(ToolError::OutsideWorkspace {
+                            path: rel.to_string(),
+                        });
+                    }
+                }
+                Component::RootDir | Component::Prefix(_) => {
+                    return Err(ToolError::AbsolutePath {
                         path: rel.to_string(),
+                        root: self.root.clone(),
                     });
                 }
             }
-            Component::RootDir | Component::Prefix(_) => {
-                return Err(ToolError::AbsolutePath {
-                    path: rel.to_string(),
-                });
+        }
+        Ok(parts)
+    }
+}
+
+/// `path` with `.` and `..` applied by name.
+fn lexical(path: &Path) -> PathBuf {
+    let mut out = PathBuf::new();
+    for c in path.components() {
+        match c {
+            Component::ParentDir => {
+                out.pop();
             }
+            Component::CurDir => {}
+            other => out.push(other),
         }
     }
-    Ok(parts)
+    out
 }
 
 /// "Does not exist" for the ancestor walk: missing, or a path through a
@@ -155,16 +206,34 @@ mod tests {
 
     #[test]
     fn normalize_applies_dotdot_lexically() {
-        assert_eq!(normalize("a/../b").unwrap(), vec![OsStr::new("b")]);
-        assert_eq!(normalize("./a/./b/").unwrap().len(), 2);
-        assert!(normalize(".").unwrap().is_empty());
+        let dir = tempfile::tempdir().unwrap();
+        let ws = Workspace::open(dir.path()).unwrap();
+        assert_eq!(ws.normalize("a/../b").unwrap(), vec![OsString::from("b")]);
+        assert_eq!(ws.normalize("./a/./b/").unwrap().len(), 2);
+        assert!(ws.normalize(".").unwrap().is_empty());
         assert!(matches!(
-            normalize("a/../../x"),
+            ws.normalize("a/../../x"),
             Err(ToolError::OutsideWorkspace { .. })
         ));
         assert!(matches!(
-            normalize("/etc"),
+            ws.normalize("/etc"),
             Err(ToolError::AbsolutePath { .. })
+        ));
+    }
+
+    #[test]
+    fn normalize_starts_from_the_working_folder() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(dir.path().join("jobs/1-x")).unwrap();
+        let ws = Workspace::open_in(dir.path(), dir.path().join("jobs/1-x")).unwrap();
+        assert_eq!(
+            ws.normalize("a").unwrap(),
+            ["jobs", "1-x", "a"].map(OsString::from).to_vec()
+        );
+        assert_eq!(ws.normalize("../..").unwrap(), Vec::<OsString>::new());
+        assert!(matches!(
+            ws.normalize("../../.."),
+            Err(ToolError::OutsideWorkspace { .. })
         ));
     }
 }

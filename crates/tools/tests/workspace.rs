@@ -64,14 +64,20 @@ fn dotdot_escapes_are_refused() {
 }
 
 #[test]
-fn absolute_and_empty_paths_are_refused() {
+fn absolute_paths_outside_and_empty_paths_are_refused() {
     let f = fixture();
     let err = f.ws.resolve("/etc/passwd").unwrap_err();
     assert!(matches!(err, ToolError::AbsolutePath { .. }));
     assert!(
-        err.to_string().contains("'/etc/passwd' is absolute"),
+        err.to_string()
+            .contains("'/etc/passwd' is absolute and not under the workspace"),
         "{err}"
     );
+    let sneaky = format!("{}/../x", f.ws.root().display());
+    assert!(matches!(
+        f.ws.resolve(&sneaky),
+        Err(ToolError::AbsolutePath { .. })
+    ));
     assert!(matches!(f.ws.resolve(""), Err(ToolError::EmptyPath)));
     assert!(matches!(f.ws.resolve("  "), Err(ToolError::EmptyPath)));
 }
@@ -183,5 +189,53 @@ async fn symlinks_staying_inside_are_allowed() {
         fs::symlink_metadata(root.join("alias"))
             .unwrap()
             .is_symlink()
+    );
+}
+
+#[test]
+fn an_absolute_path_under_the_root_is_taken() {
+    let f = fixture();
+    let root = f.ws.root().to_path_buf();
+    let given = format!("{}/src/./lib.rs", root.display());
+    assert_eq!(f.ws.resolve(&given).unwrap(), root.join("src/lib.rs"));
+}
+
+/// A job's thread works in its job's folder but may reach the conversation's folder above it.
+#[tokio::test]
+async fn a_working_folder_starts_relative_paths_and_dotdot_reaches_up_to_the_root() {
+    let root = tempfile::tempdir().unwrap();
+    let job = root.path().join("jobs/1-fix");
+    fs::create_dir_all(&job).unwrap();
+    fs::write(root.path().join("stats.py"), "median").unwrap();
+    let ws = Workspace::open_in(root.path(), &job).unwrap();
+    let real = fs::canonicalize(root.path()).unwrap();
+    assert_eq!(ws.root(), real);
+    assert_eq!(ws.base(), real.join("jobs/1-fix"));
+    assert_eq!(
+        ws.resolve("out.md").unwrap(),
+        real.join("jobs/1-fix/out.md")
+    );
+    assert_eq!(ws.resolve("../../stats.py").unwrap(), real.join("stats.py"));
+    assert!(matches!(
+        ws.resolve("../../../x"),
+        Err(ToolError::OutsideWorkspace { .. })
+    ));
+    let read = run(&ws, "read_file", r#"{"path":"../../stats.py"}"#).await;
+    assert!(!read.is_error, "{}", read.content);
+    assert!(read.content.contains("median"), "{}", read.content);
+    let shell = run(&ws, "shell", r#"{"command":"pwd"}"#).await;
+    assert_eq!(
+        shell.shell.unwrap().output_tail.trim(),
+        real.join("jobs/1-fix").to_str().unwrap()
+    );
+}
+
+#[test]
+fn a_working_folder_outside_the_root_is_refused() {
+    let f = fixture();
+    let err = Workspace::open_in(f.ws.root(), f.outside.path()).unwrap_err();
+    assert!(
+        err.to_string().contains("is not inside the workspace root"),
+        "{err}"
     );
 }

@@ -167,6 +167,7 @@ fn main() {
         .write(|tx| {
             Ok(tx
                 .create_thread(&NewThread {
+                    workspace_root: None,
                     parent_id: None,
                     title: "lattice bench".into(),
                     agent: AgentBinding::new("builder", "be brief"),

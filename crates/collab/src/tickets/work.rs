@@ -30,6 +30,7 @@ pub(crate) fn ensure_ticket_item(
         title: format!("{} #{:02} {}", record.name, t.number, t.title),
         agent: binding_for(&tx.bot(bot)?),
         workspace: dir.display().to_string(),
+        workspace_root: crate::desk::job_root(&record.folder),
         interaction: Interaction::Interactive,
     })?;
     tx.create_ticket_item(bot, plan, ticket, thread.id, record.home_session_id)

@@ -242,6 +242,7 @@ pub fn work_on_job(w: &World, plan: PlanId, s: SessionId, bot: BotId, title: &st
             let folder = tx.plan(plan)?.folder;
             std::fs::create_dir_all(&folder).unwrap();
             let thread = tx.create_thread(&NewThread {
+                workspace_root: None,
                 parent_id: None,
                 title: title.into(),
                 agent: troupe_collab::bot_binding(&tx.bot(bot)?),

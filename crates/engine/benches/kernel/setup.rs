@@ -160,6 +160,7 @@ impl Bench {
     pub fn create_thread(&self, index: usize) -> ThreadId {
         self.engine
             .create_thread(&NewThread {
+                workspace_root: None,
                 parent_id: None,
                 title: format!("bench {index}"),
                 agent: AgentBinding::new("bench", "You are a benchmark agent."),

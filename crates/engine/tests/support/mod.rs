@@ -194,6 +194,7 @@ impl Harness {
     pub fn thread(&self, interaction: Interaction) -> ThreadId {
         self.engine
             .create_thread(&NewThread {
+                workspace_root: None,
                 parent_id: None,
                 title: "test".into(),
                 agent: AgentBinding::new("tester", "You are a test agent."),

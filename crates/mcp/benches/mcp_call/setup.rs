@@ -249,6 +249,7 @@ impl Bench {
     pub fn create_thread(&self, v: Variant, index: usize) -> Result<ThreadId, String> {
         self.engine
             .create_thread(&NewThread {
+                workspace_root: None,
                 parent_id: None,
                 title: format!("bench {} {index}", v.label()),
                 agent: AgentBinding::new("bench", "You are a benchmark agent."),

@@ -199,6 +199,7 @@ impl World {
     pub fn thread(&self, bot: &str) -> ThreadId {
         self.engine
             .create_thread(&NewThread {
+                workspace_root: None,
                 parent_id: None,
                 title: "mcp".into(),
                 agent: AgentBinding::new(bot, "You are a test Bot."),

@@ -208,6 +208,7 @@ pub(crate) fn create_thread(
 ) -> Result<ThreadId, String> {
     let t = engine
         .create_thread(&NewThread {
+            workspace_root: None,
             parent_id: None,
             title: format!("{} {}", job.operator, job.agent_key()),
             agent: binding,

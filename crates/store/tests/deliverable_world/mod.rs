@@ -73,6 +73,7 @@ pub fn world(s: &Store) -> World {
 
 pub fn thread(tx: &mut Tx<'_>) -> ThreadId {
     tx.create_thread(&NewThread {
+        workspace_root: None,
         parent_id: None,
         title: "t".into(),
         agent: AgentBinding::new("a", "be brief"),

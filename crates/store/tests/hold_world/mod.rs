@@ -25,6 +25,7 @@ pub fn store() -> (Store, Arc<ManualClock>) {
 
 pub fn thread(tx: &mut Tx<'_>) -> ThreadId {
     tx.create_thread(&NewThread {
+        workspace_root: None,
         parent_id: None,
         title: "t".into(),
         agent: AgentBinding::new("a", "be brief"),

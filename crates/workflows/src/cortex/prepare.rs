@@ -83,6 +83,7 @@ pub fn prepare_child(tx: &mut Tx<'_>, req: &ChildRequest) -> Result<Prepared, St
         title: format!("Task for {}: {}", parent.id, req.description),
         agent: req.agent.clone(),
         workspace: parent.workspace.clone(),
+        workspace_root: parent.workspace_root.clone(),
         interaction: Interaction::Unattended,
     })?;
     let task = tx.create_task(&NewTask {

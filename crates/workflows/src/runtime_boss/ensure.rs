@@ -182,6 +182,7 @@ pub(crate) fn create_boss_session(
 ) -> Result<SessionId, StoreError> {
     let session = tx.create_session(SessionKind::Direct, title, &[bot.id])?;
     let thread = tx.create_thread(&NewThread {
+        workspace_root: None,
         parent_id: None,
         title: title.into(),
         agent: troupe_collab::bot_binding(bot),
