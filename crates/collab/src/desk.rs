@@ -224,11 +224,16 @@ fn code_of(how: Bound) -> &'static str {
     }
 }
 
-/// What a desk's refusal leaves: the text, or the end of the segment once two are spent.
+/// What a desk's refusal leaves: the text, or the end of the segment once two are spent. The
+/// last refusal still says what was wrong with the call, before DS-13's fixed words: the work
+/// picked up later reads it.
 fn spend(tx: &mut Tx<'_>, run: RunId, text: String) -> Result<Result<String, String>, StoreError> {
     let used = tx.bump_segment_bounces(run)?;
     if used >= BOUNCE_BUDGET {
-        return Ok(Err(NEEDS_JOB_TEXT.to_string()));
+        return Ok(Err(format!(
+            "{text}\nThat was this turn's last refusal ({used} of {BOUNCE_BUDGET}): \
+             {NEEDS_JOB_TEXT}"
+        )));
     }
     Ok(Ok(format!("{text} (refusal {used} of {BOUNCE_BUDGET})")))
 }
@@ -368,7 +373,7 @@ struct NewJob {
 
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
-struct WorkOnArgs {
+pub(crate) struct WorkOnArgs {
     #[serde(default)]
     plan: Option<String>,
     #[serde(default)]
@@ -390,7 +395,7 @@ impl ToolHandler for WorkOn {
     async fn call(&self, ctx: &ToolCallContext, arguments: &str) -> ToolReply {
         let run = ctx.run_id;
         let parsed: Result<WorkOnArgs, String> = serde_json::from_str(arguments)
-            .map_err(|e| format!("work_on: bad arguments: {e}"))
+            .map_err(|e| crate::tools::bad_arguments("work_on", &e, &work_on_spec()))
             .and_then(|a: WorkOnArgs| match (&a.plan, &a.new) {
                 (Some(_), None) | (None, Some(_)) => Ok(a),
                 _ => Err("work_on: give exactly one of `plan` (a job's id) or `new` \
@@ -406,7 +411,7 @@ impl ToolHandler for WorkOn {
                 ToolReply::ending(text, false, consumer(code_of(how), plan))
             }
             Ok(Outcome::Refused(text)) => ToolReply::error(text),
-            Ok(Outcome::Spent) => ToolReply::ending(NEEDS_JOB_TEXT, true, needs_attention()),
+            Ok(Outcome::Spent(text)) => ToolReply::ending(text, true, needs_attention()),
             Err(e) => ToolReply::error(format!("work_on: {e}; nothing was changed")),
         }
     }
@@ -416,7 +421,8 @@ enum Outcome {
     Bound(String, Bound, PlanId),
     /// An ordinary failed call (a bound segment) or a desk refusal with budget left.
     Refused(String),
-    Spent,
+    /// The desk's last refusal: what was wrong, and that the segment ends.
+    Spent(String),
 }
 
 fn work_on(
@@ -445,7 +451,7 @@ fn work_on(
     let refuse = |tx: &mut Tx<'_>, text: String| -> Result<Outcome, StoreError> {
         Ok(match spend(tx, run, text)? {
             Ok(t) => Outcome::Refused(t),
-            Err(_) => Outcome::Spent,
+            Err(t) => Outcome::Spent(t),
         })
     };
     let args = match parsed {

@@ -110,7 +110,9 @@ impl ToolHandler for SendMessage {
     async fn call(&self, ctx: &ToolCallContext, arguments: &str) -> ToolReply {
         let args: SendArgs = match serde_json::from_str(arguments) {
             Ok(a) => a,
-            Err(e) => return ToolReply::error(format!("send_message: bad arguments: {e}")),
+            Err(e) => {
+                return ToolReply::error(bad_arguments("send_message", &e, &send_message_spec()));
+            }
         };
         if let Err(m) = validate_line(&args.text) {
             return ToolReply::error(format!("send_message: text: {m}"));
@@ -258,7 +260,9 @@ impl ToolHandler for CreateDirect {
     async fn call(&self, ctx: &ToolCallContext, arguments: &str) -> ToolReply {
         let args: DirectArgs = match serde_json::from_str(arguments) {
             Ok(a) => a,
-            Err(e) => return ToolReply::error(format!("create_direct: bad arguments: {e}")),
+            Err(e) => {
+                return ToolReply::error(bad_arguments("create_direct", &e, &create_direct_spec()));
+            }
         };
         if let Err(m) = validate_line(&args.text) {
             return ToolReply::error(format!("create_direct: text: {m}"));
@@ -378,7 +382,7 @@ impl ToolHandler for AskUser {
     async fn call(&self, ctx: &ToolCallContext, arguments: &str) -> ToolReply {
         let args: AskArgs = match serde_json::from_str(arguments) {
             Ok(a) => a,
-            Err(e) => return ToolReply::error(format!("ask_user: bad arguments: {e}")),
+            Err(e) => return ToolReply::error(bad_arguments("ask_user", &e, &ask_user_spec())),
         };
         let ask = match args.into_ask() {
             Ok(a) => a,
@@ -515,16 +519,7 @@ pub fn registrations(host: &Arc<ToolHost>) -> Vec<ToolRegistration> {
             "send_message",
             "Post a message in a conversation you are a member of (default: this one). Name a \
              Bot with @Name to wake it; your turn goes on after posting.",
-            json!({
-                "type": "object",
-                "properties": {
-                    "text": {"type": "string", "description": "The message. @Name wakes that Bot; @everyone wakes every Bot here."},
-                    "session_id": {"type": "integer", "description": "Another conversation you are a member of."},
-                    "parent_id": {"type": "integer", "description": "The message this one answers; without session_id the answer goes where that message was said."}
-                },
-                "required": ["text"],
-                "additionalProperties": false
-            }),
+            send_message_spec(),
             Arc::new(SendMessage {
                 refused,
                 host: host.clone(),
@@ -534,15 +529,7 @@ pub fn registrations(host: &Arc<ToolHost>) -> Vec<ToolRegistration> {
             "create_direct",
             "Open (or reuse) your direct conversation with another Bot and send it a message; \
              every message there wakes the other side.",
-            json!({
-                "type": "object",
-                "properties": {
-                    "to": {"type": "string", "description": "The other Bot's name."},
-                    "text": {"type": "string", "description": "The first message."}
-                },
-                "required": ["to", "text"],
-                "additionalProperties": false
-            }),
+            create_direct_spec(),
             Arc::new(CreateDirect),
         )
         .offered_when(host, another_bot_exists),
@@ -551,27 +538,7 @@ pub fn registrations(host: &Arc<ToolHost>) -> Vec<ToolRegistration> {
             "Ask the person something only they can decide or give (an account, a permission, \
              private knowledge, a choice that is theirs). Not for asking whether to go on. Put \
              the option you recommend first. Your turn ends; the answer arrives as a message.",
-            json!({
-                "type": "object",
-                "properties": {
-                    "question": {"type": "string"},
-                    "options": {
-                        "type": "array", "maxItems": 8,
-                        "items": {
-                            "type": "object",
-                            "properties": {
-                                "label": {"type": "string"},
-                                "description": {"type": "string"}
-                            },
-                            "required": ["label"],
-                            "additionalProperties": false
-                        }
-                    },
-                    "multiple": {"type": "boolean", "description": "Several options may be picked."}
-                },
-                "required": ["question"],
-                "additionalProperties": false
-            }),
+            ask_user_spec(),
             Arc::new(AskUser { host: host.clone() }),
         ),
         {
@@ -620,4 +587,87 @@ pub fn registrations(host: &Arc<ToolHost>) -> Vec<ToolRegistration> {
             cb
         },
     ]
+}
+
+pub(crate) fn send_message_spec() -> serde_json::Value {
+    json!({
+        "type": "object",
+        "properties": {
+            "text": {"type": "string", "description": "The message. @Name wakes that Bot; @everyone wakes every Bot here."},
+            "session_id": {"type": "integer", "description": "Another conversation you are a member of."},
+            "parent_id": {"type": "integer", "description": "The message this one answers; without session_id the answer goes where that message was said."}
+        },
+        "required": ["text"],
+        "additionalProperties": false
+    })
+}
+
+pub(crate) fn create_direct_spec() -> serde_json::Value {
+    json!({
+        "type": "object",
+        "properties": {
+            "to": {"type": "string", "description": "The other Bot's name."},
+            "text": {"type": "string", "description": "The first message."}
+        },
+        "required": ["to", "text"],
+        "additionalProperties": false
+    })
+}
+
+pub(crate) fn ask_user_spec() -> serde_json::Value {
+    json!({
+        "type": "object",
+        "properties": {
+            "question": {"type": "string"},
+            "options": {
+                "type": "array", "maxItems": 8,
+                "items": {
+                    "type": "object",
+                    "properties": {
+                        "label": {"type": "string"},
+                        "description": {"type": "string"}
+                    },
+                    "required": ["label"],
+                    "additionalProperties": false
+                }
+            },
+            "multiple": {"type": "boolean", "description": "Several options may be picked."}
+        },
+        "required": ["question"],
+        "additionalProperties": false
+    })
+}
+
+/// A tool's refusal of arguments it cannot read, with the shape they take: a model that has a
+/// field wrong (`{"title":…}` for `{"new":{"title":…}}`) learns the shape where it looks.
+pub(crate) fn bad_arguments(tool: &str, e: &serde_json::Error, spec: &serde_json::Value) -> String {
+    let text = e.to_string();
+    // serde's position in the arguments' text says nothing to the model.
+    let text = text.rfind(" at line ").map_or(&text[..], |i| &text[..i]);
+    format!(
+        "{tool}: bad arguments: {text}; {}",
+        troupe_tools::shape(tool, spec)
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn arguments_of_the_wrong_shape_are_refused_with_the_shape_they_take() {
+        let e = serde_json::from_str::<crate::desk::WorkOnArgs>("{\n \"title\": \"x\"}")
+            .err()
+            .expect("a field at the wrong level is refused");
+        let text = bad_arguments("work_on", &e, &crate::desk::work_on_spec());
+        assert!(
+            text.starts_with("work_on: bad arguments: unknown field `title`"),
+            "{text}"
+        );
+        assert!(!text.contains("at line"), "{text}");
+        assert!(
+            text.contains("work_on takes {") && text.contains("\"new\"?: {\"title\": string}"),
+            "{text}"
+        );
+    }
 }

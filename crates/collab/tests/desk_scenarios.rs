@@ -152,7 +152,14 @@ async fn a_guessed_quote_is_refused_and_the_second_refusal_needs_attention() {
     assert_eq!(calls.len(), 2);
     assert!(calls[0].result.contains("1 of 2"), "{}", calls[0].result);
     assert_eq!(calls[1].name, "work_on");
-    assert_eq!(calls[1].result, NEEDS_JOB_TEXT, "the second refusal");
+    // The second refusal says what was wrong with the call, then DS-13's words.
+    assert!(
+        calls[1].result.ends_with(NEEDS_JOB_TEXT)
+            && calls[1].result.contains("quote_message_id")
+            && calls[1].result.contains("last refusal (2 of 2)"),
+        "the second refusal: {}",
+        calls[1].result
+    );
     match run.end_reason {
         Some(EndReason::Consumer { code, detail }) => {
             assert_eq!(code, "needs_attention");

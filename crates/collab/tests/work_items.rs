@@ -149,7 +149,10 @@ async fn work_on_a_job_starts_in_its_folder_and_reaches_the_conversations_folder
         .find(|c| c.name == "read_file")
         .expect("the read above the conversation's folder was called");
     assert_eq!(outside.status, "error", "{outside:?}");
-    assert!(outside.result.contains("outside the workspace"), "{outside:?}");
+    assert!(
+        outside.result.contains("outside the workspace"),
+        "{outside:?}"
+    );
 }
 
 /// A desk that chooses its job with `work_on`; the job's own turn first tries `work_on` again

@@ -149,42 +149,62 @@ fn typed<T: DeserializeOwned>(name: &str, value: Value) -> Result<T, ArgError> {
 
 /// `name takes {"path": string, "limit_lines"?: integer}`, read from the tool's own schema.
 fn usage(name: &str) -> String {
-    let spec = crate::spec::builtin_specs()
+    crate::spec::builtin_specs()
         .into_iter()
-        .find(|s| s.name == name);
-    let Some(spec) = spec else {
-        return String::new();
-    };
-    let required: Vec<&str> = spec.parameters["required"]
+        .find(|s| s.name == name)
+        .map(|spec| shape(name, &spec.parameters))
+        .unwrap_or_default()
+}
+
+/// A tool's arguments as one line a model can copy, from its JSON schema: `work_on takes
+/// {"plan"?: string, "new"?: {"title": string}}`. Said when a call has the shape wrong (a
+/// missing or unknown field), where the schema itself is far back in the prompt.
+pub fn shape(name: &str, parameters: &Value) -> String {
+    format!("{name} takes {}", object_shape(parameters))
+}
+
+fn object_shape(schema: &Value) -> String {
+    let required: Vec<&str> = schema["required"]
         .as_array()
         .map(|r| r.iter().filter_map(Value::as_str).collect())
         .unwrap_or_default();
-    let fields: Vec<String> = spec.parameters["properties"]
-        .as_object()
-        .map(|props| {
-            // Required fields first, in the schema's order for them.
-            let mut fields: Vec<(&String, &Value)> = props.iter().collect();
-            fields.sort_by_key(|(k, _)| {
-                required
-                    .iter()
-                    .position(|r| r == k)
-                    .unwrap_or(required.len())
-            });
-            fields
-                .into_iter()
-                .map(|(k, v)| {
-                    let opt = if required.contains(&k.as_str()) {
-                        ""
-                    } else {
-                        "?"
-                    };
-                    let kind = v["type"].as_str().unwrap_or("value");
-                    format!("\"{k}\"{opt}: {kind}")
-                })
-                .collect()
+    let Some(props) = schema["properties"].as_object() else {
+        return "{}".into();
+    };
+    // Required fields first, in the schema's order for them.
+    let mut fields: Vec<(&String, &Value)> = props.iter().collect();
+    fields.sort_by_key(|(k, _)| {
+        required
+            .iter()
+            .position(|r| r == k)
+            .unwrap_or(required.len())
+    });
+    let fields: Vec<String> = fields
+        .into_iter()
+        .map(|(k, v)| {
+            let opt = if required.contains(&k.as_str()) {
+                ""
+            } else {
+                "?"
+            };
+            format!("\"{k}\"{opt}: {}", value_shape(v))
         })
-        .unwrap_or_default();
-    format!("{name} takes {{{}}}", fields.join(", "))
+        .collect();
+    format!("{{{}}}", fields.join(", "))
+}
+
+fn value_shape(v: &Value) -> String {
+    match &v["type"] {
+        Value::String(t) if t == "object" && v["properties"].is_object() => object_shape(v),
+        Value::String(t) if t == "array" => format!("[{}]", value_shape(&v["items"])),
+        Value::String(t) => t.clone(),
+        Value::Array(ts) => ts
+            .iter()
+            .filter_map(Value::as_str)
+            .collect::<Vec<_>>()
+            .join("|"),
+        _ => "value".into(),
+    }
 }
 
 fn validate_shell(args: ShellArgs) -> Result<ShellArgs, ArgError> {
@@ -313,6 +333,25 @@ mod tests {
         assert_eq!(
             err("read_file", "{\"path\": }"),
             "arguments are not valid JSON: expected value at line 1 column 10"
+        );
+    }
+
+    #[test]
+    fn a_shape_shows_nested_objects_lists_and_either_types() {
+        let schema = serde_json::json!({
+            "type": "object",
+            "properties": {
+                "new": {"type": "object", "properties": {"title": {"type": "string"}}, "required": ["title"]},
+                "ticket": {"type": ["integer", "string"]},
+                "files": {"type": "array", "items": {"type": "string"}},
+                "plan": {"type": "string"}
+            },
+            "required": ["plan"]
+        });
+        assert_eq!(
+            shape("work_on", &schema),
+            "work_on takes {\"plan\": string, \"files\"?: [string], \"new\"?: {\"title\": string}, \
+             \"ticket\"?: integer|string}"
         );
     }
 

@@ -103,15 +103,18 @@ impl BuiltinCall {
         };
         let ws = ctx.workspace.clone();
         // File system calls block; keep them off the async workers.
-        let joined = tokio::task::spawn_blocking(move || match &call {
-            BuiltinCall::ReadFile(a) => fs_tools::read_file(&ws, a, takes_pictures),
-            BuiltinCall::WriteFile(a) => fs_tools::write_file(&ws, a),
-            BuiltinCall::EditFile(a) => crate::edit::edit_file(&ws, a),
-            BuiltinCall::ListDir(a) => fs_tools::list_dir(&ws, a),
-            BuiltinCall::DeleteFile(a) => fs_tools::delete_file(&ws, a),
-            BuiltinCall::Shell(_) => Err(ToolError::Refused(
-                "internal error: shell is not a file tool".to_string(),
-            )),
+        let joined = tokio::task::spawn_blocking(move || {
+            match &call {
+                BuiltinCall::ReadFile(a) => fs_tools::read_file(&ws, a, takes_pictures),
+                BuiltinCall::WriteFile(a) => fs_tools::write_file(&ws, a),
+                BuiltinCall::EditFile(a) => crate::edit::edit_file(&ws, a),
+                BuiltinCall::ListDir(a) => fs_tools::list_dir(&ws, a),
+                BuiltinCall::DeleteFile(a) => fs_tools::delete_file(&ws, a),
+                BuiltinCall::Shell(_) => Err(ToolError::Refused(
+                    "internal error: shell is not a file tool".to_string(),
+                )),
+            }
+            .map_err(|e| ws.hint_missing(e))
         })
         .await;
         match joined {

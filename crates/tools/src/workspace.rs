@@ -121,6 +121,33 @@ impl Workspace {
         Ok(joined)
     }
 
+    /// `e`, with where to find the file when a relative path missed in a working folder below
+    /// the root but names something at the root: a Bot working on a job, told to read the
+    /// project's `stats.py`, asks for it where it works.
+    pub(crate) fn hint_missing(&self, e: ToolError) -> ToolError {
+        let ToolError::Io { path, source, .. } = &e else {
+            return e;
+        };
+        if self.base.is_empty() || source.kind() != io::ErrorKind::NotFound {
+            return e;
+        }
+        let at_root = Workspace {
+            root: self.root.clone(),
+            base: Vec::new(),
+        };
+        match at_root.resolve(path) {
+            Ok(found) if Path::new(path).is_relative() && fs::symlink_metadata(&found).is_ok() => {
+                let up = "../".repeat(self.base.len());
+                ToolError::Refused(format!(
+                    "{e}; your working folder is {}, and the workspace's top folder has \
+                     '{path}': from here that is '{up}{path}'",
+                    self.base().display()
+                ))
+            }
+            _ => e,
+        }
+    }
+
     /// A symlink whose target does not exist cannot be canonicalized; judge
     /// it by where its target would be, so creating a file through it cannot
     /// land outside the root.

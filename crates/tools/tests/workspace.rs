@@ -230,6 +230,39 @@ async fn a_working_folder_starts_relative_paths_and_dotdot_reaches_up_to_the_roo
     );
 }
 
+/// A path that misses in the working folder but names a file at the top says where it is.
+#[tokio::test]
+async fn a_file_missing_in_the_working_folder_but_at_the_top_is_pointed_at() {
+    let root = tempfile::tempdir().unwrap();
+    let job = root.path().join("jobs/1-fix");
+    fs::create_dir_all(&job).unwrap();
+    fs::write(root.path().join("stats.py"), "median").unwrap();
+    let ws = Workspace::open_in(root.path(), &job).unwrap();
+    let read = run(&ws, "read_file", r#"{"path":"stats.py"}"#).await;
+    assert!(read.is_error);
+    assert!(
+        read.content.contains("cannot read 'stats.py'")
+            && read.content.contains("from here that is '../../stats.py'"),
+        "{}",
+        read.content
+    );
+    // Missing at the top as well: the plain error, no pointer.
+    let neither = run(&ws, "read_file", r#"{"path":"nope.py"}"#).await;
+    assert!(
+        neither.is_error && !neither.content.contains("from here"),
+        "{}",
+        neither.content
+    );
+    // A thread working at the top gets no pointer either.
+    let top = Workspace::open(root.path()).unwrap();
+    let miss = run(&top, "read_file", r#"{"path":"jobs/stats.py"}"#).await;
+    assert!(
+        miss.is_error && !miss.content.contains("from here"),
+        "{}",
+        miss.content
+    );
+}
+
 #[test]
 fn a_working_folder_outside_the_root_is_refused() {
     let f = fixture();

@@ -64,8 +64,11 @@ struct Parsed {
 }
 
 fn parse(arguments: &str) -> Result<Parsed, String> {
-    let a: ReviewArgs =
-        serde_json::from_str(arguments).map_err(|e| format!("bad arguments: {e}"))?;
+    let a: ReviewArgs = serde_json::from_str(arguments).map_err(|e| {
+        // The caller names the tool.
+        let full = crate::tools::bad_arguments("review", &e, &spec());
+        full.trim_start_matches("review: ").to_string()
+    })?;
     let outcome = ReviewOutcome::parse(a.outcome.trim())?;
     let submission = match a.submission_id {
         None | Some(serde_json::Value::Null) => None,

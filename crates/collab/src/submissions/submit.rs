@@ -227,7 +227,7 @@ impl ToolHandler for Submit {
     async fn call(&self, ctx: &ToolCallContext, arguments: &str) -> ToolReply {
         let args: SubmitArgs = match serde_json::from_str(arguments) {
             Ok(a) => a,
-            Err(e) => return ToolReply::error(format!("submit: bad arguments: {e}")),
+            Err(e) => return ToolReply::error(crate::tools::bad_arguments("submit", &e, &spec())),
         };
         if args.artifacts.is_empty() {
             return ToolReply::error(

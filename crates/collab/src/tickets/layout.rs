@@ -431,7 +431,9 @@ impl ToolHandler for PlanItems {
     async fn call(&self, ctx: &ToolCallContext, arguments: &str) -> ToolReply {
         let args: Args = match serde_json::from_str(arguments) {
             Ok(a) => a,
-            Err(e) => return ToolReply::error(format!("plan_items: bad arguments: {e}")),
+            Err(e) => {
+                return ToolReply::error(crate::tools::bad_arguments("plan_items", &e, &spec()));
+            }
         };
         let run = ctx.run_id;
         match ctx.store.write(|tx| lay_out(tx, run, &args)) {
