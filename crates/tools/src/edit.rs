@@ -135,32 +135,62 @@ fn list_lines(lines: &[usize]) -> String {
 }
 
 /// Why `old_text` was not found, pointing at lines that match its first line but for the
-/// spaces around it (the usual slip: indentation copied wrong).
+/// spaces around it (the usual slip: indentation copied wrong), or else but for letter case,
+/// `-` against `_` and runs of spaces (a name remembered rather than copied:
+/// `free-shipping_threshold` for `FREE_SHIPPING_THRESHOLD`).
 fn not_found(text: &str, old_text: &str, shown: &str) -> ToolError {
     let first = old_text.lines().map(str::trim).find(|l| !l.is_empty());
-    let near: Vec<usize> = match first {
-        Some(first) => text
-            .lines()
+    let lines_where = |same: &dyn Fn(&str) -> bool| -> Vec<usize> {
+        text.lines()
             .enumerate()
-            .filter(|(_, l)| l.trim() == first)
+            .filter(|(_, l)| same(l))
             .map(|(i, _)| i + 1)
-            .collect(),
-        None => Vec::new(),
+            .collect()
     };
-    let why = if near.is_empty() {
-        format!(
-            "`old_text` was not found in '{shown}': read the file (read_file) and copy the text \
-             to replace exactly, spaces and line breaks included"
-        )
-    } else {
+    let spaced = first.map_or_else(Vec::new, |f| lines_where(&|l| l.trim() == f));
+    let loose = match first {
+        Some(f) if spaced.is_empty() => lines_where(&|l| loosely(l) == loosely(f)),
+        _ => Vec::new(),
+    };
+    let small = text.len() <= SHOWN_ON_MISS_BYTES;
+    let why = if !spaced.is_empty() {
         format!(
             "`old_text` was not found in '{shown}' as given, but its first line matches line {} \
              when the spaces around it are ignored: read there (read_file with offset_line) and \
              copy the text exactly, indentation included",
-            list_lines(&near)
+            list_lines(&spaced)
+        )
+    } else if let Some(&n) = loose.first() {
+        let line = text.lines().nth(n - 1).unwrap_or_default().trim();
+        format!(
+            "`old_text` was not found in '{shown}' as given, but its first line is like line {} \
+             but for letter case, - and _ or spaces: the file has `{}` there; copy the text \
+             exactly as the file has it",
+            list_lines(&loose),
+            crate::text::tail_chars(line, 200)
+        )
+    } else if small {
+        format!(
+            "`old_text` was not found in '{shown}': copy the text to replace exactly from the \
+             file as it is now, below, spaces and line breaks included"
+        )
+    } else {
+        format!(
+            "`old_text` was not found in '{shown}': read the file (read_file) and copy the text \
+             to replace exactly, spaces and line breaks included"
         )
     };
     ToolError::Refused(why + &as_it_is(text, shown))
+}
+
+/// A line as a name remembered rather than copied compares: case, `-`/`_` and space runs
+/// folded.
+fn loosely(line: &str) -> String {
+    line.split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ")
+        .to_lowercase()
+        .replace('-', "_")
 }
 
 /// A small file's whole text, to copy `old_text` from at once: a model that guessed the old
@@ -264,7 +294,27 @@ mod tests {
         assert!(refused.contains("matches line 1"), "{refused}");
         let refused = edit(&ws, "a.py", "return 3", "return 2", false).unwrap_err();
         assert!(
-            refused.contains("was not found in 'a.py': read the file"),
+            refused.contains("was not found in 'a.py': copy the text to replace exactly from the file as it is now, below"),
+            "{refused}"
+        );
+    }
+
+    #[test]
+    fn text_not_found_points_at_a_line_that_differs_in_case_or_dashes() {
+        let (dir, ws) = workspace();
+        let text = "\"\"\"Costs.\"\"\"\n\nFREE_SHIPPING_THRESHOLD = 50\n";
+        fs::write(dir.path().join("shipping.py"), text).unwrap();
+        let refused = edit(
+            &ws,
+            "shipping.py",
+            "free-shipping_threshold  = 50",
+            "free-shipping_threshold = 75",
+            false,
+        )
+        .unwrap_err();
+        assert!(
+            refused.contains("is like line 3 but for letter case")
+                && refused.contains("the file has `FREE_SHIPPING_THRESHOLD = 50` there"),
             "{refused}"
         );
     }

@@ -480,6 +480,21 @@ async fn a_repeated_tool_call_with_the_same_delivery_key_creates_one_task() {
     assert_eq!(children, 1);
 }
 
+/// A new task's fields with `"resume": ""` beside them start the new task.
+#[tokio::test]
+async fn a_blank_resume_beside_a_new_tasks_fields_starts_the_task() {
+    let w = world();
+    let (_, parent) = w.lead();
+    w.bot("ann");
+    w.model.route("JOB-R", vec![Step::Hold("ok".into())]);
+    let ctx = tool_ctx(&w, parent, "blank-resume");
+    let args = json!({"agent": "ann", "prompt": "JOB-R count", "resume": ""});
+    let (v, err) = call_tool(&w, "task", &ctx, args).await;
+    assert!(!err, "{v}");
+    assert_eq!(v["code"], "task_created");
+    assert_eq!(w.tasks(parent).len(), 1);
+}
+
 #[tokio::test]
 async fn tool_argument_errors_persist_nothing_and_say_what_is_wrong() {
     let w = world();
@@ -504,6 +519,8 @@ async fn tool_argument_errors_persist_nothing_and_say_what_is_wrong() {
             json!({"resume": "task_1", "prompt": "x"}),
             "resume: give it alone",
         ),
+        // A blank resume is no resume: what is missing is a new task's agent.
+        (json!({"resume": " "}), "agent: required"),
     ];
     for (args, want) in cases {
         let (v, err) = call_tool(&w, "task", &ctx, args.clone()).await;

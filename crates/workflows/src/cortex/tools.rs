@@ -161,7 +161,9 @@ impl TaskTool {
         };
         let store = &ctx.store;
         let a: TaskArgs = serde_json::from_str(raw).map_err(|e| invalid(e.to_string()))?;
-        if let Some(r) = &a.resume {
+        // A blank `resume` beside a new task's fields is no resume (a small model sends
+        // `"resume": ""` with every new task).
+        if let Some(r) = a.resume.as_deref().map(str::trim).filter(|r| !r.is_empty()) {
             if a.agent.is_some()
                 || a.prompt.is_some()
                 || a.description.is_some()
