@@ -30,6 +30,24 @@ impl AgentLease {
         self.roots.iter().any(|r| path.starts_with(r))
     }
 
+    /// The path the agent likely meant when it wrote one starting above its workspace (it
+    /// copied the session folder's own path in front of `step-1/…`): the shortest tail of
+    /// `rel` that lands inside the lease.
+    fn meant(&self, rel: &str) -> Option<String> {
+        let parts: Vec<_> = Path::new(rel)
+            .components()
+            .filter_map(|c| match c {
+                Component::Normal(n) => Some(n),
+                _ => None,
+            })
+            .collect();
+        (1..parts.len()).find_map(|i| {
+            let tail: PathBuf = parts[i..].iter().collect();
+            self.allows(&normalize(&self.workspace.join(&tail)))
+                .then(|| tail.display().to_string())
+        })
+    }
+
     fn roots_shown(&self) -> String {
         self.roots
             .iter()
@@ -110,9 +128,15 @@ impl EffectGuard for LeaseGuard {
                 if lease.allows(&target) {
                     Ok(())
                 } else {
+                    let hint = lease.meant(&rel).map_or_else(String::new, |m| {
+                        format!(
+                            ". Paths start at the session folder itself: write `{m}` for \
+                             this file"
+                        )
+                    });
                     Err(format!(
                         "{} (`{}`) holds a lease on {} only; `{rel}` lies outside it, so the \
-                         write was not made",
+                         write was not made{hint}",
                         lease.agent,
                         lease.operator,
                         lease.roots_shown()
@@ -171,5 +195,26 @@ mod tests {
             PathBuf::from("/s/step-1/x")
         );
         assert_eq!(normalize(Path::new("/s/./a")), PathBuf::from("/s/a"));
+    }
+
+    #[test]
+    fn a_path_copied_with_the_session_folder_in_front_is_told_the_path_it_meant() {
+        let lease = AgentLease {
+            agent: "step-1/parallel-1".into(),
+            operator: "plan".into(),
+            workspace: PathBuf::from("/w/.worktrees/sessions/s1"),
+            roots: vec![PathBuf::from(
+                "/w/.worktrees/sessions/s1/step-1/parallel-1/response",
+            )],
+            tools: vec![],
+        };
+        assert_eq!(
+            lease
+                .meant(".worktrees/sessions/s1/step-1/parallel-1/response/response.json")
+                .as_deref(),
+            Some("step-1/parallel-1/response/response.json")
+        );
+        assert_eq!(lease.meant("src/lib.rs"), None);
+        assert_eq!(lease.meant("step-2/parallel-1/response/r.json"), None);
     }
 }
