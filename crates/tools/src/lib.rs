@@ -38,4 +38,4 @@ pub use process_group::{GroupEnd, end_groups, group_alive, process_running, term
 pub use shell::{KillPolicy, OUTPUT_TAIL_CHARS, ShellRecord, run_shell};
 pub use spec::{ToolSpec, builtin_specs, is_builtin};
 pub use text::{MAX_FOLDED_CHARS, fold_command, tail_chars};
-pub use workspace::Workspace;
+pub use workspace::{Workspace, lexical};

@@ -206,8 +206,8 @@ impl Workspace {
     }
 }
 
-/// `path` with `.` and `..` applied by name.
-fn lexical(path: &Path) -> PathBuf {
+/// `path` with `.` and `..` applied by name, without touching the disk.
+pub fn lexical(path: &Path) -> PathBuf {
     let mut out = PathBuf::new();
     for c in path.components() {
         match c {

@@ -136,17 +136,4 @@ pub fn plan_workspace(plan_folder: &str) -> PathBuf {
     }
 }
 
-/// `path` with `.` and `..` applied, without touching the disk.
-pub(crate) fn lexical(path: &Path) -> PathBuf {
-    let mut out = PathBuf::new();
-    for c in path.components() {
-        match c {
-            std::path::Component::CurDir => {}
-            std::path::Component::ParentDir => {
-                out.pop();
-            }
-            other => out.push(other),
-        }
-    }
-    out
-}
+pub(crate) use troupe_tools::lexical;

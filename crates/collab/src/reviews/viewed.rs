@@ -4,7 +4,7 @@
 //! after the hand-over.
 
 use crate::submissions::hooks::is_image;
-use std::path::{Component, Path, PathBuf};
+use std::path::{Path, PathBuf};
 use troupe_core::delegation::{DelegationState, Expects};
 use troupe_core::{PlanId, RunId};
 use troupe_engine::extension::RunObserver;
@@ -12,23 +12,7 @@ use troupe_store::{RunRecord, StoreError, Tx};
 
 /// The file a read names, made absolute against the segment's work folder.
 fn absolute(workdir: &str, raw: &str) -> PathBuf {
-    let p = Path::new(raw);
-    let joined = if p.is_absolute() {
-        p.to_path_buf()
-    } else {
-        Path::new(workdir).join(p)
-    };
-    let mut clean = PathBuf::new();
-    for c in joined.components() {
-        match c {
-            Component::ParentDir => {
-                clean.pop();
-            }
-            Component::CurDir => {}
-            other => clean.push(other),
-        }
-    }
-    clean
+    troupe_tools::lexical(&Path::new(workdir).join(raw))
 }
 
 /// Job files a segment read: path relative to the job's folder, and when.

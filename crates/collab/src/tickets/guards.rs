@@ -33,22 +33,7 @@ fn segment_job(tx: &Tx<'_>, run: RunId) -> Result<Option<(PlanId, Option<TicketI
 
 /// `path` made absolute against `base`, `.` and `..` applied by their words.
 fn lexical(base: &Path, path: &str) -> PathBuf {
-    let mut out = PathBuf::new();
-    let joined = if Path::new(path).is_absolute() {
-        PathBuf::from(path)
-    } else {
-        base.join(path)
-    };
-    for c in joined.components() {
-        match c {
-            Component::ParentDir => {
-                out.pop();
-            }
-            Component::CurDir => {}
-            other => out.push(other),
-        }
-    }
-    out
+    troupe_tools::lexical(&base.join(path))
 }
 
 /// S-T4's decision for a write to `target` in the job whose folder is `plan_folder`: the
