@@ -165,9 +165,7 @@ impl Workspace {
             })
         }
     }
-}
 
-impl Workspace {
     /// Lexically normalize a model-given path into plain components below
     /// the root, refusing an absolute path outside the root and `..` that
     /// climbs above it.
@@ -246,6 +244,15 @@ mod tests {
             ws.normalize("/etc"),
             Err(ToolError::AbsolutePath { .. })
         ));
+    }
+
+    #[test]
+    fn lexical_applies_dot_and_parent_steps_by_name() {
+        assert_eq!(
+            lexical(Path::new("/s/step-1/parallel-1/response/../../x")),
+            PathBuf::from("/s/step-1/x")
+        );
+        assert_eq!(lexical(Path::new("/s/./a")), PathBuf::from("/s/a"));
     }
 
     #[test]

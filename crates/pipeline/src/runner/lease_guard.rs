@@ -10,6 +10,7 @@ use std::sync::{Arc, Mutex};
 
 use troupe_core::ThreadId;
 use troupe_engine::extension::{EffectGuard, GuardContext};
+use troupe_tools::lexical;
 
 /// What one running agent may do.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -43,7 +44,7 @@ impl AgentLease {
             .collect();
         (1..parts.len()).find_map(|i| {
             let tail: PathBuf = parts[i..].iter().collect();
-            self.allows(&normalize(&self.workspace.join(&tail)))
+            self.allows(&lexical(&self.workspace.join(&tail)))
                 .then(|| tail.display().to_string())
         })
     }
@@ -124,7 +125,7 @@ impl EffectGuard for LeaseGuard {
         match ctx.tool {
             "write_file" | "edit_file" | "delete_file" => {
                 let rel = arg("path").unwrap_or_default();
-                let target = normalize(&lease.workspace.join(&rel));
+                let target = lexical(&lease.workspace.join(&rel));
                 if lease.allows(&target) {
                     Ok(())
                 } else {
@@ -154,7 +155,7 @@ impl EffectGuard for LeaseGuard {
                     )
                     .into());
                 }
-                let dir = normalize(&lease.workspace.join(arg("workdir").unwrap_or_default()));
+                let dir = lexical(&lease.workspace.join(arg("workdir").unwrap_or_default()));
                 if dir.starts_with(&lease.workspace) {
                     Ok(())
                 } else {
@@ -169,33 +170,9 @@ impl EffectGuard for LeaseGuard {
     }
 }
 
-/// `..` and `.` applied lexically.
-pub(crate) fn normalize(path: &Path) -> PathBuf {
-    let mut out = PathBuf::new();
-    for c in path.components() {
-        match c {
-            Component::ParentDir => {
-                out.pop();
-            }
-            Component::CurDir => {}
-            other => out.push(other.as_os_str()),
-        }
-    }
-    out
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn normalize_applies_parent_steps() {
-        assert_eq!(
-            normalize(Path::new("/s/step-1/parallel-1/response/../../x")),
-            PathBuf::from("/s/step-1/x")
-        );
-        assert_eq!(normalize(Path::new("/s/./a")), PathBuf::from("/s/a"));
-    }
 
     #[test]
     fn a_path_copied_with_the_session_folder_in_front_is_told_the_path_it_meant() {
