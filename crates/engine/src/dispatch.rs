@@ -250,8 +250,9 @@ pub(crate) fn check(engine: &Engine, live: &LiveRun, thread: &Thread, call: &Too
         }
         if let Err(e) = serde_json::from_str::<serde_json::Value>(non_empty(&call.arguments)) {
             return Checked::Done(Dispatched::error(format!(
-                "{}: arguments are not valid JSON: {e}",
-                call.name
+                "{}: {}",
+                call.name,
+                troupe_tools::not_json(&call.arguments, &e)
             )));
         }
         let summary = reg

@@ -159,7 +159,10 @@ async fn a_repeat_of_a_started_call_is_not_run_again() {
 async fn bad_tool_input_becomes_a_result_and_three_failures_in_a_row_are_reported() {
     let h = build(
         vec![
-            Reply::Tools(String::new(), vec![call("a", "read_file", "{not json")]),
+            Reply::Tools(
+                String::new(),
+                vec![call("a", "read_file", r#"{"path": "no"#)],
+            ),
             Reply::Tools(
                 String::new(),
                 vec![call("b", "read_file", r#"{"path": 7}"#)],
@@ -177,7 +180,12 @@ async fn bad_tool_input_becomes_a_result_and_three_failures_in_a_row_are_reporte
     assert_eq!(run.end_reason, Some(EndReason::Completed));
     assert_eq!(run.failure_notes, ["read_file failed 3 times in a row"]);
     let results = call_results(&h, &run);
-    assert!(results[0].contains("not valid JSON"), "{}", results[0]);
+    assert!(
+        results[0].contains("not valid JSON (12 characters, cut off before its end: ")
+            && results[0].contains("nothing was run"),
+        "{}",
+        results[0]
+    );
     assert!(results[1].contains("path"), "{}", results[1]);
     assert!(results[3].contains("unknown tool"), "{}", results[3]);
 }

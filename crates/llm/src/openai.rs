@@ -103,6 +103,16 @@ pub(crate) fn output_cap_field(endpoint: &str) -> &'static str {
     }
 }
 
+/// A past call's arguments as sent back. Servers parse them again (llama.cpp answers a request
+/// whose history holds a call cut off mid-string with HTTP 500, on every retry), so arguments
+/// the model left malformed go back as `{}`; the call's result already says what was wrong.
+fn replayed_arguments(arguments: &str) -> &str {
+    match serde_json::from_str::<serde_json::Map<String, Value>>(arguments) {
+        Ok(_) => arguments,
+        Err(_) => "{}",
+    }
+}
+
 /// The JSON body for a streaming chat completion request; `cap_field` from
 /// [`output_cap_field`].
 pub fn request_body(model: &str, req: &ModelRequest, cap_field: &str) -> Value {
@@ -141,7 +151,7 @@ pub fn request_body(model: &str, req: &ModelRequest, cap_field: &str) -> Value {
                             json!({
                                 "id": c.id,
                                 "type": "function",
-                                "function": {"name": c.name, "arguments": c.arguments},
+                                "function": {"name": c.name, "arguments": replayed_arguments(&c.arguments)},
                             })
                         })
                         .collect();
@@ -545,5 +555,36 @@ mod cap_tests {
         let b = request_body("gpt-5-mini", &req, "max_completion_tokens");
         assert_eq!(b["max_completion_tokens"], 400);
         assert!(b.get("max_tokens").is_none());
+    }
+
+    #[test]
+    fn a_past_call_with_malformed_arguments_goes_back_as_an_empty_object() {
+        let call = |id: &str, arguments: &str| crate::ToolCall {
+            id: id.into(),
+            name: "review".into(),
+            arguments: arguments.into(),
+        };
+        let req = ModelRequest {
+            messages: vec![
+                ChatMessage::user("fix the tests"),
+                ChatMessage::Assistant {
+                    text: String::new(),
+                    tool_calls: vec![
+                        call("a", r#"{"outcome": "reject", "note": "The bug is"#),
+                        call("b", r#"["not", "an", "object"]"#),
+                        call("c", r#"{"outcome": "approve"}"#),
+                    ],
+                },
+            ],
+            ..ModelRequest::default()
+        };
+        let b = request_body("qwen", &req, "max_tokens");
+        let sent: Vec<&str> = b["messages"][1]["tool_calls"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|c| c["function"]["arguments"].as_str().unwrap())
+            .collect();
+        assert_eq!(sent, ["{}", "{}", r#"{"outcome": "approve"}"#]);
     }
 }

@@ -86,8 +86,9 @@ impl McpTool {
             }
             Err(e) => {
                 return Outcome::done(ToolReply::error(format!(
-                    "{}: arguments are not valid JSON: {e}",
-                    self.tool
+                    "{}: {}",
+                    self.tool,
+                    troupe_tools::not_json(arguments, &e)
                 )));
             }
         };

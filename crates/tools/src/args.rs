@@ -97,6 +97,22 @@ pub enum BuiltinCall {
 }
 
 /// Parse the raw argument text a model produced for built-in tool `name`.
+/// What a call whose arguments are not JSON is told. The call goes back to the model as `{}`
+/// (servers refuse malformed arguments in a request's history), so this says how much came
+/// and how it ended.
+pub fn not_json(raw_args: &str, e: &serde_json::Error) -> String {
+    let cut = if e.is_eof() {
+        ", cut off before its end"
+    } else {
+        ""
+    };
+    format!(
+        "arguments are not valid JSON ({} characters{cut}: {e}); nothing was run. Send the \
+         call again with its arguments as one whole JSON object.",
+        raw_args.chars().count()
+    )
+}
+
 pub fn parse_call(name: &str, raw_args: &str) -> Result<BuiltinCall, ArgError> {
     if !BUILTIN_NAMES.contains(&name) {
         return Err(ArgError::new(format!(
@@ -109,8 +125,7 @@ pub fn parse_call(name: &str, raw_args: &str) -> Result<BuiltinCall, ArgError> {
     let value: Value = if raw_args.trim().is_empty() {
         Value::Object(Default::default())
     } else {
-        serde_json::from_str(raw_args)
-            .map_err(|e| ArgError::new(format!("arguments are not valid JSON: {e}")))?
+        serde_json::from_str(raw_args).map_err(|e| ArgError::new(not_json(raw_args, &e)))?
     };
     if !value.is_object() {
         return Err(ArgError::new(format!(
@@ -332,7 +347,13 @@ mod tests {
     fn malformed_json() {
         assert_eq!(
             err("read_file", "{\"path\": }"),
-            "arguments are not valid JSON: expected value at line 1 column 10"
+            "arguments are not valid JSON (10 characters: expected value at line 1 column 10); \
+             nothing was run. Send the call again with its arguments as one whole JSON object."
+        );
+        assert!(
+            err("write_file", r#"{"path": "a.txt", "content": "abc"#).contains(
+                "not valid JSON (33 characters, cut off before its end: EOF while parsing a string"
+            )
         );
     }
 

@@ -23,7 +23,7 @@ mod workspace;
 
 pub use args::{
     BuiltinCall, DeleteFileArgs, EditFileArgs, ListDirArgs, MAX_SHELL_TIMEOUT_SECS, ReadFileArgs,
-    ShellArgs, WriteFileArgs, parse_call, shape,
+    ShellArgs, WriteFileArgs, not_json, parse_call, shape,
 };
 pub use call::{ToolContext, ToolOutput};
 pub use edit::MAX_EDIT_BYTES;
