@@ -12,16 +12,44 @@ use troupe_store::{Store, StoreError, Tx};
 
 pub struct SegmentSituation;
 
+/// Where effects at a desk need no job first: the desk guard lets them run in a person's
+/// direct and in a workflow's thread (both still carry the work themselves), so the desk's
+/// words must not send the Bot to `work_on` there.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum DeskRule {
+    JobFirst,
+    Direct,
+    Workflow,
+}
+
 fn desk(
     tx: &Tx<'_>,
     candidates: &[troupe_core::PlanId],
     verdict: Option<&str>,
+    rule: DeskRule,
 ) -> Result<String, StoreError> {
     let mut out = String::from(
         "You are at your desk in this conversation: you have not yet chosen which job the \
-         line that woke you is for. Replies, questions to the person (ask_user), reading \
-         files and end_turn need no job; before anything with an effect, choose with work_on.",
+         line that woke you is for. ",
     );
+    out.push_str(match rule {
+        DeskRule::JobFirst => {
+            "Replies, questions to the person (ask_user), reading files and end_turn need no \
+             job; before anything with an effect, choose with work_on."
+        }
+        DeskRule::Direct => {
+            "In a direct conversation with the person you may do the work right here: your \
+             tools act in this conversation's folder without a job chosen first. Choose or \
+             open a job with work_on only for work worth keeping as a job of its own."
+        }
+        DeskRule::Workflow => {
+            "This conversation's workflow is your work: do it right here, no job needs \
+             choosing first."
+        }
+    });
+    if rule == DeskRule::Workflow {
+        return Ok(out);
+    }
     match verdict {
         Some("done_in_place") => {
             out.push_str(" The line was read as something to do here and now: no job opens for it.")
@@ -112,7 +140,17 @@ fn situation(thread: &Thread, store: &Store) -> Result<Option<String>, StoreErro
         match seg.mode {
             WorkMode::Desk => {
                 let verdict = tx.segment_verdict(run)?;
-                desk(tx, &seg.candidates, verdict.as_deref()).map(Some)
+                let session = tx.work_item(seg.work_item_id)?.session_id;
+                let rule = if thread.workflow.is_some() {
+                    DeskRule::Workflow
+                } else if let Some(s) = session
+                    && tx.session(s)?.kind == troupe_core::conversation::SessionKind::Direct
+                {
+                    DeskRule::Direct
+                } else {
+                    DeskRule::JobFirst
+                };
+                desk(tx, &seg.candidates, verdict.as_deref(), rule).map(Some)
             }
             WorkMode::Work => work(tx, &tx.work_item(seg.work_item_id)?),
         }

@@ -260,6 +260,70 @@ fn segment_situation(w: &World, t: ThreadId) -> String {
 const SLOW: &str = r#"{"steps":[{"text":"thinking","delay_ms":60000}],"on_exhausted":"repeat_last",
     "rules":[{"when_user_contains":"job four","reply":{"tool_calls":[{"name":"work_on","arguments":{"new":{"title":"four"}}}]}}]}"#;
 
+/// The desk's words say what its guard does: in a group an effect waits for a job, in the
+/// person's direct it runs in the conversation's folder with none chosen (and opens none), so
+/// the Bot there is not sent to `work_on` first.
+#[tokio::test]
+async fn a_desk_says_an_effect_needs_a_job_only_where_it_does() {
+    let w = world();
+    let (alpha, beta, gamma) = (
+        bot(&w, "Alpha", SLOW),
+        bot(&w, "Beta", SLOW),
+        bot(&w, "Gamma", WRITER),
+    );
+    let (team, with_beta, with_gamma) = (group(&w, &[alpha]), direct(&w, beta), direct(&w, gamma));
+    let mut events = w.collab.store().subscribe();
+    w.collab
+        .post_line(team, "@Alpha what do you think".into(), None)
+        .await
+        .unwrap();
+    w.collab
+        .post_line(with_beta, "what do you think".into(), None)
+        .await
+        .unwrap();
+    w.collab
+        .post_line(with_gamma, "write the launch report".into(), None)
+        .await
+        .unwrap();
+    runs_started(&mut events, 3).await;
+    let in_group = segment_situation(&w, thread_of(&w, team, alpha));
+    assert!(
+        in_group.contains("before anything with an effect, choose with work_on"),
+        "{in_group}"
+    );
+    let in_direct = segment_situation(&w, thread_of(&w, with_beta, beta));
+    assert!(in_direct.starts_with("You are at your desk"), "{in_direct}");
+    assert!(
+        in_direct.contains("do the work right here")
+            && !in_direct.contains("before anything with an effect"),
+        "{in_direct}"
+    );
+    // What the direct's words promise: Gamma's write ran at its desk, no job opened.
+    let desk = thread_of(&w, with_gamma, gamma);
+    tokio::time::timeout(Duration::from_secs(20), async {
+        while last_end(&w, desk).is_empty() {
+            events.recv().await.unwrap();
+        }
+    })
+    .await
+    .expect("Gamma's turn ended");
+    assert_eq!(last_end(&w, desk), "completed");
+    let folder = w
+        .collab
+        .store()
+        .read(|tx| tx.thread(desk))
+        .unwrap()
+        .workspace;
+    assert_eq!(
+        std::fs::read_to_string(std::path::Path::new(&folder).join("report.md")).unwrap(),
+        "the report"
+    );
+    assert!(
+        w.collab.plans(with_gamma).unwrap().is_empty(),
+        "no job opened"
+    );
+}
+
 #[tokio::test]
 async fn a_desk_reads_its_candidates_and_a_job_reads_its_record() {
     let w = world();
