@@ -276,6 +276,13 @@ async fn light_loop_reviewer_rejects_once_then_approves_through_the_daemon() {
             .collect()
     };
     assert!(tools(executor[0]).contains(&"loop_stop".to_string()));
+    // The loop is the executor's work: its desk does not send it to `work_on` first.
+    let system = messages(executor[0])[0]["content"].to_string();
+    assert!(
+        system.contains("This conversation's workflow is your work")
+            && !system.contains("before anything with an effect"),
+        "{system}"
+    );
     assert!(tools(reviews[0]).contains(&"light_loop_reject".to_string()));
     assert!(!tools(reviews[0]).contains(&"loop_stop".to_string()));
 
