@@ -18,6 +18,11 @@ pub struct GroupsArgs {
     /// Bots in the group (the first is its lead).
     #[arg(long, default_value_t = 20, value_parser = clap::value_parser!(u32).range(1..=500))]
     pub bots: u32,
+
+    /// The store's durability: full (the default, as `troupe serve`) or normal, to see how
+    /// much of a line's time is the disk's sync.
+    #[arg(long, value_name = "MODE", default_value = "full", value_parser = crate::args::durability_arg)]
+    pub durability: troupe_store::Durability,
 }
 
 pub async fn groups(a: GroupsArgs) -> Result<u8> {
@@ -25,10 +30,13 @@ pub async fn groups(a: GroupsArgs) -> Result<u8> {
     let opts = GroupsBench {
         lines: a.lines as usize,
         bots: a.bots as usize,
+        durability: a.durability,
     };
     eprintln!(
-        "routing {} lines in a group of {} scripted Bots…",
-        opts.lines, opts.bots
+        "routing {} lines in a group of {} scripted Bots, durability {}…",
+        opts.lines,
+        opts.bots,
+        opts.durability.as_str()
     );
     let report = run(dir.path(), opts).await.map_err(anyhow::Error::msg)?;
     println!(

@@ -34,6 +34,11 @@ fn bench_groups_routes_and_times_every_line() {
     assert_eq!(field(line, "bots"), "4");
     assert_eq!(field(line, "lines"), "30");
     assert_eq!(
+        field(line, "durability"),
+        "full",
+        "the goal's setting by default"
+    );
+    assert_eq!(
         field(line, "routed"),
         "30",
         "every line is routed and timed"
@@ -50,4 +55,23 @@ fn bench_groups_refuses_an_empty_group() {
     assert_eq!(out.status.code(), Some(2));
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(stderr.contains("--bots"), "{stderr}");
+}
+
+#[test]
+fn bench_groups_takes_normal_durability_and_refuses_an_unknown_one() {
+    let out = bench(&["--lines", "5", "--bots", "2", "--durability", "normal"]);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{stdout}");
+    let line = stdout
+        .lines()
+        .find(|l| l.starts_with("result bench=groups"))
+        .unwrap_or_else(|| panic!("no result line in {stdout}"));
+    assert_eq!(field(line, "durability"), "normal");
+    let out = bench(&["--durability", "off"]);
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("off") && stderr.contains("full"),
+        "{stderr}"
+    );
 }

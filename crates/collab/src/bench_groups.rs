@@ -4,7 +4,7 @@
 //! lead's), an instant line reader on the `reading` role. Measured per line: from the start of
 //! `post_line` to the commit of its deliveries (the `line_routed` event, published at commit),
 //! while the woken Bots' turns run alongside. Store: a SQLite file at full durability, as
-//! `troupe serve` opens it.
+//! `troupe serve` opens it (or `normal`, to compare).
 
 use crate::{Collab, LeadRequest, NewBotRequest, NewSessionRequest, SessionProjector, SharedRoles};
 use std::collections::HashMap;
@@ -22,12 +22,16 @@ pub struct GroupsBench {
     pub lines: usize,
     /// Bots in the group (the first is the lead).
     pub bots: usize,
+    /// The store's durability: `Full` (the goal's setting, and `troupe serve`'s default), or
+    /// `Normal` to see how much of a line's time is the disk's sync.
+    pub durability: troupe_store::Durability,
 }
 
 /// What a run measured (milliseconds, over the lines routed).
 #[derive(Clone, Debug)]
 pub struct GroupsReport {
     pub bots: usize,
+    pub durability: troupe_store::Durability,
     pub lines: usize,
     pub routed: usize,
     pub p50_ms: f64,
@@ -40,9 +44,10 @@ impl GroupsReport {
     /// One line, `key=value`, for scripts and docs/PERFORMANCE.md.
     pub fn result_line(&self) -> String {
         format!(
-            "result bench=groups bots={} lines={} routed={} p50_ms={:.3} p99_ms={:.3} max_ms={:.3} lines_per_s={:.0}",
+            "result bench=groups bots={} lines={} durability={} routed={} p50_ms={:.3} p99_ms={:.3} max_ms={:.3} lines_per_s={:.0}",
             self.bots,
             self.lines,
+            self.durability.as_str(),
             self.routed,
             self.p50_ms,
             self.p99_ms,
@@ -57,9 +62,14 @@ pub async fn run(dir: &Path, opts: GroupsBench) -> Result<GroupsReport, String> 
     if opts.lines == 0 || opts.bots == 0 {
         return Err("the groups bench needs at least one line and one Bot".into());
     }
-    let store =
-        troupe_store::Store::open(dir.join("troupe.db"), Arc::new(troupe_core::SystemClock))
-            .map_err(|e| e.to_string())?;
+    let store = troupe_store::Store::open_with(
+        dir.join("troupe.db"),
+        Arc::new(troupe_core::SystemClock),
+        troupe_store::OpenOptions {
+            durability: opts.durability,
+        },
+    )
+    .map_err(|e| e.to_string())?;
     let secrets: troupe_engine::models::SecretSource = Arc::new(|_| None);
     let roles = Arc::new(SharedRoles::new(RoleTable::new(secrets.clone()), secrets));
     let host = crate::tools::ToolHost::new();
@@ -165,6 +175,7 @@ pub async fn run(dir: &Path, opts: GroupsBench) -> Result<GroupsReport, String> 
     ms.sort_by(f64::total_cmp);
     Ok(GroupsReport {
         bots: opts.bots,
+        durability: opts.durability,
         lines: opts.lines,
         routed: ms.len(),
         p50_ms: percentile(&ms, 0.50),
