@@ -75,6 +75,14 @@ async fn s_sv_10_failing_work_is_picked_up_three_times_then_retry_budget_once() 
         })
         .unwrap();
     assert!(line.body.contains("write to @Ada"), "{}", line.body);
+    // It says how the last attempt ended, so the person need not dig for why.
+    assert!(
+        line.body
+            .contains("The last attempt ended: the model call failed (")
+            && line.body.contains("broken"),
+        "{}",
+        line.body
+    );
     assert!(!line.body.contains("ticket"), "{}", line.body);
     // Nothing is due any more: later ticks read nothing and say nothing again.
     assert!(w.collab.supervise().unwrap().is_empty());

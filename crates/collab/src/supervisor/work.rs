@@ -10,7 +10,7 @@ use troupe_core::pause::PauseReason;
 use troupe_core::run::{EndReason, RunStatus};
 use troupe_core::supervisor::{
     LastSegment, PICKUP_WINDOW_MS, PickupCause, PickupFacts, PickupVerdict, WaitFacts, WorkAction,
-    WorkFacts, pickup_line, pickup_verdict, work_action,
+    WorkFacts, budget_spent_line, how_it_ended, pickup_line, pickup_verdict, work_action,
 };
 use troupe_core::ticket::TicketStatus;
 use troupe_core::work_item::{WaitingOn, WorkState};
@@ -168,11 +168,10 @@ fn pick_up(
                     place,
                     item,
                     "retry_budget",
-                    format!(
-                        "This work failed {} times within an hour and was picked up each time; \
-                         it is not retried again by itself. To go on, {}.",
-                        troupe_core::supervisor::PICKUPS_PER_HOUR,
-                        ways_on(tx, item)?
+                    budget_spent_line(
+                        last.and_then(|r| how_it_ended(r.end_reason.as_ref(), &r.failure_notes))
+                            .as_deref(),
+                        &ways_on(tx, item)?,
                     ),
                 )?;
                 apply::log(tx, item, "supervisor_retry_budget", json!({}))?;

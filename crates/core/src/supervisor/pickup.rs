@@ -1,6 +1,7 @@
 //! Pick-up of work that needs attention (SV-7…SV-11, SV-15, SV-19, restart causes): whether
 //! the tick continues it now, and what it tells the user when it will not.
 
+use crate::run::EndReason;
 use serde::Serialize;
 
 /// How the process that ran the cut segment ended (issue 16 §3).
@@ -137,9 +138,81 @@ pub fn pickup_line(cause: PickupCause, last_step: Option<&str>, attempt: u32) ->
     )
 }
 
+/// SV-7's line to the person once the pick-ups are spent: what the last attempt ended on
+/// (`ended`, from [`how_it_ended`]) so they need not dig for why, then `ways_on`.
+pub fn budget_spent_line(ended: Option<&str>, ways_on: &str) -> String {
+    let why = ended
+        .map(|e| format!(" The last attempt ended: {e}."))
+        .unwrap_or_default();
+    format!(
+        "This work failed {} times within an hour and was picked up each time; it is not \
+         retried again by itself.{why} To go on, {ways_on}.",
+        super::PICKUPS_PER_HOUR
+    )
+}
+
+/// How a run ended, in a person's words, clipped to a line; `None` when its end says nothing
+/// beyond "it failed" (the failure notes then speak, the last one first).
+pub fn how_it_ended(end: Option<&EndReason>, failure_notes: &[String]) -> Option<String> {
+    let words = match end {
+        Some(EndReason::ModelError(d)) => Some(format!("the model call failed ({d})")),
+        Some(EndReason::HopLimit(n)) => Some(format!("it reached its limit of {n} steps")),
+        Some(EndReason::Interrupted) => Some("it was cut off when Troupe stopped".to_string()),
+        Some(EndReason::Internal(d)) => Some(format!("Troupe itself failed ({d})")),
+        Some(EndReason::Consumer {
+            detail: Some(d), ..
+        }) => Some(d.clone()),
+        _ => None,
+    }
+    .or_else(|| failure_notes.last().cloned())?;
+    const MAX: usize = 300;
+    let mut clipped: String = words.trim().chars().take(MAX).collect();
+    if words.trim().chars().count() > MAX {
+        clipped.push('…');
+    }
+    Some(clipped.trim_end_matches('.').to_string())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_spent_budget_line_says_how_the_last_attempt_ended() {
+        let ended = how_it_ended(
+            Some(&EndReason::ModelError(
+                "default: HTTP 500: the model's answer was not a tool call.".into(),
+            )),
+            &[],
+        );
+        let line = budget_spent_line(ended.as_deref(), "write to @Ada");
+        assert!(
+            line.contains(
+                "The last attempt ended: the model call failed (default: HTTP 500: the model's \
+                 answer was not a tool call.). To go on, write to @Ada."
+            ),
+            "{line}"
+        );
+        assert!(line.starts_with("This work failed 3 times within an hour"));
+        let long = "x".repeat(400);
+        let clipped = how_it_ended(Some(&EndReason::Internal(long)), &[]).unwrap();
+        assert_eq!(
+            clipped.chars().count(),
+            301,
+            "300 characters and the ellipsis"
+        );
+        assert!(clipped.ends_with('…'));
+        assert_eq!(
+            how_it_ended(
+                Some(&EndReason::Completed),
+                &["shell failed 3 times in a row".into()]
+            )
+            .as_deref(),
+            Some("shell failed 3 times in a row")
+        );
+        assert_eq!(how_it_ended(Some(&EndReason::Stopped), &[]), None);
+        assert!(!budget_spent_line(None, "x").contains("ended:"));
+    }
 
     fn facts() -> PickupFacts {
         PickupFacts {
