@@ -50,6 +50,8 @@ fn desk(
     if rule == DeskRule::Workflow {
         return Ok(out);
     }
+    // In a direct the reader's verdict decides nothing (no first effect opens a job there).
+    let verdict = verdict.filter(|_| rule == DeskRule::JobFirst);
     match verdict {
         Some("done_in_place") => {
             out.push_str(" The line was read as something to do here and now: no job opens for it.")
