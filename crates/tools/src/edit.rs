@@ -137,7 +137,8 @@ fn list_lines(lines: &[usize]) -> String {
 /// Why `old_text` was not found, pointing at lines that match its first line but for the
 /// spaces around it (the usual slip: indentation copied wrong), or else but for letter case,
 /// `-` against `_` and runs of spaces (a name remembered rather than copied:
-/// `free-shipping_threshold` for `FREE_SHIPPING_THRESHOLD`).
+/// `free-shipping_threshold` for `FREE_SHIPPING_THRESHOLD`), or else held in it with words
+/// added.
 fn not_found(text: &str, old_text: &str, shown: &str) -> ToolError {
     let first = old_text.lines().map(str::trim).find(|l| !l.is_empty());
     let lines_where = |same: &dyn Fn(&str) -> bool| -> Vec<usize> {
@@ -150,6 +151,10 @@ fn not_found(text: &str, old_text: &str, shown: &str) -> ToolError {
     let spaced = first.map_or_else(Vec::new, |f| lines_where(&|l| l.trim() == f));
     let loose = match first {
         Some(f) if spaced.is_empty() => lines_where(&|l| loosely(l) == loosely(f)),
+        _ => Vec::new(),
+    };
+    let inside = match first {
+        Some(f) if spaced.is_empty() && loose.is_empty() => lines_where(&|l| holds(f, l)),
         _ => Vec::new(),
     };
     let small = text.len() <= SHOWN_ON_MISS_BYTES;
@@ -167,6 +172,15 @@ fn not_found(text: &str, old_text: &str, shown: &str) -> ToolError {
              but for letter case, - and _ or spaces: the file has `{}` there; copy the text \
              exactly as the file has it",
             list_lines(&loose),
+            crate::text::tail_chars(line, 200)
+        )
+    } else if let Some(&n) = inside.first() {
+        let line = text.lines().nth(n - 1).unwrap_or_default().trim();
+        format!(
+            "`old_text` was not found in '{shown}' as given, but its first line holds line {} \
+             with other words around it: the file has only `{}` there; copy the text exactly \
+             as the file has it",
+            list_lines(&inside),
             crate::text::tail_chars(line, 200)
         )
     } else if small {
@@ -191,6 +205,14 @@ fn loosely(line: &str) -> String {
         .join(" ")
         .to_lowercase()
         .replace('-', "_")
+}
+
+/// `first` (a line of `old_text`) holds the file's `line`, loosely, with words added around
+/// it (an instruction's verb put in front: `raise FREE_SHIPPING_THRESHOLD = 50`). The line must
+/// be most of it, so a short line (`}`, `return x`) is not pointed at for any text holding it.
+fn holds(first: &str, line: &str) -> bool {
+    let (outer, inner) = (loosely(first), loosely(line));
+    inner.len() >= 12 && inner.len() * 3 >= outer.len() * 2 && outer.contains(&inner)
 }
 
 /// A small file's whole text, to copy `old_text` from at once: a model that guessed the old
@@ -317,6 +339,29 @@ mod tests {
                 && refused.contains("the file has `FREE_SHIPPING_THRESHOLD = 50` there"),
             "{refused}"
         );
+    }
+
+    #[test]
+    fn text_not_found_points_at_a_line_its_first_line_holds_with_words_added() {
+        let (dir, ws) = workspace();
+        let text = "\"\"\"Costs.\"\"\"\n\nFREE_SHIPPING_THRESHOLD = 50\n\ndef f():\n    return x\n";
+        fs::write(dir.path().join("shipping.py"), text).unwrap();
+        let refused = edit(
+            &ws,
+            "shipping.py",
+            "raise free_shipping_threshold = 50",
+            "raise free_shipping_threshold = 75",
+            false,
+        )
+        .unwrap_err();
+        assert!(
+            refused.contains("its first line holds line 3 with other words around it")
+                && refused.contains("the file has only `FREE_SHIPPING_THRESHOLD = 50` there"),
+            "{refused}"
+        );
+        // A short line is no pointer: much text holds `return x`.
+        let refused = edit(&ws, "shipping.py", "return x + 1", "return y", false).unwrap_err();
+        assert!(!refused.contains("holds line"), "{refused}");
     }
 
     #[test]
