@@ -83,14 +83,6 @@ impl Provider for AnthropicProvider {
     }
 }
 
-/// Tool input must be a JSON object; malformed model output becomes `{}`.
-fn tool_input(arguments: &str) -> Value {
-    match serde_json::from_str::<Value>(arguments) {
-        Ok(v @ Value::Object(_)) => v,
-        _ => json!({}),
-    }
-}
-
 /// One picture as an `image` content block with a base64 source.
 fn image_block(image: &ImagePart) -> Value {
     json!({
@@ -120,7 +112,7 @@ pub fn request_body(model: &str, req: &ModelRequest) -> Value {
                 }
                 for c in tool_calls {
                     blocks.push(json!({
-                        "type": "tool_use", "id": c.id, "name": c.name, "input": tool_input(&c.arguments),
+                        "type": "tool_use", "id": c.id, "name": c.name, "input": Value::Object(c.arguments_object().unwrap_or_default()),
                     }));
                 }
                 ("assistant", blocks)

@@ -103,13 +103,12 @@ pub(crate) fn output_cap_field(endpoint: &str) -> &'static str {
     }
 }
 
-/// A past call's arguments as sent back. Servers parse them again (llama.cpp answers a request
-/// whose history holds a call cut off mid-string with HTTP 500, on every retry), so arguments
-/// the model left malformed go back as `{}`; the call's result already says what was wrong.
-fn replayed_arguments(arguments: &str) -> &str {
-    match serde_json::from_str::<serde_json::Map<String, Value>>(arguments) {
-        Ok(_) => arguments,
-        Err(_) => "{}",
+/// A past call's arguments as sent back: the model's own text when it is a JSON object (so the
+/// server's prompt cache sees the same bytes), else `{}` ([`ToolCall::arguments_object`]).
+fn replayed_arguments(c: &ToolCall) -> &str {
+    match c.arguments_object() {
+        Some(_) => &c.arguments,
+        None => "{}",
     }
 }
 
@@ -151,7 +150,7 @@ pub fn request_body(model: &str, req: &ModelRequest, cap_field: &str) -> Value {
                             json!({
                                 "id": c.id,
                                 "type": "function",
-                                "function": {"name": c.name, "arguments": replayed_arguments(&c.arguments)},
+                                "function": {"name": c.name, "arguments": replayed_arguments(c)},
                             })
                         })
                         .collect();

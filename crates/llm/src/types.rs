@@ -228,6 +228,17 @@ pub struct ToolCall {
     pub arguments: String,
 }
 
+impl ToolCall {
+    /// The arguments as a JSON object, as a past call goes back to a provider; `None` when the
+    /// model left them malformed or not an object. Servers parse a history's arguments again
+    /// (llama.cpp refuses the whole request otherwise, on every retry; Anthropic's `input`
+    /// must be an object), so such a call goes back as `{}`: its result already says what was
+    /// wrong, and the stored message keeps what the model sent.
+    pub fn arguments_object(&self) -> Option<serde_json::Map<String, serde_json::Value>> {
+        serde_json::from_str(&self.arguments).ok()
+    }
+}
+
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ToolSpec {
     pub name: String,

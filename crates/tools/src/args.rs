@@ -96,7 +96,6 @@ pub enum BuiltinCall {
     Shell(ShellArgs),
 }
 
-/// Parse the raw argument text a model produced for built-in tool `name`.
 /// What a call whose arguments are not JSON is told. The call goes back to the model as `{}`
 /// (servers refuse malformed arguments in a request's history), so this says how much came
 /// and how it ended.
@@ -113,6 +112,7 @@ pub fn not_json(raw_args: &str, e: &serde_json::Error) -> String {
     )
 }
 
+/// Parse the raw argument text a model produced for built-in tool `name`.
 pub fn parse_call(name: &str, raw_args: &str) -> Result<BuiltinCall, ArgError> {
     if !BUILTIN_NAMES.contains(&name) {
         return Err(ArgError::new(format!(

@@ -149,13 +149,19 @@ fn not_found(text: &str, old_text: &str, shown: &str) -> ToolError {
             .collect()
     };
     let spaced = first.map_or_else(Vec::new, |f| lines_where(&|l| l.trim() == f));
-    let loose = match first {
-        Some(f) if spaced.is_empty() => lines_where(&|l| loosely(l) == loosely(f)),
+    // Each looser comparison is tried only when the closer one found nothing.
+    let first_loose = first.filter(|_| spaced.is_empty()).map(loosely);
+    let loose = first_loose
+        .as_ref()
+        .map_or_else(Vec::new, |f| lines_where(&|l| loosely(l) == *f));
+    let inside = match &first_loose {
+        Some(f) if loose.is_empty() => lines_where(&|l| holds(f, &loosely(l))),
         _ => Vec::new(),
     };
-    let inside = match first {
-        Some(f) if spaced.is_empty() && loose.is_empty() => lines_where(&|l| holds(f, l)),
-        _ => Vec::new(),
+    // What the file has at a line pointed at, to copy.
+    let has = |n: usize| {
+        let line = text.lines().nth(n - 1).unwrap_or_default().trim();
+        crate::text::tail_chars(line, 200)
     };
     let small = text.len() <= SHOWN_ON_MISS_BYTES;
     let why = if !spaced.is_empty() {
@@ -166,22 +172,20 @@ fn not_found(text: &str, old_text: &str, shown: &str) -> ToolError {
             list_lines(&spaced)
         )
     } else if let Some(&n) = loose.first() {
-        let line = text.lines().nth(n - 1).unwrap_or_default().trim();
         format!(
             "`old_text` was not found in '{shown}' as given, but its first line is like line {} \
              but for letter case, - and _ or spaces: the file has `{}` there; copy the text \
              exactly as the file has it",
             list_lines(&loose),
-            crate::text::tail_chars(line, 200)
+            has(n)
         )
     } else if let Some(&n) = inside.first() {
-        let line = text.lines().nth(n - 1).unwrap_or_default().trim();
         format!(
             "`old_text` was not found in '{shown}' as given, but its first line holds line {} \
              with other words around it: the file has only `{}` there; copy the text exactly \
              as the file has it",
             list_lines(&inside),
-            crate::text::tail_chars(line, 200)
+            has(n)
         )
     } else if small {
         format!(
@@ -207,12 +211,12 @@ fn loosely(line: &str) -> String {
         .replace('-', "_")
 }
 
-/// `first` (a line of `old_text`) holds the file's `line`, loosely, with words added around
-/// it (an instruction's verb put in front: `raise FREE_SHIPPING_THRESHOLD = 50`). The line must
-/// be most of it, so a short line (`}`, `return x`) is not pointed at for any text holding it.
-fn holds(first: &str, line: &str) -> bool {
-    let (outer, inner) = (loosely(first), loosely(line));
-    inner.len() >= 12 && inner.len() * 3 >= outer.len() * 2 && outer.contains(&inner)
+/// `outer` (a line of `old_text`, [`loosely`]) holds the file's line `inner` (the same) with
+/// words added around it (an instruction's verb put in front: `raise FREE_SHIPPING_THRESHOLD =
+/// 50`). The line must be most of it, so a short line (`}`, `return x`) is not pointed at for
+/// any text holding it.
+fn holds(outer: &str, inner: &str) -> bool {
+    inner.len() >= 12 && inner.len() * 3 >= outer.len() * 2 && outer.contains(inner)
 }
 
 /// A small file's whole text, to copy `old_text` from at once: a model that guessed the old
