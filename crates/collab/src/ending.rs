@@ -264,7 +264,13 @@ fn decide(
                     "end_turn: {m}\nThat was this turn's last refusal: it ends here, waiting \
                      for the person's attention."
                 );
-                return Ok((Decided::End(text, consumer("needs_attention", None)), None));
+                // The detail is what the supervisor's pick-up and its spent-budget line say
+                // of how this ended.
+                let detail = format!("its end_turn arguments were refused twice, last: {m}");
+                return Ok((
+                    Decided::End(text, consumer("needs_attention", Some(detail))),
+                    None,
+                ));
             }
             return Ok((Decided::Bounce(format!("end_turn: {m}")), None));
         }

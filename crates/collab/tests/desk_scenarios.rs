@@ -525,7 +525,16 @@ async fn a_desk_ending_refused_twice_for_its_arguments_says_why_it_ends() {
         calls[1].result
     );
     match run.end_reason {
-        Some(EndReason::Consumer { code, .. }) => assert_eq!(code, "needs_attention"),
+        Some(EndReason::Consumer { code, detail }) => {
+            assert_eq!(code, "needs_attention");
+            // What the supervisor's lines say of how this attempt ended.
+            let detail = detail.unwrap_or_default();
+            assert!(
+                detail.starts_with("its end_turn arguments were refused twice, last: ")
+                    && detail.contains("disposition \"delegate\""),
+                "{detail}"
+            );
+        }
         other => panic!("expected needs_attention, got {other:?}"),
     }
 }
