@@ -290,6 +290,7 @@ fn scripts_in(dir: &Path, defs: &Definitions) -> anyhow::Result<BTreeMap<String,
                     script: Some(path.to_string_lossy().into_owned()),
                     takes_pictures: false,
                     thinking_levels: Vec::new(),
+                    max_output_tokens: None,
                 },
             );
         }

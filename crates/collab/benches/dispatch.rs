@@ -72,6 +72,7 @@ async fn main() {
         script: Some(path.display().to_string()),
         takes_pictures: false,
         thinking_levels: Vec::new(),
+        max_output_tokens: None,
     };
     let began = Instant::now();
     let mut gaps = Vec::with_capacity(bots);

@@ -211,6 +211,7 @@ fn scripted(dir: &Path, name: &str, json: &str) -> Result<EndpointSpec, String> 
         script: Some(path.display().to_string()),
         takes_pictures: false,
         thinking_levels: Vec::new(),
+        max_output_tokens: None,
     })
 }
 

@@ -32,6 +32,7 @@ impl Collab {
             script: Some(path.display().to_string()),
             takes_pictures: false,
             thinking_levels: Vec::new(),
+            max_output_tokens: None,
         };
         let made = self.store().write(|tx| {
             tx.create_bot(&NewBot {

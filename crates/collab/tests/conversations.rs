@@ -37,6 +37,7 @@ fn script(w: &World, name: &str, json: &str) -> EndpointSpec {
         script: Some(path.display().to_string()),
         takes_pictures: false,
         thinking_levels: Vec::new(),
+        max_output_tokens: None,
     }
 }
 
@@ -277,6 +278,7 @@ async fn the_demo_bot_is_offered_only_when_no_model_is_configured() {
                 script: None,
                 takes_pictures: false,
                 thinking_levels: Vec::new(),
+                max_output_tokens: None,
             },
         )
         .unwrap();
@@ -324,6 +326,7 @@ async fn invalid_requests_are_refused_with_what_is_wrong_and_write_nothing() {
             script: None,
             takes_pictures: false,
             thinking_levels: Vec::new(),
+            max_output_tokens: None,
         },
     );
     assert!(matches!(bad_role, Err(CollabError::Invalid(m)) if m.contains("unknown role")));

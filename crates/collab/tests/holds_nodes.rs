@@ -87,6 +87,7 @@ async fn a_hold_made_on_one_node_ends_the_turn_another_node_runs() {
                 script: Some(script.display().to_string()),
                 takes_pictures: false,
                 thinking_levels: Vec::new(),
+                max_output_tokens: None,
             }),
         })
         .unwrap()

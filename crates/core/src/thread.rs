@@ -60,7 +60,16 @@ pub struct EndpointSpec {
     /// default). Empty: nothing is sent.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub thinking_levels: Vec<String>,
+    /// The most tokens one reply of the model may run to, sent as the request's output cap
+    /// (the app's own short readings keep their smaller caps). Unset: an OpenAI-compatible
+    /// server's own default, and Anthropic's required cap of 4096.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_output_tokens: Option<u32>,
 }
+
+/// The largest output cap an endpoint may name: above every model's own limit, and low
+/// enough that a typo (an extra digit or two) is caught.
+pub const MAX_OUTPUT_TOKENS_LIMIT: u32 = 1_000_000;
 
 impl EndpointSpec {
     pub fn validate(&self) -> Result<(), String> {
@@ -102,6 +111,14 @@ impl EndpointSpec {
         {
             return Err(format!(
                 "thinking_levels: '{bad}' is not a level name (one word each, lightest first)"
+            ));
+        }
+        if let Some(n) = self.max_output_tokens
+            && !(1..=MAX_OUTPUT_TOKENS_LIMIT).contains(&n)
+        {
+            return Err(format!(
+                "max_output_tokens is {n}; it must be from 1 to {MAX_OUTPUT_TOKENS_LIMIT} \
+                 (the most tokens one reply of the model may run to)"
             ));
         }
         Ok(())
@@ -245,6 +262,7 @@ mod tests {
             script: None,
             takes_pictures: false,
             thinking_levels: Vec::new(),
+            max_output_tokens: None,
         };
         assert!(e.validate().unwrap_err().contains("http://"));
         e.base_url = None;
@@ -252,6 +270,27 @@ mod tests {
         assert!(e.validate().unwrap_err().contains("unknown endpoint kind"));
         e.kind = "scripted".into();
         assert!(e.validate().unwrap_err().contains("script"));
+    }
+
+    #[test]
+    fn an_output_cap_of_zero_or_past_the_limit_is_refused_by_name() {
+        let mut e: EndpointSpec =
+            serde_json::from_str(r#"{"kind":"anthropic","model":"m"}"#).unwrap();
+        assert_eq!(e.max_output_tokens, None);
+        for bad in [0, MAX_OUTPUT_TOKENS_LIMIT + 1] {
+            e.max_output_tokens = Some(bad);
+            let err = e.validate().unwrap_err();
+            assert!(
+                err.starts_with(&format!(
+                    "max_output_tokens is {bad}; it must be from 1 to "
+                )),
+                "{err}"
+            );
+        }
+        e.max_output_tokens = Some(32_000);
+        assert_eq!(e.validate(), Ok(()));
+        let text = serde_json::to_string(&e).unwrap();
+        assert!(text.contains(r#""max_output_tokens":32000"#), "{text}");
     }
 
     #[test]

@@ -178,6 +178,29 @@ impl Checked {
 
 /// Look a call up, parse its arguments and, for a call with a side effect, pass the guards.
 /// Writes nothing.
+/// A call whose arguments the reply's output cap cut off (the reply ended `length` with them
+/// still open): the model is told that, not only that they are not JSON, so that it makes the
+/// call smaller rather than sending the same call again to be cut at the same place. `cap`:
+/// the cap the request went out with, when known.
+pub(crate) fn cut_at_cap(call: &ToolCall, cap: Option<u32>) -> Option<Checked> {
+    let raw = call.arguments.trim();
+    if raw.is_empty() || serde_json::from_str::<serde_json::Value>(raw).is_ok() {
+        return None;
+    }
+    let limit = match cap {
+        Some(n) => format!("the most one reply may run to ({n} tokens)"),
+        None => "the most its server lets one reply run to".to_string(),
+    };
+    Some(Checked::Done(Dispatched::error(format!(
+        "{}: your reply reached {limit} before this call's arguments ended ({} characters \
+         came); nothing was run. Make the call smaller: write a long file in parts (write_file \
+         with the first part, then edit_file adding each next part after its last lines), and \
+         put less text before the call.",
+        call.name,
+        raw.chars().count()
+    ))))
+}
+
 pub(crate) fn check(engine: &Engine, live: &LiveRun, thread: &Thread, call: &ToolCall) -> Checked {
     // A change the person sent while this hop ran: its calls not yet run wait for the model to
     // read it (TURN-4). The steer joins the context at the next call.

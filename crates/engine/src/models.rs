@@ -76,6 +76,7 @@ impl RoleTable {
         cfg.retry = self.retry.clone();
         cfg.takes_pictures = spec.takes_pictures;
         cfg.thinking_levels = spec.thinking_levels.clone();
+        cfg.max_output_tokens = spec.max_output_tokens;
         if let Some(var) = &spec.api_key_env {
             let key = (self.secrets)(var)
                 .filter(|k| !k.trim().is_empty())
@@ -156,6 +157,7 @@ mod tests {
             script: None,
             takes_pictures: false,
             thinking_levels: Vec::new(),
+            max_output_tokens: None,
         }
     }
 
@@ -190,5 +192,28 @@ mod tests {
         assert!(!t.resolve(&agent).unwrap().provider.takes_pictures());
         agent.role = "eyes".into();
         assert!(t.resolve(&agent).unwrap().provider.takes_pictures());
+    }
+
+    #[test]
+    fn an_endpoints_output_cap_reaches_its_provider() {
+        let mut t = RoleTable::new(Arc::new(|_| Some("k".into())));
+        t.set_role("default", spec("openai")).unwrap();
+        let mut capped = spec("openai");
+        capped.max_output_tokens = Some(16_000);
+        t.set_role("long", capped).unwrap();
+        let mut agent = AgentBinding::new("a", "");
+        assert_eq!(t.resolve(&agent).unwrap().provider.output_cap(), None);
+        agent.role = "long".into();
+        assert_eq!(
+            t.resolve(&agent).unwrap().provider.output_cap(),
+            Some(16_000)
+        );
+        let mut zero = spec("openai");
+        zero.max_output_tokens = Some(0);
+        assert!(
+            t.set_role("none", zero)
+                .unwrap_err()
+                .contains("max_output_tokens")
+        );
     }
 }

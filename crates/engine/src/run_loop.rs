@@ -327,6 +327,7 @@ async fn drive_loop(engine: &Engine, live: &Arc<LiveRun>) -> Result<EndReason, L
             step.root,
             record,
             &response,
+            troupe_llm::output_cap(request.max_tokens, model.provider.output_cap()),
             &mut streaks,
             limits.failure_streak_report,
         )

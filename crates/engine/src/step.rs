@@ -175,6 +175,23 @@ fn finish_of(response: &ModelResponse) -> Finish {
     }
 }
 
+/// The reply ended at its output cap (the cap it went out with, when known): a call it left
+/// unfinished is answered by [`dispatch::cut_at_cap`].
+#[derive(Clone, Copy)]
+struct CapCut(Option<u32>);
+
+/// Check a call as dispatch does, unless the output cap cut it off.
+fn check_call(
+    engine: &Engine,
+    live: &LiveRun,
+    thread: &Thread,
+    call: &ToolCall,
+    cut: Option<CapCut>,
+) -> Checked {
+    cut.and_then(|CapCut(cap)| dispatch::cut_at_cap(call, cap))
+        .unwrap_or_else(|| dispatch::check(engine, live, thread, call))
+}
+
 /// Write the step: the model call's record and the reply, the tool calls run and settled.
 #[allow(clippy::too_many_arguments)]
 pub(crate) async fn commit(
@@ -184,6 +201,7 @@ pub(crate) async fn commit(
     root: Option<MessageId>,
     record: ModelCallRecord,
     response: &ModelResponse,
+    output_cap: Option<u32>,
     streaks: &mut FailureStreaks,
     streak_report: u32,
 ) -> Result<Committed, LoopExit> {
@@ -196,6 +214,7 @@ pub(crate) async fn commit(
         root,
         record,
         response,
+        output_cap,
         streaks,
         streak_report,
     )
@@ -212,13 +231,15 @@ async fn commit_calls(
     root: Option<MessageId>,
     record: ModelCallRecord,
     response: &ModelResponse,
+    output_cap: Option<u32>,
     streaks: &mut FailureStreaks,
     streak_report: u32,
 ) -> Result<Committed, LoopExit> {
     let calls = &response.tool_calls;
+    let cut = (response.finish == FinishReason::Length).then_some(CapCut(output_cap));
     let checked: Vec<Checked> = calls
         .iter()
-        .map(|c| dispatch::check(engine, live, thread, c))
+        .map(|c| check_call(engine, live, thread, c, cut))
         .collect();
     let message = NewMessage {
         thread_id: live.thread_id,
@@ -255,6 +276,7 @@ async fn commit_calls(
         message,
         calls,
         checked,
+        cut,
         streaks,
         streak_report,
     )
@@ -333,6 +355,7 @@ async fn commit_per_effect(
     message: NewMessage,
     calls: &[ToolCall],
     checked: Vec<Checked>,
+    cut: Option<CapCut>,
     streaks: &mut FailureStreaks,
     streak_report: u32,
 ) -> Result<Committed, LoopExit> {
@@ -363,7 +386,7 @@ async fn commit_per_effect(
         }
         let this = match next.take() {
             Some(c) => c,
-            None => dispatch::check(engine, live, thread, call),
+            None => check_call(engine, live, thread, call, cut),
         };
         let started = Instant::now();
         let d = dispatch::run(
@@ -388,7 +411,7 @@ async fn commit_per_effect(
             // After a call that ended the run, the rest are answered without running.
             next = Some(match &ends_run {
                 Some(r) => Checked::Done(Dispatched::skipped(r)),
-                None => dispatch::check(engine, live, thread, &calls[i + 1]),
+                None => check_call(engine, live, thread, &calls[i + 1], cut),
             });
         }
         let start = next.as_ref().and_then(Checked::effect).cloned();

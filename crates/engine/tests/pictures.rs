@@ -272,6 +272,7 @@ async fn an_endpoint_marked_as_taking_pictures_gets_the_marker_stored() {
                     script: Some(script.display().to_string()),
                     takes_pictures,
                     thinking_levels: Vec::new(),
+                    max_output_tokens: None,
                 },
             )
             .unwrap();

@@ -190,6 +190,51 @@ async fn bad_tool_input_becomes_a_result_and_three_failures_in_a_row_are_reporte
     assert!(results[3].contains("unknown tool"), "{}", results[3]);
 }
 
+/// A reply the output cap ended: a call it finished runs, the call it cut is refused saying
+/// the cap cut it (with the cap's size) and how to make it smaller, and nothing of it runs.
+#[tokio::test]
+async fn a_call_the_output_cap_cut_off_is_told_so_and_not_run() {
+    let h = build(
+        vec![
+            Reply::CutTools(vec![
+                call(
+                    "a",
+                    "write_file",
+                    r#"{"path":"first.txt","content":"whole"}"#,
+                ),
+                call(
+                    "b",
+                    "write_file",
+                    r#"{"path":"big.txt","content":"line 1\nline"#,
+                ),
+            ]),
+            Reply::Text("split it".into()),
+        ],
+        |b| b,
+    );
+    h.provider
+        .cap
+        .store(4096, std::sync::atomic::Ordering::SeqCst);
+    let (_, run) = run_task(&h, "write the files").await;
+    assert_eq!(run.end_reason, Some(EndReason::Completed));
+    let results = call_results(&h, &run);
+    assert!(!results[0].contains("output"), "{}", results[0]);
+    assert_eq!(
+        std::fs::read_to_string(h.workspace.join("first.txt")).unwrap(),
+        "whole"
+    );
+    assert!(
+        results[1].starts_with(
+            "write_file: your reply reached the most one reply may run to (4096 tokens) before \
+             this call's arguments ended (41 characters came); nothing was run. Make the call \
+             smaller: write a long file in parts"
+        ),
+        "{}",
+        results[1]
+    );
+    assert!(!h.workspace.join("big.txt").exists());
+}
+
 /// A refused edit sent again after only a read (which changes nothing the edit meets) is a
 /// repeat too; a write between makes the same refusal news again.
 #[tokio::test]

@@ -18,6 +18,8 @@ pub const DEFAULT_MAX_TOKENS: u32 = 4096;
 
 pub struct AnthropicProvider {
     http: HttpTarget,
+    /// Every request names a cap (the API requires one): the endpoint's, else the default.
+    max_output_tokens: u32,
     url: String,
 }
 
@@ -30,7 +32,11 @@ impl AnthropicProvider {
         } else {
             format!("{}/v1/messages", http.endpoint)
         };
-        Ok(AnthropicProvider { http, url })
+        Ok(AnthropicProvider {
+            http,
+            url,
+            max_output_tokens: cfg.max_output_tokens.unwrap_or(DEFAULT_MAX_TOKENS),
+        })
     }
 
     async fn attempt(
@@ -38,13 +44,18 @@ impl AnthropicProvider {
         req: &ModelRequest,
         events: &UnboundedSender<StreamEvent>,
     ) -> Result<ModelResponse, LlmError> {
+        let mut body = request_body(&self.http.model, req);
+        body["max_tokens"] = json!(
+            crate::output_cap(req.max_tokens, Some(self.max_output_tokens))
+                .unwrap_or(self.max_output_tokens)
+        );
         let mut rb = self
             .http
             .client
             .post(&self.url)
             .header("anthropic-version", API_VERSION)
             .header("accept", "text/event-stream")
-            .json(&request_body(&self.http.model, req));
+            .json(&body);
         if let Some(key) = &self.http.api_key {
             rb = rb.header("x-api-key", key);
         }
@@ -71,6 +82,10 @@ impl Provider for AnthropicProvider {
     /// Claude models take pictures.
     fn takes_pictures(&self) -> bool {
         true
+    }
+
+    fn output_cap(&self) -> Option<u32> {
+        Some(self.max_output_tokens)
     }
 
     async fn complete_once(

@@ -32,7 +32,7 @@ pub use script::{
 pub use scripted::ScriptedProvider;
 pub use types::{
     ChatMessage, EndpointConfig, FinishReason, ImagePart, ModelRequest, ModelResponse,
-    ProviderKind, RetryPolicy, StreamEvent, ToolCall, ToolSpec, Usage,
+    ProviderKind, RetryPolicy, StreamEvent, ToolCall, ToolSpec, Usage, output_cap,
 };
 
 /// Request bodies as sent on the wire (useful for records and debugging).
@@ -50,6 +50,11 @@ pub trait Provider: Send + Sync {
     /// Pictures should only be sent to a provider that answers true.
     fn takes_pictures(&self) -> bool {
         false
+    }
+    /// The most tokens a reply may run to when the request names no cap of its own, where
+    /// the endpoint or its protocol sets one; `None`: the server's own default.
+    fn output_cap(&self) -> Option<u32> {
+        None
     }
     /// One model call attempt (no retries). Streams deltas into `events` as
     /// they arrive and returns the assembled response. Returns
@@ -83,7 +88,9 @@ pub fn build_provider(cfg: EndpointConfig) -> Result<Arc<dyn Provider>, LlmError
             if !cfg.model.trim().is_empty() {
                 p = p.with_model(cfg.model);
             }
-            p = p.with_takes_pictures(cfg.takes_pictures);
+            p = p
+                .with_takes_pictures(cfg.takes_pictures)
+                .with_output_cap(cfg.max_output_tokens);
             Arc::new(p)
         }
     })

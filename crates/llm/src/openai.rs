@@ -20,6 +20,7 @@ pub struct OpenAiProvider {
     /// The lightest of the endpoint's thinking levels, sent as `reasoning_effort` when a
     /// request asks for it.
     lightest_level: Option<String>,
+    max_output_tokens: Option<u32>,
 }
 
 impl OpenAiProvider {
@@ -30,6 +31,7 @@ impl OpenAiProvider {
             http,
             takes_pictures: cfg.takes_pictures,
             lightest_level: cfg.thinking_levels.first().cloned(),
+            max_output_tokens: cfg.max_output_tokens,
         })
     }
 
@@ -40,6 +42,9 @@ impl OpenAiProvider {
     ) -> Result<ModelResponse, LlmError> {
         let url = format!("{}/chat/completions", self.http.endpoint);
         let mut body = request_body(&self.http.model, req, self.cap_field);
+        if let Some(n) = crate::output_cap(req.max_tokens, self.max_output_tokens) {
+            body[self.cap_field] = json!(n);
+        }
         if req.lightest_thinking
             && let Some(level) = &self.lightest_level
         {
@@ -76,6 +81,10 @@ impl Provider for OpenAiProvider {
 
     fn takes_pictures(&self) -> bool {
         self.takes_pictures
+    }
+
+    fn output_cap(&self) -> Option<u32> {
+        self.max_output_tokens
     }
 
     async fn complete_once(

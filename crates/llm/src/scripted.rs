@@ -17,6 +17,7 @@ pub struct ScriptedProvider {
     endpoint: String,
     model: String,
     takes_pictures: bool,
+    output_cap: Option<u32>,
 }
 
 impl ScriptedProvider {
@@ -29,6 +30,7 @@ impl ScriptedProvider {
             endpoint: format!("scripted:{label}"),
             model: "scripted".to_string(),
             takes_pictures: false,
+            output_cap: None,
             script,
         }
     }
@@ -41,6 +43,13 @@ impl ScriptedProvider {
     /// Mark the scripted model as taking pictures (its replies still ignore them).
     pub fn with_takes_pictures(mut self, takes_pictures: bool) -> Self {
         self.takes_pictures = takes_pictures;
+        self
+    }
+
+    /// The endpoint's output cap, reported as a real provider's is (the script's replies are
+    /// what they are: a step ends `length` only where the script says so).
+    pub fn with_output_cap(mut self, cap: Option<u32>) -> Self {
+        self.output_cap = cap;
         self
     }
 
@@ -202,6 +211,10 @@ impl Provider for ScriptedProvider {
 
     fn takes_pictures(&self) -> bool {
         self.takes_pictures
+    }
+
+    fn output_cap(&self) -> Option<u32> {
+        self.output_cap
     }
 
     async fn complete_once(

@@ -91,6 +91,9 @@ pub struct EndpointConfig {
     /// The thinking levels the model lists, lightest first; a request asking for the lightest
     /// ([`ModelRequest::lightest_thinking`]) sends the first as `reasoning_effort`.
     pub thinking_levels: Vec<String>,
+    /// The most tokens one reply may run to: sent as every request's cap, or as a smaller
+    /// cap a request names itself ([`output_cap`]).
+    pub max_output_tokens: Option<u32>,
 }
 
 impl EndpointConfig {
@@ -105,6 +108,7 @@ impl EndpointConfig {
             retry: RetryPolicy::default(),
             takes_pictures: false,
             thinking_levels: Vec::new(),
+            max_output_tokens: None,
         }
     }
 
@@ -312,4 +316,13 @@ pub enum StreamEvent {
         index: usize,
         delta: String,
     },
+}
+
+/// The cap a request goes out with: the smaller of the request's own (the app's short
+/// readings name one) and the endpoint's; either alone when the other is unset.
+pub fn output_cap(asked: Option<u32>, endpoint: Option<u32>) -> Option<u32> {
+    match (asked, endpoint) {
+        (Some(a), Some(e)) => Some(a.min(e)),
+        (a, e) => a.or(e),
+    }
 }

@@ -349,3 +349,27 @@ fn an_anthropic_endpoint_takes_pictures() {
     assert!(!cfg.takes_pictures);
     assert!(build_provider(cfg).unwrap().takes_pictures());
 }
+
+#[tokio::test]
+async fn an_endpoints_output_cap_replaces_the_default_and_a_smaller_asked_cap_wins() {
+    let reply = || Reply::Sse(anthropic_sse(&text_stream(&["ok"])), End::Close);
+    let srv = FakeServer::start(vec![reply(), reply(), reply()]).await;
+    let plain = build_provider(config(ProviderKind::Anthropic, &srv.base, "claude-x")).unwrap();
+    assert_eq!(plain.output_cap(), Some(4096), "the API requires a cap");
+    let mut cfg = config(ProviderKind::Anthropic, &srv.base, "claude-x");
+    cfg.max_output_tokens = Some(32_000);
+    let p = build_provider(cfg).unwrap();
+    assert_eq!(p.output_cap(), Some(32_000));
+    let mut r = req();
+    once(p.as_ref(), &r).await.0.unwrap();
+    r.max_tokens = Some(256);
+    once(p.as_ref(), &r).await.0.unwrap();
+    r.max_tokens = None;
+    once(plain.as_ref(), &r).await.0.unwrap();
+    let caps: Vec<Value> = srv
+        .requests()
+        .iter()
+        .map(|q| q.body["max_tokens"].clone())
+        .collect();
+    assert_eq!(caps, vec![json!(32_000), json!(256), json!(4096)]);
+}

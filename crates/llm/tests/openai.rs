@@ -619,3 +619,23 @@ async fn a_reading_asks_for_the_lightest_thinking_level_the_endpoint_lists() {
         .collect();
     assert_eq!(sent, [json!("minimal"), Value::Null, Value::Null]);
 }
+
+#[tokio::test]
+async fn an_endpoints_output_cap_goes_out_and_a_smaller_asked_cap_wins() {
+    let srv = FakeServer::start(vec![good_stream(), good_stream(), good_stream()]).await;
+    let mut cfg = config(ProviderKind::OpenAi, &srv.base, "qwen");
+    cfg.max_output_tokens = Some(8000);
+    let p = build_provider(cfg).unwrap();
+    assert_eq!(p.output_cap(), Some(8000));
+    let mut r = simple_request();
+    for asked in [None, Some(256), Some(9000)] {
+        r.max_tokens = asked;
+        once(p.as_ref(), &r).await.0.unwrap();
+    }
+    let caps: Vec<Value> = srv
+        .requests()
+        .iter()
+        .map(|q| q.body["max_tokens"].clone())
+        .collect();
+    assert_eq!(caps, vec![json!(8000), json!(256), json!(8000)]);
+}

@@ -117,6 +117,7 @@ fn script(dir: &std::path::Path) -> EndpointSpec {
         script: Some(path.display().to_string()),
         takes_pictures: false,
         thinking_levels: Vec::new(),
+        max_output_tokens: None,
     }
 }
 

@@ -187,6 +187,7 @@ async fn run(o: Opts) {
                         script: Some(script.display().to_string()),
                         takes_pictures: false,
                         thinking_levels: Vec::new(),
+                        max_output_tokens: None,
                     }),
                 })
                 .unwrap()

@@ -88,6 +88,7 @@ async fn job(app: &TestApp) -> Job {
                 script: Some(reader),
                 takes_pictures: false,
                 thinking_levels: Vec::new(),
+                max_output_tokens: None,
             },
         )
         .unwrap();

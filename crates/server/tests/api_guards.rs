@@ -356,6 +356,7 @@ async fn api_key_env_outside_patterns_refused() {
                     script: None,
                     takes_pictures: false,
                     thinking_levels: Vec::new(),
+                    max_output_tokens: None,
                 }),
                 scripted: false,
             })

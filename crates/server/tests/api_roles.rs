@@ -34,8 +34,8 @@ async fn a_role_is_set_and_listed() {
         ])
     );
 
-    // Setting again replaces.
-    let other = json!({"kind": "openai", "model": "m2"});
+    // Setting again replaces; an output cap is kept as given.
+    let other = json!({"kind": "openai", "model": "m2", "max_output_tokens": 16000});
     app.put("/v1/roles/review", other.clone()).await.expect(200);
     let list = app.get("/v1/roles").await.expect(200);
     assert_eq!(list[1]["endpoint"], other);
@@ -66,6 +66,23 @@ async fn bad_roles_and_endpoints_are_refused_and_change_nothing() {
         app.put("/v1/roles/scribe", body)
             .await
             .expect_error(422, "invalid");
+    }
+    for (cap, says) in [
+        (
+            json!(0),
+            "max_output_tokens is 0; it must be from 1 to 1000000",
+        ),
+        (json!(-5), "max_output_tokens"),
+        (json!("lots"), "max_output_tokens"),
+    ] {
+        let a = app
+            .put(
+                "/v1/roles/scribe",
+                json!({"kind": "openai", "model": "m", "max_output_tokens": cap}),
+            )
+            .await;
+        a.expect_error(422, "invalid");
+        assert!(a.message().contains(says), "{cap}: {}", a.message());
     }
     let a = app
         .send(

@@ -75,6 +75,7 @@ fn scripted_session(d: &Daemon, dir: &Path) -> SessionId {
                 script: Some(script.display().to_string()),
                 takes_pictures: false,
                 thinking_levels: Vec::new(),
+                max_output_tokens: None,
             }),
         })
         .unwrap();

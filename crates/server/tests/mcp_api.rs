@@ -413,6 +413,7 @@ fn endpoint(key: &str) -> troupe_core::thread::EndpointSpec {
         script: None,
         takes_pictures: false,
         thinking_levels: Vec::new(),
+        max_output_tokens: None,
     }
 }
 

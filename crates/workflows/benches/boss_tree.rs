@@ -150,6 +150,7 @@ async fn main() {
                 script: Some(script_path.display().to_string()),
                 takes_pictures: false,
                 thinking_levels: Vec::new(),
+                max_output_tokens: None,
             }),
         })
         .unwrap();

@@ -47,6 +47,7 @@ fn default_model(w: &World) {
                 script: None,
                 takes_pictures: false,
                 thinking_levels: Vec::new(),
+                max_output_tokens: None,
             },
         )
         .unwrap();

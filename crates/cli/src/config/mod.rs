@@ -305,6 +305,9 @@ struct FileEndpoint {
     /// The thinking levels its model lists, lightest first (sent as `reasoning_effort`).
     #[serde(default)]
     thinking_levels: Vec<String>,
+    /// The most tokens one reply of the model may run to.
+    #[serde(default)]
+    max_output_tokens: Option<u32>,
 }
 
 fn strict_endpoints<'de, D: Deserializer<'de>>(
@@ -322,6 +325,7 @@ fn strict_endpoints<'de, D: Deserializer<'de>>(
                 script: e.script,
                 takes_pictures: e.takes_pictures,
                 thinking_levels: e.thinking_levels,
+                max_output_tokens: e.max_output_tokens,
             };
             (name, spec)
         })
@@ -553,6 +557,7 @@ impl Config {
                 script: Some(absolute(Path::new(script), FLAGS_ENDPOINT)?),
                 takes_pictures: false,
                 thinking_levels: Vec::new(),
+                max_output_tokens: None,
             }
         } else if base_url.is_some() || provider.is_some() {
             let Some(model) = model else {
@@ -582,6 +587,7 @@ impl Config {
                 script: None,
                 takes_pictures: false,
                 thinking_levels: Vec::new(),
+                max_output_tokens: None,
             }
         } else if model.is_some() || api_key_env.is_some() {
             let what = if model.is_some() {

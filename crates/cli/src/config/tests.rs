@@ -41,6 +41,7 @@ fn openai(model: &str) -> EndpointSpec {
         script: None,
         takes_pictures: false,
         thinking_levels: Vec::new(),
+        max_output_tokens: None,
     }
 }
 
@@ -150,6 +151,20 @@ fn an_endpoint_may_list_its_models_thinking_levels() {
     let e =
         err("[endpoints.g]\nkind = \"openai\"\nmodel = \"m\"\nthinking_levels = [\"very low\"]\n");
     assert!(e.contains("'very low' is not a level name"), "{e}");
+}
+
+#[test]
+fn an_endpoint_may_cap_its_replies_and_a_zero_cap_is_refused() {
+    let c = parse("[endpoints.claude]\nkind = \"anthropic\"\nmodel = \"claude-x\"\nmax_output_tokens = 32000\n[roles]\ndefault = \"claude\"\n").unwrap();
+    assert_eq!(
+        c.role_endpoints()["default"].max_output_tokens,
+        Some(32_000)
+    );
+    let e = err("[endpoints.c]\nkind = \"anthropic\"\nmodel = \"m\"\nmax_output_tokens = 0\n");
+    assert!(
+        e.contains("max_output_tokens is 0; it must be from 1 to"),
+        "{e}"
+    );
 }
 
 #[test]
@@ -413,6 +428,7 @@ fn base_url_and_model_replace_default_with_openai() {
             script: None,
             takes_pictures: false,
             thinking_levels: Vec::new(),
+            max_output_tokens: None,
         }
     );
     // The file's endpoint itself is untouched.

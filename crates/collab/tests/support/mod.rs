@@ -53,6 +53,7 @@ pub fn script(w: &World, name: &str, json: &str) -> EndpointSpec {
         script: Some(path.display().to_string()),
         takes_pictures: false,
         thinking_levels: Vec::new(),
+        max_output_tokens: None,
     }
 }
 

@@ -23,6 +23,8 @@ use troupe_store::NewThread;
 pub enum Reply {
     Text(String),
     Tools(String, Vec<ToolCall>),
+    /// A reply the output cap ended (`length`) with these calls, the last perhaps cut.
+    CutTools(Vec<ToolCall>),
     /// Tool calls whose arguments stream in three pieces, as a provider's do.
     StreamedTools(Vec<ToolCall>),
     Error(LlmError),
@@ -47,6 +49,8 @@ pub struct QueueProvider {
     pub requests: Mutex<Vec<ModelRequest>>,
     /// What `Provider::takes_pictures` answers (false unless a test sets it).
     pub pictures: AtomicBool,
+    /// What `Provider::output_cap` answers; 0: none.
+    pub cap: std::sync::atomic::AtomicU32,
 }
 
 impl QueueProvider {
@@ -55,6 +59,7 @@ impl QueueProvider {
             replies: Mutex::new(replies.into()),
             requests: Mutex::new(Vec::new()),
             pictures: AtomicBool::new(false),
+            cap: Default::default(),
         })
     }
     pub fn push(&self, r: Reply) {
@@ -101,6 +106,9 @@ impl Provider for QueueProvider {
     fn takes_pictures(&self) -> bool {
         self.pictures.load(Ordering::SeqCst)
     }
+    fn output_cap(&self) -> Option<u32> {
+        Some(self.cap.load(Ordering::SeqCst)).filter(|n| *n > 0)
+    }
     async fn complete_once(
         &self,
         req: &ModelRequest,
@@ -116,6 +124,10 @@ impl Provider for QueueProvider {
                 Ok(response(t, vec![]))
             }
             Some(Reply::Tools(t, calls)) => Ok(response(t, calls)),
+            Some(Reply::CutTools(calls)) => Ok(ModelResponse {
+                finish: FinishReason::Length,
+                ..response(String::new(), calls)
+            }),
             Some(Reply::StreamedTools(calls)) => {
                 for (index, c) in calls.iter().enumerate() {
                     let _ = events.send(StreamEvent::ToolCallStart {

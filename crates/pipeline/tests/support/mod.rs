@@ -164,6 +164,7 @@ impl Rig {
                     script: Some(path.to_string_lossy().into_owned()),
                     takes_pictures: false,
                     thinking_levels: Vec::new(),
+                    max_output_tokens: None,
                 },
             );
         }

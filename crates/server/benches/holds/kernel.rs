@@ -204,6 +204,7 @@ fn world(steps: usize) -> World {
                 script: Some(script.display().to_string()),
                 takes_pictures: false,
                 thinking_levels: Vec::new(),
+                max_output_tokens: None,
             }),
         })
         .unwrap()

@@ -210,6 +210,7 @@ pub async fn make_part(o: &Opts) {
                         script: Some(script.display().to_string()),
                         takes_pictures: false,
                         thinking_levels: Vec::new(),
+                        max_output_tokens: None,
                     }),
                 })
                 .unwrap()
