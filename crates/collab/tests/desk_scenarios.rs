@@ -538,3 +538,42 @@ async fn a_desk_ending_refused_twice_for_its_arguments_says_why_it_ends() {
         other => panic!("expected needs_attention, got {other:?}"),
     }
 }
+
+/// SV-7: the pick-up of a desk that spent its refusals on `end_turn`'s arguments tells the Bot
+/// what its last call was answered, not only what it sent: told only the call, a Bot sends the
+/// same refused call again.
+#[tokio::test]
+async fn a_pickup_after_a_refused_call_says_what_that_call_was_answered() {
+    let w = world();
+    let bad = r##"{"name":"end_turn","arguments":{"reason":"maybe"}}"##;
+    let alpha = bot(
+        &w,
+        "Alpha",
+        &format!(
+            r#"{{"steps":[{{"tool_calls":[{bad}]}},{{"tool_calls":[{bad}]}},{{"text":"I am well."}}],"on_exhausted":"repeat_last"}}"#
+        ),
+    );
+    let s = group(&w, &[alpha]);
+    let desk = thread_of(&w, s, alpha);
+    let mut events = w.collab.store().subscribe();
+    w.collab
+        .post_line(s, "@Alpha how are you".into(), None)
+        .await
+        .unwrap();
+    runs_ended(&mut events, desk, 1).await;
+    w.collab.supervise().unwrap();
+    runs_ended(&mut events, desk, 1).await;
+    let pickup = w
+        .collab
+        .store()
+        .read(|tx| tx.messages(desk, None, u32::MAX))
+        .unwrap()
+        .into_iter()
+        .map(|m| m.text())
+        .find(|t| t.starts_with("This work needed attention."))
+        .expect("the pick-up line");
+    assert!(
+        pickup.contains(r#"Its last step: end_turn {"reason":"maybe"} (its answer: "end_turn: "#),
+        "{pickup}"
+    );
+}

@@ -305,7 +305,7 @@ async fn drive_loop(engine: &Engine, live: &Arc<LiveRun>) -> Result<EndReason, L
                 .ok()
                 .map(|r| r.finish.as_str().to_string()),
         };
-        let response = match outcome.result {
+        let mut response = match outcome.result {
             Ok(r) => r,
             Err(e) => {
                 owned_write(engine, live, |tx| {
@@ -319,6 +319,7 @@ async fn drive_loop(engine: &Engine, live: &Arc<LiveRun>) -> Result<EndReason, L
             }
         };
         live.take_partial();
+        crate::step::mend_numbers(&mut response.tool_calls, &request.tools);
 
         let committed = crate::step::commit(
             engine,

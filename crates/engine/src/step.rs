@@ -175,6 +175,20 @@ fn finish_of(response: &ModelResponse) -> Finish {
     }
 }
 
+/// A number the model sent as a string where the tool's schema takes only a number is read as
+/// the number (`troupe_tools::numbers_as_schema_says`): the call stored, shown again and run is
+/// the mended one, so the model's next request also shows the shape the tool takes.
+pub(crate) fn mend_numbers(calls: &mut [ToolCall], tools: &[troupe_llm::ToolSpec]) {
+    for c in calls {
+        if let Some(spec) = tools.iter().find(|t| t.name == c.name)
+            && let Some(mended) =
+                troupe_tools::numbers_as_schema_says(&c.arguments, &spec.parameters)
+        {
+            c.arguments = mended;
+        }
+    }
+}
+
 /// The reply ended at its output cap (the cap it went out with, when known): a call it left
 /// unfinished is answered by [`dispatch::cut_at_cap`].
 #[derive(Clone, Copy)]

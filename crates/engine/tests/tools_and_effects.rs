@@ -235,6 +235,41 @@ async fn a_call_the_output_cap_cut_off_is_told_so_and_not_run() {
     assert!(!h.workspace.join("big.txt").exists());
 }
 
+/// A whole number sent as a string where the tool's schema takes only an integer is read as the
+/// number: the call runs, and the stored call (what the model is shown again) has the number.
+#[tokio::test]
+async fn a_number_sent_as_a_string_is_read_as_the_number_the_schema_takes() {
+    let h = build(
+        vec![
+            Reply::Tools(
+                String::new(),
+                vec![call(
+                    "a",
+                    "read_file",
+                    r#"{"path":"lines.txt","offset_line":"2","limit_lines":"1"}"#,
+                )],
+            ),
+            Reply::Text("read".into()),
+        ],
+        |b| b,
+    );
+    std::fs::write(h.workspace.join("lines.txt"), "one\ntwo\nthree\n").unwrap();
+    let (_, run) = run_task(&h, "read line two").await;
+    let results = call_results(&h, &run);
+    assert!(
+        results[0].contains("two") && !results[0].contains("three"),
+        "{}",
+        results[0]
+    );
+    let stored = h.engine.store().read(|tx| tx.tool_calls(run.id)).unwrap();
+    let args: serde_json::Value = serde_json::from_str(&stored[0].arguments).unwrap();
+    assert_eq!(args["offset_line"], 2);
+    assert_eq!(args["limit_lines"], 1);
+    let asked_again = &h.provider.requests()[1];
+    let shown = serde_json::to_string(&asked_again.messages).unwrap();
+    assert!(shown.contains(r#"\"offset_line\":2"#), "{shown}");
+}
+
 /// A refused edit sent again after only a read (which changes nothing the edit meets) is a
 /// repeat too; a write between makes the same refusal news again.
 #[tokio::test]

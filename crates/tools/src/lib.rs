@@ -14,6 +14,7 @@ mod env;
 mod error;
 mod fs_tools;
 mod group_reaper;
+mod lenient;
 mod picture;
 mod process_group;
 mod shell;
@@ -30,6 +31,7 @@ pub use edit::MAX_EDIT_BYTES;
 pub use env::{SHELL_ENV_WHITELIST, ShellEnv};
 pub use error::{ArgError, ToolError};
 pub use fs_tools::{MAX_LIST_ENTRIES, MAX_READ_BYTES};
+pub use lenient::numbers_as_schema_says;
 pub use picture::{
     MAX_PICTURE_BYTES, Picture, is_picture_path, load_picture, parse_picture_marker,
     picture_marker, sniff_media_type,

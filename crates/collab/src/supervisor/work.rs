@@ -325,11 +325,23 @@ pub(super) fn bot_unusable(tx: &Tx<'_>, bot: BotId) -> Result<bool, StoreError> 
     })
 }
 
-/// The cut segment's last step, for the pick-up line: its newest tool call, or how it failed.
+/// The cut segment's last step, for the pick-up line: its newest tool call (with its answer
+/// when that was not `ok`: a Bot told only its call sends the same refused call again), or how
+/// it failed.
 fn last_step(tx: &Tx<'_>, run: &RunRecord) -> Result<Option<String>, StoreError> {
     if let Some(call) = tx.tool_calls(run.id)?.pop() {
         let args: String = call.arguments.chars().take(120).collect();
-        return Ok(Some(format!("{} {}", call.name, args)));
+        let answer = if call.status == "ok" {
+            String::new()
+        } else {
+            let first = call.result.lines().next().unwrap_or_default().trim();
+            let mut clipped: String = first.chars().take(200).collect();
+            if first.chars().count() > 200 {
+                clipped.push('…');
+            }
+            format!(" (its answer: \"{clipped}\")")
+        };
+        return Ok(Some(format!("{} {args}{answer}", call.name)));
     }
     Ok(run
         .end_reason
