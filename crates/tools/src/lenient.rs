@@ -56,10 +56,10 @@ fn number_for(s: &str, schema: &Value) -> Option<Number> {
         return None;
     }
     let s = s.trim();
-    if takes(schema, "integer") || takes(schema, "number") {
-        if let Ok(n) = s.parse::<i64>() {
-            return Some(n.into());
-        }
+    if (takes(schema, "integer") || takes(schema, "number"))
+        && let Ok(n) = s.parse::<i64>()
+    {
+        return Some(n.into());
     }
     if takes(schema, "number") {
         return s
