@@ -68,7 +68,13 @@ pub(crate) fn edit_file(ws: &Workspace, args: &EditFileArgs) -> Result<String, T
     };
     let lines = match_lines(&text, &old);
     match lines.len() {
-        0 => return Err(not_found(&text, &args.old_text, shown)),
+        0 => {
+            let elsewhere = crate::elsewhere::files_holding(ws, &path, &args.old_text, 3);
+            return Err(match elsewhere.as_slice() {
+                [] => not_found(&text, &args.old_text, shown),
+                found => in_another_file(shown, found),
+            });
+        }
         // Checked once the text is found: a model that sends its new version twice has not
         // found the old one, and hears that first.
         _ if old == new => {
@@ -201,6 +207,27 @@ fn not_found(text: &str, old_text: &str, shown: &str) -> ToolError {
     ToolError::Refused(why + &as_it_is(text, shown))
 }
 
+/// `old_text` is not in the file named but is, exactly, in others: name them (the line each
+/// has it on), since the file named holds nothing like it.
+fn in_another_file(shown: &str, found: &[(String, usize)]) -> ToolError {
+    let places: Vec<String> = found
+        .iter()
+        .map(|(file, line)| format!("'{file}' (line {line})"))
+        .collect();
+    ToolError::Refused(match found {
+        [(file, _)] => format!(
+            "`old_text` is not in '{shown}', but it is in {}: send the call again with \
+             \"path\": \"{file}\" if that is the file to change",
+            places[0]
+        ),
+        _ => format!(
+            "`old_text` is not in '{shown}', but it is in {}: send the call again with the \
+             path of the file to change",
+            places.join(", ")
+        ),
+    })
+}
+
 /// A line as a name remembered rather than copied compares: case, `-`/`_` and space runs
 /// folded.
 fn loosely(line: &str) -> String {
@@ -254,6 +281,50 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let ws = Workspace::open(dir.path()).unwrap();
         (dir, ws)
+    }
+
+    #[test]
+    fn text_in_another_file_is_pointed_at_and_nothing_is_changed() {
+        let (dir, ws) = workspace();
+        let code = "LIMIT = 50\n\n\ndef cost(total):\n    if total > LIMIT:\n        return 0\n";
+        fs::write(dir.path().join("shop.py"), code).unwrap();
+        let test = "from shop import cost\n\n\ndef test_at_limit():\n    assert cost(50) == 0\n";
+        fs::write(dir.path().join("test_shop.py"), test).unwrap();
+        let refused = edit(
+            &ws,
+            "test_shop.py",
+            "if total > LIMIT:",
+            "if total >= LIMIT:",
+            false,
+        )
+        .unwrap_err();
+        assert_eq!(
+            refused,
+            "`old_text` is not in 'test_shop.py', but it is in 'shop.py' (line 5): send the call \
+             again with \"path\": \"shop.py\" if that is the file to change"
+        );
+        assert_eq!(
+            fs::read_to_string(dir.path().join("shop.py")).unwrap(),
+            code
+        );
+        assert_eq!(
+            fs::read_to_string(dir.path().join("test_shop.py")).unwrap(),
+            test
+        );
+        // In more than one file (one a folder down), each is named; hidden folders are not
+        // looked in.
+        fs::create_dir_all(dir.path().join("old")).unwrap();
+        fs::write(dir.path().join("old/shop.py"), code).unwrap();
+        fs::create_dir_all(dir.path().join(".git")).unwrap();
+        fs::write(dir.path().join(".git/shop.py"), code).unwrap();
+        let refused = edit(&ws, "test_shop.py", "if total > LIMIT:", "x", false).unwrap_err();
+        assert!(
+            refused.starts_with(
+                "`old_text` is not in 'test_shop.py', but it is in 'old/shop.py' (line 5), \
+                 'shop.py' (line 5): send the call again with the path of the file to change"
+            ),
+            "{refused}"
+        );
     }
 
     #[test]

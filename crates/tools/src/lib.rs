@@ -10,6 +10,7 @@ mod args;
 mod call;
 mod capture;
 mod edit;
+mod elsewhere;
 mod env;
 mod error;
 mod fs_tools;
