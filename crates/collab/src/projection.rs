@@ -53,6 +53,18 @@ impl MessageObserver for SessionProjector {
         // work to are woken after this step commits.
         let workspace = std::path::PathBuf::from(tx.thread(m.thread_id)?.workspace);
         crate::routing::route_bot_line_in(tx, &line, &workspace)?;
+        if m.finish == Some(Finish::Length) {
+            // A reply the output cap ended reads as if said in full; the person is told.
+            let name = tx.bot(bot)?.name;
+            crate::members::system_line(
+                tx,
+                session,
+                format!(
+                    "{name}'s reply above was cut off: it reached the most its model may write \
+                     in one reply. Ask it to go on, or raise max_output_tokens on its endpoint."
+                ),
+            )?;
+        }
         Ok(())
     }
 }

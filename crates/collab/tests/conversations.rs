@@ -100,6 +100,37 @@ async fn a_user_line_reaches_the_bot_and_its_reply_becomes_a_line() {
     assert_eq!(lines[1].turn_id, Some(turns[0].id));
 }
 
+/// A reply the output cap ended is posted as said, and a system line under it tells the
+/// person it was cut off and what to do; a reply that ended by itself gets none.
+#[tokio::test]
+async fn a_reply_cut_off_by_the_output_cap_is_said_to_be_cut_off() {
+    let w = world();
+    let b = bot(
+        &w,
+        "Ada",
+        script(
+            &w,
+            "ada",
+            r#"{"steps":[{"text":"The three causes are: first, the","finish":"length"},{"text":"All of it."}]}"#,
+        ),
+    );
+    let s = direct(&w, b);
+    say(&w, s, "why did it fail?").await;
+    let lines = w.collab.lines(s, None, 100).unwrap();
+    assert_eq!(lines.len(), 3, "{lines:?}");
+    assert_eq!(lines[1].body, "The three causes are: first, the");
+    assert_eq!(lines[2].author, Author::System);
+    assert_eq!(
+        lines[2].body,
+        "Ada's reply above was cut off: it reached the most its model may write in one reply. \
+         Ask it to go on, or raise max_output_tokens on its endpoint."
+    );
+    say(&w, s, "go on").await;
+    let lines = w.collab.lines(s, None, 100).unwrap();
+    assert_eq!(lines.len(), 5, "{lines:?}");
+    assert_eq!(lines[4].body, "All of it.");
+}
+
 #[tokio::test]
 async fn a_line_sent_while_the_bot_works_joins_its_running_turn() {
     let w = world();
