@@ -51,15 +51,6 @@ pub fn ticket_folder_name(plan_folder: &str, t: &TicketRecord) -> String {
         .unwrap_or_else(|_| dir.to_string_lossy().into_owned())
 }
 
-/// The job's home workspace: the job folder is `<workspace>/jobs/<id>-<slug>`.
-pub fn home_workspace(plan_folder: &str) -> PathBuf {
-    let job = Path::new(plan_folder);
-    job.parent()
-        .and_then(Path::parent)
-        .map(Path::to_path_buf)
-        .unwrap_or_else(|| job.to_path_buf())
-}
-
 fn real(p: &Path) -> PathBuf {
     std::fs::canonicalize(p).unwrap_or_else(|_| p.to_path_buf())
 }
@@ -91,7 +82,7 @@ impl Allowed {
         tickets: &[TicketRecord],
     ) -> Allowed {
         let job = PathBuf::from(plan_folder);
-        let workspace = home_workspace(plan_folder);
+        let workspace = crate::checks::plan_workspace(plan_folder);
         Allowed {
             job_real: real(&job),
             assets_real: real(&workspace.join("assets")),
