@@ -168,8 +168,13 @@ pub struct ExecArgs {
 
     /// Play canned model answers from a script file instead of calling a model (see
     /// crates/llm/SCRIPT_FORMAT.md).
-    #[arg(long, value_name = "FILE", conflicts_with_all = ["base_url", "model", "api_key_env", "provider"])]
+    #[arg(long, value_name = "FILE", conflicts_with_all = ["base_url", "model", "api_key_env", "provider", "max_output_tokens"])]
     pub script: Option<PathBuf>,
+
+    /// The most tokens one model reply may run to (1 to 1000000); without --base-url it caps
+    /// the configured default endpoint.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=1_000_000))]
+    pub max_output_tokens: Option<u32>,
 
     /// Use the built-in scripted demo model: no API key, no network. It lists the workspace,
     /// runs one harmless shell command and explains itself.
@@ -202,6 +207,7 @@ impl ExecArgs {
             api_key_env: self.api_key_env.clone(),
             provider: self.provider.clone(),
             script: self.script.clone(),
+            max_output_tokens: self.max_output_tokens,
         }
     }
 }

@@ -168,8 +168,13 @@ pub struct RunnerFlags {
     pub provider: Option<String>,
 
     /// One scripted model for every operator without its own in --script-dir.
-    #[arg(long, value_name = "FILE", conflicts_with_all = ["base_url", "model", "api_key_env", "provider"])]
+    #[arg(long, value_name = "FILE", conflicts_with_all = ["base_url", "model", "api_key_env", "provider", "max_output_tokens"])]
     pub script: Option<PathBuf>,
+
+    /// The most tokens one model reply may run to (1 to 1000000); without --base-url it caps
+    /// the configured default endpoint.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=1_000_000))]
+    pub max_output_tokens: Option<u32>,
 }
 
 impl RunnerFlags {
@@ -180,6 +185,7 @@ impl RunnerFlags {
             api_key_env: self.api_key_env.clone(),
             provider: self.provider.clone(),
             script: self.script.clone(),
+            max_output_tokens: self.max_output_tokens,
         }
     }
 }

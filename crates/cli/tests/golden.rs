@@ -154,9 +154,15 @@ fn answer(req: &Value) -> String {
 }
 
 async fn fake_model() -> String {
+    fake_model_keeping(Default::default()).await
+}
+
+/// The fake model, keeping every request's body in `seen`.
+async fn fake_model_keeping(seen: std::sync::Arc<std::sync::Mutex<Vec<Value>>>) -> String {
     let app = axum::Router::new().route(
         "/v1/chat/completions",
-        axum::routing::post(|axum::Json(req): axum::Json<Value>| async move {
+        axum::routing::post(move |axum::Json(req): axum::Json<Value>| async move {
+            seen.lock().unwrap().push(req.clone());
             ([("content-type", "text/event-stream")], answer(&req))
         }),
     );
@@ -208,6 +214,65 @@ async fn an_endpoint_is_measured_through_the_proxy_calls_tokens_cost_and_prompt_
     let repeated = reuse["repeated_prefix_bytes"].as_u64().unwrap();
     assert!(repeated > 200, "{reuse}");
     assert!(repeated < reuse["request_bytes"].as_u64().unwrap());
+}
+
+/// `--max-output-tokens` caps every request to the measured endpoint (a reading's own smaller
+/// cap stays), the results say so, and it is refused where no endpoint is measured.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_reply_cap_reaches_every_request_to_the_measured_endpoint() {
+    let root = tempfile::tempdir().unwrap();
+    let jobs = hello_job(root.path());
+    let seen = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+    let url = fake_model_keeping(seen.clone()).await;
+    let out = root.path().join("out");
+    let args: Vec<String> = [
+        "--jobs-dir",
+        jobs.to_str().unwrap(),
+        "--base-url",
+        &url,
+        "--model",
+        "fake",
+        "--max-output-tokens",
+        "300",
+        "--out",
+        out.to_str().unwrap(),
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect();
+    let o = bench_off_runtime(args).await;
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert_eq!(results(&out)[0]["passed"], true);
+    let caps: Vec<Value> = seen
+        .lock()
+        .unwrap()
+        .iter()
+        .map(|r| r["max_tokens"].clone())
+        .collect();
+    assert_eq!(
+        caps,
+        vec![json!(300); 3],
+        "the Bot's two calls and the line reading"
+    );
+    let md = std::fs::read_to_string(out.join("results.md")).unwrap();
+    assert!(md.contains("replies capped at 300 tokens"), "{md}");
+
+    let o = bench(&[
+        "--jobs-dir",
+        jobs.to_str().unwrap(),
+        "--script-set",
+        "work",
+        "--max-output-tokens",
+        "300",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert!(!o.status.success());
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("--max-output-tokens caps the measured endpoint"),
+        "{err}"
+    );
 }
 
 #[test]

@@ -212,6 +212,8 @@ pub struct EndpointFlags {
     pub provider: Option<String>,
     /// `--script FILE`
     pub script: Option<PathBuf>,
+    /// `--max-output-tokens N`
+    pub max_output_tokens: Option<u32>,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -533,13 +535,18 @@ impl Config {
             api_key_env,
             provider,
             script,
+            max_output_tokens,
         } = flags;
         let spec = if let Some(script) = script {
-            if base_url.is_some() || model.is_some() || api_key_env.is_some() || provider.is_some()
+            if base_url.is_some()
+                || model.is_some()
+                || api_key_env.is_some()
+                || provider.is_some()
+                || max_output_tokens.is_some()
             {
                 return Err(ConfigError::Flags(
-                    "--script cannot be combined with --base-url, --model, --provider or \
-                     --api-key-env: a scripted endpoint calls no model"
+                    "--script cannot be combined with --base-url, --model, --provider, \
+                     --api-key-env or --max-output-tokens: a scripted endpoint calls no model"
                         .into(),
                 ));
             }
@@ -587,13 +594,15 @@ impl Config {
                 script: None,
                 takes_pictures: false,
                 thinking_levels: Vec::new(),
-                max_output_tokens: None,
+                max_output_tokens: *max_output_tokens,
             }
-        } else if model.is_some() || api_key_env.is_some() {
+        } else if model.is_some() || api_key_env.is_some() || max_output_tokens.is_some() {
             let what = if model.is_some() {
                 "--model"
-            } else {
+            } else if api_key_env.is_some() {
                 "--api-key-env"
+            } else {
+                "--max-output-tokens"
             };
             let Some(current) = self.default_endpoint() else {
                 return Err(ConfigError::Flags(format!(
@@ -614,6 +623,9 @@ impl Config {
             }
             if let Some(var) = api_key_env {
                 spec.api_key_env = Some(var.clone());
+            }
+            if let Some(cap) = max_output_tokens {
+                spec.max_output_tokens = Some(*cap);
             }
             spec
         } else {

@@ -409,6 +409,45 @@ fn script_flag_with_others_is_an_error() {
 }
 
 #[test]
+fn the_reply_cap_flag_caps_the_flags_endpoint_or_the_configured_default() {
+    let mut c = parse(FULL).unwrap();
+    c.apply_flags(&EndpointFlags {
+        base_url: Some("http://127.0.0.1:8080/v1".into()),
+        model: Some("qwen".into()),
+        max_output_tokens: Some(1024),
+        ..flags()
+    })
+    .unwrap();
+    assert_eq!(c.default_endpoint().unwrap().max_output_tokens, Some(1024));
+    // Alone, it caps the configured default endpoint and keeps the rest of it.
+    let mut c = parse(FULL).unwrap();
+    let before = c.default_endpoint().unwrap().clone();
+    c.apply_flags(&EndpointFlags {
+        max_output_tokens: Some(2048),
+        ..flags()
+    })
+    .unwrap();
+    assert_eq!(
+        c.default_endpoint().unwrap(),
+        &EndpointSpec {
+            max_output_tokens: Some(2048),
+            ..before
+        }
+    );
+    // A scripted endpoint calls no model: the cap is refused with it.
+    let mut c = Config::default();
+    let e = c
+        .apply_flags(&EndpointFlags {
+            script: Some("/tmp/demo.json".into()),
+            max_output_tokens: Some(10),
+            ..flags()
+        })
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("--max-output-tokens"), "{e}");
+}
+
+#[test]
 fn base_url_and_model_replace_default_with_openai() {
     let mut c = parse(FULL).unwrap();
     c.apply_flags(&EndpointFlags {

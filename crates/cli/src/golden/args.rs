@@ -82,6 +82,12 @@ pub struct GoldenArgs {
     #[arg(long, value_name = "SECS", value_parser = clap::value_parser!(u64).range(1..))]
     pub max_wall_secs: Option<u64>,
 
+    /// The most tokens one model reply may run to (1 to 1000000), for the measured endpoint
+    /// (replaces what --config --role gives it): a slow local model's runaway answer then ends
+    /// at the cap instead of at the job's wall-clock limit.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=1_000_000))]
+    pub max_output_tokens: Option<u32>,
+
     /// Plain progress lines even in a terminal.
     #[arg(long)]
     pub plain: bool,

@@ -24,10 +24,11 @@ pub async fn golden(a: GoldenArgs) -> Result<u8> {
             model: a.model.clone().unwrap_or_default(),
             api_key_env: a.api_key_env.clone(),
             kind: a.kind.clone(),
+            max_output_tokens: a.max_output_tokens,
         },
         (None, Some(c), None) => match &a.role {
             None => Model::Config(c.clone()),
-            Some(role) => endpoint_of_role(c, role)?,
+            Some(role) => endpoint_of_role(c, role, a.max_output_tokens)?,
         },
         (None, None, Some(s)) => Model::Scripts(s.clone()),
         _ => {
@@ -38,6 +39,14 @@ pub async fn golden(a: GoldenArgs) -> Result<u8> {
             .into());
         }
     };
+    if a.max_output_tokens.is_some() && !matches!(model, Model::Endpoint { .. }) {
+        return Err(UsageError(
+            "--max-output-tokens caps the measured endpoint: give it with --base-url, or with \
+             --config and --role (a config file used as it is sets its own caps)"
+                .into(),
+        )
+        .into());
+    }
     let mut jobs = job::load_all(&a.jobs_dir)?;
     if !a.jobs.is_empty() {
         let known: Vec<String> = jobs.iter().map(|j| j.id.clone()).collect();
@@ -61,8 +70,16 @@ pub async fn golden(a: GoldenArgs) -> Result<u8> {
     };
     let header = match &model {
         Model::Endpoint {
-            base_url, model, ..
-        } => format!("Golden path: `{model}` at {base_url}"),
+            base_url,
+            model,
+            max_output_tokens,
+            ..
+        } => match max_output_tokens {
+            Some(n) => {
+                format!("Golden path: `{model}` at {base_url}, replies capped at {n} tokens")
+            }
+            None => format!("Golden path: `{model}` at {base_url}"),
+        },
         Model::Config(c) => format!("Golden path: the endpoints of {}", c.display()),
         Model::Scripts(s) => format!("Golden path: scripted answers `{s}`"),
     };
@@ -166,7 +183,7 @@ async fn run_one(
 
 /// The endpoint a config file gives `role` (or `default`, for a role it leaves out), as if it
 /// had been named with --base-url and --model.
-fn endpoint_of_role(path: &std::path::Path, role: &str) -> Result<Model> {
+fn endpoint_of_role(path: &std::path::Path, role: &str, cap: Option<u32>) -> Result<Model> {
     let config = crate::config::Config::load(path)?;
     config.validate()?;
     let endpoints = config.role_endpoints();
@@ -195,6 +212,7 @@ fn endpoint_of_role(path: &std::path::Path, role: &str) -> Result<Model> {
         model: e.model.clone(),
         api_key_env: e.api_key_env.clone(),
         kind: e.kind.clone(),
+        max_output_tokens: cap.or(e.max_output_tokens),
     })
 }
 

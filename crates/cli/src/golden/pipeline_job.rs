@@ -90,11 +90,15 @@ pub async fn run(
             model,
             api_key_env,
             kind,
+            max_output_tokens,
             ..
         } => {
             cmd.arg("--base-url")
                 .arg(proxy_url.context("the proxy is not running")?)
                 .args(["--model", model, "--provider", kind]);
+            if let Some(n) = max_output_tokens {
+                cmd.arg("--max-output-tokens").arg(n.to_string());
+            }
             if let Some(var) = api_key_env {
                 cmd.args(["--api-key-env", var]);
             }

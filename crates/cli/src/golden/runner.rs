@@ -23,6 +23,7 @@ pub enum Model {
         model: String,
         api_key_env: Option<String>,
         kind: String,
+        max_output_tokens: Option<u32>,
     },
     /// The user's own config file, used as it is.
     Config(PathBuf),
@@ -68,6 +69,7 @@ pub fn write_config(job: &Job, model: &Model, proxy_url: Option<&str>, path: &Pa
             model,
             api_key_env,
             kind,
+            max_output_tokens,
             ..
         } => {
             let base = proxy_url.context("the proxy is not running")?;
@@ -77,6 +79,9 @@ pub fn write_config(job: &Job, model: &Model, proxy_url: Option<&str>, path: &Pa
                 toml_str(base),
                 toml_str(model)
             );
+            if let Some(n) = max_output_tokens {
+                t.push_str(&format!("max_output_tokens = {n}\n"));
+            }
             if let Some(var) = api_key_env {
                 t.push_str(&format!(
                     "api_key_env = {}\n\n[keys]\nenv_patterns = [{}]\n",
