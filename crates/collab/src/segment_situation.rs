@@ -16,7 +16,7 @@ pub struct SegmentSituation;
 /// direct and in a workflow's thread (both still carry the work themselves), so the desk's
 /// words must not send the Bot to `work_on` there.
 #[derive(Clone, Copy, PartialEq, Eq)]
-enum DeskRule {
+pub(crate) enum DeskRule {
     JobFirst,
     Direct,
     Workflow,
@@ -127,6 +127,23 @@ fn work(tx: &Tx<'_>, item: &troupe_store::WorkItemRecord) -> Result<Option<Strin
     Ok(Some(out))
 }
 
+/// Which rule a desk on `item`, in `thread`, works by: as the desk guard lets effects run.
+pub(crate) fn desk_rule(
+    tx: &Tx<'_>,
+    thread: &Thread,
+    item: &troupe_store::WorkItemRecord,
+) -> Result<DeskRule, StoreError> {
+    Ok(if thread.workflow.is_some() {
+        DeskRule::Workflow
+    } else if let Some(s) = item.session_id
+        && tx.session(s)?.kind == troupe_core::conversation::SessionKind::Direct
+    {
+        DeskRule::Direct
+    } else {
+        DeskRule::JobFirst
+    })
+}
+
 fn situation(thread: &Thread, store: &Store) -> Result<Option<String>, StoreError> {
     // Only a Bot's own threads have segments (a child task's or an operator's never does).
     if !crate::tools::in_conversation(thread) {
@@ -142,16 +159,7 @@ fn situation(thread: &Thread, store: &Store) -> Result<Option<String>, StoreErro
         match seg.mode {
             WorkMode::Desk => {
                 let verdict = tx.segment_verdict(run)?;
-                let session = tx.work_item(seg.work_item_id)?.session_id;
-                let rule = if thread.workflow.is_some() {
-                    DeskRule::Workflow
-                } else if let Some(s) = session
-                    && tx.session(s)?.kind == troupe_core::conversation::SessionKind::Direct
-                {
-                    DeskRule::Direct
-                } else {
-                    DeskRule::JobFirst
-                };
+                let rule = desk_rule(tx, thread, &tx.work_item(seg.work_item_id)?)?;
                 desk(tx, &seg.candidates, verdict.as_deref(), rule).map(Some)
             }
             WorkMode::Work => work(tx, &tx.work_item(seg.work_item_id)?),

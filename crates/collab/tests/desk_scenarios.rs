@@ -577,3 +577,40 @@ async fn a_pickup_after_a_refused_call_says_what_that_call_was_answered() {
         "{pickup}"
     );
 }
+
+/// A hand-over asked for at a desk is refused by the desk's own rule: in a group, choose the
+/// job first; in a person's direct, where no job is needed, do the work right here (a Bot sent
+/// to `work_on` there spends its refusals on it instead of doing the work).
+#[tokio::test]
+async fn a_hand_over_at_a_desk_is_refused_by_the_desks_own_rule() {
+    let w = world();
+    let submit = r#"{"steps":[{"tool_calls":[{"name":"submit","arguments":{"artifacts":["fix.py"],"claims":["fixed"]}}]},{"text":"Noted."}]}"#;
+    let (alpha, beta) = (bot(&w, "Alpha", submit), bot(&w, "Beta", submit));
+    let (team, with_beta) = (group(&w, &[alpha]), direct(&w, beta));
+    let mut events = w.collab.store().subscribe();
+    w.collab
+        .post_line(team, "@Alpha fix the bug".into(), None)
+        .await
+        .unwrap();
+    runs_ended(&mut events, thread_of(&w, team, alpha), 1).await;
+    w.collab
+        .post_line(with_beta, "fix the bug".into(), None)
+        .await
+        .unwrap();
+    runs_ended(&mut events, thread_of(&w, with_beta, beta), 1).await;
+    let refusal = |s, b| {
+        let run = runs_of(&w, thread_of(&w, s, b)).remove(0);
+        calls_of(&w, run.id).remove(0).result
+    };
+    let in_group = refusal(team, alpha);
+    assert!(
+        in_group.contains("not_bound: choose the job first with work_on"),
+        "{in_group}"
+    );
+    let in_direct = refusal(with_beta, beta);
+    assert!(
+        in_direct.contains("In this direct, do the work right here")
+            && !in_direct.contains("work_on"),
+        "{in_direct}"
+    );
+}

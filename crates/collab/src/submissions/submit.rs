@@ -64,9 +64,24 @@ fn prepare(
         ));
     };
     if seg.mode != WorkMode::Work {
-        return Ok(Err(
-            "not_bound: choose the job first with work_on; a hand-over is a job's".into(),
-        ));
+        // Say what the desk's own rule is: where no job is needed first, a Bot sent to
+        // work_on spends its refusals there instead of doing the work.
+        use crate::segment_situation::{DeskRule, desk_rule};
+        let thread = tx.thread(tx.run(run)?.thread_id)?;
+        let item = tx.work_item(seg.work_item_id)?;
+        return Ok(Err(match desk_rule(tx, &thread, &item)? {
+            DeskRule::JobFirst => {
+                "not_bound: choose the job first with work_on; a hand-over is a job's".into()
+            }
+            DeskRule::Direct => "not_bound: a hand-over is a job's, and this line has none. \
+                 In this direct, do the work right here (read the files, change them, run the \
+                 checks), then reply to the person with what you did; nothing needs handing \
+                 over."
+                .into(),
+            DeskRule::Workflow => "not_bound: a hand-over is a job's; this conversation's \
+                 workflow is your work: do it right here and end as the workflow says."
+                .into(),
+        }));
     }
     let item = tx.work_item(seg.work_item_id)?;
     let Some(plan_id) = item.plan_id else {
