@@ -6,6 +6,7 @@
 //! [`complete_with_retry`] adds retries with backoff.
 
 mod anthropic;
+mod cut_json;
 mod error;
 mod http;
 mod openai;

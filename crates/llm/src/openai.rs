@@ -113,12 +113,13 @@ pub(crate) fn output_cap_field(endpoint: &str) -> &'static str {
 }
 
 /// A past call's arguments as sent back: the model's own text when it is a JSON object (so the
-/// server's prompt cache sees the same bytes), else `{}` ([`ToolCall::arguments_object`]).
-fn replayed_arguments(c: &ToolCall) -> &str {
-    match c.arguments_object() {
-        Some(_) => &c.arguments,
-        None => "{}",
+/// server's prompt cache sees the same bytes), else the object it began closed where it
+/// stopped, else `{}` ([`ToolCall::arguments_object`]).
+fn replayed_arguments(c: &ToolCall) -> String {
+    if serde_json::from_str::<serde_json::Map<String, Value>>(&c.arguments).is_ok() {
+        return c.arguments.clone();
     }
+    Value::Object(c.arguments_object().unwrap_or_default()).to_string()
 }
 
 /// The JSON body for a streaming chat completion request; `cap_field` from
@@ -566,7 +567,7 @@ mod cap_tests {
     }
 
     #[test]
-    fn a_past_call_with_malformed_arguments_goes_back_as_an_empty_object() {
+    fn a_past_call_cut_off_goes_back_closed_and_one_malformed_otherwise_as_an_empty_object() {
         let call = |id: &str, arguments: &str| crate::ToolCall {
             id: id.into(),
             name: "review".into(),
@@ -579,6 +580,7 @@ mod cap_tests {
                     text: String::new(),
                     tool_calls: vec![
                         call("a", r#"{"outcome": "reject", "note": "The bug is"#),
+                        call("d", r#"{"outcome" "reject"}"#),
                         call("b", r#"["not", "an", "object"]"#),
                         call("c", r#"{"outcome": "approve"}"#),
                     ],
@@ -593,6 +595,15 @@ mod cap_tests {
             .iter()
             .map(|c| c["function"]["arguments"].as_str().unwrap())
             .collect();
-        assert_eq!(sent, ["{}", "{}", r#"{"outcome": "approve"}"#]);
+        // Cut off: closed where it stopped, so the model does not learn to send `{}`.
+        assert_eq!(
+            sent,
+            [
+                r#"{"note":"The bug is","outcome":"reject"}"#,
+                "{}",
+                "{}",
+                r#"{"outcome": "approve"}"#
+            ]
+        );
     }
 }

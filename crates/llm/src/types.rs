@@ -233,13 +233,16 @@ pub struct ToolCall {
 }
 
 impl ToolCall {
-    /// The arguments as a JSON object, as a past call goes back to a provider; `None` when the
-    /// model left them malformed or not an object. Servers parse a history's arguments again
-    /// (llama.cpp refuses the whole request otherwise, on every retry; Anthropic's `input`
-    /// must be an object), so such a call goes back as `{}`: its result already says what was
-    /// wrong, and the stored message keeps what the model sent.
+    /// The arguments as a JSON object, as a past call goes back to a provider: as sent, or,
+    /// when the model's text stopped early, closed where it stops (`crate::cut_json`); `None`
+    /// when they are malformed some other way or not an object. Servers parse a history's
+    /// arguments again (llama.cpp refuses the whole request otherwise, on every retry;
+    /// Anthropic's `input` must be an object), so such a call goes back as `{}`: its result
+    /// already says what was wrong, and the stored message keeps what the model sent.
     pub fn arguments_object(&self) -> Option<serde_json::Map<String, serde_json::Value>> {
-        serde_json::from_str(&self.arguments).ok()
+        serde_json::from_str(&self.arguments)
+            .ok()
+            .or_else(|| crate::cut_json::closed(&self.arguments))
     }
 }
 
