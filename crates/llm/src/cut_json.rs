@@ -29,11 +29,7 @@ pub(crate) fn closed(raw: &str) -> Option<Map<String, Value>> {
             '"' => in_string = true,
             '{' => open.push('}'),
             '[' => open.push(']'),
-            '}' | ']' => {
-                if open.pop() != Some(c) {
-                    return None;
-                }
-            }
+            '}' | ']' if open.pop() != Some(c) => return None,
             _ => {}
         }
     }
