@@ -614,3 +614,41 @@ async fn a_hand_over_at_a_desk_is_refused_by_the_desks_own_rule() {
         "{in_direct}"
     );
 }
+
+/// In a person's direct the desk needs no job first: a refused `work_on` is an ordinary failed
+/// call there, spending no budget, so a Bot that fumbles it three times still does the work
+/// and answers (where a group's desk would have ended saying the line needs a job).
+#[tokio::test]
+async fn a_refused_work_on_in_a_persons_direct_spends_no_budget() {
+    let w = world();
+    let both = r#"{"name":"work_on","arguments":{"plan":"plan_3","new":{"title":"fix it"}}}"#;
+    let beta = bot(
+        &w,
+        "Beta",
+        &format!(
+            r#"{{"steps":[{{"tool_calls":[{both}]}},{{"tool_calls":[{both}]}},{{"tool_calls":[{both}]}},{{"text":"Fixed it here."}}]}}"#
+        ),
+    );
+    let s = direct(&w, beta);
+    let desk = thread_of(&w, s, beta);
+    let mut events = w.collab.store().subscribe();
+    w.collab
+        .post_line(s, "fix the bug".into(), None)
+        .await
+        .unwrap();
+    runs_ended(&mut events, desk, 1).await;
+    let run = runs_of(&w, desk).remove(0);
+    let calls = calls_of(&w, run.id);
+    assert_eq!(calls.len(), 3, "{calls:?}");
+    for c in &calls {
+        assert!(
+            c.result.starts_with("work_on: give exactly one of")
+                && !c.result.contains("refusal")
+                && !c.result.contains(NEEDS_JOB_TEXT),
+            "{}",
+            c.result
+        );
+    }
+    assert_eq!(last_end(&w, desk), "completed");
+    assert!(said(&w, s, "Fixed it here."));
+}
