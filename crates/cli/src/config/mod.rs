@@ -689,4 +689,6 @@ fn find_in_value(value: &toml::Value, key: &str, here: &str) -> Option<String> {
 }
 
 #[cfg(test)]
+mod flag_tests;
+#[cfg(test)]
 mod tests;
