@@ -451,9 +451,8 @@ fn work_on(
     // Where the desk needs no job first (a person's direct, a workflow's thread), choosing
     // one is optional: a refused choice is an ordinary failed call and spends no budget, since
     // spending it would end the turn saying the line needs a job, which it does not there.
-    let thread = tx.thread(tx.run(run)?.thread_id)?;
     let job_first =
-        crate::segment_situation::desk_rule(tx, &thread, &tx.work_item(seg.work_item_id)?)?
+        crate::segment_situation::desk_rule_of_run(tx, run, &tx.work_item(seg.work_item_id)?)?
             == crate::segment_situation::DeskRule::JobFirst;
     let refuse = |tx: &mut Tx<'_>, text: String| -> Result<Outcome, StoreError> {
         if !job_first {

@@ -144,6 +144,15 @@ pub(crate) fn desk_rule(
     })
 }
 
+/// [`desk_rule`] for the desk a run of `item` is: its thread read first.
+pub(crate) fn desk_rule_of_run(
+    tx: &Tx<'_>,
+    run: troupe_core::RunId,
+    item: &troupe_store::WorkItemRecord,
+) -> Result<DeskRule, StoreError> {
+    desk_rule(tx, &tx.thread(tx.run(run)?.thread_id)?, item)
+}
+
 fn situation(thread: &Thread, store: &Store) -> Result<Option<String>, StoreError> {
     // Only a Bot's own threads have segments (a child task's or an operator's never does).
     if !crate::tools::in_conversation(thread) {

@@ -45,10 +45,8 @@ impl AnthropicProvider {
         events: &UnboundedSender<StreamEvent>,
     ) -> Result<ModelResponse, LlmError> {
         let mut body = request_body(&self.http.model, req);
-        body["max_tokens"] = json!(
-            crate::output_cap(req.max_tokens, Some(self.max_output_tokens))
-                .unwrap_or(self.max_output_tokens)
-        );
+        let cap = self.max_output_tokens;
+        body["max_tokens"] = json!(req.max_tokens.map_or(cap, |asked| asked.min(cap)));
         let mut rb = self
             .http
             .client

@@ -66,10 +66,9 @@ fn prepare(
     if seg.mode != WorkMode::Work {
         // Say what the desk's own rule is: where no job is needed first, a Bot sent to
         // work_on spends its refusals there instead of doing the work.
-        use crate::segment_situation::{DeskRule, desk_rule};
-        let thread = tx.thread(tx.run(run)?.thread_id)?;
+        use crate::segment_situation::{DeskRule, desk_rule_of_run};
         let item = tx.work_item(seg.work_item_id)?;
-        return Ok(Err(match desk_rule(tx, &thread, &item)? {
+        return Ok(Err(match desk_rule_of_run(tx, run, &item)? {
             DeskRule::JobFirst => {
                 "not_bound: choose the job first with work_on; a hand-over is a job's".into()
             }

@@ -10,7 +10,7 @@ use troupe_core::pause::PauseReason;
 use troupe_core::run::{EndReason, RunStatus};
 use troupe_core::supervisor::{
     LastSegment, PICKUP_WINDOW_MS, PickupCause, PickupFacts, PickupVerdict, WaitFacts, WorkAction,
-    WorkFacts, budget_spent_line, how_it_ended, pickup_line, pickup_verdict, work_action,
+    WorkFacts, budget_spent_line, clipped, how_it_ended, pickup_line, pickup_verdict, work_action,
 };
 use troupe_core::ticket::TicketStatus;
 use troupe_core::work_item::{WaitingOn, WorkState};
@@ -334,12 +334,8 @@ fn last_step(tx: &Tx<'_>, run: &RunRecord) -> Result<Option<String>, StoreError>
         let answer = if call.status == "ok" {
             String::new()
         } else {
-            let first = call.result.lines().next().unwrap_or_default().trim();
-            let mut clipped: String = first.chars().take(200).collect();
-            if first.chars().count() > 200 {
-                clipped.push('…');
-            }
-            format!(" (its answer: \"{clipped}\")")
+            let first = call.result.lines().next().unwrap_or_default();
+            format!(" (its answer: \"{}\")", clipped(first, 200))
         };
         return Ok(Some(format!("{} {args}{answer}", call.name)));
     }

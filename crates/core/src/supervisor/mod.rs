@@ -10,8 +10,8 @@ pub mod work;
 
 pub use account::account_failure;
 pub use pickup::{
-    PickupCause, PickupFacts, PickupVerdict, RestartCause, budget_spent_line, how_it_ended,
-    pickup_line, pickup_verdict,
+    PickupCause, PickupFacts, PickupVerdict, RestartCause, budget_spent_line, clipped,
+    how_it_ended, pickup_line, pickup_verdict,
 };
 pub use stalled::{
     StalledFacts, StalledVerdict, TicketQuiet, callback_line, stalled_verdict, threshold_ms,

@@ -165,12 +165,17 @@ pub fn how_it_ended(end: Option<&EndReason>, failure_notes: &[String]) -> Option
         _ => None,
     }
     .or_else(|| failure_notes.last().cloned())?;
-    const MAX: usize = 300;
-    let mut clipped: String = words.trim().chars().take(MAX).collect();
-    if words.trim().chars().count() > MAX {
-        clipped.push('…');
+    Some(clipped(&words, 300).trim_end_matches('.').to_string())
+}
+
+/// `words` trimmed and cut to `max` characters, with `…` where they were cut.
+pub fn clipped(words: &str, max: usize) -> String {
+    let words = words.trim();
+    let mut out: String = words.chars().take(max).collect();
+    if words.chars().count() > max {
+        out.push('…');
     }
-    Some(clipped.trim_end_matches('.').to_string())
+    out
 }
 
 #[cfg(test)]
