@@ -194,8 +194,13 @@ impl Collab {
 
     pub fn session_view(&self, id: SessionId) -> Result<SessionView, CollabError> {
         let session = self.live_conversation(id)?;
-        let threads = self.store().read(|tx| tx.session_threads(id))?;
-        let running = threads.iter().any(|t| self.engine().is_running(*t));
+        let (threads, speaking) = self
+            .store()
+            .read(|tx| Ok((tx.session_threads(id)?, tx.live_segment_threads_in(id)?)))?;
+        // Work on a job that speaks here (a desk moved it to the job's own thread) is this
+        // conversation's running turn too, as Stop and the members' states already count it.
+        let running = threads.iter().any(|t| self.engine().is_running(*t))
+            || speaking.iter().any(|t| self.engine().is_running(*t));
         // A person's direct has one Bot, whose pause is the conversation's; in a group each
         // member's is on the member (`members[].paused`), not the first thread's.
         let one_bot = session.kind == SessionKind::Direct;

@@ -201,6 +201,46 @@ async fn a_line_said_to_a_working_bot_in_another_conversation_is_marked_and_answ
     );
 }
 
+/// A person's direct whose desk moved the work to a job reads as running while the job's turn
+/// runs from it: the page's Stop and a caller waiting for the Bot to finish read `running`.
+#[tokio::test]
+async fn a_direct_reads_running_while_the_job_its_desk_opened_works() {
+    let w = world();
+    let alpha = bot(
+        &w,
+        "Alpha",
+        &format!(
+            r#"{{"steps":[{{"text":"unused"}},{{"tool_calls":[{GATE}]}},{{"text":"The poster is done."}}],
+            "rules":[{{"when_user_contains":"make the poster","reply":{{"tool_calls":[{{"name":"work_on","arguments":{{"new":{{"title":"a launch poster"}}}}}}]}}}}]}}"#
+        ),
+    );
+    let d = direct(&w, alpha);
+    let mut events = w.collab.store().subscribe();
+    w.collab
+        .post_line(d, "make the poster".into(), None)
+        .await
+        .unwrap();
+    until(&mut events, "the job's turn holds at its gate", || {
+        job(&w, alpha).is_some_and(|j| at_gate(&w, j.thread_id))
+    })
+    .await;
+    let x = job(&w, alpha).unwrap();
+    assert_ne!(
+        x.thread_id,
+        thread_of(&w, d, alpha),
+        "the work left the desk"
+    );
+    let view = w.collab.session_view(d).unwrap();
+    assert!(view.running, "the job's turn speaks in the direct");
+    assert_eq!(view.members[0].state, "running");
+    open_gate(&w, x.plan_id.unwrap());
+    until(&mut events, "the job's turn ended", || {
+        !ends(&w, x.thread_id).is_empty()
+    })
+    .await;
+    assert!(!w.collab.session_view(d).unwrap().running);
+}
+
 // S-WI-3
 #[tokio::test]
 async fn mail_left_unread_at_a_job_segments_end_queues_it_and_is_the_next_trigger() {
