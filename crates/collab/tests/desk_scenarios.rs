@@ -615,6 +615,39 @@ async fn a_hand_over_at_a_desk_is_refused_by_the_desks_own_rule() {
     );
 }
 
+/// `review` at a desk where no hand-over waits for the Bot's verdict says there is nothing to
+/// review and to check things itself, not to choose a job with `work_on` (the local Qwen, asked
+/// to fix a broken link in a direct, "rejected" a hand-over that did not exist and went to
+/// `work_on` from there).
+#[tokio::test]
+async fn a_review_at_a_desk_with_nothing_waiting_says_so_and_sends_nowhere() {
+    let w = world();
+    let review = r#"{"steps":[{"tool_calls":[{"name":"review","arguments":{"submission_id":"1","outcome":"reject","verdicts":[]}}]},{"text":"Noted."}]}"#;
+    let (alpha, beta) = (bot(&w, "Alpha", review), bot(&w, "Beta", review));
+    let (team, with_beta) = (group(&w, &[alpha]), direct(&w, beta));
+    let mut events = w.collab.store().subscribe();
+    w.collab
+        .post_line(team, "@Alpha check the links".into(), None)
+        .await
+        .unwrap();
+    runs_ended(&mut events, thread_of(&w, team, alpha), 1).await;
+    w.collab
+        .post_line(with_beta, "check the links".into(), None)
+        .await
+        .unwrap();
+    runs_ended(&mut events, thread_of(&w, with_beta, beta), 1).await;
+    for (s, b) in [(team, alpha), (with_beta, beta)] {
+        let run = runs_of(&w, thread_of(&w, s, b)).remove(0);
+        let refusal = calls_of(&w, run.id).remove(0).result;
+        assert!(
+            refusal.contains("not_reviewable: nothing here waits for your review")
+                && refusal.contains("run the checks right here")
+                && !refusal.contains("work_on"),
+            "{refusal}"
+        );
+    }
+}
+
 /// In a person's direct the desk needs no job first: a refused `work_on` is an ordinary failed
 /// call there, spending no budget, so a Bot that fumbles it three times still does the work
 /// and answers (where a group's desk would have ended saying the line needs a job).

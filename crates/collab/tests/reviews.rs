@@ -59,6 +59,11 @@ async fn producer_never_reviews() {
     let s = &t.subs()[0];
     assert_eq!(s.state, SubmissionState::InReview, "queued to its reviewer");
     assert_eq!(t.ticket(0).stage, TicketStage::InReview);
+    // What a desk's `review` reads before sending the Bot to its job: a review waits for the
+    // Checker there, none for the Maker (its own hand-over).
+    let waits = |b| t.store().read(|tx| tx.review_waits_for(t.s, b)).unwrap();
+    assert!(waits(t.checker.unwrap()));
+    assert!(!waits(t.maker));
 }
 
 /// S-R1 (simplified): a reviewer on the maker's model passes an item the user said twice

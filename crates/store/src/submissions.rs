@@ -286,6 +286,27 @@ impl Tx<'_> {
         ids.into_iter().map(|id| self.submission(id)).collect()
     }
 
+    /// Whether a hand-over `bot` did not make waits for a review that `bot` could be the one to
+    /// give: one of a job of `session`'s, one of a ticket it is the reviewer of, or one an open
+    /// request asks it to review (§5.1's permission, read wide: `review` checks the rest).
+    pub fn review_waits_for(&self, session: SessionId, bot: BotId) -> Result<bool> {
+        let found: Option<i64> = self.query_opt(
+            "SELECT 1 FROM submissions s JOIN plans p ON p.id = s.plan_id
+             JOIN tickets t ON t.id = s.ticket_id
+             WHERE s.state IN ('submitted', 'in_review')
+               AND (s.producer_bot_id IS NULL OR s.producer_bot_id <> ?2)
+               AND (p.home_session_id = ?1 OR t.reviewer_bot_id = ?2
+                 OR EXISTS (SELECT 1 FROM delegations d JOIN work_items w
+                              ON w.id = d.recipient_work_item
+                            WHERE d.plan_id = s.plan_id AND d.expects = 'review'
+                              AND d.state = 'open' AND w.bot_id = ?2))
+             LIMIT 1",
+            args![session.0, bot.0],
+            |r| r.get(0),
+        )?;
+        Ok(found.is_some())
+    }
+
     /// A ticket's hand-overs, newest first, with everything [`Tx::submissions_of_plan`] gives.
     pub fn submissions_of_ticket(&self, ticket: TicketId) -> Result<Vec<SubmissionRecord>> {
         self.submissions_where(Scope::Ticket(ticket))

@@ -56,6 +56,11 @@ fn text_of(v: &serde_json::Value) -> String {
     }
 }
 
+/// `review` where no hand-over waits for this Bot's verdict.
+const NOTHING_TO_REVIEW: &str = "not_reviewable: nothing here waits for your review (review \
+    is a verdict on another Bot's hand-over). To check something yourself, read the files and \
+    run the checks right here, then say what you found.";
+
 struct Parsed {
     submission: Option<SubmissionId>,
     verdicts: Vec<ItemVerdict>,
@@ -233,6 +238,16 @@ fn who_and_what(
     };
     let item = tx.work_item(seg.work_item_id)?;
     if seg.mode != WorkMode::Work {
+        // Sent to work_on for a review nobody asked of it, a desk spends its refusals there
+        // (a person's direct, where the work is done right here, most of all).
+        let session = item.session_id.or(item.speaks_in);
+        let waits = match session {
+            Some(s) => tx.review_waits_for(s, item.bot_id)?,
+            None => false,
+        };
+        if !waits {
+            return Ok(Err(NOTHING_TO_REVIEW.into()));
+        }
         return Ok(Err(
             "not_bound: a review is given in your work on the job; choose it with work_on".into(),
         ));
