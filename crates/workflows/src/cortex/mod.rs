@@ -1,6 +1,7 @@
 //! Child tasks (the seeds' Cortex): a thread hands a prompt to a named agent, which works on
 //! it in an unattended child thread; the parent gets the result as a steer item when the
-//! child ends, and reads it any time with `task_output`. Reviewers are child tasks too
+//! child ends, and reads it any time with `task_output` ([`await_end`]: waiting a while for
+//! a task still working). Reviewers are child tasks too
 //! ([`prepare::prepare_child`] with [`troupe_store::TaskRole::Reviewer`]).
 //!
 //! The rules are pure ([`machine`]: statuses and admission under the caps; [`contract`]: what
@@ -10,6 +11,7 @@
 
 pub mod admission;
 pub mod api;
+pub mod await_end;
 pub mod cascade;
 pub mod contract;
 pub mod machine;

@@ -1,11 +1,13 @@
 //! The model-facing tools: `task` hands a prompt to a named agent and returns at once (the
 //! child runs in the background; its result arrives as a steer item), `task_output` reads a
-//! task of one's own. Argument errors are repairable and persist nothing.
+//! task of one's own, waiting a while for one still working. Argument errors are repairable
+//! and persist nothing.
 //!
 //! Depth: only threads without a parent may call them. A child waiting on its own children
 //! could hold one of the eight slots while its children queue behind the caps — a deadlock —
 //! and fan-out would grow without bound.
 
+use crate::cortex::await_end::{DEFAULT_WAIT_SECS, MAX_WAIT_SECS, Waited, until_ended};
 use crate::cortex::contract::{CONTRACT_DOC, OutputContract};
 use crate::cortex::prepare::{ChildRequest, prepare_child, resume};
 use crate::cortex::runtime::start_admitted;
@@ -90,6 +92,8 @@ struct TaskArgs {
 #[serde(deny_unknown_fields)]
 struct OutputArgs {
     task_id: String,
+    #[serde(default)]
+    wait_secs: Option<u64>,
 }
 
 fn task_id(raw: &str) -> Result<TaskId, ToolReply> {
@@ -136,7 +140,7 @@ fn started(t: &TaskRecord, code: &str) -> ToolReply {
     v["code"] = json!(code);
     v["persisted"] = json!(true);
     v["note"] = json!(
-        "The task runs in the background. Its result arrives in your conversation as a message when it ends; task_output reads it at any time. Continue with other work or end your turn."
+        "The task runs in the background. Its result arrives in your conversation as a message when it ends. To have it before you go on, call task_output (it waits for the task to end); otherwise continue with other work or end your turn."
     );
     reply(v, false)
 }
@@ -256,14 +260,54 @@ struct TaskOutputTool;
 #[async_trait]
 impl ToolHandler for TaskOutputTool {
     async fn call(&self, ctx: &ToolCallContext, raw: &str) -> ToolReply {
-        let run = || -> Result<ToolReply, ToolReply> {
-            let a: OutputArgs = serde_json::from_str(raw).map_err(|e| invalid(e.to_string()))?;
-            let t = own_task(&ctx.store, ctx.thread.id, task_id(&a.task_id)?)?;
-            let mut v = texts::view(&t);
-            v["ok"] = json!(true);
-            Ok(reply(v, false))
+        self.run(ctx, raw).await.unwrap_or_else(|r| r)
+    }
+}
+
+impl TaskOutputTool {
+    async fn run(&self, ctx: &ToolCallContext, raw: &str) -> Result<ToolReply, ToolReply> {
+        let a: OutputArgs = serde_json::from_str(raw).map_err(|e| invalid(e.to_string()))?;
+        let wait = a.wait_secs.unwrap_or(DEFAULT_WAIT_SECS);
+        if wait > MAX_WAIT_SECS {
+            return Err(invalid(format!(
+                "wait_secs: at most {MAX_WAIT_SECS} (got {wait})"
+            )));
+        }
+        let t = own_task(&ctx.store, ctx.thread.id, task_id(&a.task_id)?)?;
+        let (t, waited) = if t.status.is_active() && wait > 0 {
+            until_ended(
+                &ctx.store,
+                ctx.thread.id,
+                t.id,
+                wait as i64 * 1000,
+                &ctx.cancel,
+            )
+            .await
+            .map_err(store_failure)?
+        } else {
+            (t, Waited::Ended)
         };
-        run().unwrap_or_else(|r| r)
+        let mut v = texts::view(&t);
+        v["ok"] = json!(true);
+        let note = match waited {
+            Waited::Ended => None,
+            Waited::TimeUp => Some(format!(
+                "Still {} after waiting {wait} s. Its result arrives in your conversation as a \
+                 message when it ends: end your turn to wait for it without asking again, or \
+                 go on with other work.",
+                t.status.as_str()
+            )),
+            Waited::Message => Some(
+                "A message came for you while you waited; the task is still working. Read the \
+                 message; the task's result arrives as a message when it ends."
+                    .to_string(),
+            ),
+            Waited::Stopped => Some("The wait was cut short: your turn is stopping.".into()),
+        };
+        if let Some(n) = note {
+            v["note"] = json!(n);
+        }
+        Ok(reply(v, false))
     }
 }
 
@@ -309,17 +353,21 @@ pub fn registrations(host: &Arc<LoopHost>) -> Vec<ToolRegistration> {
             owner: OWNER.into(),
             spec: ToolSpec {
                 name: TASK_OUTPUT.into(),
-                description: "Read one of your tasks: its status, and its output or error once it has ended.".into(),
+                description: format!("Read one of your tasks: its status, and its output or error once it has ended. A task still working is waited for first, up to wait_secs (default {DEFAULT_WAIT_SECS}, at most {MAX_WAIT_SECS}; 0 reads at once); the wait also ends when a message comes for you."),
                 parameters: json!({
                     "type": "object",
-                    "properties": {"task_id": {"type": "string", "description": "The task's id (task_N)."}},
+                    "properties": {
+                        "task_id": {"type": "string", "description": "The task's id (task_N)."},
+                        "wait_secs": {"type": "integer", "minimum": 0, "maximum": MAX_WAIT_SECS, "description": "How long to wait for a working task to end, in seconds."}
+                    },
                     "required": ["task_id"],
                     "additionalProperties": false
                 }),
             },
             effectful: false,
-            // It only reads the task's record.
-            read_only: true,
+            // It only reads, but it may wait minutes: the reply asking for it is committed
+            // first (a read-only tool would run before that commit), so the call shows at once.
+            read_only: false,
             available: Arc::new(top_level),
             handler: Arc::new(TaskOutputTool),
         },

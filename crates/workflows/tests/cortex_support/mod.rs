@@ -236,7 +236,16 @@ pub fn world() -> W {
 }
 
 pub fn world_on(dir: Arc<tempfile::TempDir>, boot: &str) -> W {
-    let store = troupe_store::testing::open_in(dir.path(), Arc::new(troupe_core::SystemClock));
+    world_clocked(dir, boot, Arc::new(troupe_core::SystemClock))
+}
+
+/// A world whose store reads `clock` (a `ManualClock` moves deadlines without waiting).
+pub fn world_clocked(
+    dir: Arc<tempfile::TempDir>,
+    boot: &str,
+    clock: Arc<dyn troupe_core::Clock>,
+) -> W {
+    let store = troupe_store::testing::open_in(dir.path(), clock);
     let model = Routed::new();
     let nudge = Arc::new(Nudge::default());
     let builder = Engine::builder(

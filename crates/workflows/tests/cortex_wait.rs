@@ -1,0 +1,165 @@
+//! `task_output` waits for a task still working (up to `wait_secs`), so a Bot that wants a
+//! child's result asks once instead of polling with a model call each time. The child is held
+//! in flight by the scripted model until the test releases it; the wait's deadline is read from
+//! a hand-moved clock.
+
+mod cortex_support;
+
+use cortex_support::{Step, W, call_tool, task_call, text, tool_ctx, world_clocked};
+use serde_json::{Value, json};
+use std::sync::Arc;
+use troupe_core::inbox::{Delivery, InboxMode};
+use troupe_core::{ManualClock, SessionId, ThreadId};
+use troupe_store::TaskId;
+
+fn world_at(clock: &ManualClock) -> W {
+    world_clocked(
+        Arc::new(tempfile::tempdir().unwrap()),
+        "boot-a",
+        Arc::new(clock.clone()),
+    )
+}
+
+/// A lead whose task (its child's prompt `CHILD-<m>`) is held in flight; the lead's turn over.
+async fn held_task(w: &W, m: &str) -> (SessionId, ThreadId, TaskId) {
+    let (s, parent) = w.lead();
+    w.bot("ann");
+    let child = format!("CHILD-{m}");
+    w.model.route(
+        &format!("LEAD-{m}"),
+        vec![
+            Step::Tools(vec![task_call(
+                "c1",
+                json!({"agent": "ann", "prompt": child}),
+            )]),
+            text("asked Ann"),
+            text("read it"),
+        ],
+    );
+    w.model
+        .route(&child, vec![Step::Hold("There are 3 files.".into())]);
+    w.say(s, &format!("LEAD-{m} go")).await;
+    w.until("the child in flight", || {
+        w.model.holding() == [child.as_str()]
+    })
+    .await;
+    w.idle(parent).await;
+    (s, parent, w.tasks(parent).remove(0).id)
+}
+
+/// Polls the call once: it must still be waiting.
+async fn still_waiting(
+    call: &mut std::pin::Pin<&mut impl std::future::Future<Output = (Value, bool)>>,
+) {
+    tokio::select! {
+        biased;
+        (v, _) = call.as_mut() => panic!("task_output answered while its task works: {v}"),
+        _ = std::future::ready(()) => {}
+    }
+}
+
+#[tokio::test]
+async fn task_output_waits_for_a_working_task_and_answers_with_its_result() {
+    let clock = ManualClock::new(1_000_000);
+    let w = world_at(&clock);
+    let (_, parent, id) = held_task(&w, "A").await;
+    let ctx = tool_ctx(&w, parent, "q1");
+    let call = call_tool(&w, "task_output", &ctx, json!({"task_id": id.to_string()}));
+    tokio::pin!(call);
+    still_waiting(&mut call).await;
+    w.model.release("CHILD-A");
+    let (v, err) = call.await;
+    assert!(!err, "{v}");
+    assert_eq!(v["status"], "completed");
+    assert_eq!(v["output"], "There are 3 files.");
+    assert!(v.get("note").is_none(), "{v}");
+}
+
+#[tokio::test]
+async fn task_output_says_the_task_still_works_when_its_wait_is_up() {
+    let clock = ManualClock::new(1_000_000);
+    let w = world_at(&clock);
+    let (_, parent, id) = held_task(&w, "B").await;
+    let ctx = tool_ctx(&w, parent, "q1");
+    let call = call_tool(
+        &w,
+        "task_output",
+        &ctx,
+        json!({"task_id": id.to_string(), "wait_secs": 5}),
+    );
+    tokio::pin!(call);
+    still_waiting(&mut call).await;
+    clock.advance(4_999);
+    still_waiting(&mut call).await;
+    clock.advance(1);
+    let (v, err) = call.await;
+    assert!(!err, "{v}");
+    assert_eq!(v["status"], "running");
+    let note = v["note"].as_str().unwrap();
+    assert!(
+        note.starts_with("Still running after waiting 5 s.") && note.contains("end your turn"),
+        "{note}"
+    );
+    // Asked not to wait, it reads at once.
+    let (v, _) = call_tool(
+        &w,
+        "task_output",
+        &ctx,
+        json!({"task_id": id.to_string(), "wait_secs": 0}),
+    )
+    .await;
+    assert_eq!(v["status"], "running");
+    w.model.release("CHILD-B");
+}
+
+#[tokio::test]
+async fn task_output_stops_waiting_when_a_message_comes_for_the_bot() {
+    let clock = ManualClock::new(1_000_000);
+    let w = world_at(&clock);
+    let (_, parent, id) = held_task(&w, "C").await;
+    let ctx = tool_ctx(&w, parent, "q1");
+    let call = call_tool(&w, "task_output", &ctx, json!({"task_id": id.to_string()}));
+    tokio::pin!(call);
+    still_waiting(&mut call).await;
+    let line = Delivery::user_task("LEAD-C: stop and tell me where you are")
+        .with_mode(InboxMode::Steer)
+        .with_key("test:steer:1");
+    w.wf.store().write(|tx| tx.deliver(parent, &line)).unwrap();
+    let (v, err) = call.await;
+    assert!(!err, "{v}");
+    assert_eq!(v["status"], "running");
+    assert!(
+        v["note"]
+            .as_str()
+            .unwrap()
+            .starts_with("A message came for you while you waited"),
+        "{v}"
+    );
+    w.model.release("CHILD-C");
+}
+
+#[tokio::test]
+async fn task_output_stops_waiting_when_the_turn_is_stopped_and_refuses_a_wait_too_long() {
+    let clock = ManualClock::new(1_000_000);
+    let w = world_at(&clock);
+    let (_, parent, id) = held_task(&w, "D").await;
+    let ctx = tool_ctx(&w, parent, "q1");
+    let (v, err) = call_tool(
+        &w,
+        "task_output",
+        &ctx,
+        json!({"task_id": id.to_string(), "wait_secs": 301}),
+    )
+    .await;
+    assert!(err);
+    assert_eq!(v["code"], "invalid_arguments");
+    assert_eq!(v["message"], "wait_secs: at most 300 (got 301)");
+    let call = call_tool(&w, "task_output", &ctx, json!({"task_id": id.to_string()}));
+    tokio::pin!(call);
+    still_waiting(&mut call).await;
+    ctx.cancel.cancel();
+    let (v, _) = call.await;
+    assert_eq!(v["status"], "running");
+    assert_eq!(v["note"], "The wait was cut short: your turn is stopping.");
+    w.model.release("CHILD-D");
+}
