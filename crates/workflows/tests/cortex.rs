@@ -480,6 +480,28 @@ async fn a_repeated_tool_call_with_the_same_delivery_key_creates_one_task() {
     assert_eq!(children, 1);
 }
 
+/// A task given only a description is asked in the description's words.
+#[tokio::test]
+async fn a_task_given_only_a_description_takes_it_as_its_prompt() {
+    let w = world();
+    let (_, parent) = w.lead();
+    w.bot("ann");
+    w.model.route("JOB-D", vec![Step::Hold("ok".into())]);
+    let ctx = tool_ctx(&w, parent, "described");
+    let args = json!({"agent": "ann", "description": "JOB-D count the lines of each file"});
+    let (v, err) = call_tool(&w, "task", &ctx, args).await;
+    assert!(!err, "{v}");
+    assert_eq!(v["code"], "task_created");
+    w.until("the child asked", || w.model.holding() == ["JOB-D"])
+        .await;
+    let asked = user_texts(&w.model.requests_for("JOB-D")[0]).join("\n");
+    assert!(
+        asked.contains("JOB-D count the lines of each file"),
+        "{asked}"
+    );
+    w.model.release("JOB-D");
+}
+
 /// A new task's fields with `"resume": ""` beside them start the new task.
 #[tokio::test]
 async fn a_blank_resume_beside_a_new_tasks_fields_starts_the_task() {

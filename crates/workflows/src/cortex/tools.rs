@@ -194,9 +194,18 @@ impl TaskTool {
                 ));
             }
         };
+        // A task put only in its description is asked in those words (the local Qwen sent a
+        // task with a description and no prompt fourteen times, refused each time).
+        let described = a.description.as_deref().map(str::trim).unwrap_or_default();
         let prompt = match a.prompt.as_deref().map(str::trim) {
             Some(p) if !p.is_empty() => p.to_string(),
-            _ => return Err(invalid("prompt: required and non-empty")),
+            _ if !described.is_empty() => described.to_string(),
+            _ => {
+                return Err(invalid(
+                    "prompt: required and non-empty — what the agent should do (it does not \
+                     see your conversation)",
+                ));
+            }
         };
         if prompt.len() > MAX_PROMPT_BYTES {
             return Err(invalid(format!("prompt: at most {MAX_PROMPT_BYTES} bytes")));
@@ -336,7 +345,7 @@ pub fn registrations(host: &Arc<LoopHost>) -> Vec<ToolRegistration> {
                     "type": "object",
                     "properties": {
                         "agent": {"type": "string", "description": "The name of the agent (Bot) to hand the task to."},
-                        "prompt": {"type": "string", "description": "Everything the agent needs to know: it does not see your conversation."},
+                        "prompt": {"type": "string", "description": "Everything the agent needs to know: it does not see your conversation. Without it, the description is the prompt."},
                         "description": {"type": "string", "description": "A few words naming the task."},
                         "output": output_schema,
                         "resume": {"type": "string", "description": "task_N of an interrupted task to continue (give it alone)."}
