@@ -68,13 +68,22 @@ async fn completions(State(f): State<Fake>, Json(req): Json<Value>) -> impl Into
     };
     let last = messages(&req).last().cloned().unwrap_or(Value::Null);
     let id = format!("call_{n}");
-    let body = if last["role"] == "tool" {
-        text("done")
-    } else if is_auditor(&req) {
+    // The auditor looks before it approves (an approval needs a look since the claim).
+    let looks = messages(&req)
+        .iter()
+        .filter(|m| m["role"] == "tool")
+        .count();
+    let body = if is_auditor(&req) && looks < 2 {
         if f.hold_audit.load(Ordering::SeqCst) {
             std::future::pending::<()>().await;
         }
-        tool_call(&id, "blueprint_loop_approve", json!({"summary": VERDICT}))
+        if looks == 0 {
+            tool_call(&id, "list_dir", json!({"path": "."}))
+        } else {
+            tool_call(&id, "blueprint_loop_approve", json!({"summary": VERDICT}))
+        }
+    } else if last["role"] == "tool" {
+        text("done")
     } else {
         tool_call(
             &id,

@@ -75,6 +75,7 @@ async fn the_audit_binds_a_supervisor_child_and_approval_completes_the_loop() {
     let t = w.thread(s);
     let note = blueprint(&w);
     w.provider.push(stop("c1", "wrote hello.txt"));
+    w.provider.push(look("l1"));
     w.provider.push(approve("a1"));
     let id =
         w.wf.create_blueprint_loop(request(s, note))
@@ -88,8 +89,8 @@ async fn the_audit_binds_a_supervisor_child_and_approval_completes_the_loop() {
     assert_eq!(l.stop_request, None);
 
     let reqs = w.provider.requests();
-    assert_eq!(reqs.len(), 2, "no continuation after approval");
-    assert!(!is_auditor(&reqs[0]) && is_auditor(&reqs[1]));
+    assert_eq!(reqs.len(), 3, "no continuation after approval");
+    assert!(!is_auditor(&reqs[0]) && is_auditor(&reqs[1]) && is_auditor(&reqs[2]));
     assert!(!tool_names(&reqs[0]).contains(&"blueprint_loop_approve".into()));
     assert!(tool_names(&reqs[1]).contains(&"blueprint_loop_approve".into()));
     assert!(!tool_names(&reqs[1]).contains(&"blueprint_loop_stop".into()));
@@ -162,6 +163,35 @@ async fn the_audit_binds_a_supervisor_child_and_approval_completes_the_loop() {
     );
 }
 
+/// An auditor that approves before any look since the claim is refused (nothing recorded);
+/// after a look its approval completes the loop.
+#[tokio::test]
+async fn an_approval_without_a_look_at_the_work_is_refused_until_the_auditor_looks() {
+    let w = world();
+    let s = w.session();
+    let note = blueprint(&w);
+    w.provider.push(stop("c1", "wrote hello.txt"));
+    w.provider.push(approve("a1"));
+    w.provider.push(look("l1"));
+    w.provider.push(approve("a2"));
+    let id =
+        w.wf.create_blueprint_loop(request(s, note))
+            .await
+            .unwrap()
+            .record
+            .id;
+    let l = reach(&w, id, LoopStatus::Completed).await;
+    assert_eq!(l.summary.as_deref(), Some("hello.txt verified"));
+    let reqs = w.provider.requests();
+    assert_eq!(reqs.len(), 4);
+    let refused = tool_results(&reqs[2]).join("\n");
+    assert!(
+        refused.contains("\"code\":\"not_looked\"")
+            && refused.contains("you have not looked at the work"),
+        "{refused}"
+    );
+}
+
 #[tokio::test]
 async fn a_rejection_reopens_execution_and_the_next_stop_is_audited_again() {
     let w = world();
@@ -170,6 +200,7 @@ async fn a_rejection_reopens_execution_and_the_next_stop_is_audited_again() {
     w.provider.push(stop("c1", "done, I think"));
     w.provider.push(reject("a1", "hello.txt is missing"));
     w.provider.push(stop("c2", "created hello.txt"));
+    w.provider.push(look("l2"));
     w.provider.push(approve("a2"));
     let id =
         w.wf.create_blueprint_loop(request(s, note))
@@ -182,7 +213,7 @@ async fn a_rejection_reopens_execution_and_the_next_stop_is_audited_again() {
     assert_eq!(l.audit.last_reason.as_deref(), Some("hello.txt is missing"));
     let reqs = w.provider.requests();
     let who: Vec<bool> = reqs.iter().map(is_auditor).collect();
-    assert_eq!(who, vec![false, true, false, true]);
+    assert_eq!(who, vec![false, true, false, true, true]);
     let back = user_texts(&reqs[2]).join("\n");
     assert!(
         back.contains("hello.txt is missing") && back.contains("BLOCKING: create hello.txt"),
@@ -286,6 +317,7 @@ async fn a_turn_ending_without_a_stop_gets_the_continuation() {
     let note = blueprint(&w);
     w.provider.push(Reply::Text("halfway there".into()));
     w.provider.push(stop("c1", "done"));
+    w.provider.push(look("l1"));
     w.provider.push(approve("a1"));
     let id =
         w.wf.create_blueprint_loop(request(s, note))

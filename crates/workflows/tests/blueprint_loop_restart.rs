@@ -90,6 +90,7 @@ async fn a_driverless_loop_after_restart_is_latched_not_terminalized_and_continu
 
     // Continue: the loop's continuation resumes it.
     after.provider.push(stop("c1", "done"));
+    after.provider.push(look("l1"));
     after.provider.push(approve("a1"));
     after.wf.continue_session(s).await.unwrap();
     reach(&after, id, LoopStatus::Completed).await;
@@ -176,6 +177,7 @@ async fn a_loop_with_a_stop_intent_is_not_latched_at_restart_and_an_interrupted_
     drop(before);
 
     let after = world_on(dir, "boot-2");
+    after.provider.push(look("l1"));
     after.provider.push(approve("a1"));
     // The daemon's order: tasks are reconciled before the kernel's recovery.
     let cut = after.wf.reconcile_tasks().unwrap();
@@ -191,8 +193,12 @@ async fn a_loop_with_a_stop_intent_is_not_latched_at_restart_and_an_interrupted_
     let l = reach(&after, id, LoopStatus::Completed).await;
     assert_eq!(l.audit.attempts, 0);
     let reqs = after.provider.requests();
-    assert_eq!(reqs.len(), 1, "only the resumed audit ran");
-    assert!(is_auditor(&reqs[0]));
+    assert_eq!(
+        reqs.len(),
+        2,
+        "only the resumed audit ran (its look, its verdict)"
+    );
+    assert!(reqs.iter().all(is_auditor));
     assert!(
         !user_texts(&reqs[0]).join("\n").contains("recovery"),
         "no recovery turn spent"

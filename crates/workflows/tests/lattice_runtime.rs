@@ -25,11 +25,13 @@ async fn auto_happy_path() {
         submit_blueprint("b1", note),
         reason("b2", "submit_blueprint_review"),
         stop("x1"),
+        look("l1"),
         approve("a1"),
         reason("p4", "submit_pathway_review"),
         submit_blueprint("b3", note),
         reason("b4", "submit_blueprint_review"),
         stop("x2"),
+        look("l2"),
         approve("a2"),
     ] {
         w.provider.push(r);

@@ -172,10 +172,14 @@ impl Script {
         self.unexpected(format!("a request of no known role: {req}"))
     }
 
+    /// The supervisor rejects the first Step's first claim at once; otherwise it looks at the
+    /// workspace, then approves (an approval needs a look since the claim).
     fn audit(&self, req: &Value) -> Reply {
-        if after_tool(req).is_some() {
-            return Reply::Now(text("verdict given"));
-        }
+        let looked = match after_tool(req).as_deref() {
+            None => false,
+            Some("list_dir") => true,
+            Some(_) => return Reply::Now(text("verdict given")),
+        };
         let task = messages(req)
             .iter()
             .filter(|m| m["role"] != "system")
@@ -189,8 +193,10 @@ impl Script {
                 json!({"reason": REJECTION, "remaining": ["BLOCKING: show the file"],
                        "instructions": "show the file's contents as evidence"}),
             )
-        } else {
+        } else if looked {
             self.call("blueprint_loop_approve", json!({"summary": APPROVAL}))
+        } else {
+            self.call("list_dir", json!({"path": "."}))
         }
     }
 

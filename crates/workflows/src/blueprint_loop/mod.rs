@@ -6,6 +6,7 @@
 
 pub mod auditor;
 pub mod commit;
+pub mod looked;
 pub mod machine;
 pub mod policy;
 pub mod recovery;

@@ -4,6 +4,7 @@
 //! transaction that applies the call.
 
 use crate::blueprint_loop::commit::{self, bound_loop};
+use crate::blueprint_loop::looked::{looked_since, not_looked};
 use crate::blueprint_loop::machine::{self, Ack, Event, Refusal, StopClaim};
 use crate::lightloop::host::LoopHost;
 use crate::review::{VerdictArgs, parse_verdict};
@@ -195,20 +196,21 @@ impl ToolHandler for Verdict {
         };
         let res = ctx.store.write(|tx| {
             let Some((_, l)) = bound_loop(tx, caller)? else {
-                return Ok(Err(None));
+                return Ok(Err(refusal(Refusal::NotAuditor, contract)));
             };
             let step = match machine::step(&l, event.clone()) {
                 Ok(s) => s,
-                Err(r) => return Ok(Err(Some(r))),
+                Err(r) => return Ok(Err(refusal(r, contract))),
             };
+            let claimed = l.stop_request.as_ref().map_or(0, |s| s.requested_at);
+            if self.approve && !looked_since(tx, caller, claimed)? {
+                return Ok(Err(not_looked()));
+            }
             Ok(Ok(commit::commit(tx, &l, &step)?))
         });
         let after = match res {
             Ok(Ok(a)) => a,
-            Ok(Err(None)) => {
-                return refusal(Refusal::NotAuditor, contract);
-            }
-            Ok(Err(Some(r))) => return refusal(r, contract),
+            Ok(Err(refused)) => return refused,
             Err(e) => return ToolReply::error(format!("the verdict could not be recorded: {e}")),
         };
         let Some(l) = after.saved else {

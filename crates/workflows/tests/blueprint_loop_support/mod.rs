@@ -48,6 +48,11 @@ pub fn stop(id: &str, summary: &str) -> Reply {
     )])
 }
 
+/// An auditor's look at the workspace: an approval needs one since the claim.
+pub fn look(id: &str) -> Reply {
+    Reply::Tools(vec![call(id, "list_dir", json!({"path": "."}))])
+}
+
 pub fn approve(id: &str) -> Reply {
     Reply::Tools(vec![call(
         id,
