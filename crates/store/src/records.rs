@@ -154,12 +154,14 @@ impl Tx<'_> {
         })
     }
 
-    /// The names of the tool calls `thread`'s runs made at or after `since` (store clock), in
-    /// order; a run's calls past its first 80 are not kept and not listed.
-    pub fn tool_call_names_since(&self, thread: ThreadId, since: i64) -> Result<Vec<String>> {
+    /// The names of the tool calls `thread`'s runs made at or after `since` (store clock) that
+    /// ran and answered without an error, in order; a run's calls past its first 80 are not
+    /// kept and not listed.
+    pub fn answered_tool_calls_since(&self, thread: ThreadId, since: i64) -> Result<Vec<String>> {
         self.query_all(
             "SELECT c.name FROM tool_calls c JOIN runs r ON r.id = c.run_id
-             WHERE r.thread_id = ?1 AND c.created_at >= ?2 ORDER BY c.id",
+             WHERE r.thread_id = ?1 AND c.created_at >= ?2 AND c.status = 'ok'
+             ORDER BY c.id",
             args![thread.0, since],
             |r| r.get(0),
         )

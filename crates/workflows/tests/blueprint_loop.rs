@@ -187,7 +187,8 @@ async fn an_approval_without_a_look_at_the_work_is_refused_until_the_auditor_loo
     let refused = tool_results(&reqs[2]).join("\n");
     assert!(
         refused.contains("\"code\":\"not_looked\"")
-            && refused.contains("you have not looked at the work"),
+            && refused.contains("you have not looked at the work")
+            && refused.contains("Look now: read the Blueprint with note_read"),
         "{refused}"
     );
 }
@@ -280,6 +281,7 @@ async fn an_auditor_ending_without_a_verdict_gets_two_recovery_turns_then_fails(
         "write_file",
         json!({"path": "a", "content": "b"}),
     )]));
+    w.provider.push(approve("a1"));
     w.provider.push(Reply::Text("still thinking".into()));
     w.provider.push(Reply::Text("hmm".into()));
     let id =
@@ -303,6 +305,14 @@ async fn an_auditor_ending_without_a_verdict_gets_two_recovery_turns_then_fails(
     assert_eq!(offered, ["blueprint_loop_approve", "blueprint_loop_reject"]);
     let refused = tool_results(&reqs[3]).join("\n");
     assert!(refused.contains("audit recovery turn"), "{refused}");
+    // A call that did not run is no look: the approval after it is refused, and in a recovery
+    // turn it says to reject.
+    let unlooked = tool_results(&reqs[4]).join("\n");
+    assert!(
+        unlooked.contains("you have not looked at the work")
+            && unlooked.contains("only a verdict may be called: reject"),
+        "{unlooked}"
+    );
     // One task and one child throughout: each recovery turn was a follow-up on it.
     let tasks = ended_audit_tasks(&w, l.thread_id).await;
     assert_eq!(tasks.len(), 1);

@@ -202,9 +202,11 @@ impl ToolHandler for Verdict {
                 Ok(s) => s,
                 Err(r) => return Ok(Err(refusal(r, contract))),
             };
-            let claimed = l.stop_request.as_ref().map_or(0, |s| s.requested_at);
+            let (claimed, recovery) = l.stop_request.as_ref().map_or((0, false), |s| {
+                (s.requested_at, s.review_recovery_attempts > 0)
+            });
             if self.approve && !looked_since(tx, caller, claimed)? {
-                return Ok(Err(not_looked()));
+                return Ok(Err(not_looked(recovery)));
             }
             Ok(Ok(commit::commit(tx, &l, &step)?))
         });
