@@ -1,4 +1,4 @@
-//! `task_output`'s wait: up to `wait_secs` for a task to end, so a Bot that wants a child's
+//! `task_output`'s wait: up to [`WAIT_SECS`] for a task to end, so a Bot that wants a child's
 //! result gets it in one call instead of asking again and again (each ask a model call; the
 //! local Qwen polled a running task four times, competing with the child for the model).
 //!
@@ -13,10 +13,10 @@ use tokio_util::sync::CancellationToken;
 use troupe_core::ThreadId;
 use troupe_store::{Store, StoreError, TaskId, TaskRecord};
 
-/// What `task_output` waits when not told: long enough for a short task to finish.
-pub const DEFAULT_WAIT_SECS: u64 = 60;
-/// The longest wait one call may ask for (a longer one ends the turn in all but name).
-pub const MAX_WAIT_SECS: u64 = 300;
+/// How long `task_output` waits for a task still working: long enough for a short task, short
+/// enough that a Bot waiting on a long one hears from it again within the minute. Not the
+/// model's to choose: a small model filled an optional wait with 0 on every call.
+pub const WAIT_SECS: i64 = 60;
 const TICK: Duration = Duration::from_millis(250);
 
 /// Why the wait ended.
@@ -24,7 +24,7 @@ const TICK: Duration = Duration::from_millis(250);
 pub enum Waited {
     /// The task is no longer queued or running.
     Ended,
-    /// The time asked for passed with the task still working.
+    /// The wait's time passed with the task still working.
     TimeUp,
     /// Something was delivered to the waiting thread.
     Message,

@@ -7,7 +7,7 @@
 //! could hold one of the eight slots while its children queue behind the caps — a deadlock —
 //! and fan-out would grow without bound.
 
-use crate::cortex::await_end::{DEFAULT_WAIT_SECS, MAX_WAIT_SECS, Waited, until_ended};
+use crate::cortex::await_end::{WAIT_SECS, Waited, until_ended};
 use crate::cortex::contract::{CONTRACT_DOC, OutputContract};
 use crate::cortex::prepare::{ChildRequest, prepare_child, resume};
 use crate::cortex::runtime::start_admitted;
@@ -92,8 +92,6 @@ struct TaskArgs {
 #[serde(deny_unknown_fields)]
 struct OutputArgs {
     task_id: String,
-    #[serde(default)]
-    wait_secs: Option<u64>,
 }
 
 fn task_id(raw: &str) -> Result<TaskId, ToolReply> {
@@ -276,19 +274,13 @@ impl ToolHandler for TaskOutputTool {
 impl TaskOutputTool {
     async fn run(&self, ctx: &ToolCallContext, raw: &str) -> Result<ToolReply, ToolReply> {
         let a: OutputArgs = serde_json::from_str(raw).map_err(|e| invalid(e.to_string()))?;
-        let wait = a.wait_secs.unwrap_or(DEFAULT_WAIT_SECS);
-        if wait > MAX_WAIT_SECS {
-            return Err(invalid(format!(
-                "wait_secs: at most {MAX_WAIT_SECS} (got {wait})"
-            )));
-        }
         let t = own_task(&ctx.store, ctx.thread.id, task_id(&a.task_id)?)?;
-        let (t, waited) = if t.status.is_active() && wait > 0 {
+        let (t, waited) = if t.status.is_active() {
             until_ended(
                 &ctx.store,
                 ctx.thread.id,
                 t.id,
-                wait as i64 * 1000,
+                WAIT_SECS * 1000,
                 &ctx.cancel,
             )
             .await
@@ -301,7 +293,7 @@ impl TaskOutputTool {
         let note = match waited {
             Waited::Ended => None,
             Waited::TimeUp => Some(format!(
-                "Still {} after waiting {wait} s. Its result arrives in your conversation as a \
+                "Still {} after waiting {WAIT_SECS} s. Its result arrives in your conversation as a \
                  message when it ends: end your turn to wait for it without asking again, or \
                  go on with other work.",
                 t.status.as_str()
@@ -362,13 +354,10 @@ pub fn registrations(host: &Arc<LoopHost>) -> Vec<ToolRegistration> {
             owner: OWNER.into(),
             spec: ToolSpec {
                 name: TASK_OUTPUT.into(),
-                description: format!("Read one of your tasks: its status, and its output or error once it has ended. A task still working is waited for first, up to wait_secs (default {DEFAULT_WAIT_SECS}, at most {MAX_WAIT_SECS}; 0 reads at once); the wait also ends when a message comes for you."),
+                description: format!("Read one of your tasks: its status, and its output or error once it has ended. A task still working is waited for first, up to {WAIT_SECS} s; the wait also ends when a message comes for you."),
                 parameters: json!({
                     "type": "object",
-                    "properties": {
-                        "task_id": {"type": "string", "description": "The task's id (task_N)."},
-                        "wait_secs": {"type": "integer", "minimum": 0, "maximum": MAX_WAIT_SECS, "description": "How long to wait for a working task to end, in seconds."}
-                    },
+                    "properties": {"task_id": {"type": "string", "description": "The task's id (task_N)."}},
                     "required": ["task_id"],
                     "additionalProperties": false
                 }),
