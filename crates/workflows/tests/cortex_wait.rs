@@ -118,10 +118,41 @@ async fn task_output_stops_waiting_when_a_message_comes_for_the_bot() {
         v["note"]
             .as_str()
             .unwrap()
-            .starts_with("A message came for you while you waited"),
+            .starts_with("A message for you is waiting"),
         "{v}"
     );
     w.model.release("CHILD-C");
+}
+
+/// A line already waiting for the Bot when it asks (it came during the model call) is read
+/// first: no wait at all.
+#[tokio::test]
+async fn task_output_does_not_wait_while_a_message_already_waits_for_the_bot() {
+    let clock = ManualClock::new(1_000_000);
+    let w = world_at(&clock);
+    let (_, parent, id) = held_task(&w, "E").await;
+    let ctx = tool_ctx(&w, parent, "q1");
+    // Held: the line stays in the inbox (the parent's drive is not asked for).
+    let line = Delivery::user_task("LEAD-E: where are you?")
+        .with_mode(InboxMode::Steer)
+        .with_key("test:steer:2");
+    w.wf.store()
+        .write(|tx| {
+            tx.deliver(parent, &line)?;
+            Ok(())
+        })
+        .unwrap();
+    let (v, err) = call_tool(&w, "task_output", &ctx, json!({"task_id": id.to_string()})).await;
+    assert!(!err, "{v}");
+    assert_eq!(v["status"], "running");
+    assert!(
+        v["note"]
+            .as_str()
+            .unwrap()
+            .starts_with("A message for you is waiting"),
+        "{v}"
+    );
+    w.model.release("CHILD-E");
 }
 
 #[tokio::test]

@@ -3,14 +3,15 @@
 //! local Qwen polled a running task four times, competing with the child for the model).
 //!
 //! The wait ends when the task ends (its `task_updated` event on the parent's thread), when
-//! something is delivered to the parent (a person's line, another task's result: the Bot should
-//! read it), when the turn is stopped, or at the deadline. The deadline is read from the
+//! something is delivered to the parent or already waits for it (a person's line, another
+//! task's result: the Bot should read it), when the turn is stopped, or at the deadline. The deadline is read from the
 //! store's clock, which tests move by hand, every [`TICK`].
 
 use std::time::Duration;
 use tokio::sync::broadcast::error::RecvError;
 use tokio_util::sync::CancellationToken;
 use troupe_core::ThreadId;
+use troupe_core::inbox::InboxMode;
 use troupe_store::{Store, StoreError, TaskId, TaskRecord};
 
 /// How long `task_output` waits for a task still working: long enough for a short task, short
@@ -46,7 +47,15 @@ pub async fn until_ended(
     let deadline = clock.now_ms().saturating_add(wait_ms);
     let mut tick = tokio::time::interval(TICK);
     tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
-    let mut t = store.read(|tx| tx.task(id))?;
+    let (mut t, waiting) = store.read(|tx| Ok((tx.task(id)?, tx.inbox(parent)?)))?;
+    // Something already waiting for the Bot (it came during the model call that asked): read it
+    // first. Context items (lines it only heard) wake nobody and do not end a wait either.
+    let unread = waiting
+        .iter()
+        .any(|i| i.mode != InboxMode::Context && i.failed.is_none());
+    if unread && t.status.is_active() {
+        return Ok((t, Waited::Message));
+    }
     loop {
         if !t.status.is_active() {
             return Ok((t, Waited::Ended));

@@ -299,8 +299,8 @@ impl TaskOutputTool {
                 t.status.as_str()
             )),
             Waited::Message => Some(
-                "A message came for you while you waited; the task is still working. Read the \
-                 message; the task's result arrives as a message when it ends."
+                "A message for you is waiting (it stopped the wait); the task is still working. \
+                 Read the message; the task's result arrives as a message when it ends."
                     .to_string(),
             ),
             Waited::Stopped => Some("The wait was cut short: your turn is stopping.".into()),
