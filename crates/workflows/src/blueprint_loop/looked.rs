@@ -25,9 +25,9 @@ const VERDICTS: [&str; 2] = [
 ];
 
 /// What an auditor that has not looked is told when it approves.
-const NOT_LOOKED: &str = "approve refused: you have not looked at the work yet — this audit has \
-    made no call but the verdict since the claim, and approving on the executor's word alone is \
-    no audit.";
+const NOT_LOOKED: &str = "approve refused: you have not looked at the work yet — no call of this \
+    audit since the claim has answered without an error, and approving on the executor's word \
+    alone is no audit.";
 const LOOK_NOW: &str = " Look now: read the Blueprint with note_read, read the files the claim \
     names, run the commands it rests on; then give your verdict.";
 /// In a recovery turn nothing but a verdict may be called.

@@ -4,8 +4,8 @@
 //!
 //! The wait ends when the task ends (its `task_updated` event on the parent's thread), when
 //! something is delivered to the parent or already waits for it (a person's line, another
-//! task's result: the Bot should read it), when the turn is stopped, or at the deadline. The deadline is read from the
-//! store's clock, which tests move by hand, every [`TICK`].
+//! task's result: the Bot should read it), when the turn is stopped, or at the deadline. The
+//! deadline is read from the store's clock, which tests move by hand, every [`TICK`].
 
 use std::time::Duration;
 use tokio::sync::broadcast::error::RecvError;
@@ -27,7 +27,7 @@ pub enum Waited {
     Ended,
     /// The wait's time passed with the task still working.
     TimeUp,
-    /// Something was delivered to the waiting thread.
+    /// Something was delivered to the waiting thread, or already waited for it.
     Message,
     /// The turn was stopped.
     Stopped,

@@ -363,7 +363,7 @@ pub fn registrations(host: &Arc<LoopHost>) -> Vec<ToolRegistration> {
                 }),
             },
             effectful: false,
-            // It only reads, but it may wait minutes: the reply asking for it is committed
+            // It only reads, but it may wait a minute: the reply asking for it is committed
             // first (a read-only tool would run before that commit), so the call shows at once.
             read_only: false,
             available: Arc::new(top_level),
