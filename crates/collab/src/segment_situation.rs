@@ -5,6 +5,7 @@
 
 use crate::check_backs::pending_note;
 use crate::plans::plan_situation;
+use troupe_core::conversation::Author;
 use troupe_core::thread::Thread;
 use troupe_core::work_item::WorkMode;
 use troupe_engine::extension::{ContextContributor, ContextParts};
@@ -27,6 +28,7 @@ fn desk(
     candidates: &[troupe_core::PlanId],
     verdict: Option<&str>,
     rule: DeskRule,
+    by_person: bool,
 ) -> Result<String, StoreError> {
     let mut out = String::from(
         "You are at your desk in this conversation: you have not yet chosen which job the \
@@ -35,7 +37,7 @@ fn desk(
     out.push_str(match rule {
         DeskRule::JobFirst => {
             "Replies, questions to the person (ask_user), reading files and end_turn need no \
-             job; before anything with an effect, choose with work_on."
+             job. "
         }
         DeskRule::Direct => {
             "In a direct conversation with the person you may do the work right here: your \
@@ -50,21 +52,37 @@ fn desk(
     if rule == DeskRule::Workflow {
         return Ok(out);
     }
-    // In a direct the reader's verdict decides nothing (no first effect opens a job there).
-    let verdict = verdict.filter(|_| rule == DeskRule::JobFirst);
-    match verdict {
-        Some("done_in_place") => {
-            out.push_str(" The line was read as something to do here and now: no job opens for it.")
-        }
-        Some("new") => out.push_str(
-            " The line was read as new work: your first action with an effect opens a job for it.",
-        ),
-        _ => {}
+    if rule == DeskRule::JobFirst {
+        // What the desk guard does with this desk's first effect, in its order (the reader's
+        // verdict, then the candidates): the words must not send the Bot to work_on where the
+        // effect would simply run.
+        out.push_str(match (verdict, candidates.len()) {
+            (Some("done_in_place"), _) => {
+                "The line was read as something to do here and now: do it right here, your \
+                 tools act in this conversation's folder and no job opens for it."
+            }
+            (Some("new"), _) => {
+                "The line was read as new work: your first action with an effect opens a job \
+                 for it (to title the job yourself, call work_on with \"new\" first)."
+            }
+            (_, 1) => {
+                "The one job listed below is the default: your first action with an effect \
+                 works on it."
+            }
+            (_, 0) if by_person => {
+                "Your first action with an effect opens a job for this line (to title the job \
+                 yourself, call work_on with \"new\" first)."
+            }
+            _ => "Before anything with an effect, choose a job with work_on.",
+        });
     }
     if candidates.is_empty() {
-        out.push_str(
-            "\nNo job is open here. To open one for the line: work_on({\"new\":{\"title\":\"<the goal>\"}}).",
-        );
+        out.push_str("\nNo job is open here.");
+        if verdict != Some("done_in_place") {
+            out.push_str(
+                " To open one for the line: work_on({\"new\":{\"title\":\"<the goal>\"}}).",
+            );
+        }
         return Ok(out);
     }
     out.push_str("\nJobs you may choose:");
@@ -84,9 +102,6 @@ fn desk(
         }
     }
     out.push_str("\nOr a new job: work_on({\"new\":{\"title\":\"<the goal>\"}}).");
-    if candidates.len() == 1 {
-        out.push_str(" The one job listed is the default: your first effect works on it.");
-    }
     Ok(out)
 }
 
@@ -169,7 +184,11 @@ fn situation(thread: &Thread, store: &Store) -> Result<Option<String>, StoreErro
             WorkMode::Desk => {
                 let verdict = tx.segment_verdict(run)?;
                 let rule = desk_rule(tx, thread, &tx.work_item(seg.work_item_id)?)?;
-                desk(tx, &seg.candidates, verdict.as_deref(), rule).map(Some)
+                let by_person = match tx.segment(run)?.and_then(|s| s.trigger_line_id) {
+                    Some(line) => tx.line(line)?.author == Author::User,
+                    None => false,
+                };
+                desk(tx, &seg.candidates, verdict.as_deref(), rule, by_person).map(Some)
             }
             WorkMode::Work => work(tx, &tx.work_item(seg.work_item_id)?),
         }

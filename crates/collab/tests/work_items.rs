@@ -260,7 +260,7 @@ fn segment_situation(w: &World, t: ThreadId) -> String {
 const SLOW: &str = r#"{"steps":[{"text":"thinking","delay_ms":60000}],"on_exhausted":"repeat_last",
     "rules":[{"when_user_contains":"job four","reply":{"tool_calls":[{"name":"work_on","arguments":{"new":{"title":"four"}}}]}}]}"#;
 
-/// The desk's words say what its guard does: in a group an effect waits for a job, in the
+/// The desk's words say what its guard does: in a group an effect opens a job, in the
 /// person's direct it runs in the conversation's folder with none chosen (and opens none), so
 /// the Bot there is not sent to `work_on` first.
 #[tokio::test]
@@ -287,15 +287,18 @@ async fn a_desk_says_an_effect_needs_a_job_only_where_it_does() {
         .unwrap();
     runs_started(&mut events, 3).await;
     let in_group = segment_situation(&w, thread_of(&w, team, alpha));
+    // A person's line, no job here yet: the guard opens one at the first effect.
     assert!(
-        in_group.contains("before anything with an effect, choose with work_on"),
+        in_group.contains("Your first action with an effect opens a job for this line"),
         "{in_group}"
     );
     let in_direct = segment_situation(&w, thread_of(&w, with_beta, beta));
     assert!(in_direct.starts_with("You are at your desk"), "{in_direct}");
     assert!(
         in_direct.contains("do the work right here")
-            && !in_direct.contains("before anything with an effect"),
+            && !in_direct
+                .to_lowercase()
+                .contains("before anything with an effect"),
         "{in_direct}"
     );
     // What the direct's words promise: Gamma's write ran at its desk, no job opened.
@@ -322,6 +325,34 @@ async fn a_desk_says_an_effect_needs_a_job_only_where_it_does() {
         w.collab.plans(with_gamma).unwrap().is_empty(),
         "no job opened"
     );
+}
+
+/// A group line the reader filed as done in place runs at the desk with no job (DS-5a), so
+/// the desk's words say to do it right here and offer no `work_on` for it.
+#[tokio::test]
+async fn a_desk_whose_line_was_read_done_in_place_is_told_to_do_it_right_here() {
+    let w = world();
+    let reader = script(
+        &w,
+        "reader",
+        r#"{"steps":[{"text":"{\"control\":\"neither\",\"belongs\":\"done_in_place\"}"}],
+            "on_exhausted":"repeat_last"}"#,
+    );
+    w.collab.set_role("reading", reader).unwrap();
+    let alpha = bot(&w, "Alpha", SLOW);
+    let team = group(&w, &[alpha]);
+    let mut events = w.collab.store().subscribe();
+    w.collab
+        .post_line(team, "@Alpha jot this down".into(), None)
+        .await
+        .unwrap();
+    runs_started(&mut events, 1).await;
+    let words = segment_situation(&w, thread_of(&w, team, alpha));
+    assert!(
+        words.contains("do it right here") && words.contains("no job opens for it"),
+        "{words}"
+    );
+    assert!(!words.contains("work_on"), "{words}");
 }
 
 #[tokio::test]

@@ -280,7 +280,9 @@ async fn light_loop_reviewer_rejects_once_then_approves_through_the_daemon() {
     let system = messages(executor[0])[0]["content"].to_string();
     assert!(
         system.contains("This conversation's workflow is your work")
-            && !system.contains("before anything with an effect"),
+            && !system
+                .to_lowercase()
+                .contains("before anything with an effect"),
         "{system}"
     );
     assert!(tools(reviews[0]).contains(&"light_loop_reject".to_string()));
