@@ -1,7 +1,8 @@
 //! Real-browser test of what a group shows about its Bots' work besides their lines: the
 //! activity line (a working Bot's steps, tool calls and a failure streak, a call still being
-//! written, gone when its turn ends), the files a turn wrote under its reply, and a member whose turn failed, paused on its
-//! own with Continue under the header (and "paused" on its row in the list).
+//! written, gone when its turn ends), a member whose turn failed, paused on its own with
+//! Continue under the header (and "paused" on its row in the list), and in a direct a command named with its Bot
+//! while no reply holds it, then under the reply with the file the turn wrote.
 //!
 //! Same setup as `tests/browser.rs` (Debian's `chromium` and `chromium-driver`; without
 //! chromedriver the test prints a notice and returns unless `TROUPE_REQUIRE_BROWSER=1`). On
@@ -38,11 +39,13 @@ fn worker_script() -> String {
 
 const NOTED: &str = "Noted in notes.txt.";
 
-/// Writes a note, its call's arguments coming in slowly (about four seconds), then says so.
+/// Runs a command, writes a note, its call's arguments coming in slowly (about four seconds),
+/// then says so.
 fn scribe_script() -> String {
     json!({
         "name": "browser-scribe",
         "steps": [
+            {"tool_calls": [{"name": "shell", "arguments": {"command": "echo noting"}}]},
             {"tool_calls": [{"name": "write_file", "arguments": {"path": "notes.txt", "content": "hi, a note long enough to come in several pieces"}}],
              "chunks": 8, "chunk_delay_ms": 600},
             {"text": NOTED}
@@ -163,7 +166,21 @@ async fn scenario(c: &Client, daemon: &Daemon, scripts: [&std::path::Path; 3]) -
     click(c, "#send").await?;
     // While the call is being written, the activity line says which and how far along.
     wait_text_within(c, "#activity .activity-item", "writing write_file:", TURN).await?;
+    // Its command has no reply to sit under yet: its block says whose it is itself.
+    poll("Scribe's command, named as Scribe's", SHORT, || async {
+        let blocks = elements(c, ".orphan-commands").await?;
+        Ok(blocks
+            .iter()
+            .any(|b| b.visible && b.text.contains("Scribe") && b.text.contains("echo noting"))
+            .then_some(()))
+    })
+    .await?;
     wait_bot_line(c, "Scribe", NOTED).await?;
     wait_text_within(c, ".msg.bot .commands .file-change", "notes.txt", TURN).await?;
+    // The reply came: the command's block moved under it.
+    wait_text_within(c, ".msg.bot:not(.orphan-commands) .commands", "echo noting", SHORT).await?;
+    if !elements(c, ".orphan-commands").await?.is_empty() {
+        bail!("the command's block stayed apart from the reply it now sits under");
+    }
     Ok(())
 }

@@ -24,6 +24,7 @@
     // turn id -> bubble kept when its turn ended before the stored reply arrived (a stop
     // records the end first): the stored reply takes that bubble over instead of adding one.
     orphans: new Map(),
+    turnBots: new Map(), // turn id -> the Bot whose turn it is, from the turns read once
     running: false,
     activeTurn: null,
     workflow: null, // the current session's WorkflowView (GET /v1/sessions/{id}/workflow)
@@ -47,7 +48,9 @@
   });
 
   // The commands a turn ran, under its last reply (commands.js).
-  const cmd = window.troupeCommands({ $, el, state, api, scrollToEnd });
+  // A turn's speaker, once commands.js knows whose turn it is.
+  const speakerOfTurn = (turnId) => botLabel(state.bots.get(state.turnBots.get(String(turnId))));
+  const cmd = window.troupeCommands({ $, el, state, api, scrollToEnd, speakerOfTurn });
   // activity.js: what working Bots do, and a group's paused members with their Continue.
   const act = window.troupeActivity({ $, el, state, api, refreshView: () => grp.refreshView() });
 
@@ -313,6 +316,7 @@
     state.closed.clear();
     state.ended.clear();
     state.orphans.clear();
+    state.turnBots.clear();
     state.lastId = 0;
     state.activeTurn = null;
     const s = state.sessions.find((x) => x.id === id);
@@ -356,6 +360,7 @@
     api("GET", "/v1/turns?session_id=" + encodeURIComponent(id))
       .then((turns) => {
         if (gen !== state.gen || !Array.isArray(turns)) return;
+        for (const t of turns) state.turnBots.set(String(t.id), t.bot_id);
         act.seed(turns);
         return cmd.loadPastCommands(gen, turns);
       })

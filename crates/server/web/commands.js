@@ -5,7 +5,7 @@
 "use strict";
 
 window.troupeCommands = function (ctx) {
-  const { $, el, state, api, scrollToEnd } = ctx;
+  const { $, el, state, api, scrollToEnd, speakerOfTurn } = ctx;
 
   function fmtDuration(ms) {
     if (typeof ms !== "number" || !isFinite(ms)) return "";
@@ -49,6 +49,23 @@ window.troupeCommands = function (ctx) {
     return row;
   }
 
+  // Whose turn it is: known from the turns read at opening, else read once (a turn that began
+  // after the page opened).
+  function nameSpeaker(who, turnId) {
+    const key = String(turnId);
+    if (state.turnBots.has(key)) {
+      who.textContent = speakerOfTurn(turnId);
+      return;
+    }
+    api("GET", "/v1/turns/" + encodeURIComponent(turnId))
+      .then((t) => {
+        if (!t || t.bot_id === undefined) return;
+        state.turnBots.set(key, t.bot_id);
+        who.textContent = speakerOfTurn(turnId);
+      })
+      .catch(() => {});
+  }
+
   // The commands block sits under the Bot's last reply of the turn.
   function commandsBoxFor(turnId) {
     const key = String(turnId);
@@ -64,8 +81,14 @@ window.troupeCommands = function (ctx) {
     if (host) {
       if (existing.parentElement !== host) host.appendChild(existing);
     } else if (!existing.parentElement) {
+      // No reply of the turn to sit under yet: the block says whose it is itself.
       const wrap = el("div", "msg bot orphan-commands");
       wrap.dataset.turn = key;
+      const meta = el("div", "meta");
+      const who = el("span", "who", "");
+      meta.appendChild(who);
+      nameSpeaker(who, turnId);
+      wrap.appendChild(meta);
       wrap.appendChild(existing);
       $("#transcript").appendChild(wrap);
     }
