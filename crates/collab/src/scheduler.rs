@@ -69,11 +69,12 @@ impl TickReport {
     }
 }
 
-/// A part's report counts as quiet when absent or when every list in it is empty.
+/// A part's report counts as quiet when absent or when every list in it is empty or lists
+/// only entries whose action is "nothing" (the supervisor names each work item it looked at).
 fn quiet_value(v: Option<&serde_json::Value>) -> bool {
     match v {
         None | Some(serde_json::Value::Null) => true,
-        Some(serde_json::Value::Array(a)) => a.is_empty(),
+        Some(serde_json::Value::Array(a)) => a.iter().all(|e| e["action"]["kind"] == "nothing"),
         Some(serde_json::Value::Object(o)) => o.values().all(|v| quiet_value(Some(v))),
         Some(_) => true,
     }
@@ -131,6 +132,10 @@ mod tests {
             ..TickReport::default()
         };
         assert!(r.is_quiet());
+        r.supervisor = Some(json!({"work": [{"action": {"kind": "nothing"}, "work_item_id": 2}]}));
+        assert!(r.is_quiet(), "a look that did nothing");
+        r.supervisor = Some(json!({"work": [{"action": {"kind": "pick_up"}, "work_item_id": 2}]}));
+        assert!(!r.is_quiet());
         r.supervisor = Some(json!({"picked_up": [1]}));
         assert!(!r.is_quiet());
     }

@@ -178,7 +178,13 @@ async fn scenario(c: &Client, daemon: &Daemon, scripts: [&std::path::Path; 3]) -
     wait_bot_line(c, "Scribe", NOTED).await?;
     wait_text_within(c, ".msg.bot .commands .file-change", "notes.txt", TURN).await?;
     // The reply came: the command's block moved under it.
-    wait_text_within(c, ".msg.bot:not(.orphan-commands) .commands", "echo noting", SHORT).await?;
+    wait_text_within(
+        c,
+        ".msg.bot:not(.orphan-commands) .commands",
+        "echo noting",
+        SHORT,
+    )
+    .await?;
     if !elements(c, ".orphan-commands").await?.is_empty() {
         bail!("the command's block stayed apart from the reply it now sits under");
     }
