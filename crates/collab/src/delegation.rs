@@ -473,7 +473,20 @@ impl ToolHandler for Delegate {
             return ToolReply::error("delegate: the conversation layer is not ready yet");
         };
         let run = ctx.run_id;
-        match ctx.store.write(|tx| send(tx, &workspaces, run, &args)) {
+        // A refusal keeps nothing: the job a desk opened on its way to the refusal goes back
+        // with the transaction (a model repeating a refused call opened a job each time).
+        let mut refusal = None;
+        let sent = ctx.store.write(|tx| match send(tx, &workspaces, run, &args)? {
+            Sent::Refused(text) => {
+                refusal = Some(text);
+                Err(StoreError::Conflict("refused".into()))
+            }
+            done => Ok(done),
+        });
+        if let Some(text) = refusal {
+            return ToolReply::error(format!("delegate refused — {text}"));
+        }
+        match sent {
             Ok(Sent::Refused(text)) => ToolReply::error(format!("delegate refused — {text}")),
             Ok(Sent::Done {
                 text,

@@ -132,6 +132,46 @@ async fn refused_delegate_not_a_bounce() {
     );
 }
 
+/// From a desk, a delegate names a ticket (there are none yet) twice, then the turn ends.
+const DESK_REFUSED: &str = r#"{"steps":[
+    {"tool_calls":[{"name":"delegate","arguments":{"to":"Beta","ask":"test it","expects":"deliverable","ticket":1}}]},
+    {"tool_calls":[{"name":"delegate","arguments":{"to":"Beta","ask":"test it","expects":"deliverable","ticket":1}}]},
+    {"text":"I could not ask Beta."}]}"#;
+
+/// A desk binds a job on its way to delegating; when the delegate is then refused, nothing it
+/// did is kept: no job is opened by a refused call, however often the model repeats it.
+#[tokio::test]
+async fn a_refused_delegate_from_a_desk_opens_no_job() {
+    let w = world();
+    let alpha = bot(&w, "Alpha", DESK_REFUSED);
+    let beta = bot(&w, "Beta", r#"{"steps":[{"text":"ok"}]}"#);
+    let s = group(&w, &[alpha, beta]);
+    let mut events = w.collab.store().subscribe();
+    w.collab
+        .post_line(s, "@Alpha have Beta test add.py".into(), None)
+        .await
+        .unwrap();
+    until(&mut events, "the desk replied", || {
+        lines_said(&w, s).iter().any(|b| b == "I could not ask Beta.")
+    })
+    .await;
+    let desk = thread_of(&w, s, alpha);
+    let run = w
+        .collab
+        .store()
+        .read(|tx| tx.runs_for_thread(desk, 1))
+        .unwrap()
+        .remove(0);
+    let calls = w.collab.store().read(|tx| tx.tool_calls(run.id)).unwrap();
+    assert_eq!(calls.len(), 2);
+    assert!(
+        calls.iter().all(|c| c.result.contains("not_on_plan")),
+        "{calls:?}"
+    );
+    assert!(w.collab.plans(s).unwrap().is_empty(), "no job was opened");
+    assert!(job(&w, alpha).is_none());
+}
+
 /// Beta posts its verdict with send_message and ends `answered` without `answer`: bounced with
 /// `unanswered_request`; it then answers.
 const POSTS_INSTEAD: &str = r#"{"steps":[
