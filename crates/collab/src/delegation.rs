@@ -476,13 +476,15 @@ impl ToolHandler for Delegate {
         // A refusal keeps nothing: the job a desk opened on its way to the refusal goes back
         // with the transaction (a model repeating a refused call opened a job each time).
         let mut refusal = None;
-        let sent = ctx.store.write(|tx| match send(tx, &workspaces, run, &args)? {
-            Sent::Refused(text) => {
-                refusal = Some(text);
-                Err(StoreError::Conflict("refused".into()))
-            }
-            done => Ok(done),
-        });
+        let sent = ctx
+            .store
+            .write(|tx| match send(tx, &workspaces, run, &args)? {
+                Sent::Refused(text) => {
+                    refusal = Some(text);
+                    Err(StoreError::Conflict("refused".into()))
+                }
+                done => Ok(done),
+            });
         if let Some(text) = refusal {
             return ToolReply::error(format!("delegate refused — {text}"));
         }

@@ -152,7 +152,9 @@ async fn a_refused_delegate_from_a_desk_opens_no_job() {
         .await
         .unwrap();
     until(&mut events, "the desk replied", || {
-        lines_said(&w, s).iter().any(|b| b == "I could not ask Beta.")
+        lines_said(&w, s)
+            .iter()
+            .any(|b| b == "I could not ask Beta.")
     })
     .await;
     let desk = thread_of(&w, s, alpha);

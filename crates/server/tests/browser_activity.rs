@@ -2,7 +2,7 @@
 //! activity line (a working Bot's steps, tool calls and a failure streak, a call still being
 //! written, gone when its turn ends), a member whose turn failed, paused on its own with
 //! Continue under the header (and "paused" on its row in the list), and in a direct a command named with its Bot
-//! while no reply holds it, then under the reply with the file the turn wrote.
+//! while no reply holds it, then under the reply with the file the turn wrote (twice: one row).
 //!
 //! Same setup as `tests/browser.rs` (Debian's `chromium` and `chromium-driver`; without
 //! chromedriver the test prints a notice and returns unless `TROUPE_REQUIRE_BROWSER=1`). On
@@ -40,14 +40,16 @@ fn worker_script() -> String {
 const NOTED: &str = "Noted in notes.txt.";
 
 /// Runs a command, writes a note, its call's arguments coming in slowly (about four seconds),
-/// then says so.
+/// writes the same note again, then says so.
 fn scribe_script() -> String {
+    let content = "hi, a note long enough to come in several pieces";
     json!({
         "name": "browser-scribe",
         "steps": [
             {"tool_calls": [{"name": "shell", "arguments": {"command": "echo noting"}}]},
-            {"tool_calls": [{"name": "write_file", "arguments": {"path": "notes.txt", "content": "hi, a note long enough to come in several pieces"}}],
+            {"tool_calls": [{"name": "write_file", "arguments": {"path": "notes.txt", "content": content}}],
              "chunks": 8, "chunk_delay_ms": 600},
+            {"tool_calls": [{"name": "write_file", "arguments": {"path": "notes.txt", "content": content}}]},
             {"text": NOTED}
         ],
         "on_exhausted": "repeat_last"
@@ -177,6 +179,14 @@ async fn scenario(c: &Client, daemon: &Daemon, scripts: [&std::path::Path; 3]) -
     .await?;
     wait_bot_line(c, "Scribe", NOTED).await?;
     wait_text_within(c, ".msg.bot .commands .file-change", "notes.txt", TURN).await?;
+    // The same write twice is one row with its count.
+    let rows = elements(c, ".msg.bot .commands .file-change").await?;
+    if rows.len() != 1 || !rows[0].text.contains("2 times") {
+        bail!(
+            "the repeated write shows as {:?}",
+            rows.iter().map(|r| &r.text).collect::<Vec<_>>()
+        );
+    }
     // The reply came: the command's block moved under it.
     wait_text_within(
         c,

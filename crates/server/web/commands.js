@@ -38,14 +38,31 @@ window.troupeCommands = function (ctx) {
     const box = commandsBoxFor(turnId);
     box.replaceChildren();
     for (const c of cmds) box.appendChild(renderCommand(c));
-    for (const f of files) box.appendChild(renderFile(f));
+    // The same change made again and again (a model repeating its write) is one row with a count.
+    let last = null;
+    for (const f of files) {
+      const text = fileText(f);
+      if (last && last.dataset.text === text && last.dataset.tool === f.tool) {
+        const times = Number(last.dataset.times) + 1;
+        last.dataset.times = String(times);
+        last.textContent = text + " · " + times + " times";
+        continue;
+      }
+      last = renderFile(f, text);
+      box.appendChild(last);
+    }
   }
 
-  function renderFile(f) {
+  function fileText(f) {
     const ok = f.outcome === "succeeded";
-    const text = ok && f.detail ? f.detail : f.summary + " · " + f.outcome + (f.detail ? ": " + f.detail : "");
-    const row = el("div", ok ? "file-change" : "file-change nonzero", text);
+    return ok && f.detail ? f.detail : f.summary + " · " + f.outcome + (f.detail ? ": " + f.detail : "");
+  }
+
+  function renderFile(f, text) {
+    const row = el("div", f.outcome === "succeeded" ? "file-change" : "file-change nonzero", text);
     row.dataset.tool = f.tool;
+    row.dataset.text = text;
+    row.dataset.times = "1";
     return row;
   }
 
