@@ -18,6 +18,68 @@ use troupe_store::NewDelegation;
 const FAILS: &str = r#"{"steps":[{"error":{"kind":"bad_request","message":"broken"}}],"on_exhausted":"repeat_last"}"#;
 const QUIET: &str = r#"{"steps":[{"text":"ok"}],"on_exhausted":"repeat_last"}"#;
 
+/// Ends its turn with a reason that does not exist, every time: refused twice, the turn ends
+/// needing attention.
+const BAD_ENDING: &str = r#"{"steps":[{"tool_calls":[{"name":"end_turn","arguments":{"reason":"stop"}}]}],"on_exhausted":"repeat_last"}"#;
+
+/// A desk has no job, so what the supervisor told the person about it is not in a job's work
+/// log: it is still told once. Woken again after that by something other than the person's
+/// word (a check-back, a delivery) and failing again, it is not told a second time.
+#[tokio::test]
+async fn sv_7_a_desk_whose_retries_ran_out_is_told_once_though_it_fails_again() {
+    let (_clock, w) = start();
+    let ada = bot(&w, "Ada", BAD_ENDING);
+    let beta = bot(&w, "Beta", QUIET);
+    let s = group(&w, &[ada, beta]);
+    let mut events = w.collab.store().subscribe();
+    w.collab
+        .post_line(s, "@Ada look at the intro".into(), None)
+        .await
+        .unwrap();
+    let desk = thread_of(&w, s, ada);
+    runs_ended(&mut events, desk, 1).await;
+    w.collab.engine().wait_idle(desk).await;
+    let item = |w: &World| {
+        w.collab
+            .store()
+            .read(|tx| tx.work_item_of_thread(desk))
+            .unwrap()
+            .unwrap()
+    };
+    assert!(item(&w).plan_id.is_none(), "a desk, no job");
+    assert_eq!(item(&w).state, WorkState::NeedsAttention);
+    for _ in 1..=3 {
+        tick_on(&w, desk).await;
+    }
+    let r = tick_on(&w, desk).await;
+    assert_eq!(
+        r["work"][0]["pickup"],
+        json!({"verdict": "budget_spent", "tell": true}),
+        "{r}"
+    );
+    assert_eq!(supervisor_lines(&w, s).len(), 1);
+    // Woken once more, not by the person, and failing again.
+    let mut events = w.collab.store().subscribe();
+    w.collab
+        .engine()
+        .deliver(
+            desk,
+            Delivery::user_task("Check-back: the intro".to_string()),
+        )
+        .await
+        .unwrap();
+    runs_ended(&mut events, desk, 1).await;
+    w.collab.engine().wait_idle(desk).await;
+    assert_eq!(item(&w).state, WorkState::NeedsAttention);
+    let r = tick_on(&w, desk).await;
+    assert_eq!(
+        r["work"][0]["pickup"],
+        json!({"verdict": "budget_spent", "tell": false}),
+        "{r}"
+    );
+    assert_eq!(supervisor_lines(&w, s).len(), 1, "told once");
+}
+
 /// A person's stop on everything `bot` does, made from `s`'s menu.
 fn hold_on(bot: BotId, s: SessionId) -> HoldRequest {
     HoldRequest {

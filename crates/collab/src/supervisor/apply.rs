@@ -104,6 +104,22 @@ pub(super) fn tell_user(
     Ok(())
 }
 
+/// Whether [`log`] recorded `kind` for this work at or after `since`: in its job's work log, or
+/// for a desk, which has no job, as the event `log` wrote on its thread.
+pub(super) fn logged_since(
+    tx: &Tx<'_>,
+    item: &WorkItemRecord,
+    kind: &str,
+    since: i64,
+) -> Result<bool, StoreError> {
+    if item.plan_id.is_some() {
+        return Ok(!tx.work_log_of_item(item.id, kind, since)?.is_empty());
+    }
+    Ok(tx
+        .last_event_of(kind, item.thread_id)?
+        .is_some_and(|e| e.at >= since && e.payload["work_item_id"] == json!(item.id)))
+}
+
 /// The work-log row (a job's work) or, for a desk, the event alone.
 pub(super) fn log(
     tx: &mut Tx<'_>,

@@ -275,14 +275,12 @@ fn pickup_facts(
     // The unknown effect of the cut segment, judged by its ledger row (SV-19).
     let unknown = tx.blocking_unknown_effect(item.thread_id)?;
     let cut_at = last.and_then(|r| r.ended_at).unwrap_or(0);
-    let unknown_effect_told = unknown.is_some()
-        && !tx
-            .work_log_of_item(item.id, "supervisor_unknown_effect", cut_at)?
-            .is_empty();
+    let unknown_effect_told =
+        unknown.is_some() && apply::logged_since(tx, item, "supervisor_unknown_effect", cut_at)?;
     let since = (now - PICKUP_WINDOW_MS).max(tx.user_word_at(item.id)?.unwrap_or(0));
-    let budget_told = !tx
-        .work_log_of_item(item.id, "supervisor_retry_budget", since)?
-        .is_empty();
+    // A desk's record is an event, a job's a work-log row: both count (a desk was told again
+    // at every new failure).
+    let budget_told = apply::logged_since(tx, item, "supervisor_retry_budget", since)?;
     let cannot_continue = match item.speaks_in.or(item.session_id) {
         Some(s) if tx.session(s)?.archived => Some("its conversation is archived".to_string()),
         _ => None,
