@@ -25,6 +25,7 @@
     // records the end first): the stored reply takes that bubble over instead of adding one.
     orphans: new Map(),
     turnBots: new Map(), // turn id -> the Bot whose turn it is, from the turns read once
+    turnEnds: new Map(), // turn id -> when it ended (or began), to place a block with no reply
     running: false,
     activeTurn: null,
     workflow: null, // the current session's WorkflowView (GET /v1/sessions/{id}/workflow)
@@ -317,6 +318,7 @@
     state.ended.clear();
     state.orphans.clear();
     state.turnBots.clear();
+    state.turnEnds.clear();
     state.lastId = 0;
     state.activeTurn = null;
     const s = state.sessions.find((x) => x.id === id);
@@ -360,7 +362,10 @@
     api("GET", "/v1/turns?session_id=" + encodeURIComponent(id))
       .then((turns) => {
         if (gen !== state.gen || !Array.isArray(turns)) return;
-        for (const t of turns) state.turnBots.set(String(t.id), t.bot_id);
+        for (const t of turns) {
+          state.turnBots.set(String(t.id), t.bot_id);
+          state.turnEnds.set(String(t.id), t.ended_at || t.started_at);
+        }
         act.seed(turns);
         return cmd.loadPastCommands(gen, turns);
       })
@@ -411,6 +416,7 @@
     }
     node.className = "msg " + (m.author || "system");
     node.dataset.id = m.id;
+    if (m.created_at) node.dataset.at = m.created_at;
     if (turnKey !== null) node.dataset.turn = turnKey;
     else delete node.dataset.turn;
     node.dataset.status = m.status || "done";

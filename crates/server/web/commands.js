@@ -107,7 +107,13 @@ window.troupeCommands = function (ctx) {
       nameSpeaker(who, turnId);
       wrap.appendChild(meta);
       wrap.appendChild(existing);
-      $("#transcript").appendChild(wrap);
+      // An ended turn's block goes where its turn ended among the lines; a live one's at the end.
+      const at = state.turnEnds.get(key);
+      const later =
+        at === undefined
+          ? null
+          : [...document.querySelectorAll("#transcript > .msg[data-at]")].find((m) => Number(m.dataset.at) > at);
+      $("#transcript").insertBefore(wrap, later);
     }
     return existing;
   }
