@@ -58,6 +58,11 @@ const FILES: &[(&str, &str, &str)] = &[
     ),
     ("/style.css", CSS, include_str!("../../web/style.css")),
     (
+        "/deliverables.css",
+        CSS,
+        include_str!("../../web/deliverables.css"),
+    ),
+    (
         "/supervision.css",
         CSS,
         include_str!("../../web/supervision.css"),
