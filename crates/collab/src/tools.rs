@@ -184,6 +184,21 @@ impl ToolHandler for SendMessage {
                     )));
                 }
             }
+            // A looping model posted the same words a dozen times: what this turn already said
+            // here, among the conversation's newest lines, is not said again.
+            if let Some(same) = tx
+                .recent_lines(target, 10)?
+                .into_iter()
+                .rev()
+                .find(|l| l.turn_id == Some(run) && l.body.trim() == args.text.trim())
+            {
+                return Err(StoreError::Invalid(format!(
+                    "repeated_message: your line {} here already says exactly this, so it was \
+                     not posted again. Say something new, or end your turn if there is nothing \
+                     else to do now.",
+                    same.id.0
+                )));
+            }
             let roster = crate::routing::roster(tx, &session)?;
             let mentions = parse_mentions(&args.text, &roster);
             let mut notice = None;

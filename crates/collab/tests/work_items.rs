@@ -488,6 +488,54 @@ async fn a_fourth_progress_message_without_parent_is_refused_progress_limit() {
     assert!(said.contains(&"progress 3".to_string()) && !said.contains(&"progress 4".to_string()));
 }
 
+/// A looping model sent the same words a dozen times, each a "reply" to its own last line (so
+/// no progress limit held it): what the turn already said there is not posted again.
+#[tokio::test]
+async fn the_same_words_twice_from_one_turn_are_posted_once() {
+    let w = world();
+    let send = |parent: &str| {
+        format!(
+            r#"{{"tool_calls":[{{"name":"send_message","arguments":{{"text":"Which framework?"{parent}}}}}]}}"#
+        )
+    };
+    let script = format!(
+        r#"{{"steps":[{},{},{{"tool_calls":[{{"name":"send_message","arguments":{{"text":"Something new."}}}}]}},{{"text":"done"}}]}}"#,
+        send(""),
+        send(r#","parent_id":2"#)
+    );
+    let alpha = bot(&w, "Alpha", &script);
+    let s = group(&w, &[alpha]);
+    let mut events = w.collab.store().subscribe();
+    w.collab
+        .post_line(s, "@Alpha ask around".into(), None)
+        .await
+        .unwrap();
+    let desk = thread_of(&w, s, alpha);
+    runs_ended(&mut events, desk, 1).await;
+    let run = w
+        .collab
+        .store()
+        .read(|tx| tx.runs_for_thread(desk, 1))
+        .unwrap()
+        .remove(0);
+    let calls = w.collab.store().read(|tx| tx.tool_calls(run.id)).unwrap();
+    assert_eq!(calls.len(), 3);
+    assert_eq!(calls[0].status, "ok");
+    assert!(
+        calls[1].result.contains("repeated_message") && calls[1].result.contains("line 2"),
+        "{}",
+        calls[1].result
+    );
+    assert_eq!(calls[2].status, "ok", "new words post");
+    let said = lines_said(&w, s);
+    assert_eq!(
+        said.iter().filter(|b| *b == "Which framework?").count(),
+        1,
+        "{said:?}"
+    );
+    assert!(said.contains(&"Something new.".to_string()));
+}
+
 #[tokio::test]
 async fn stop_in_a_group_ends_the_work_on_jobs_speaking_there() {
     let w = world();
