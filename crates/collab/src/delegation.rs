@@ -483,18 +483,14 @@ impl ToolHandler for Delegate {
                     refusal = Some(text);
                     Err(StoreError::Conflict("refused".into()))
                 }
-                done => Ok(done),
+                Sent::Done { text, ends } => Ok((text, ends)),
             });
         if let Some(text) = refusal {
             return ToolReply::error(format!("delegate refused — {text}"));
         }
         match sent {
-            Ok(Sent::Refused(text)) => ToolReply::error(format!("delegate refused — {text}")),
-            Ok(Sent::Done {
-                text,
-                ends: Some(r),
-            }) => ToolReply::ending(text, false, r),
-            Ok(Sent::Done { text, ends: None }) => ToolReply::ok(text),
+            Ok((text, Some(r))) => ToolReply::ending(text, false, r),
+            Ok((text, None)) => ToolReply::ok(text),
             Err(e) => ToolReply::error(format!("delegate: {e}; nothing was sent")),
         }
     }

@@ -201,6 +201,18 @@ impl Tx<'_> {
             .is_some())
     }
 
+    /// Whether an item that would wake the thread waits in its inbox (not a context item,
+    /// which wakes nobody, nor a failed one): one row read, not the whole inbox.
+    pub fn has_waking_item(&self, thread: ThreadId) -> Result<bool> {
+        Ok(self
+            .query_opt(
+                "SELECT id FROM inbox_items WHERE thread_id = ?1 AND mode <> 'context' AND failed_reason IS NULL LIMIT 1",
+                args![thread.0],
+                |r| r.get::<i64>(0),
+            )?
+            .is_some())
+    }
+
     /// Every queued item of a thread (parked ones included), in take order.
     pub fn inbox(&self, thread: ThreadId) -> Result<Vec<InboxItem>> {
         let sql = format!(

@@ -417,3 +417,20 @@ fn context_for_many_threads_refuses_a_missing_thread_or_another_mode_and_writes_
     assert!(err.to_string().contains("key"), "{err}");
     assert!(s.read(|tx| tx.inbox(t)).unwrap().is_empty());
 }
+
+#[test]
+fn only_an_item_that_wakes_counts_as_waiting() {
+    let s = store();
+    let t = thread(&s);
+    assert!(!s.read(|tx| tx.has_waking_item(t)).unwrap());
+    let heard = Delivery::user_task("heard").with_mode(InboxMode::Context);
+    s.write(|tx| tx.deliver_context_many(&heard, &[(t, "k1".to_string())]))
+        .unwrap();
+    assert!(
+        !s.read(|tx| tx.has_waking_item(t)).unwrap(),
+        "a context item wakes nobody"
+    );
+    s.write(|tx| tx.deliver(t, &Delivery::user_task("do it")))
+        .unwrap();
+    assert!(s.read(|tx| tx.has_waking_item(t)).unwrap());
+}

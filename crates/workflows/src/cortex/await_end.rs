@@ -11,7 +11,6 @@ use std::time::Duration;
 use tokio::sync::broadcast::error::RecvError;
 use tokio_util::sync::CancellationToken;
 use troupe_core::ThreadId;
-use troupe_core::inbox::InboxMode;
 use troupe_store::{Store, StoreError, TaskId, TaskRecord};
 
 /// How long `task_output` waits for a task still working: long enough for a short task, short
@@ -47,12 +46,9 @@ pub async fn until_ended(
     let deadline = clock.now_ms().saturating_add(wait_ms);
     let mut tick = tokio::time::interval(TICK);
     tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
-    let (mut t, waiting) = store.read(|tx| Ok((tx.task(id)?, tx.inbox(parent)?)))?;
     // Something already waiting for the Bot (it came during the model call that asked): read it
     // first. Context items (lines it only heard) wake nobody and do not end a wait either.
-    let unread = waiting
-        .iter()
-        .any(|i| i.mode != InboxMode::Context && i.failed.is_none());
+    let (mut t, unread) = store.read(|tx| Ok((tx.task(id)?, tx.has_waking_item(parent)?)))?;
     if unread && t.status.is_active() {
         return Ok((t, Waited::Message));
     }
