@@ -201,6 +201,28 @@ pub(crate) fn cut_at_cap(call: &ToolCall, cap: Option<u32>) -> Option<Checked> {
     ))))
 }
 
+/// A call whose arguments the model server could not read and stopped the reply inside (the
+/// reply ended `unreadable`): the model is shown where its arguments stopped being readable,
+/// most often at a quote it left unescaped inside a string, so that it mends the call rather
+/// than sending the same words again.
+pub(crate) fn cut_unreadable(call: &ToolCall) -> Option<Checked> {
+    let raw = call.arguments.trim();
+    if serde_json::from_str::<serde_json::Map<String, serde_json::Value>>(raw).is_ok() {
+        return None;
+    }
+    let chars: Vec<char> = raw.chars().collect();
+    let tail: String = chars[chars.len().saturating_sub(60)..].iter().collect();
+    let lead = if chars.len() > 60 { "…" } else { "" };
+    Some(Checked::Done(Dispatched::error(format!(
+        "{}: the model server could not read this call and stopped your reply inside its \
+         arguments, after `{lead}{tail}` ({} characters came); nothing was run. Send the call \
+         again as one whole JSON object: inside a string, write a quote as \\\" and a line \
+         break as \\n.",
+        call.name,
+        chars.len()
+    ))))
+}
+
 pub(crate) fn check(engine: &Engine, live: &LiveRun, thread: &Thread, call: &ToolCall) -> Checked {
     // A change the person sent while this hop ran: its calls not yet run wait for the model to
     // read it (TURN-4). The steer joins the context at the next call.

@@ -189,12 +189,26 @@ pub(crate) fn mend_numbers(calls: &mut [ToolCall], tools: &[troupe_llm::ToolSpec
     }
 }
 
-/// The reply ended at its output cap (the cap it went out with, when known): a call it left
-/// unfinished is answered by [`dispatch::cut_at_cap`].
+/// How the reply was cut before its last call ended, for a call it left unfinished.
 #[derive(Clone, Copy)]
-struct CapCut(Option<u32>);
+enum CapCut {
+    /// At its output cap (the cap it went out with, when known): [`dispatch::cut_at_cap`].
+    Cap(Option<u32>),
+    /// By a server that could not read the call: [`dispatch::cut_unreadable`].
+    Unreadable,
+}
 
-/// Check a call as dispatch does, unless the output cap cut it off.
+impl CapCut {
+    fn of(response: &ModelResponse, output_cap: Option<u32>) -> Option<CapCut> {
+        match response.finish {
+            FinishReason::Length => Some(CapCut::Cap(output_cap)),
+            FinishReason::Unreadable => Some(CapCut::Unreadable),
+            _ => None,
+        }
+    }
+}
+
+/// Check a call as dispatch does, unless the reply was cut inside it.
 fn check_call(
     engine: &Engine,
     live: &LiveRun,
@@ -202,8 +216,11 @@ fn check_call(
     call: &ToolCall,
     cut: Option<CapCut>,
 ) -> Checked {
-    cut.and_then(|CapCut(cap)| dispatch::cut_at_cap(call, cap))
-        .unwrap_or_else(|| dispatch::check(engine, live, thread, call))
+    cut.and_then(|cut| match cut {
+        CapCut::Cap(cap) => dispatch::cut_at_cap(call, cap),
+        CapCut::Unreadable => dispatch::cut_unreadable(call),
+    })
+    .unwrap_or_else(|| dispatch::check(engine, live, thread, call))
 }
 
 /// Write the step: the model call's record and the reply, the tool calls run and settled.
@@ -250,7 +267,7 @@ async fn commit_calls(
     streak_report: u32,
 ) -> Result<Committed, LoopExit> {
     let calls = &response.tool_calls;
-    let cut = (response.finish == FinishReason::Length).then_some(CapCut(output_cap));
+    let cut = CapCut::of(response, output_cap);
     let checked: Vec<Checked> = calls
         .iter()
         .map(|c| check_call(engine, live, thread, c, cut))

@@ -235,6 +235,47 @@ async fn a_call_the_output_cap_cut_off_is_told_so_and_not_run() {
     assert!(!h.workspace.join("big.txt").exists());
 }
 
+/// A reply the model server stopped inside a call it could not read: the calls before it run,
+/// and the model is shown where the unreadable one stopped and how to write it whole, without
+/// the same request being sent again to get the same call.
+#[tokio::test]
+async fn a_call_the_server_could_not_read_is_shown_where_it_stopped_and_not_run() {
+    let h = build(
+        vec![
+            Reply::UnreadableTools(vec![
+                call(
+                    "a",
+                    "write_file",
+                    r#"{"path":"first.txt","content":"whole"}"#,
+                ),
+                call("b", "write_file", r#"{"path":"hi.py","content":"print("hi"#),
+            ]),
+            Reply::Text("mended".into()),
+        ],
+        |b| b,
+    );
+    let (_, run) = run_task(&h, "write the files").await;
+    assert_eq!(run.end_reason, Some(EndReason::Completed));
+    let results = call_results(&h, &run);
+    assert_eq!(
+        std::fs::read_to_string(h.workspace.join("first.txt")).unwrap(),
+        "whole"
+    );
+    assert_eq!(
+        results[1],
+        "write_file: the model server could not read this call and stopped your reply inside \
+         its arguments, after `{\"path\":\"hi.py\",\"content\":\"print(\"hi` (36 characters \
+         came); nothing was run. Send the call again as one whole JSON object: inside a string, \
+         write a quote as \\\" and a line break as \\n."
+    );
+    assert!(!h.workspace.join("hi.py").exists());
+    assert_eq!(
+        h.provider.requests.lock().unwrap().len(),
+        2,
+        "asked once more, told why"
+    );
+}
+
 /// A whole number sent as a string where the tool's schema takes only an integer is read as the
 /// number: the call runs, and the stored call (what the model is shown again) has the number.
 #[tokio::test]

@@ -437,6 +437,11 @@ impl<'a> Assembler<'a> {
 }
 
 impl Assembler<'_> {
+    /// At least one tool call streamed, and each has its name.
+    fn calls_are_named(&self) -> bool {
+        !self.calls.is_empty() && self.calls.iter().all(|c| !c.name.is_empty())
+    }
+
     /// At least one tool call streamed, each named and with arguments that are a whole JSON
     /// object (a call cut short is never whole: its object is not closed).
     fn calls_are_whole(&self) -> bool {
@@ -478,6 +483,17 @@ impl StreamHandler for Assembler<'_> {
                 if fence_only(&self.text) {
                     self.text.clear();
                 }
+                return Ok(true);
+            }
+            // A call the parser gave up on partway (a quote left unescaped inside a string):
+            // asking again sends the model the same words and gets the same call, so the call
+            // is kept as far as it came and the model is told why it was not run.
+            if e.is_unreadable_answer() && self.calls_are_named() {
+                tracing::warn!(error = %e, "the server could not read a tool call the model was writing");
+                if fence_only(&self.text) {
+                    self.text.clear();
+                }
+                self.finish = Some(FinishReason::Unreadable);
                 return Ok(true);
             }
             return Err(e);

@@ -281,6 +281,10 @@ pub enum FinishReason {
     /// The model declined to answer (OpenAI's `content_filter` or a `refusal`, Anthropic's
     /// `refusal`); its text, if any, is the refusal.
     Refusal,
+    /// The server stopped the answer inside a tool call it could not read (llama.cpp's and
+    /// Ollama's tool-call parsers): the calls streamed until then are kept, the last one with
+    /// its arguments unfinished, so the model can be told what went wrong.
+    Unreadable,
     Other(String),
 }
 
@@ -292,6 +296,7 @@ impl FinishReason {
             FinishReason::ToolCalls => "tool_calls",
             FinishReason::Length => "length",
             FinishReason::Refusal => "refusal",
+            FinishReason::Unreadable => "unreadable",
             FinishReason::Other(s) => s,
         }
     }

@@ -1,5 +1,6 @@
 //! An answer the server made but could not read (llama.cpp's and Ollama's tool-call parsers
-//! answer 500 for a malformed call): a tool call that streamed whole before the error is kept.
+//! answer 500 for a malformed call): the tool calls that streamed before the error are kept,
+//! a whole one as the answer, one cut short as an answer ended `unreadable`.
 mod support;
 
 use serde_json::{Value, json};
@@ -61,10 +62,40 @@ async fn a_tool_call_streamed_whole_before_the_parse_error_is_the_answer() {
 }
 
 #[tokio::test]
-async fn a_tool_call_cut_short_by_the_parse_error_is_not_kept() {
-    // Arguments that never closed: the call is not whole, so the answer is retried.
+async fn a_tool_call_cut_short_by_the_parse_error_is_kept_as_far_as_it_came() {
+    // Arguments that never closed: asking again would get the same call, so the answer is
+    // the call as far as it came, ended `unreadable`, for the model to be told why.
     let srv = FakeServer::start(vec![
-        fenced_call_then_error((r#"{"path": "a.txt", "#, r#""content": "hi"#)),
+        fenced_call_then_error((r#"{"path": "a.txt", "#, r#""content": "say "hi"#)),
+        good_stream(),
+    ])
+    .await;
+    let cfg = config(ProviderKind::OpenAi, &srv.base, "qwen");
+    let out = with_retries(cfg, &simple_request()).await;
+    assert_eq!(out.attempts, 1, "{:?}", out.errors);
+    let answer = out.result.unwrap();
+    assert_eq!(answer.finish, FinishReason::Unreadable);
+    assert_eq!(answer.tool_calls.len(), 1);
+    assert_eq!(
+        answer.tool_calls[0].arguments,
+        r#"{"path": "a.txt", "content": "say "hi"#
+    );
+    assert_eq!(answer.text, "", "the fence alone is not the model's words");
+}
+
+#[tokio::test]
+async fn a_parse_error_before_any_named_call_is_retried() {
+    let srv = FakeServer::start(vec![
+        Reply::Sse(
+            vec![
+                format!("data: {}\n\n", text_chunk("<tool_call>")),
+                format!(
+                    "data: {}\n\n",
+                    serde_json::from_str::<Value>(PEG_ERROR).unwrap()
+                ),
+            ],
+            End::Close,
+        ),
         good_stream(),
     ])
     .await;

@@ -24,8 +24,9 @@ pub struct ModelCallRecord {
     /// Failed attempts, one line each, also when a retry succeeded.
     pub attempt_errors: Vec<String>,
     pub started_at: i64,
-    /// How the provider said the answer ended (`stop`, `tool_calls`, `length`, `refusal` or
-    /// its own word); None when the call failed.
+    /// How the provider said the answer ended (`stop`, `tool_calls`, `length`, `refusal`,
+    /// `unreadable` — the server stopped it inside a tool call it could not read — or its own
+    /// word); None when the call failed.
     pub finish: Option<String>,
 }
 

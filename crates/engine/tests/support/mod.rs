@@ -25,6 +25,8 @@ pub enum Reply {
     Tools(String, Vec<ToolCall>),
     /// A reply the output cap ended (`length`) with these calls, the last perhaps cut.
     CutTools(Vec<ToolCall>),
+    /// Calls the model server stopped inside, unable to read the last one (finish `unreadable`).
+    UnreadableTools(Vec<ToolCall>),
     /// Tool calls whose arguments stream in three pieces, as a provider's do.
     StreamedTools(Vec<ToolCall>),
     Error(LlmError),
@@ -126,6 +128,10 @@ impl Provider for QueueProvider {
             Some(Reply::Tools(t, calls)) => Ok(response(t, calls)),
             Some(Reply::CutTools(calls)) => Ok(ModelResponse {
                 finish: FinishReason::Length,
+                ..response(String::new(), calls)
+            }),
+            Some(Reply::UnreadableTools(calls)) => Ok(ModelResponse {
+                finish: FinishReason::Unreadable,
                 ..response(String::new(), calls)
             }),
             Some(Reply::StreamedTools(calls)) => {
