@@ -172,6 +172,18 @@ pub fn long_run_reminder(hop: u32, limits: &RunLimits) -> Option<String> {
     ))
 }
 
+/// What the model is told when its model server could not read its last answer (a tool call
+/// written as JSON in its text or a code fence, or a call's JSON broken by an unescaped quote).
+pub fn unreadable_answer_note(server_said: &str) -> String {
+    format!(
+        "Runtime note: your last answer could not be read by the model server ({server_said}), \
+         so nothing of it was kept or run. Answer again. To use a tool, make the tool call \
+         itself; do not write the call as JSON in your text or in a code fence. Keep a call's \
+         arguments one whole JSON object: inside a string, write a quote as \\\" and a line \
+         break as \\n."
+    )
+}
+
 /// Counts failures of each tool in a row and says when a streak reaches the report threshold.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct FailureStreaks {

@@ -203,6 +203,8 @@ async fn drive_loop(engine: &Engine, live: &Arc<LiveRun>) -> Result<EndReason, L
     let mut streaks = FailureStreaks::default();
     let mut bounced: Vec<String> = Vec::new();
     let mut first = true;
+    // The last model call's answer was unreadable and the model was told (at most once in a row).
+    let mut told_unreadable = false;
     let mut pending: Option<InboxStep> = None;
     // The loop owns the thread while it runs, so it keeps the history in memory and appends what
     // it writes, instead of reloading it for every model call.
@@ -307,6 +309,19 @@ async fn drive_loop(engine: &Engine, live: &Arc<LiveRun>) -> Result<EndReason, L
         };
         let mut response = match outcome.result {
             Ok(r) => r,
+            // The server could not read what the model wrote, and asking again got the same:
+            // the model is told so once and asked again, with that in front of it.
+            Err(e) if e.is_unreadable_answer() && !told_unreadable => {
+                live.take_partial();
+                let note = owned_write(engine, live, |tx| {
+                    tx.record_model_call(thread_id, &record)?;
+                    tx.bump_run_hops(live.run_id)?;
+                    note_unreadable(engine, tx, live, step.root, &e)
+                })?;
+                history.push(note);
+                told_unreadable = true;
+                continue;
+            }
             Err(e) => {
                 owned_write(engine, live, |tx| {
                     tx.record_model_call(thread_id, &record)?;
@@ -318,6 +333,7 @@ async fn drive_loop(engine: &Engine, live: &Arc<LiveRun>) -> Result<EndReason, L
                 return Ok(EndReason::ModelError(text));
             }
         };
+        told_unreadable = false;
         live.take_partial();
         crate::step::mend_numbers(&mut response.tool_calls, &request.tools);
 
@@ -407,6 +423,34 @@ fn name_unknown_effects(
     let ids: Vec<_> = calls.iter().map(|c| c.effect_id).collect();
     tx.mark_effects_named(&ids)?;
     Ok(Some(m))
+}
+
+/// A hidden note the model reads at its next call: the server could not read its last answer,
+/// so nothing of it was kept, and how to write the answer so that it can be read.
+fn note_unreadable(
+    engine: &Engine,
+    tx: &mut Tx<'_>,
+    live: &LiveRun,
+    root: Option<MessageId>,
+    error: &LlmError,
+) -> Result<Message, StoreError> {
+    let m = tx.insert_message(&NewMessage {
+        thread_id: live.thread_id,
+        role: Role::User,
+        origin: Origin::System("unreadable_answer".into()),
+        is_root: false,
+        root_id: root,
+        run_id: Some(live.run_id),
+        parts: vec![
+            Part::text(troupe_core::run::unreadable_answer_note(&error.to_string())).hidden(),
+        ],
+        finish: None,
+        error: None,
+        delivery_key: None,
+        metadata: None,
+    })?;
+    engine.inner.ext.observe(tx, &m)?;
+    Ok(m)
 }
 
 /// The first hook that does not pass, with its verdict.

@@ -4,7 +4,7 @@
 mod support;
 
 use std::time::Duration;
-use support::{Reply, build, call};
+use support::{Reply, build, call, call_results, last_run, run_task};
 use troupe_core::effect::EffectOutcome;
 use troupe_core::inbox::Delivery;
 use troupe_core::message::Finish;
@@ -14,45 +14,12 @@ use troupe_core::thread::Interaction;
 use troupe_engine::{EngineConfig, StopMode, StreamNotice};
 use troupe_llm::{ChatMessage, LlmError};
 
-fn last_run(h: &support::Harness, t: troupe_core::ThreadId) -> troupe_store::RunRecord {
-    h.engine
-        .store()
-        .read(|tx| tx.runs_for_thread(t, 1))
-        .unwrap()
-        .remove(0)
-}
-
-/// A task given to a new interactive thread, run to its end: the thread and its run.
-async fn run_task(
-    h: &support::Harness,
-    task: &str,
-) -> (troupe_core::ThreadId, troupe_store::RunRecord) {
-    let t = h.thread(Interaction::Interactive);
-    h.engine
-        .deliver(t, Delivery::user_task(task))
-        .await
-        .unwrap();
-    h.engine.wait_idle(t).await;
-    (t, last_run(h, t))
-}
-
 /// The thread's effect-ledger rows, in order.
 fn effects_of(h: &support::Harness, t: troupe_core::ThreadId) -> Vec<troupe_store::EffectRecord> {
     h.engine
         .store()
         .read(|tx| tx.effects_for_thread(t))
         .unwrap()
-}
-
-/// The results of a run's tool calls, as stored, in order.
-fn call_results(h: &support::Harness, run: &troupe_store::RunRecord) -> Vec<String> {
-    h.engine
-        .store()
-        .read(|tx| tx.tool_calls(run.id))
-        .unwrap()
-        .into_iter()
-        .map(|c| c.result)
-        .collect()
 }
 
 #[tokio::test]
@@ -233,47 +200,6 @@ async fn a_call_the_output_cap_cut_off_is_told_so_and_not_run() {
         results[1]
     );
     assert!(!h.workspace.join("big.txt").exists());
-}
-
-/// A reply the model server stopped inside a call it could not read: the calls before it run,
-/// and the model is shown where the unreadable one stopped and how to write it whole, without
-/// the same request being sent again to get the same call.
-#[tokio::test]
-async fn a_call_the_server_could_not_read_is_shown_where_it_stopped_and_not_run() {
-    let h = build(
-        vec![
-            Reply::UnreadableTools(vec![
-                call(
-                    "a",
-                    "write_file",
-                    r#"{"path":"first.txt","content":"whole"}"#,
-                ),
-                call("b", "write_file", r#"{"path":"hi.py","content":"print("hi"#),
-            ]),
-            Reply::Text("mended".into()),
-        ],
-        |b| b,
-    );
-    let (_, run) = run_task(&h, "write the files").await;
-    assert_eq!(run.end_reason, Some(EndReason::Completed));
-    let results = call_results(&h, &run);
-    assert_eq!(
-        std::fs::read_to_string(h.workspace.join("first.txt")).unwrap(),
-        "whole"
-    );
-    assert_eq!(
-        results[1],
-        "write_file: the model server could not read this call and stopped your reply inside \
-         its arguments, after `{\"path\":\"hi.py\",\"content\":\"print(\"hi` (36 characters \
-         came); nothing was run. Send the call again as one whole JSON object: inside a string, \
-         write a quote as \\\" and a line break as \\n."
-    );
-    assert!(!h.workspace.join("hi.py").exists());
-    assert_eq!(
-        h.provider.requests.lock().unwrap().len(),
-        2,
-        "asked once more, told why"
-    );
 }
 
 /// A whole number sent as a string where the tool's schema takes only an integer is read as the

@@ -223,3 +223,33 @@ impl Harness {
             .id
     }
 }
+
+pub fn last_run(h: &Harness, t: troupe_core::ThreadId) -> troupe_store::RunRecord {
+    h.engine
+        .store()
+        .read(|tx| tx.runs_for_thread(t, 1))
+        .unwrap()
+        .remove(0)
+}
+
+/// A task given to a new interactive thread, run to its end: the thread and its run.
+pub async fn run_task(h: &Harness, task: &str) -> (troupe_core::ThreadId, troupe_store::RunRecord) {
+    let t = h.thread(Interaction::Interactive);
+    h.engine
+        .deliver(t, troupe_core::inbox::Delivery::user_task(task))
+        .await
+        .unwrap();
+    h.engine.wait_idle(t).await;
+    (t, last_run(h, t))
+}
+
+/// The results of a run's tool calls, as stored, in order.
+pub fn call_results(h: &Harness, run: &troupe_store::RunRecord) -> Vec<String> {
+    h.engine
+        .store()
+        .read(|tx| tx.tool_calls(run.id))
+        .unwrap()
+        .into_iter()
+        .map(|c| c.result)
+        .collect()
+}
