@@ -59,6 +59,7 @@ impl AskArgs {
             answer: None,
             answered_at: None,
             closed_at: None,
+            closed_why: None,
         })
     }
 }

@@ -104,6 +104,9 @@ impl RunObserver for WorkItems {
             WorkState::Blocked => Some(WaitingOn::User),
             _ => None,
         };
+        // WQ-8: this segment went on without the answer an earlier one asked for; that card
+        // takes none now (what is still open when the work closes closes with it, in the store).
+        tx.close_work_questions(item.id, Some(run.id), "superseded")?;
         tx.set_work_state(item.id, state, waiting.as_ref())?;
         Ok(())
     }

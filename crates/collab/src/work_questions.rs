@@ -30,6 +30,7 @@ pub(crate) fn post(
         answer: None,
         answered_at: None,
         closed_at: None,
+        closed_why: None,
     };
     let line = post_ask(tx, session, item.bot_id, run, item.thread_id, ask)?;
     tx.create_work_question(line, item.id, needs.trim())?;
@@ -103,17 +104,31 @@ impl Collab {
                     ))
                 });
             }
+            if let Some(ask) = tx.line(id)?.ask.filter(|a| a.closed_at.is_some()) {
+                return Ok(Err(match ask.closed_why.as_deref() {
+                    Some("superseded") => CollabError::conflict(
+                        "superseded",
+                        format!(
+                            "work question {id} takes no answer: the work went on without it \
+                             (a later question, or a turn it took up another way); say it in \
+                             the conversation instead"
+                        ),
+                    ),
+                    Some(_) => CollabError::conflict(
+                        "work_closed",
+                        format!("the work that asked {id} is closed; it takes no answer"),
+                    ),
+                    None => CollabError::conflict(
+                        "ask_closed",
+                        format!("work question {id} was closed by a stop"),
+                    ),
+                }));
+            }
             let item = tx.work_item(q.work_item_id)?;
             if item.state == WorkState::Closed || tx.bot(item.bot_id)?.archived {
                 return Ok(Err(CollabError::conflict(
                     "work_closed",
                     format!("the work that asked {id} is closed; it takes no answer"),
-                )));
-            }
-            if tx.line(id)?.ask.is_some_and(|a| a.closed_at.is_some()) {
-                return Ok(Err(CollabError::conflict(
-                    "ask_closed",
-                    format!("work question {id} was closed by a stop"),
                 )));
             }
             tx.answer_work_question(id, &request, &body)?;

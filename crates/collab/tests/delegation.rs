@@ -431,3 +431,115 @@ async fn tools_that_need_another_bot_are_not_offered_to_a_bot_alone() {
         .count();
     assert_eq!(directs, 1, "create_direct opened Solo ↔ Helper");
 }
+
+/// A desk that asks, then is given a plain line instead of an answer.
+const ASKS_THEN_GOES_ON: &str = r#"{"steps":[{"text":"unused"}],"rules":[
+    {"when_user_contains":"deploy please","reply":{"tool_calls":[{"name":"end_turn","arguments":{"reason":"blocked","needs_from_user":"the staging API key"}}]}},
+    {"when_user_contains":"never mind","reply":{"text":"Going on without it."}},
+    {"when_user_contains":"the person answered","reply":{"text":"Thanks, going on."}}
+]}"#;
+
+/// WQ-2/WQ-5 at a desk: a desk that ended blocked waits on the person (it does not close), so
+/// their answer to its card is taken and wakes it.
+#[tokio::test]
+async fn a_desk_that_ended_blocked_takes_the_answer_to_its_card() {
+    let w = world();
+    let alpha = bot(&w, "Alpha", ASKS_THEN_GOES_ON);
+    let s = direct(&w, alpha);
+    let mut events = w.collab.store().subscribe();
+    w.collab
+        .post_line(s, "deploy please".into(), None)
+        .await
+        .unwrap();
+    let desk = thread_of(&w, s, alpha);
+    until(&mut events, "the turn ended blocked", || {
+        ends(&w, desk) == vec!["blocked"]
+    })
+    .await;
+    let card = w
+        .collab
+        .lines(s, None, 100)
+        .unwrap()
+        .into_iter()
+        .find(|l| l.kind == troupe_core::conversation::LineKind::Ask)
+        .unwrap();
+    w.collab
+        .work_answer(
+            card.id,
+            troupe_collab::WorkAnswerRequest {
+                body: "sk-staging-123".into(),
+                request_id: "r1".into(),
+            },
+        )
+        .await
+        .unwrap();
+    until(&mut events, "the desk went on with the answer", || {
+        lines_said(&w, s).iter().any(|b| b == "Thanks, going on.")
+    })
+    .await;
+}
+
+/// WQ-8: a card the work went on without takes no answer — the page shows it closed, and an
+/// answer sent to it anyway is refused `superseded`, not queued for work that moved on.
+#[tokio::test]
+async fn a_work_question_the_work_went_on_without_takes_no_answer() {
+    let w = world();
+    let alpha = bot(&w, "Alpha", ASKS_THEN_GOES_ON);
+    let s = direct(&w, alpha);
+    let mut events = w.collab.store().subscribe();
+    w.collab
+        .post_line(s, "deploy please".into(), None)
+        .await
+        .unwrap();
+    let card = || {
+        w.collab
+            .lines(s, None, 100)
+            .unwrap()
+            .into_iter()
+            .find(|l| l.kind == troupe_core::conversation::LineKind::Ask)
+    };
+    until(&mut events, "the work question card", || card().is_some()).await;
+    let desk = thread_of(&w, s, alpha);
+    until(&mut events, "the turn ended blocked", || {
+        ends(&w, desk) == vec!["blocked"]
+    })
+    .await;
+    assert_eq!(
+        card().unwrap().ask.unwrap().closed_at,
+        None,
+        "open while it waits: {:?}",
+        card()
+    );
+    w.collab
+        .post_line(s, "never mind, go on".into(), None)
+        .await
+        .unwrap();
+    until(&mut events, "the Bot went on", || {
+        lines_said(&w, s)
+            .iter()
+            .any(|b| b == "Going on without it.")
+    })
+    .await;
+    until(&mut events, "its segment ended", || {
+        ends(&w, desk).len() == 2
+    })
+    .await;
+    let ask = card().unwrap().ask.unwrap();
+    assert!(ask.closed_at.is_some());
+    assert_eq!(ask.closed_why.as_deref(), Some("superseded"));
+    match w
+        .collab
+        .work_answer(
+            card().unwrap().id,
+            troupe_collab::WorkAnswerRequest {
+                body: "sk-staging-123".into(),
+                request_id: "r1".into(),
+            },
+        )
+        .await
+    {
+        Err(troupe_collab::CollabError::Conflict { code, .. }) => assert_eq!(code, "superseded"),
+        other => panic!("expected superseded, got {other:?}"),
+    }
+    assert_eq!(ends(&w, desk).len(), 2, "nothing was woken by it");
+}

@@ -168,9 +168,15 @@ pub struct Ask {
     pub answer: Option<AskAnswer>,
     #[serde(default)]
     pub answered_at: Option<i64>,
-    /// Set when its turn ended without an answer (a stop): it takes none any more.
+    /// Set when it stopped taking an answer: its turn ended without one (a stop), or, for a
+    /// work question card, the work went on without it or closed.
     #[serde(default)]
     pub closed_at: Option<i64>,
+    /// Why a closed work question card takes no answer: `superseded` (its work went on without
+    /// it: a later question, or a segment woken another way ended, WQ-8) or `closed` (its work
+    /// closed). None for an ask closed by its turn's stop.
+    #[serde(default)]
+    pub closed_why: Option<String>,
 }
 
 pub const MAX_ASK_OPTIONS: usize = 8;

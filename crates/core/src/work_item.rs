@@ -131,6 +131,10 @@ pub fn settle(s: &Settle) -> WorkState {
                 WorkState::Queued
             } else if out.code_is("needs_attention") {
                 WorkState::NeedsAttention
+            } else if out.code_is("blocked") {
+                // WQ-2: it waits on the person's answer to its card, which wakes it; closed, the
+                // card could take no answer.
+                WorkState::Blocked
             } else {
                 WorkState::Closed
             }
@@ -324,6 +328,12 @@ mod tests {
             ..desk(ended("answered"))
         };
         assert_eq!(settle(&s), WorkState::Queued);
+    }
+
+    /// WQ-2: a desk that ended blocked waits on the person's answer to its card.
+    #[test]
+    fn desk_ended_blocked_waits_for_the_answer() {
+        assert_eq!(settle(&desk(ended("blocked"))), WorkState::Blocked);
     }
 
     #[test]

@@ -1,7 +1,8 @@
 //! Real-browser test of the page's notifications: a Bot's work ends blocked on something only the
 //! person has, so a work question waits; the sidebar's Notifications button shows the count, its
 //! list names the Bot and the job and opens the conversation, and the count goes back to none
-//! live when the question is answered.
+//! live when the question is answered. A question the work went on without closes on the page,
+//! live, saying so.
 //!
 //! Same setup as `tests/browser.rs` (Debian's `chromium` and `chromium-driver`; without
 //! chromedriver the test prints a notice and returns unless `TROUPE_REQUIRE_BROWSER=1`):
@@ -169,5 +170,79 @@ async fn scenario(c: &Client, daemon: &Daemon, script: &std::path::Path) -> Resu
     .await?;
     assert_eq!(all["notifications"][0]["resolution"], "answered", "{all}");
     assert_eq!(all["notifications"][0]["session_id"], sid);
+    Ok(())
+}
+
+/// Alpha at its desk in a direct: ends blocked on a key, then goes on without it when told.
+const DESK: &str = r#"{"steps":[{"text":"unused"}],"rules":[
+    {"when_user_contains":"deploy please","reply":{"tool_calls":[{"name":"end_turn","arguments":{"reason":"blocked","needs_from_user":"the staging API key"}}]}},
+    {"when_user_contains":"never mind","reply":{"text":"Going on without it."}}
+]}"#;
+
+/// WQ-8 on the page: the card waits with its answer box; once the person's plain line took the
+/// work on without the answer, the card says it takes no answer, without a reload.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn web_page_closes_a_question_the_work_went_on_without() {
+    let Some(run) = BrowserRun::start().await else {
+        return;
+    };
+    let script = run.tmp.path().join("desk.json");
+    std::fs::write(&script, DESK).expect("write script");
+    let result = superseded(&run.client, &run.daemon, &script).await;
+    run.finish(result, "browser-question-superseded-failure.png")
+        .await;
+}
+
+async fn superseded(c: &Client, daemon: &Daemon, script: &std::path::Path) -> Result<()> {
+    let post = reqwest::Method::POST;
+    let bot = call(
+        daemon,
+        post.clone(),
+        "/v1/bots",
+        json!({"name": "Alpha", "endpoint": {"kind": "scripted", "model": "s",
+               "script": script.display().to_string()}}),
+    )
+    .await?;
+    let direct = call(
+        daemon,
+        post.clone(),
+        "/v1/sessions",
+        json!({"kind": "direct", "title": "Deploys", "bot_ids": [bot["id"]]}),
+    )
+    .await?;
+    let sid = direct["id"]
+        .as_i64()
+        .ok_or_else(|| anyhow!("no id in {direct}"))?;
+    let path = format!("/v1/sessions/{sid}/messages");
+    call(
+        daemon,
+        post.clone(),
+        &path,
+        json!({"body": "deploy please"}),
+    )
+    .await?;
+    daemon.log_in(c).await?;
+    browser_support::page::click_session(c, "Deploys").await?;
+    wait_text(
+        c,
+        "[data-testid=ask-card]",
+        "Alpha needs from you: the staging API key",
+    )
+    .await?;
+    poll("the card's answer box", SHORT, || async {
+        Ok((!elements(c, "[data-testid=ask-card] form").await?.is_empty()).then_some(()))
+    })
+    .await?;
+    call(daemon, post, &path, json!({"body": "never mind, go on"})).await?;
+    wait_text(
+        c,
+        "[data-testid=ask-card] .ask-closed",
+        "went on without it: this question takes no answer now",
+    )
+    .await?;
+    assert!(
+        elements(c, "[data-testid=ask-card] form").await?.is_empty(),
+        "no answer box on a closed question"
+    );
     Ok(())
 }

@@ -476,6 +476,15 @@ window.troupeGroup = function (ctx) {
     return "open";
   }
 
+  // Why a question takes no answer any more (WQ-8 for a work question card).
+  function closedWords(why) {
+    if (why === "superseded") {
+      return "This work was waiting for your answer and went on without it: this question takes no answer now. Say what you want in the conversation.";
+    }
+    if (why === "closed") return "Its work closed: this question takes no answer.";
+    return "Its turn was stopped: this question takes no answer.";
+  }
+
   function renderAsk(body, m) {
     const a = m.ask;
     const st = askState(a);
@@ -500,7 +509,7 @@ window.troupeGroup = function (ctx) {
       if (a.answer.text) done.appendChild(el("p", "ask-words", a.answer.text));
       card.appendChild(done);
     } else if (st === "closed") {
-      card.appendChild(el("p", "ask-closed hint", "Its turn was stopped: this question takes no answer."));
+      card.appendChild(el("p", "ask-closed hint", closedWords(a.closed_why)));
       if (options.length) {
         const ul = el("ul", "ask-picked muted");
         for (const o of options) ul.appendChild(el("li", null, o.label));

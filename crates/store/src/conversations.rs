@@ -87,7 +87,7 @@ fn bot_from_row(r: &crate::Row) -> Result<Bot> {
 
 const LINE_COLUMNS: &str = "id, session_id, author, bot_id, parent_id, body, turn_id, status, \
      created_at, kind, routing, ask, ask_answer, answered_at, ask_closed_at, control, control_acted, \
-     edited_at";
+     edited_at, ask_closed_why";
 
 fn line_from_row(r: &crate::Row) -> Result<SessionMessage> {
     let author: String = r.get(2)?;
@@ -113,6 +113,7 @@ fn line_from_row(r: &crate::Row) -> Result<SessionMessage> {
     let control = json(15, "line control")?;
     let control_acted = json(16, "line control press")?;
     let edited_at: Option<i64> = r.get(17)?;
+    let closed_why: Option<String> = r.get(18)?;
     let ask = ask
         .map(|text| -> Result<Ask> {
             let mut ask: Ask = serde_json::from_str(&text).map_err(|e| bad("line ask", e))?;
@@ -122,6 +123,7 @@ fn line_from_row(r: &crate::Row) -> Result<SessionMessage> {
                 .map_err(|e| bad("ask answer", e))?;
             ask.answered_at = answered_at;
             ask.closed_at = closed_at;
+            ask.closed_why = closed_why;
             Ok(ask)
         })
         .transpose()?;

@@ -260,6 +260,7 @@ impl Tx<'_> {
                 S::Voided,
                 "closed",
             )?;
+            self.close_work_questions(after.id, None, "closed")?;
             return Ok(());
         }
         let runs_again = |s: WorkState| matches!(s, WorkState::Running | WorkState::Queued);
@@ -652,6 +653,34 @@ impl Tx<'_> {
                 answered_at,
             },
         ))
+    }
+
+    /// WQ-8: the item's work question cards still open — unanswered, not closed — stop taking
+    /// an answer, for `why` (`superseded`, `closed`); a card run `keep` posted stays open. Each
+    /// closed card is an `ask_closed` event, as a stop's is.
+    pub fn close_work_questions(
+        &mut self,
+        item: WorkItemId,
+        keep: Option<RunId>,
+        why: &str,
+    ) -> Result<usize> {
+        let open: Vec<i64> = self.query_all(
+            "SELECT q.message_id FROM work_questions q
+             JOIN session_messages m ON m.id = q.message_id
+             WHERE q.work_item_id = ?1 AND q.answer IS NULL AND m.ask_answer IS NULL
+               AND m.ask_closed_at IS NULL AND COALESCE(m.turn_id, 0) <> ?2",
+            args![item.0, keep.map_or(0, |r| r.0)],
+            |r| r.get(0),
+        )?;
+        for id in &open {
+            self.exec(
+                "UPDATE session_messages SET ask_closed_at = ?2, ask_closed_why = ?3 WHERE id = ?1",
+                args![id, self.now, why],
+            )?;
+            let l = self.line(SessionMessageId(*id))?;
+            self.session_event("ask_closed", l.session_id, l.turn_id, json!({"message": l}))?;
+        }
+        Ok(open.len())
     }
 
     /// Store the answer once; `false` when the card was answered already.

@@ -294,6 +294,75 @@ fn work_state_closes_the_notifications_it_made_moot() {
     );
 }
 
+/// WQ-8: a work question card takes no answer once its work went on without it (every open card
+/// of the item but the one the current run posted) or closed — each says which.
+#[test]
+fn work_question_cards_close_when_their_work_goes_on_without_them_or_closes() {
+    use troupe_core::conversation::{Ask, Author, LineKind};
+    let (s, _) = store();
+    let w = world(&s);
+    let why = |s: &Store, line| {
+        s.read(|tx| tx.line(line))
+            .unwrap()
+            .ask
+            .map(|a| (a.closed_at.is_some(), a.closed_why))
+            .unwrap()
+    };
+    let (item, first, second, second_run) = s
+        .write(|tx| {
+            let item = job(tx, &w)?;
+            let card = |tx: &mut Tx<'_>| -> Result<_, StoreError> {
+                let run = tx.start_run(&NewRun {
+                    thread_id: item.thread_id,
+                    trigger: "test".into(),
+                    owner_pid: 1,
+                    owner_boot: "b".into(),
+                })?;
+                let ask = Ask {
+                    question: "Alpha needs from you: the key".into(),
+                    options: Vec::new(),
+                    multiple: false,
+                    answer: None,
+                    answered_at: None,
+                    closed_at: None,
+                    closed_why: None,
+                };
+                let line = tx.insert_line(&troupe_store::NewLine {
+                    bot_id: Some(w.bot),
+                    turn_id: Some(run.id),
+                    kind: LineKind::Ask,
+                    ask: Some((ask, item.thread_id)),
+                    ..troupe_store::NewLine::plain(w.session, Author::Bot, "the key".into())
+                })?;
+                tx.create_work_question(line.id, item.id, "the key")?;
+                tx.force_end_run(run.id, &troupe_core::run::EndReason::Completed)?;
+                Ok((line.id, run.id))
+            };
+            let (first, _) = card(tx)?;
+            let (second, second_run) = card(tx)?;
+            Ok((item, first, second, second_run))
+        })
+        .unwrap();
+    let closed = s
+        .write(|tx| tx.close_work_questions(item.id, Some(second_run), "superseded"))
+        .unwrap();
+    assert_eq!(closed, 1);
+    assert_eq!(why(&s, first), (true, Some("superseded".into())));
+    assert_eq!(
+        why(&s, second),
+        (false, None),
+        "the run's own card stays open"
+    );
+    s.write(|tx| tx.set_work_state(item.id, WorkState::Closed, None))
+        .unwrap();
+    assert_eq!(why(&s, second), (true, Some("closed".into())));
+    assert_eq!(
+        why(&s, first),
+        (true, Some("superseded".into())),
+        "closed once"
+    );
+}
+
 /// The Bots' recent jobs are read for all the called Bots in one statement: each Bot's open
 /// job-level items count, in the order the Bots were given, and a Bot with none adds nothing.
 #[test]
