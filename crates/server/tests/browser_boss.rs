@@ -111,7 +111,18 @@ async fn scenario(c: &Client, app: &TestApp, model: &Model, root: i64) -> Result
     press(c, "#send").await?;
     wait_text(c, "#transcript", "On it.").await?;
 
-    // --- Spawn a worker from the panel
+    // --- Spawn a worker from the panel: its form is folded under the tree until opened
+    let folded = c
+        .execute(
+            "return ['#boss-spawn-details', '#boss-assign-details']
+                .map(s => document.querySelector(s)).every(d => d && !d.open);",
+            vec![],
+        )
+        .await?;
+    if folded != json!(true) {
+        bail!("the spawn and assign forms should be folded away until asked for");
+    }
+    press(c, "#boss-spawn-details > summary").await?;
     fill(c, "#boss-spawn-role", "docs").await?;
     press(c, "#boss-spawn").await?;
     wait_text(c, "#boss-result", "Spawned docs").await?;
@@ -135,6 +146,7 @@ async fn scenario(c: &Client, app: &TestApp, model: &Model, root: i64) -> Result
     if chosen.as_deref() != Some(worker.to_string().as_str()) {
         bail!("the idle worker should be offered for Assign, got {chosen:?}");
     }
+    press(c, "#boss-assign-details > summary").await?;
     fill(c, "#boss-task-id", "t1").await?;
     fill(c, "#boss-task", "Write the README").await?;
     fill(c, "#boss-acceptance", "README.md exists").await?;

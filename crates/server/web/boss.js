@@ -250,6 +250,15 @@ window.troupeBoss = function (ctx) {
     $("#boss-assign-none").hidden = select.options.length > 0;
   }
 
+  // The forms fold away under the tree, so the panel leaves the conversation its room.
+  function fold(id, title, form) {
+    const box = el("details", "boss-fold");
+    box.id = id;
+    box.appendChild(el("summary", null, title));
+    box.appendChild(form);
+    return box;
+  }
+
   function buildControls() {
     panel.replaceChildren();
     const head = el("div", "settings-head");
@@ -265,7 +274,6 @@ window.troupeBoss = function (ctx) {
     const spawn = el("form", "boss-spawn");
     spawn.id = "boss-spawn-form";
     spawn.autocomplete = "off";
-    spawn.appendChild(el("h4", null, "Spawn worker"));
     const role = el("input");
     role.id = "boss-spawn-role";
     role.type = "text";
@@ -287,13 +295,12 @@ window.troupeBoss = function (ctx) {
     spawnBtn.id = "boss-spawn";
     spawn.append(labelled("Role", null, "boss-spawn-role"), role, labelled("Bot", null, "boss-spawn-bot"), bot, spawnBtn);
     spawn.addEventListener("submit", submitSpawn);
-    panel.appendChild(spawn);
+    panel.appendChild(fold("boss-spawn-details", "Spawn a worker\u2026", spawn));
 
     // Assign: to a selected idle direct child.
     const assign = el("form", "boss-assign");
     assign.id = "boss-assign-form";
     assign.autocomplete = "off";
-    assign.appendChild(el("h4", null, "Assign a task"));
     const worker = el("select");
     worker.id = "boss-assign-worker";
     const none = el("p", "hint", "No idle worker of this root to assign to.");
@@ -328,7 +335,7 @@ window.troupeBoss = function (ctx) {
       assignBtn
     );
     assign.addEventListener("submit", submitAssign);
-    panel.appendChild(assign);
+    panel.appendChild(fold("boss-assign-details", "Assign a task\u2026", assign));
 
     const result = el("p", "hint");
     result.id = "boss-result";
