@@ -177,10 +177,10 @@ pub fn long_run_reminder(hop: u32, limits: &RunLimits) -> Option<String> {
 pub fn unreadable_answer_note(server_said: &str) -> String {
     format!(
         "Runtime note: your last answer could not be read by the model server ({server_said}), \
-         so nothing of it was kept or run. Answer again. To use a tool, make the tool call \
-         itself; do not write the call as JSON in your text or in a code fence. Keep a call's \
-         arguments one whole JSON object: inside a string, write a quote as \\\" and a line \
-         break as \\n."
+         so nothing of it was kept or run. Answer again: in plain words if words are the \
+         answer; to use a tool, make the tool call itself, not the call written as JSON in \
+         your text or in a code fence, with its arguments one whole JSON object (inside a \
+         string, write a quote as \\\" and a line break as \\n)."
     )
 }
 

@@ -79,7 +79,11 @@ async fn an_answer_the_server_could_not_read_is_told_to_the_model_once_and_asked
         "{last}"
     );
     assert!(
-        last.contains("do not write the call as JSON in your text"),
+        last.contains("in plain words if words are the answer"),
+        "{last}"
+    );
+    assert!(
+        last.contains("not the call written as JSON in your text"),
         "{last}"
     );
     // The note is for the model: the conversation's page does not show it.
