@@ -12,7 +12,7 @@ use troupe_core::drive::RootState;
 use troupe_core::inbox::has_runnable;
 use troupe_core::message::{Part, PartBody, Role};
 use troupe_core::pause::PauseReason;
-use troupe_core::run::EndReason;
+use troupe_core::run::{EndReason, RunStatus};
 use troupe_core::{RunId, ThreadId};
 use troupe_store::{StoreError, Tx};
 
@@ -99,8 +99,14 @@ impl Engine {
                 }
                 let root = tx.root_state(t.id)?;
                 let items = tx.inbox(t.id)?;
-                if matches!(root, RootState::Open(_)) || has_runnable(&items, root.root().is_some())
-                {
+                // A task its last run was stopped on is open by that stop's choice, not cut off
+                // by the process: the stop latched it already, or a hold or its domain keeps it.
+                let cut_off = matches!(root, RootState::Open(_))
+                    && !tx
+                        .runs_for_thread(t.id, 1)?
+                        .first()
+                        .is_some_and(|r| r.status == RunStatus::Stopped);
+                if cut_off || has_runnable(&items, root.root().is_some()) {
                     found.push(t.id);
                 }
             }

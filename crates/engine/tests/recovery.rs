@@ -243,3 +243,32 @@ async fn work_whose_last_effect_is_unknown_does_not_resume_by_itself() {
         3
     );
 }
+
+/// A task its run was stopped on (a hold's stop: no latch, the hold keeps it) is open by that
+/// stop's choice: a restart does not call it unfinished work and latch it `interrupted`.
+#[tokio::test]
+async fn a_task_stopped_before_the_restart_is_not_latched_as_cut_off() {
+    let started = std::sync::Arc::new(tokio::sync::Notify::new());
+    let h = build(
+        vec![support::Reply::Hang {
+            partial: "half".into(),
+            started: started.clone(),
+        }],
+        |b| b,
+    );
+    let t = h.thread(Interaction::Interactive);
+    h.engine
+        .deliver(t, Delivery::user_task("a long one"))
+        .await
+        .unwrap();
+    started.notified().await;
+    h.engine
+        .stop(t, troupe_engine::StopMode::Hold)
+        .await
+        .unwrap();
+    h.engine.wait_idle(t).await;
+    let report = h.engine.recover().await.unwrap();
+    assert!(report.latched.is_empty(), "{:?}", report.latched);
+    let thread = h.engine.store().read(|tx| tx.thread(t)).unwrap();
+    assert_eq!(thread.paused, None);
+}
