@@ -191,18 +191,18 @@ pub(crate) fn mend_numbers(calls: &mut [ToolCall], tools: &[troupe_llm::ToolSpec
 
 /// How the reply was cut before its last call ended, for a call it left unfinished.
 #[derive(Clone, Copy)]
-enum CapCut {
+enum ReplyCut {
     /// At its output cap (the cap it went out with, when known): [`dispatch::cut_at_cap`].
     Cap(Option<u32>),
     /// By a server that could not read the call: [`dispatch::cut_unreadable`].
     Unreadable,
 }
 
-impl CapCut {
-    fn of(response: &ModelResponse, output_cap: Option<u32>) -> Option<CapCut> {
+impl ReplyCut {
+    fn of(response: &ModelResponse, output_cap: Option<u32>) -> Option<ReplyCut> {
         match response.finish {
-            FinishReason::Length => Some(CapCut::Cap(output_cap)),
-            FinishReason::Unreadable => Some(CapCut::Unreadable),
+            FinishReason::Length => Some(ReplyCut::Cap(output_cap)),
+            FinishReason::Unreadable => Some(ReplyCut::Unreadable),
             _ => None,
         }
     }
@@ -214,11 +214,11 @@ fn check_call(
     live: &LiveRun,
     thread: &Thread,
     call: &ToolCall,
-    cut: Option<CapCut>,
+    cut: Option<ReplyCut>,
 ) -> Checked {
     cut.and_then(|cut| match cut {
-        CapCut::Cap(cap) => dispatch::cut_at_cap(call, cap),
-        CapCut::Unreadable => dispatch::cut_unreadable(call),
+        ReplyCut::Cap(cap) => dispatch::cut_at_cap(call, cap),
+        ReplyCut::Unreadable => dispatch::cut_unreadable(call),
     })
     .unwrap_or_else(|| dispatch::check(engine, live, thread, call))
 }
@@ -267,7 +267,7 @@ async fn commit_calls(
     streak_report: u32,
 ) -> Result<Committed, LoopExit> {
     let calls = &response.tool_calls;
-    let cut = CapCut::of(response, output_cap);
+    let cut = ReplyCut::of(response, output_cap);
     let checked: Vec<Checked> = calls
         .iter()
         .map(|c| check_call(engine, live, thread, c, cut))
@@ -386,7 +386,7 @@ async fn commit_per_effect(
     message: NewMessage,
     calls: &[ToolCall],
     checked: Vec<Checked>,
-    cut: Option<CapCut>,
+    cut: Option<ReplyCut>,
     streaks: &mut FailureStreaks,
     streak_report: u32,
 ) -> Result<Committed, LoopExit> {
