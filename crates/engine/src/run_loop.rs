@@ -406,20 +406,14 @@ fn name_unknown_effects(
     if calls.is_empty() {
         return Ok(None);
     }
-    let m = tx.insert_message(&NewMessage {
-        thread_id: live.thread_id,
-        role: Role::User,
-        origin: Origin::System("unknown_effect".into()),
-        is_root: false,
-        root_id: root,
-        run_id: Some(live.run_id),
-        parts: vec![Part::text(unknown_effect_note(&calls)).hidden()],
-        finish: None,
-        error: None,
-        delivery_key: None,
-        metadata: None,
-    })?;
-    engine.inner.ext.observe(tx, &m)?;
+    let m = hidden_note(
+        engine,
+        tx,
+        live,
+        root,
+        "unknown_effect",
+        unknown_effect_note(&calls),
+    )?;
     let ids: Vec<_> = calls.iter().map(|c| c.effect_id).collect();
     tx.mark_effects_named(&ids)?;
     Ok(Some(m))
@@ -434,16 +428,27 @@ fn note_unreadable(
     root: Option<MessageId>,
     error: &LlmError,
 ) -> Result<Message, StoreError> {
+    let text = troupe_core::run::unreadable_answer_note(&error.to_string());
+    hidden_note(engine, tx, live, root, "unreadable_answer", text)
+}
+
+/// A runtime note under the task, for the model only (the page does not show it).
+fn hidden_note(
+    engine: &Engine,
+    tx: &mut Tx<'_>,
+    live: &LiveRun,
+    root: Option<MessageId>,
+    origin: &str,
+    text: String,
+) -> Result<Message, StoreError> {
     let m = tx.insert_message(&NewMessage {
         thread_id: live.thread_id,
         role: Role::User,
-        origin: Origin::System("unreadable_answer".into()),
+        origin: Origin::System(origin.into()),
         is_root: false,
         root_id: root,
         run_id: Some(live.run_id),
-        parts: vec![
-            Part::text(troupe_core::run::unreadable_answer_note(&error.to_string())).hidden(),
-        ],
+        parts: vec![Part::text(text).hidden()],
         finish: None,
         error: None,
         delivery_key: None,

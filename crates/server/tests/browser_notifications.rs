@@ -53,18 +53,23 @@ async fn call(daemon: &Daemon, method: reqwest::Method, path: &str, body: Value)
     Ok(v)
 }
 
-/// A group with Alpha, and Alpha's work on "deploy" blocked on the person: answers the group's
-/// id and the work question card's line id.
-async fn blocked_work(daemon: &Daemon, script: &std::path::Path) -> Result<(i64, i64)> {
-    let post = reqwest::Method::POST;
-    let bot = call(
+/// Alpha, on the scripted model `script`.
+async fn alpha(daemon: &Daemon, script: &std::path::Path) -> Result<Value> {
+    call(
         daemon,
-        post.clone(),
+        reqwest::Method::POST,
         "/v1/bots",
         json!({"name": "Alpha", "endpoint": {"kind": "scripted", "model": "s",
                "script": script.display().to_string()}}),
     )
-    .await?;
+    .await
+}
+
+/// A group with Alpha, and Alpha's work on "deploy" blocked on the person: answers the group's
+/// id and the work question card's line id.
+async fn blocked_work(daemon: &Daemon, script: &std::path::Path) -> Result<(i64, i64)> {
+    let post = reqwest::Method::POST;
+    let bot = alpha(daemon, script).await?;
     let group = call(
         daemon,
         post.clone(),
@@ -195,14 +200,7 @@ async fn web_page_closes_a_question_the_work_went_on_without() {
 
 async fn superseded(c: &Client, daemon: &Daemon, script: &std::path::Path) -> Result<()> {
     let post = reqwest::Method::POST;
-    let bot = call(
-        daemon,
-        post.clone(),
-        "/v1/bots",
-        json!({"name": "Alpha", "endpoint": {"kind": "scripted", "model": "s",
-               "script": script.display().to_string()}}),
-    )
-    .await?;
+    let bot = alpha(daemon, script).await?;
     let direct = call(
         daemon,
         post.clone(),
