@@ -279,6 +279,18 @@ async fn archiving_the_recipient_cancels_and_wakes_the_sender_once() {
     .await;
 }
 
+/// The conversation's first ask line (a work question card here), once there is one.
+fn first_ask(
+    w: &World,
+    s: troupe_core::SessionId,
+) -> Option<troupe_core::conversation::SessionMessage> {
+    w.collab
+        .lines(s, None, 100)
+        .unwrap()
+        .into_iter()
+        .find(|l| l.kind == troupe_core::conversation::LineKind::Ask)
+}
+
 /// The job needs something only the person has; their answer to the card wakes it.
 const NEEDS_KEY: &str = r#"{"steps":[
     {"text":"unused"},
@@ -298,13 +310,7 @@ async fn blocked_leaves_a_work_question_whose_answer_wakes_the_work_once() {
         .post_line(s, "@Alpha deploy please".into(), None)
         .await
         .unwrap();
-    let card = || {
-        w.collab
-            .lines(s, None, 100)
-            .unwrap()
-            .into_iter()
-            .find(|l| l.kind == troupe_core::conversation::LineKind::Ask)
-    };
+    let card = || first_ask(&w, s);
     until(&mut events, "the work question card", || card().is_some()).await;
     let card = card().unwrap();
     assert!(card.body.contains("the staging API key"), "{}", card.body);
@@ -456,13 +462,7 @@ async fn a_desk_that_ended_blocked_takes_the_answer_to_its_card() {
         ends(&w, desk) == vec!["blocked"]
     })
     .await;
-    let card = w
-        .collab
-        .lines(s, None, 100)
-        .unwrap()
-        .into_iter()
-        .find(|l| l.kind == troupe_core::conversation::LineKind::Ask)
-        .unwrap();
+    let card = first_ask(&w, s).unwrap();
     w.collab
         .work_answer(
             card.id,
@@ -491,13 +491,7 @@ async fn a_work_question_the_work_went_on_without_takes_no_answer() {
         .post_line(s, "deploy please".into(), None)
         .await
         .unwrap();
-    let card = || {
-        w.collab
-            .lines(s, None, 100)
-            .unwrap()
-            .into_iter()
-            .find(|l| l.kind == troupe_core::conversation::LineKind::Ask)
-    };
+    let card = || first_ask(&w, s);
     until(&mut events, "the work question card", || card().is_some()).await;
     let desk = thread_of(&w, s, alpha);
     until(&mut events, "the turn ended blocked", || {
