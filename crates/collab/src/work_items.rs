@@ -6,7 +6,6 @@
 
 use crate::error::CollabError;
 use serde::Serialize;
-use troupe_core::inbox::InboxMode;
 use troupe_core::run::{EndReason, RunStatus};
 use troupe_core::work_item::{
     Admit, QueueEntry, SegmentOutcome, Settle, WaitingOn, WorkMode, WorkState, admit,
@@ -82,10 +81,7 @@ impl RunObserver for WorkItems {
             return Ok(());
         };
         let item = tx.work_item(seg.work_item_id)?;
-        let unread_mail = tx
-            .inbox(run.thread_id)?
-            .iter()
-            .any(|i| i.mode != InboxMode::Context && i.failed.is_none());
+        let unread_mail = tx.has_waking_item(run.thread_id)?;
         let delegation_wait = matches!(item.waiting_on, Some(WaitingOn::Delegation { .. }));
         let state = settle(&Settle {
             mode: item.mode,

@@ -88,7 +88,7 @@ impl Collab {
             return Err(CollabError::invalid("request_id: 1 to 200 characters"));
         }
         let taken = self.store().write(|tx| {
-            tx.line(id)?;
+            let line = tx.line(id)?;
             let Some(q) = tx.work_question(id)? else {
                 return Ok(Err(CollabError::invalid(format!(
                     "message {id} is not a work question"
@@ -104,7 +104,7 @@ impl Collab {
                     ))
                 });
             }
-            if let Some(ask) = tx.line(id)?.ask.filter(|a| a.closed_at.is_some()) {
+            if let Some(ask) = line.ask.filter(|a| a.closed_at.is_some()) {
                 return Ok(Err(match ask.closed_why.as_deref() {
                     Some("superseded") => CollabError::conflict(
                         "superseded",
@@ -150,7 +150,7 @@ impl Collab {
                 ))
                 .with_key(format!("work_answer:{}", id.0)),
             )?;
-            let session = tx.line(id)?.session_id;
+            let session = line.session_id;
             tx.set_work_mail(item.id, session, PRIORITY_USER)?;
             if tx.live_segment_of(item.id)?.is_none() {
                 tx.set_work_state(item.id, WorkState::Queued, None)?;

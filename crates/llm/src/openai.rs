@@ -478,22 +478,17 @@ impl StreamHandler for Assembler<'_> {
             // llama.cpp streams a tool call as it parses it, then fails the whole answer on
             // what follows it (a model that wrapped the call in a code fence): the calls it
             // streamed whole are what the model meant, and asking again gets the same answer.
-            if e.is_unreadable_answer() && self.calls_are_whole() {
-                tracing::warn!(error = %e, "kept the tool calls streamed before the server's parse error");
-                if fence_only(&self.text) {
-                    self.text.clear();
-                }
-                return Ok(true);
-            }
-            // A call the parser gave up on partway (a quote left unescaped inside a string):
-            // asking again sends the model the same words and gets the same call, so the call
-            // is kept as far as it came and the model is told why it was not run.
+            // A call the parser gave up on partway (a quote left unescaped inside a string) is
+            // kept as far as it came, the answer ended `unreadable`, so the model is told why it
+            // was not run: asking again sends the same words and gets the same call.
             if e.is_unreadable_answer() && self.calls_are_named() {
-                tracing::warn!(error = %e, "the server could not read a tool call the model was writing");
+                tracing::warn!(error = %e, "kept the tool calls streamed before the server's parse error");
+                if !self.calls_are_whole() {
+                    self.finish = Some(FinishReason::Unreadable);
+                }
                 if fence_only(&self.text) {
                     self.text.clear();
                 }
-                self.finish = Some(FinishReason::Unreadable);
                 return Ok(true);
             }
             return Err(e);

@@ -667,8 +667,7 @@ impl Tx<'_> {
         let open: Vec<i64> = self.query_all(
             "SELECT q.message_id FROM work_questions q
              JOIN session_messages m ON m.id = q.message_id
-             WHERE q.work_item_id = ?1 AND q.answer IS NULL AND m.ask_answer IS NULL
-               AND m.ask_closed_at IS NULL AND COALESCE(m.turn_id, 0) <> ?2",
+             WHERE q.work_item_id = ?1 AND q.answer IS NULL AND m.ask_closed_at IS NULL AND COALESCE(m.turn_id, 0) <> ?2",
             args![item.0, keep.map_or(0, |r| r.0)],
             |r| r.get(0),
         )?;

@@ -5,7 +5,6 @@
 use super::apply;
 use serde_json::{Value, json};
 use troupe_core::delegation::DelegationState;
-use troupe_core::inbox::InboxMode;
 use troupe_core::pause::PauseReason;
 use troupe_core::run::{EndReason, RunStatus};
 use troupe_core::supervisor::{
@@ -34,10 +33,7 @@ pub(super) fn look_at(tx: &mut Tx<'_>, id: WorkItemId, now: i64) -> Result<Value
     let facts = WorkFacts {
         state: item.state,
         live_segment: tx.live_segment_of(id)?.is_some(),
-        mail: tx
-            .inbox(item.thread_id)?
-            .iter()
-            .any(|i| i.mode != InboxMode::Context && i.failed.is_none()),
+        mail: tx.has_waking_item(item.thread_id)?,
         wait: wait_facts(tx, &item)?,
         held,
         last_segment: last.as_ref().map(last_segment),
