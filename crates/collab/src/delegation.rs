@@ -18,7 +18,8 @@ use std::sync::Arc;
 use troupe_core::conversation::Author;
 use troupe_core::delegation::{
     DelegateArgs, DelegateCheck, DelegationState, OpenRequest, Target, answered_by_words,
-    check_delegate, delegation_reply_text, delegation_request_text, parse_delegate_args,
+    check_delegate, delegation_reply_text, delegation_request_text, how_to_answer,
+    parse_delegate_args,
 };
 use troupe_core::inbox::{Delivery, InboxMode};
 use troupe_core::message::Origin;
@@ -148,11 +149,14 @@ fn send(
         caller_bound: true,
         caller: sender.bot_id,
         target: target.clone(),
-        // No tickets exist yet: a ticket named is on no job.
-        ticket_on_plan: args.ticket.map(|_| false),
     }) {
         return Ok(Sent::Refused(format!("{}: {}", r.code, r.text)));
     }
+    // DEL-3's ticket, parts and requirements, read against the job's (DEL-4: after `to`).
+    let scope = match crate::delegation_scope::scope_of(tx, plan_id, &sender, args)? {
+        Ok(s) => s,
+        Err(refusal) => return Ok(Sent::Refused(refusal)),
+    };
     let Target::Bot { id: to, name, .. } = target else {
         return Ok(Sent::Refused(format!(
             "unknown_bot: no Bot is called '{}'",
@@ -170,7 +174,9 @@ fn send(
     )?;
     let rec = tx.create_delegation(&NewDelegation {
         plan_id,
-        ticket_id: args.ticket,
+        ticket_id: scope.ticket.map(|t| t.0),
+        part_ids: scope.part_ids,
+        requirement_ids: scope.requirement_ids,
         sender_work_item: sender.id,
         recipient_work_item: recipient.id,
         originating_run_id: Some(run),
@@ -334,20 +340,24 @@ fn sender_name(tx: &Tx<'_>, d: &DelegationRecord) -> Result<String, StoreError> 
     Ok(tx.bot(tx.work_item(d.sender_work_item)?.bot_id)?.name)
 }
 
-/// What `item` still owes other Bots (END-10): every open request made to it.
+/// What `item` still owes other Bots (END-10): every open request made to it, but one its
+/// hand-over is with the checks, a reviewer or the user for (DEL-16).
 pub(crate) fn owed(tx: &Tx<'_>, item: &WorkItemRecord) -> Result<Vec<String>, StoreError> {
-    tx.open_delegations_to(item.id)?
-        .iter()
-        .map(|d| {
-            Ok(format!(
-                "request {} from {} ({}): {} — answer it with end_turn({{\"reason\":\"answered\",\"answer\":\"…\"}})",
-                d.id,
-                sender_name(tx, d)?,
-                d.expects.as_str(),
-                d.ask
-            ))
-        })
-        .collect()
+    let mut out = Vec::new();
+    for d in tx.open_delegations_to(item.id)? {
+        if crate::delegation_scope::handed_in(tx, &d, item.bot_id)? {
+            continue;
+        }
+        out.push(format!(
+            "request {} from {} ({}): {} — {}",
+            d.id,
+            sender_name(tx, &d)?,
+            d.expects.as_str(),
+            d.ask,
+            how_to_answer(d.expects)
+        ));
+    }
+    Ok(out)
 }
 
 /// DEL-17/20: the recipient's word answer resolves the open requests it settles, once each,
@@ -366,8 +376,7 @@ pub(crate) fn answer_requests(
             expects: d.expects,
             read_by_segment: tx
                 .delivery_consumed(item.thread_id, &format!("delegation:{}", d.id.0))?,
-            // No submissions exist yet, so nothing is ever in review.
-            review_in_flight: false,
+            review_in_flight: crate::delegation_scope::review_in_flight(tx, d)?,
         });
     }
     let ids = answered_by_words(&requests);

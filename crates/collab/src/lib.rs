@@ -12,6 +12,7 @@ pub mod checks;
 mod clearing;
 mod closing_check;
 mod delegation;
+mod delegation_scope;
 mod demo;
 mod desk;
 mod ending;

@@ -129,10 +129,11 @@ fn work(tx: &Tx<'_>, item: &troupe_store::WorkItemRecord) -> Result<Option<Strin
     for d in tx.open_delegations_to(item.id)? {
         let from = tx.bot(tx.work_item(d.sender_work_item)?.bot_id)?.name;
         out.push_str(&format!(
-            "\n{from} asked you ({}, expects {}): {} — answer with end_turn reason \"answered\" and `answer`.",
+            "\n{from} asked you ({}, expects {}): {} — {}.",
             d.id,
             d.expects.as_str(),
-            d.ask
+            d.ask,
+            troupe_core::delegation::how_to_answer(d.expects)
         ));
     }
     if let Some(note) = pending_note(tx, item.id)? {

@@ -151,6 +151,8 @@ async fn s_bh_1_delegated_deliverable_in_review_is_the_users() {
             tx.create_delegation(&NewDelegation {
                 plan_id: t.plan,
                 ticket_id: Some(tk[0].id.0),
+                part_ids: vec![],
+                requirement_ids: vec![],
                 sender_work_item: lead_work,
                 recipient_work_item: maker_work,
                 originating_run_id: None,

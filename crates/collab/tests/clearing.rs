@@ -292,6 +292,8 @@ async fn del_35_clear_cancels_delegations_waking_nobody() {
             let d = tx.create_delegation(&NewDelegation {
                 plan_id: p,
                 ticket_id: None,
+                part_ids: vec![],
+                requirement_ids: vec![],
                 sender_work_item: sender.id,
                 recipient_work_item: recipient.id,
                 originating_run_id: None,

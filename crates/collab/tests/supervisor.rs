@@ -404,6 +404,8 @@ async fn sv_4_a_cancelled_request_no_longer_stands_and_the_wait_needs_attention(
             let d = tx.create_delegation(&NewDelegation {
                 plan_id: j.plan,
                 ticket_id: None,
+                part_ids: vec![],
+                requirement_ids: vec![],
                 sender_work_item: j.item,
                 recipient_work_item: theirs.item,
                 originating_run_id: None,

@@ -207,6 +207,8 @@ async fn s_sv_12_a_deliverable_in_review_calls_the_reviewer_back_not_the_recipie
             let d = tx.create_delegation(&NewDelegation {
                 plan_id: j.plan,
                 ticket_id: Some(poster.0),
+                part_ids: vec![],
+                requirement_ids: vec![],
                 sender_work_item: j.item,
                 recipient_work_item: made.item,
                 originating_run_id: None,
@@ -319,6 +321,8 @@ async fn s_sv_11_an_upgrade_wakes_no_old_quiet_job_on_its_first_tick() {
                     let d = tx.create_delegation(&NewDelegation {
                         plan_id: j.plan,
                         ticket_id: None,
+                        part_ids: vec![],
+                        requirement_ids: vec![],
                         sender_work_item: j.item,
                         recipient_work_item: theirs.id,
                         originating_run_id: None,

@@ -148,8 +148,6 @@ pub struct DelegateCheck {
     pub caller_bound: bool,
     pub caller: BotId,
     pub target: Target,
-    /// None when no ticket was named; Some(false) when the named one is not on the plan.
-    pub ticket_on_plan: Option<bool>,
 }
 
 fn refuse(code: &'static str, text: String) -> Result<(), DelegateRefusal> {
@@ -199,7 +197,8 @@ pub fn check_delegate(c: &DelegateCheck) -> Result<(), DelegateRefusal> {
         return refuse(
             "self",
             format!(
-                "You are {name}: you cannot delegate to yourself. A line that names {name} is                  yours to do — do this part yourself, or name another Bot in `to`."
+                "You are {name}: you cannot delegate to yourself. A line that names {name} is \
+                 yours to do — do this part yourself, or name another Bot in `to`."
             ),
         );
     }
@@ -216,14 +215,6 @@ pub fn check_delegate(c: &DelegateCheck) -> Result<(), DelegateRefusal> {
                 "{name} is not in this conversation, the job's conversation or the plan's home \
                  conversation. Delegate to a Bot present there, or ask the user to bring {name} in."
             ),
-        );
-    }
-    if c.ticket_on_plan == Some(false) {
-        return refuse(
-            "not_on_plan",
-            "The ticket you named is not on this job. Name a ticket of this job in `ticket`, or \
-             leave `ticket` out."
-                .into(),
         );
     }
     Ok(())
@@ -253,6 +244,22 @@ pub fn delegation_request_text(
         }
     };
     format!("{from} asks you ({id}): {}\n{how}", ask.trim())
+}
+
+/// How the recipient settles a request, in the words its situation and an ending's bounce use:
+/// a deliverable by a hand-over, never by words (DEL-18).
+pub fn how_to_answer(expects: Expects) -> &'static str {
+    match expects {
+        Expects::Answer => "answer it with end_turn({\"reason\":\"answered\",\"answer\":\"…\"})",
+        Expects::Review => {
+            "give your verdict with end_turn({\"reason\":\"answered\",\"answer\":\"…\"}); a \
+             hand-over waiting for it gets the review tool instead"
+        }
+        Expects::Deliverable => {
+            "make it and hand it over with submit; it is answered when that is approved, not \
+             by words"
+        }
+    }
 }
 
 /// The reply mail the sender reads (DEL-20).
@@ -398,7 +405,6 @@ mod tests {
             caller_bound: true,
             caller: BotId(1),
             target,
-            ticket_on_plan: None,
         }
     }
 
@@ -455,17 +461,6 @@ mod tests {
         let r = check_delegate(&check(t)).unwrap_err();
         assert_eq!(r.code, "not_present");
         assert!(r.text.contains("Far"), "{}", r.text);
-    }
-
-    #[test]
-    fn ticket_off_the_plan_is_refused_last() {
-        let mut c = check(bot(2, "Writer"));
-        c.ticket_on_plan = Some(false);
-        assert_eq!(code(&c), "not_on_plan");
-        c.ticket_on_plan = Some(true);
-        assert_eq!(check_delegate(&c), Ok(()));
-        c.ticket_on_plan = None;
-        assert_eq!(check_delegate(&c), Ok(()));
     }
 
     #[test]

@@ -13,6 +13,10 @@ pub struct DelegationRecord {
     pub id: DelegationId,
     pub plan_id: PlanId,
     pub ticket_id: Option<i64>,
+    /// The ticket's parts the request is for (ids); empty: the whole ticket (DEL-14).
+    pub part_ids: Vec<i64>,
+    /// The job's requirement entries the request names (ids), checked to apply (DEL-3).
+    pub requirement_ids: Vec<i64>,
     pub sender_work_item: WorkItemId,
     pub recipient_work_item: WorkItemId,
     pub originating_run_id: Option<RunId>,
@@ -34,6 +38,8 @@ pub struct DelegationRecord {
 pub struct NewDelegation {
     pub plan_id: PlanId,
     pub ticket_id: Option<i64>,
+    pub part_ids: Vec<i64>,
+    pub requirement_ids: Vec<i64>,
     pub sender_work_item: WorkItemId,
     pub recipient_work_item: WorkItemId,
     pub originating_run_id: Option<RunId>,
@@ -45,10 +51,14 @@ pub struct NewDelegation {
 
 const COLUMNS: &str = "id, plan_id, ticket_id, sender_work_item, recipient_work_item, \
     originating_run_id, pair_session_id, ask, expects, continue_working, state, result, \
-    replied_at, cancelled_at, created_at, updated_at";
+    replied_at, cancelled_at, created_at, updated_at, parts, requirement_ids";
 
 fn bad(what: &str, e: impl std::fmt::Display) -> StoreError {
     StoreError::Corrupt(format!("{what}: {e}"))
+}
+
+fn id_list(text: &str, what: &str) -> Result<Vec<i64>> {
+    serde_json::from_str(text).map_err(|e| bad(what, e))
 }
 
 fn from_row(r: &crate::Row) -> Result<DelegationRecord> {
@@ -72,6 +82,8 @@ fn from_row(r: &crate::Row) -> Result<DelegationRecord> {
         cancelled_at: r.get(13)?,
         created_at: r.get(14)?,
         updated_at: r.get(15)?,
+        part_ids: id_list(&r.get::<String>(16)?, "delegation parts")?,
+        requirement_ids: id_list(&r.get::<String>(17)?, "delegation requirement_ids")?,
     })
 }
 
@@ -80,8 +92,8 @@ impl Tx<'_> {
         let id = self.insert(
             "INSERT INTO delegations (plan_id, ticket_id, sender_work_item, recipient_work_item,
                  originating_run_id, pair_session_id, ask, expects, continue_working,
-                 created_at, updated_at)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?10)",
+                 created_at, updated_at, parts, requirement_ids)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?10, ?11, ?12)",
             args![
                 d.plan_id.0,
                 d.ticket_id,
@@ -92,7 +104,9 @@ impl Tx<'_> {
                 d.ask,
                 d.expects.as_str(),
                 d.continue_working as i64,
-                self.now
+                self.now,
+                json!(d.part_ids).to_string(),
+                json!(d.requirement_ids).to_string()
             ],
         )?;
         let rec = self.delegation(DelegationId(id))?;

@@ -111,7 +111,8 @@ pub(crate) fn to_reviewer(
 }
 
 /// DEL-13–15: the open deliverable requests this approved hand-over answers — made to its
-/// producer's work on the job, on its ticket (or naming none). Each is answered once with who
+/// producer's work on the job, on its ticket (or naming none), once what they name is through
+/// (DEL-14). Each is answered once with who
 /// handed in what, the submission id and its files, and its sender is woken out of its wait.
 pub(crate) fn answer_deliverables(
     tx: &mut Tx<'_>,
@@ -126,7 +127,8 @@ pub(crate) fn answer_deliverables(
             continue;
         }
         for d in tx.open_delegations_to(item.id)? {
-            if d.expects != Expects::Deliverable || d.ticket_id.is_some_and(|t| t != s.ticket_id.0)
+            if d.expects != Expects::Deliverable
+                || !crate::delegation_scope::approval_answers(tx, &d, s)?
             {
                 continue;
             }

@@ -95,16 +95,27 @@ impl Team {
 
     /// A Lead that asks the Maker for the poster as a deliverable, and the Maker.
     pub fn with_lead(maker_script: &str, items: &[Item<'_>]) -> Team {
-        let w = world();
-        let maker = bot_on(&w, "Maker", "maker-model", maker_script);
-        let lead = bot_on(
-            &w,
-            "Lead",
-            "lead-model",
+        Team::with_lead_script(
+            maker_script,
             r#"{"steps":[{"text":"Thanks, the poster is in."}],
             "rules":[{"when_user_contains":"need a poster","reply":{"tool_calls":[{"name":"delegate","arguments":{"to":"Maker","ask":"make the poster for the launch","expects":"deliverable"}}]}}]}"#,
-        );
-        let mut t = Team::around(w, maker, None, Some(lead), items);
+            None,
+            items,
+        )
+    }
+
+    /// The Maker, a Lead on its own script (index 2 in `items`) and, with a script, a Checker.
+    pub fn with_lead_script(
+        maker_script: &str,
+        lead_script: &str,
+        checker: Option<&str>,
+        items: &[Item<'_>],
+    ) -> Team {
+        let w = world();
+        let maker = bot_on(&w, "Maker", "maker-model", maker_script);
+        let lead = bot_on(&w, "Lead", "lead-model", lead_script);
+        let checker = checker.map(|c| bot_on(&w, "Checker", "checker-model", c));
+        let mut t = Team::around(w, maker, checker, Some(lead), items);
         t.lead = Some(lead);
         t
     }
