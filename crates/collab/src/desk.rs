@@ -132,20 +132,36 @@ pub(crate) fn bind_to(
             }
         }
     }
+    if let Some(id) = trigger {
+        tx.file_line(&NewFiling {
+            message_id: id,
+            plan_id: plan,
+            ticket_id: ticket.map(|t| t.0),
+            part_id: None,
+            source: FilingSource::WorkOn,
+            filed_by: bot.to_string(),
+            locked: false,
+            primary: true,
+        })?;
+    }
+    hand_to(tx, &job, session, trigger, plan, None)
+}
+
+/// Give the line that woke a segment (or, with none, a note that the work was taken on) to
+/// `job`: a steer to its live segment, else a task that queues it and wakes its thread. `moved`
+/// says where the work came from when not from a desk; it goes before the line.
+pub(crate) fn hand_to(
+    tx: &mut Tx<'_>,
+    job: &WorkItemRecord,
+    session: SessionId,
+    trigger: Option<SessionMessageId>,
+    plan: PlanId,
+    moved: Option<String>,
+) -> Result<Bound, StoreError> {
     let s = tx.session(session)?;
     let (text, origin) = match trigger {
         Some(id) => {
             let line = tx.line(id)?;
-            tx.file_line(&NewFiling {
-                message_id: id,
-                plan_id: plan,
-                ticket_id: ticket.map(|t| t.0),
-                part_id: None,
-                source: FilingSource::WorkOn,
-                filed_by: bot.to_string(),
-                locked: false,
-                primary: true,
-            })?;
             let origin = match line.author {
                 Author::User => Origin::User,
                 _ => Origin::Delegation(format!("line:{}", id.0)),
@@ -156,6 +172,11 @@ pub(crate) fn bind_to(
             format!("You took this job on from your desk in \"{}\".", s.title),
             Origin::System("work_on".into()),
         ),
+    };
+    let (text, origin) = match (moved, trigger) {
+        (None, _) => (text, origin),
+        (Some(note), Some(_)) => (format!("{note}\n{text}"), origin),
+        (Some(note), None) => (note, Origin::System("work_on".into())),
     };
     let live = tx.live_segment_of(job.id)?;
     let mode = if live.is_some() {
@@ -396,8 +417,9 @@ impl ToolHandler for WorkOn {
         let run = ctx.run_id;
         let parsed: Result<WorkOnArgs, String> = serde_json::from_str(arguments)
             .map_err(|e| crate::tools::bad_arguments("work_on", &e, &work_on_spec()))
-            .and_then(|a: WorkOnArgs| match (&a.plan, &a.new) {
-                (Some(_), None) | (None, Some(_)) => Ok(a),
+            .and_then(|a: WorkOnArgs| match (&a.plan, &a.new, &a.ticket) {
+                // A ticket alone is one of the job the segment is on (DS-10).
+                (Some(_), None, _) | (None, Some(_), _) | (None, None, Some(_)) => Ok(a),
                 _ => Err("work_on: give exactly one of `plan` (a job's id) or `new` \
                           ({\"title\": \"<the goal>\"})"
                     .into()),
@@ -439,13 +461,30 @@ fn work_on(
     // END-19: once bound, a refused work_on is an ordinary failed call.
     if seg.mode != WorkMode::Desk {
         let item = tx.work_item(seg.work_item_id)?;
+        // DS-10, DS-15: down to a ticket of the same job.
+        if let (Ok(args), Some(plan)) = (parsed, item.plan_id)
+            && args.new.is_none()
+            && let Some(raw) = &args.ticket
+            && args
+                .plan
+                .as_deref()
+                .is_none_or(|p| p.trim() == plan.to_string())
+        {
+            return Ok(
+                match crate::tickets::descend::descend(tx, run, &item, plan, raw)? {
+                    Ok((text, how)) => Outcome::Bound(text, how, plan),
+                    Err(text) => Outcome::Refused(text),
+                },
+            );
+        }
         let name = match item.plan_id {
             Some(p) => tx.plan(p)?.name,
             None => "this job".into(),
         };
         return Ok(Outcome::Refused(format!(
-            "work_on: you are already working on \"{name}\"; a segment keeps its job. Finish \
-             here and end your turn; other work starts in its own segment."
+            "work_on: you are already working on \"{name}\"; a segment keeps its job (it may \
+             only move to one of this job's tickets, with {{\"ticket\": NN}}). Finish here and \
+             end your turn; other work starts in its own segment."
         )));
     }
     // Where the desk needs no job first (a person's direct, a workflow's thread), choosing
@@ -468,6 +507,13 @@ fn work_on(
         // END-18: malformed desk arguments count against the budget.
         Err(m) => return refuse(tx, m.clone()),
     };
+    if args.plan.is_none() && args.new.is_none() {
+        return refuse(
+            tx,
+            "work_on: at your desk, name the job too: {\"plan\": \"<its id>\", \"ticket\": NN}"
+                .into(),
+        );
+    }
     let item = tx.work_item(seg.work_item_id)?;
     let session = item
         .session_id
@@ -564,7 +610,7 @@ pub(crate) fn work_on_spec() -> serde_json::Value {
                 "additionalProperties": false
             },
             "quote_message_id": {"type": "integer", "description": "The person's line the new job is for (default: the line that woke you)."},
-            "ticket": {"type": ["integer", "string"], "description": "One ticket of the chosen job to work on, by number (e.g. 2): your work then runs in its folder."}
+            "ticket": {"type": ["integer", "string"], "description": "One ticket of the chosen job to work on, by number (e.g. 2): your work then runs in its folder. Working on the whole job already, give `ticket` alone to move to one of its tickets."}
         },
         "additionalProperties": false
     })

@@ -561,7 +561,8 @@ pub fn registrations(host: &Arc<ToolHost>) -> Vec<ToolRegistration> {
                 "work_on",
                 "Choose which job the line that woke you belongs to, before doing anything with \
                  an effect: one of the jobs listed for your desk, or a new one. Your work then \
-                 goes on in that job's own turn, in its folder.",
+                 goes on in that job's own turn, in its folder. Working on a whole job, \
+                 {\"ticket\": NN} moves you to one of its tickets, in that ticket's folder.",
                 crate::desk::work_on_spec(),
                 Arc::new(crate::desk::WorkOn { host: host.clone() }),
             );

@@ -6,6 +6,7 @@
 pub mod api;
 pub mod ball;
 pub mod delivery;
+pub(crate) mod descend;
 pub mod folders;
 pub mod graph;
 pub mod guards;

@@ -14,6 +14,7 @@ use troupe_store::Event;
 pub mod check_rig;
 pub mod holds;
 pub mod supervise;
+pub mod ticket_team;
 mod work;
 #[allow(unused_imports)]
 pub use work::*;
