@@ -1,5 +1,7 @@
 //! Work question cards (END-22, WQ): a segment that ends `blocked` asks the person, as an ask
-//! line in the conversation it spoke in, for what only they can give. Their answer —
+//! line where they will see it (WQ-1: the conversation it spoke in when the person is in it,
+//! else where they last spoke about the job, the job's conversation, their direct with the
+//! Bot), for what only they can give. Their answer —
 //! `POST /v1/messages/:id/work-answer {body, request_id}` — is taken once (the same request
 //! again answers as before), reaches the blocked work as priority-1 mail, ends its wait on the
 //! person and wakes it.
@@ -7,12 +9,40 @@
 use crate::asks::post_ask;
 use crate::{Collab, CollabError};
 use serde::Deserialize;
-use troupe_core::conversation::{Ask, AskAnswer, SessionMessage};
+use troupe_core::conversation::{Ask, AskAnswer, SessionKind, SessionMessage};
 use troupe_core::inbox::Delivery;
 use troupe_core::notification::{NotificationKind, NotificationStatus};
 use troupe_core::work_item::{PRIORITY_USER, WaitingOn, WorkState};
 use troupe_core::{RunId, SessionId, SessionMessageId};
 use troupe_store::{NewNotification, StoreError, Tx, WorkItemRecord};
+
+/// WQ-1: where the person sees `item`'s card, asked in `asked_in`: the first open conversation
+/// of theirs (not a Bot↔Bot direct, not archived) of — `asked_in`, where they last spoke about
+/// the job, the job's home, the conversation a Bot↔Bot direct was opened from, their direct
+/// with the Bot. With none of those, `asked_in` itself: the card is kept somewhere.
+fn card_place(
+    tx: &Tx<'_>,
+    item: &WorkItemRecord,
+    asked_in: SessionId,
+) -> Result<SessionId, StoreError> {
+    let theirs = |s: SessionId| -> Result<bool, StoreError> {
+        let rec = tx.session(s)?;
+        Ok(rec.kind != SessionKind::BotDirect && !rec.archived)
+    };
+    let mut places = vec![Some(asked_in)];
+    if let Some(plan) = item.plan_id {
+        places.push(tx.where_user_last_spoke_of(plan)?);
+        places.push(tx.plan(plan)?.home_session_id);
+    }
+    places.push(tx.session(asked_in)?.origin_session_id);
+    places.push(tx.user_direct_with(item.bot_id)?);
+    for place in places.into_iter().flatten() {
+        if theirs(place)? {
+            return Ok(place);
+        }
+    }
+    Ok(asked_in)
+}
 
 /// Post the card for `item`, blocked on `needs`.
 pub(crate) fn post(
@@ -32,6 +62,7 @@ pub(crate) fn post(
         closed_at: None,
         closed_why: None,
     };
+    let session = card_place(tx, item, session)?;
     let line = post_ask(tx, session, item.bot_id, run, item.thread_id, ask)?;
     tx.create_work_question(line, item.id, needs.trim())?;
     // A later question of the same work supersedes the earlier one's notification (WQ-8).

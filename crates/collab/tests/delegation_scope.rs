@@ -2,7 +2,8 @@
 //! the ticket and parts it names must be the job's (DEL-3), a deliverable on the caller's own
 //! ticket with no part is refused naming both ways on (DEL-5, S-DEL-3), one naming parts is
 //! answered only once they are all approved (DEL-14), and a recipient whose hand-over is in
-//! review no longer owes it (DEL-16, S-DEL-1). The Lead's desk hears "@Lead we need a poster".
+//! review no longer owes it (DEL-16, S-DEL-1), and a helper's work question card goes where the
+//! person is, not into the Bot↔Bot direct (WQ-1). The Lead's desk hears "@Lead we need a poster".
 
 mod deliverables;
 mod support;
@@ -224,4 +225,66 @@ async fn del16_a_request_whose_hand_over_is_in_review_is_not_owed() {
         "nothing is owed while the hand-over is in review"
     );
     assert_eq!(delegations(&t)[0].state, DelegationState::Open);
+}
+
+/// WQ-1: a helper asked through delegation speaks in the Bot↔Bot direct, where the person is
+/// not; its work question card goes where the person is — the job's conversation — and the
+/// answer there reaches the helper's work.
+#[tokio::test]
+async fn wq1_a_delegated_helpers_card_is_posted_where_the_person_is() {
+    let blocked = r#"{"tool_calls":[{"name":"end_turn","arguments":{"reason":"blocked","needs_from_user":"the poster's size"}}]}"#;
+    let maker_script = format!(
+        r#"{{"steps":[{{"text":"unused"}},{blocked}],
+        "rules":[{{"when_user_contains":"the person answered","reply":{{"text":"Thanks, A2 it is."}}}},
+                 {{"when_user_contains":"make the poster","reply":{{"tool_calls":[{WRITE_POSTER}]}}}}]}}"#
+    );
+    let t = Team::with_lead_script(
+        &maker_script,
+        &lead(
+            &format!(r#"{{"name":"delegate","arguments":{{{ASK_POSTER}}}}}"#),
+            r#"{"name":"shell","arguments":{"command":"true"}}"#,
+        ),
+        None,
+        &[("Poster", Some(0), None)],
+    );
+    t.ask("@Lead we need a poster").await;
+    let mut events = t.store().subscribe();
+    let card = || {
+        t.w.collab
+            .lines(t.s, None, 100)
+            .unwrap()
+            .into_iter()
+            .find(|l| l.kind == troupe_core::conversation::LineKind::Ask)
+    };
+    until(&mut events, "the card is in the group", || card().is_some()).await;
+    let card = card().unwrap();
+    assert!(card.body.contains("the poster's size"), "{}", card.body);
+    let pair = delegations(&t)[0].pair_session_id;
+    assert!(
+        t.w.collab
+            .lines(pair, None, 100)
+            .unwrap()
+            .iter()
+            .all(|l| l.kind != troupe_core::conversation::LineKind::Ask),
+        "no card in the Bot↔Bot direct"
+    );
+    t.w.collab
+        .work_answer(
+            card.id,
+            troupe_collab::WorkAnswerRequest {
+                body: "A2".into(),
+                request_id: "r1".into(),
+            },
+        )
+        .await
+        .unwrap();
+    until(&mut events, "the Maker went on with the answer", || {
+        let j = job(&t.w, t.maker).unwrap();
+        t.store()
+            .read(|tx| tx.messages(j.thread_id, None, 100))
+            .unwrap()
+            .iter()
+            .any(|m| m.text() == "Thanks, A2 it is.")
+    })
+    .await;
 }

@@ -7,7 +7,7 @@ use troupe_core::conversation::{
     Ask, Author, Bot, LineKind, LineStatus, Session, SessionKind, SessionMessage,
 };
 use troupe_core::thread::EndpointSpec;
-use troupe_core::{BotId, MessageId, RunId, SessionId, SessionMessageId, ThreadId};
+use troupe_core::{BotId, MessageId, PlanId, RunId, SessionId, SessionMessageId, ThreadId};
 
 #[derive(Clone, Debug)]
 pub struct NewBot {
@@ -599,5 +599,35 @@ impl Tx<'_> {
             args![session.0, after.map(|a| a.0).unwrap_or(0), limit],
             line_from_row,
         )
+    }
+
+    /// WQ-1: the conversation where the person last said something filed under `plan`, if it
+    /// is still open (not archived).
+    pub fn where_user_last_spoke_of(&self, plan: PlanId) -> Result<Option<SessionId>> {
+        Ok(self
+            .query_opt(
+                "SELECT m.session_id FROM message_filings f
+                 JOIN session_messages m ON m.id = f.message_id
+                 JOIN sessions s ON s.id = m.session_id
+                 WHERE f.plan_id = ?1 AND m.author = 'user' AND s.archived_at IS NULL
+                 ORDER BY m.id DESC LIMIT 1",
+                args![plan.0],
+                |r| r.get::<i64>(0),
+            )?
+            .map(SessionId))
+    }
+
+    /// The person's newest open direct conversation with `bot`.
+    pub fn user_direct_with(&self, bot: BotId) -> Result<Option<SessionId>> {
+        Ok(self
+            .query_opt(
+                "SELECT s.id FROM sessions s JOIN session_members m ON m.session_id = s.id
+                 WHERE s.kind = 'direct' AND s.archived_at IS NULL AND m.bot_id = ?1
+                   AND m.left_at IS NULL
+                 ORDER BY s.id DESC LIMIT 1",
+                args![bot.0],
+                |r| r.get::<i64>(0),
+            )?
+            .map(SessionId))
     }
 }
