@@ -100,7 +100,7 @@ pub struct WorkAnswerRequest {
 }
 
 enum Taken {
-    Now(troupe_core::ThreadId),
+    Now(troupe_core::ThreadId, crate::holds::lift::AfterLift),
     Before,
 }
 
@@ -155,6 +155,12 @@ impl Collab {
                     ),
                 }));
             }
+            if tx.session(line.session_id)?.archived {
+                return Ok(Err(CollabError::conflict(
+                    "archived",
+                    format!("work question {id} is in an archived conversation"),
+                )));
+            }
             let item = tx.work_item(q.work_item_id)?;
             if item.state == WorkState::Closed || tx.bot(item.bot_id)?.archived {
                 return Ok(Err(CollabError::conflict(
@@ -173,6 +179,8 @@ impl Collab {
                     text: Some(body.clone()),
                 },
             )?;
+            // WQ-5: the words are the person's, kept as a quote of the job.
+            crate::quotes::keep_answer(tx, id, &body)?;
             tx.deliver(
                 item.thread_id,
                 &Delivery::user_task(format!(
@@ -189,13 +197,17 @@ impl Collab {
                 tx.set_work_state(item.id, item.state, None)?;
             }
             tx.clear_pause(item.thread_id)?;
+            // Answering is the person's word to the Bot: it lifts what a line to it would
+            // (HOLD-L2, the dated rule over WQ-6's "only held").
+            let (lifted, _) = crate::holds::lines::lift_by_person_act(tx, item.thread_id)?;
             tx.wake_after_commit(item.thread_id);
-            Ok(Ok(Taken::Now(item.thread_id)))
+            Ok(Ok(Taken::Now(item.thread_id, lifted)))
         })??;
-        if let Taken::Now(thread) = taken
-            && let Err(e) = self.engine().request_drive(thread, "inbox", false).await
-        {
-            tracing::warn!(thread = %thread, error = %e, "drive after a work answer failed");
+        if let Taken::Now(thread, lifted) = taken {
+            self.drive_lifted(&lifted).await;
+            if let Err(e) = self.engine().request_drive(thread, "inbox", false).await {
+                tracing::warn!(thread = %thread, error = %e, "drive after a work answer failed");
+            }
         }
         Ok(self.store().read(|tx| tx.line(id))?)
     }

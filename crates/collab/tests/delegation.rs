@@ -537,3 +537,57 @@ async fn a_work_question_the_work_went_on_without_takes_no_answer() {
     }
     assert_eq!(ends(&w, desk).len(), 2, "nothing was woken by it");
 }
+
+/// HOLD-L2 over WQ-6: the person stopped Alpha while its job waited on their answer;
+/// answering the card is their word to it — the stop is lifted and the work goes on — and the
+/// answer is kept as the person's words on the job (WQ-5).
+#[tokio::test]
+async fn answering_a_work_question_lifts_the_stop_on_its_bot() {
+    let w = world();
+    let alpha = bot(&w, "Alpha", NEEDS_KEY);
+    let s = group(&w, &[alpha]);
+    let mut events = w.collab.store().subscribe();
+    w.collab
+        .post_line(s, "@Alpha deploy please".into(), None)
+        .await
+        .unwrap();
+    let card = || first_ask(&w, s);
+    until(&mut events, "the work question card", || card().is_some()).await;
+    let j = job(&w, alpha).unwrap();
+    until(&mut events, "the job's turn ended blocked", || {
+        ends(&w, j.thread_id) == vec!["blocked"]
+    })
+    .await;
+    let (h, _) = w
+        .collab
+        .post_hold(support::holds::bot_stop(alpha))
+        .await
+        .unwrap();
+    w.collab
+        .work_answer(
+            card().unwrap().id,
+            troupe_collab::WorkAnswerRequest {
+                body: "sk-staging-123".into(),
+                request_id: "r1".into(),
+            },
+        )
+        .await
+        .unwrap();
+    until(&mut events, "the work went on", || {
+        lines_said(&w, s).iter().any(|b| b == "Thanks, going on.")
+    })
+    .await;
+    assert_eq!(
+        w.collab.hold(h.hold.id).unwrap().hold.status,
+        troupe_core::hold::HoldStatus::Lifted
+    );
+    let quotes = w
+        .collab
+        .store()
+        .read(|tx| tx.quotes_of_line(card().unwrap().id))
+        .unwrap();
+    assert!(
+        quotes.iter().any(|q| q.body == "sk-staging-123"),
+        "{quotes:?}"
+    );
+}

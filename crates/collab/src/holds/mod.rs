@@ -9,7 +9,7 @@ mod boot;
 mod control;
 mod facts;
 mod guard;
-mod lift;
+pub(crate) mod lift;
 pub(crate) use lift::AfterLift;
 pub(crate) mod lines;
 pub(crate) mod log;
