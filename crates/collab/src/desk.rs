@@ -298,7 +298,9 @@ impl EffectGuard for DeskGuard {
         let Some(workspaces) = self.host.workspaces() else {
             return Ok(());
         };
-        if ctx.thread.workflow.is_some() || !crate::tools::in_conversation(ctx.thread) {
+        if crate::tools::carried_by_workflow(ctx.thread)
+            || !crate::tools::in_conversation(ctx.thread)
+        {
             return Ok(());
         }
         // Most effects are not a desk's: decide that from a read, and write only at a desk.

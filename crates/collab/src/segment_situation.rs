@@ -149,7 +149,7 @@ pub(crate) fn desk_rule(
     thread: &Thread,
     item: &troupe_store::WorkItemRecord,
 ) -> Result<DeskRule, StoreError> {
-    Ok(if thread.workflow.is_some() {
+    Ok(if crate::tools::carried_by_workflow(thread) {
         DeskRule::Workflow
     } else if let Some(s) = item.session_id
         && tx.session(s)?.kind == troupe_core::conversation::SessionKind::Direct

@@ -71,12 +71,20 @@ pub(crate) fn in_conversation(t: &Thread) -> bool {
     t.parent_id.is_none() && t.interaction == Interaction::Interactive
 }
 
-/// A conversation's thread no session workflow carries. Where one does (a Light Loop, Plan,
-/// BlueprintLoop…), its claim, review and continuations come back to the thread itself, so the
-/// tools that move work to a job (`work_on`), belong to one (`submit`, `review`) or bring it
-/// back later (`check_back`) are not offered: they would leave the loop behind or wake it twice.
+/// Whether a session workflow carries the thread: a loop (Light Loop, BlueprintLoop, Lattice,
+/// Boss Mode…) whose claim, review and continuations come back to the thread itself. Plan is
+/// not one: it changes neither the tools nor what they may do (PLN-3).
+pub(crate) fn carried_by_workflow(t: &Thread) -> bool {
+    t.workflow
+        .as_ref()
+        .is_some_and(|w| w.get("kind").and_then(|k| k.as_str()) != Some("plan"))
+}
+
+/// A conversation's thread no session workflow carries. Where one does, the tools that move
+/// work to a job (`work_on`), belong to one (`submit`, `review`) or bring it back later
+/// (`check_back`) are not offered: they would leave the loop behind or wake it twice.
 pub(crate) fn outside_workflow(t: &Thread) -> bool {
-    in_conversation(t) && t.workflow.is_none()
+    in_conversation(t) && !carried_by_workflow(t)
 }
 
 fn tool_error(e: StoreError) -> ToolReply {

@@ -487,3 +487,20 @@ async fn a_check_back_coming_due_under_a_hold_is_set_aside_not_fired() {
     assert_eq!(log.len(), 1);
     assert!(wakes_on(&w, t).is_empty());
 }
+
+/// PLN-3: Plan changes neither the tools a Bot has nor what they may do — its Bot books a
+/// check-back as it would without Plan (the loops, whose continuations bring work back to the
+/// thread themselves, are the workflows that take `check_back` away).
+#[tokio::test]
+async fn pln3_a_bot_in_plan_keeps_its_tools() {
+    let (_clock, w) = start();
+    let alpha = bot(&w, "Alpha", &booking_script("look again", "Looked."));
+    let s = direct(&w, alpha);
+    let ta = thread_of(&w, s, alpha);
+    w.collab
+        .store()
+        .write(|tx| tx.set_workflow(ta, Some(&serde_json::json!({"kind": "plan"}))))
+        .unwrap();
+    say(&w, s, ta, "plan the migration").await;
+    assert_eq!(check_backs_of(&w, alpha).len(), 1, "booked in Plan");
+}
