@@ -84,6 +84,14 @@ fn segment(tx: &Tx<'_>, run: RunId) -> Result<Option<Segment>, StoreError> {
     let item = tx.work_item(seg.work_item_id)?;
     let session = tx.session(row.session_id)?;
     let trigger = row.trigger_line_id.map(|t| tx.line(t)).transpose()?;
+    // END-15: only a turn a person's line woke owes them a reply — not a read-only answer, nor
+    // one a check-back, a routine or another Bot woke (its trigger is then just the newest line
+    // the thread was ever given).
+    let woken_by_person = !seg.readonly
+        && match tx.run(run)?.root_id {
+            Some(root) => tx.message(root)?.origin == Origin::User,
+            None => false,
+        };
     let last_words = tx
         .lines_of_turn(run)?
         .into_iter()
@@ -91,7 +99,8 @@ fn segment(tx: &Tx<'_>, run: RunId) -> Result<Option<Segment>, StoreError> {
         .map(|l| l.body);
     Ok(Some(Segment {
         bot_name: tx.bot(item.bot_id)?.name,
-        opened_by_person: trigger.as_ref().is_some_and(|t| t.author == Author::User),
+        opened_by_person: woken_by_person
+            && trigger.as_ref().is_some_and(|t| t.author == Author::User),
         answered: trigger.map(|t| t.body).unwrap_or_default(),
         seg,
         item,

@@ -504,3 +504,41 @@ async fn pln3_a_bot_in_plan_keeps_its_tools() {
     say(&w, s, ta, "plan the migration").await;
     assert_eq!(check_backs_of(&w, alpha).len(), 1, "booked in Plan");
 }
+
+/// END-15: a turn a check-back woke in the person's direct answers no line of theirs, so it may
+/// end with nothing new and no words — not sent back as if it had left the person unanswered.
+#[tokio::test]
+async fn end15_a_check_back_turn_owes_the_person_no_reply() {
+    let (clock, w) = start();
+    let nothing = r#"{"tool_calls":[{"name":"end_turn","arguments":{"reason":"nothing_new"}}]}"#;
+    let alpha = bot(
+        &w,
+        "Alpha",
+        &format!(
+            r#"{{"steps":[{},{{"text":"Booked."}},{nothing}],"on_exhausted":"repeat_last"}}"#,
+            book(30, "look at the build")
+        ),
+    );
+    let s = direct(&w, alpha);
+    let t = thread_of(&w, s, alpha);
+    say(&w, s, t, "keep an eye on the build").await;
+    clock.advance(30 * MINUTE);
+    fire_and_wait(&w, &[t]).await;
+    let woken = w
+        .collab
+        .store()
+        .read(|tx| tx.runs_for_thread(t, 1))
+        .unwrap()
+        .remove(0);
+    let calls = w.collab.store().read(|tx| tx.tool_calls(woken.id)).unwrap();
+    assert_eq!(calls.len(), 1, "ended at once: {calls:?}");
+    assert_eq!(calls[0].status, "ok", "{}", calls[0].result);
+    assert!(
+        !lines_said(&w, s)
+            .iter()
+            .any(|l| l.contains("without replying")),
+        "{:?}",
+        lines_said(&w, s)
+    );
+    assert_eq!(ends(&w, t).last().map(String::as_str), Some("nothing_new"));
+}
