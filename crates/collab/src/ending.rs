@@ -327,6 +327,18 @@ impl ToolHandler for EndTurn {
         {
             return reply;
         }
+        // ASK-6: a blocked ending whose needs only ask leave to go on is sent back (once).
+        if let Ok(a) = &parsed
+            && a.reason == EndKind::Blocked
+            && let Some(needs) = a
+                .needs_from_user
+                .as_deref()
+                .filter(|n| !n.trim().is_empty())
+            && let Some(why) = self.host.go_ahead_sent_back(ctx, needs).await
+        {
+            self.host.record_bounce(run, BounceKind::AsksGoAhead);
+            return ToolReply::error(format!("asks_go_ahead: {why}"));
+        }
         let bounced = self.host.bounced(run);
         // END-12: outside a group, its last words are read for a promise of later work when it
         // owes nothing and waits on nothing.

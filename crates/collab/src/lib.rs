@@ -18,6 +18,7 @@ mod desk;
 mod ending;
 mod error;
 pub mod external_jobs;
+mod go_ahead;
 pub mod holds;
 mod judgement;
 mod key_names;

@@ -26,9 +26,9 @@ pub const OWNER: &str = "collab";
 /// registered with: attach the [`crate::Collab`] once it exists.
 #[derive(Default)]
 pub struct ToolHost {
-    collab: std::sync::OnceLock<crate::Collab>,
+    pub(crate) collab: std::sync::OnceLock<crate::Collab>,
     /// Turns whose ask was already sent back once as a go-ahead (ASK-8).
-    go_ahead_refused: Mutex<HashSet<RunId>>,
+    pub(crate) go_ahead_refused: Mutex<HashSet<RunId>>,
     /// The kinds of ending a segment has had sent back (each bounces once).
     bounced: Mutex<std::collections::HashMap<RunId, Vec<troupe_core::ending::BounceKind>>>,
     /// The hand-over's hooks, set when the engine is built.
@@ -58,13 +58,6 @@ impl ToolHost {
         self.collab.get().map(|c| c.workspaces.clone())
     }
 }
-
-/// ASK-7: what a Bot reads when its question only asks for a go-ahead.
-const GO_AHEAD: &str = "asks_go_ahead: not asked. The person has already said what they want; \
-    do not wait for an OK or for them to look first. Go on with it — they review what you hand \
-    over and can stop you at any moment. Stop to ask only for what only they can give (an \
-    account, a permission, something only they know) or for a choice that is theirs, and say \
-    which it is.";
 
 /// A conversation's own thread (not a child task's, not an unattended worker's).
 pub(crate) fn in_conversation(t: &Thread) -> bool {
@@ -357,49 +350,6 @@ struct AskUser {
     host: Arc<ToolHost>,
 }
 
-impl AskUser {
-    /// ASK-6…8, 10: a question read (by a model) as only asking leave to go on is sent back
-    /// once per turn; with no reading, or the second time, it reaches the person.
-    async fn go_ahead_only(&self, ctx: &ToolCallContext, question: &str) -> bool {
-        let Some(collab) = self.host.collab.get() else {
-            return false;
-        };
-        if self
-            .host
-            .go_ahead_refused
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .contains(&ctx.run_id)
-        {
-            return false;
-        }
-        let answered = ctx
-            .store
-            .read(|tx| {
-                let trigger = tx.segment(ctx.run_id)?.and_then(|s| s.trigger_line_id);
-                trigger.map(|l| tx.line(l).map(|l| l.body)).transpose()
-            })
-            .ok()
-            .flatten()
-            .unwrap_or_default();
-        match collab.read_bot_text(ctx.run_id, question, &answered).await {
-            Ok(r) if r.by_model && r.reading.asks_ok_only => {
-                self.host
-                    .go_ahead_refused
-                    .lock()
-                    .unwrap_or_else(|p| p.into_inner())
-                    .insert(ctx.run_id);
-                true
-            }
-            Ok(_) => false,
-            Err(e) => {
-                tracing::warn!(run = %ctx.run_id, error = %e, "reading an ask failed; it goes to the person");
-                false
-            }
-        }
-    }
-}
-
 #[async_trait]
 impl ToolHandler for AskUser {
     async fn call(&self, ctx: &ToolCallContext, arguments: &str) -> ToolReply {
@@ -420,7 +370,11 @@ impl ToolHandler for AskUser {
                 None => Ok(false),
             })
             .unwrap_or(false);
-        if !in_pair_direct && self.go_ahead_only(ctx, &ask.question).await {
+        let sent_back = match in_pair_direct {
+            true => None,
+            false => self.host.go_ahead_sent_back(ctx, &ask.question).await,
+        };
+        if let Some(why) = sent_back {
             if let Ok(Some((session, _))) = ctx.store.read(|tx| tx.thread_session(thread)) {
                 let question = ask.question.clone();
                 let logged = ctx.store.write(|tx| {
@@ -435,7 +389,7 @@ impl ToolHandler for AskUser {
                     tracing::warn!(run = %run, error = %e, "could not log a go-ahead refusal");
                 }
             }
-            return ToolReply::error(GO_AHEAD);
+            return ToolReply::error(format!("asks_go_ahead: not asked. {why}"));
         }
         let out = ctx.store.write(|tx| {
             let Some((session, bot)) = tx.thread_session(thread)? else {

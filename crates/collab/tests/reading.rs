@@ -339,7 +339,13 @@ const ASKS_OK: &str = r#"{"steps":[
     {"tool_calls":[{"name":"ask_user","arguments":{"question":"请确认关键帧板，确认后将正式启动视频片段生成与后期剪辑"}}]},
     {"text":"x"}]}"#;
 
-async fn ask_for_ok(with_reader: bool) -> (World, SessionId) {
+/// A Bot that ends blocked on an OK twice.
+const BLOCKED_ON_OK: &str = r#"{"steps":[
+    {"tool_calls":[{"name":"end_turn","arguments":{"reason":"blocked","needs_from_user":"请确认关键帧板，确认后将正式启动视频片段生成"}}]},
+    {"tool_calls":[{"name":"end_turn","arguments":{"reason":"blocked","needs_from_user":"请确认关键帧板，确认后将正式启动视频片段生成"}}]},
+    {"text":"x"}]}"#;
+
+async fn ask_for_ok(with_reader: bool, script_json: &str) -> (World, SessionId) {
     let w = world();
     if with_reader {
         let spec = script(
@@ -350,7 +356,7 @@ async fn ask_for_ok(with_reader: bool) -> (World, SessionId) {
         );
         w.collab.set_role("reading", spec).unwrap();
     }
-    let b = bot(&w, "Director", ASKS_OK);
+    let b = bot(&w, "Director", script_json);
     let s = direct(&w, b);
     w.collab
         .post_line(
@@ -376,7 +382,7 @@ fn asks(w: &World, s: SessionId) -> usize {
 #[tokio::test]
 async fn asking_only_for_a_go_ahead_is_sent_back_once_then_reaches_the_person() {
     // S-ASK-2, ASK-7, ASK-8.
-    let (w, s) = ask_for_ok(true).await;
+    let (w, s) = ask_for_ok(true, ASKS_OK).await;
     let turn = w.collab.turns(s, 10).unwrap().remove(0);
     let calls = w.collab.store().read(|tx| tx.tool_calls(turn.id)).unwrap();
     assert!(
@@ -384,7 +390,7 @@ async fn asking_only_for_a_go_ahead_is_sent_back_once_then_reaches_the_person() 
         "{}",
         calls[0].result
     );
-    assert!(calls[0].result.contains("only they can give"));
+    assert!(calls[0].result.contains("alone can give"));
     assert_eq!(
         asks(&w, s),
         1,
@@ -402,9 +408,37 @@ async fn asking_only_for_a_go_ahead_is_sent_back_once_then_reaches_the_person() 
 }
 
 #[tokio::test]
+async fn a_blocked_ending_asking_only_for_a_go_ahead_is_sent_back_once() {
+    // ASK-6, ASK-8: the needs of a `blocked` ending are read like an ask; sent back once
+    // (spending one of the turn's two bounces), the second ending posts the card.
+    let (w, s) = ask_for_ok(true, BLOCKED_ON_OK).await;
+    let turn = w.collab.turns(s, 10).unwrap().remove(0);
+    let calls = w.collab.store().read(|tx| tx.tool_calls(turn.id)).unwrap();
+    assert_eq!(calls.len(), 2, "{calls:?}");
+    assert!(
+        calls[0].result.starts_with("asks_go_ahead"),
+        "{}",
+        calls[0].result
+    );
+    assert_eq!(calls[1].status, "ok", "{}", calls[1].result);
+    assert_eq!(
+        asks(&w, s),
+        1,
+        "the second ending's card reaches the person"
+    );
+    let seg = w
+        .collab
+        .store()
+        .read(|tx| tx.segment_work(turn.id))
+        .unwrap()
+        .unwrap();
+    assert_eq!(seg.bounces, 1, "the refusal spent one of the budget's two");
+}
+
+#[tokio::test]
 async fn with_no_reading_the_question_goes_to_the_person() {
     // ASK-10.
-    let (w, s) = ask_for_ok(false).await;
+    let (w, s) = ask_for_ok(false, ASKS_OK).await;
     assert_eq!(asks(&w, s), 1);
     let turn = w.collab.turns(s, 10).unwrap().remove(0);
     let calls = w.collab.store().read(|tx| tx.tool_calls(turn.id)).unwrap();
