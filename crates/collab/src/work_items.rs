@@ -11,12 +11,22 @@ use troupe_core::work_item::{
     Admit, QueueEntry, SegmentOutcome, Settle, WaitingOn, WorkMode, WorkState, admit,
     parallel_limit, settle,
 };
-use troupe_core::{BotId, PlanId, RunId, SessionId, WorkItemId};
+use troupe_core::{BotId, PlanId, RunId, SessionId, SessionMessageId, WorkItemId};
 use troupe_engine::extension::{Admission, AdmissionCheck, AdmissionContext, RunObserver};
 use troupe_store::{NewSegment, NewWorkItem, RunRecord, StoreError, Tx, WorkItemRecord};
 
 /// Writes segments and settles work items inside the kernel's run start and end writes.
 pub struct WorkItems;
+
+/// Whether the person's line was read (by a model or the word lists) as only asking where
+/// work stands.
+fn asks_where_work_stands(tx: &Tx<'_>, line: SessionMessageId) -> Result<bool, StoreError> {
+    Ok(tx
+        .line_readings(line)?
+        .iter()
+        .filter(|r| r.kind == "user")
+        .any(|r| r.reading.get("status_question") == Some(&serde_json::Value::Bool(true))))
+}
 
 impl RunObserver for WorkItems {
     fn on_run_started(&self, tx: &mut Tx<'_>, run: &RunRecord) -> Result<(), StoreError> {
@@ -58,6 +68,9 @@ impl RunObserver for WorkItems {
         // A desk acts on what the reader made of its line (C §2: new, done in place, …).
         if item.mode == WorkMode::Desk {
             let verdict = match trigger {
+                // SQ-2, LR-6: a status question is done in place, however filing read it:
+                // what the Bot looks up for it opens no job.
+                Some(t) if asks_where_work_stands(tx, t)? => "done_in_place",
                 Some(t) => tx
                     .filing_reading(t)?
                     .and_then(|r| r.filing)

@@ -685,3 +685,39 @@ async fn a_refused_work_on_in_a_persons_direct_spends_no_budget() {
     assert_eq!(last_end(&w, desk), "completed");
     assert!(said(&w, s, "Fixed it here."));
 }
+
+// S-LR-2, SQ-2, LR-6
+#[tokio::test]
+async fn a_status_question_is_done_in_place_and_opens_no_job() {
+    let w = world();
+    let alpha = bot(
+        &w,
+        "Alpha",
+        &format!(
+            r#"{{"steps":[{{"tool_calls":[{LOOKUP}]}},{{"text":"Nothing open; all quiet."}}]}}"#
+        ),
+    );
+    let s = group(&w, &[alpha]);
+    let mut events = w.collab.store().subscribe();
+    w.collab
+        .post_line(s, "@Alpha how is it going?".into(), None)
+        .await
+        .unwrap();
+    until(&mut events, "Alpha answered", || {
+        said(&w, s, "Nothing open; all quiet.")
+    })
+    .await;
+    let desk = thread_of(&w, s, alpha);
+    let calls = calls_of(&w, runs_of(&w, desk).remove(0).id);
+    assert_eq!(
+        calls[0].status, "ok",
+        "the look-up ran in place: {}",
+        calls[0].result
+    );
+    let jobs = w
+        .collab
+        .store()
+        .read(|tx| tx.plans_of_session(s, true))
+        .unwrap();
+    assert!(jobs.is_empty(), "no job named after the question: {jobs:?}");
+}
