@@ -164,6 +164,26 @@ fn one(
             }) {
                 return Ok(Landed::Raise { id: same.id, quote });
             }
+            // RL-4, UQ-21: a number for a dimension an entry in force already sets is that
+            // entry's replacement, to confirm — never a second number in force beside it.
+            if let Some(n) = &entry.number
+                && let Some(old) = cx.shown.iter().find(|s| {
+                    s.state == State::InForce
+                        && covers(s, &entry)
+                        && s.number
+                            .as_ref()
+                            .is_some_and(|o| o.dimension() == n.dimension())
+                })
+            {
+                if old.number.as_ref().is_some_and(|o| n.same_as(o)) {
+                    return Ok(Landed::Raise { id: old.id, quote });
+                }
+                let entry = new_entry(raw, cx, &quote, Some(old))?;
+                return Ok(Landed::Replace {
+                    replaces: old.id,
+                    entry,
+                });
+            }
             if *adds >= MAX_ADDS {
                 return Err(format!("more than {MAX_ADDS} new entries for one line"));
             }

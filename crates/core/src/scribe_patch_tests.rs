@@ -142,6 +142,28 @@ fn the_old_number_again_is_said_again_and_a_new_one_is_a_replacement() {
     }
 }
 
+/// RL-4, UQ-21: a new running time said as an `add` beside one in force is a
+/// replacement to confirm; the same time again is said again; another dimension is an add.
+#[test]
+fn rl_4_a_new_number_added_for_a_dimension_in_force_is_a_replacement_to_confirm() {
+    let old = [shown(3, "约 2 分钟", None)];
+    let out = check(&[add("改成 3 分钟")], &cx("改成 3 分钟", &old));
+    match &out.landed[0] {
+        Landed::Replace { replaces: 3, entry } => {
+            let n = entry.number.unwrap();
+            assert_eq!(n.value, Value::Seconds { seconds: 180.0 });
+        }
+        other => panic!("{other:?}"),
+    }
+    let out = check(&[add("片长约 2 分钟")], &cx("片长约 2 分钟就好", &old));
+    assert!(
+        matches!(out.landed[0], Landed::Raise { id: 3, .. }),
+        "the same time in other words is said again: {out:?}"
+    );
+    let out = check(&[add("1080p")], &cx("要 1080p", &old));
+    assert!(matches!(out.landed[0], Landed::Add(_)), "{out:?}");
+}
+
 #[test]
 fn raise_and_change_only_name_entries_shown_in_force() {
     let mut gone = shown(5, "no text on screen", Some("text"));
