@@ -164,7 +164,12 @@ fn send(
         )));
     };
     let me = tx.bot(sender.bot_id)?.name;
-    let recipient = ensure_job_item(tx, plan_id, to)?;
+    // DEL-7: the recipient's work on the job, or on the ticket the request is about (its
+    // thread then works in the ticket's folder).
+    let recipient = match scope.ticket {
+        Some(t) => crate::tickets::work::ensure_ticket_item(tx, plan_id, to, t)?,
+        None => ensure_job_item(tx, plan_id, to)?,
+    };
     let pair = tx.open_bot_direct(
         sender.bot_id,
         to,

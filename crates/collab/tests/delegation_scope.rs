@@ -86,6 +86,15 @@ async fn del3_a_ticket_named_must_be_one_of_the_jobs_and_is_kept_with_the_reques
         Some(t.tickets[1].0),
         "the request keeps the ticket it names (#02 is the Poster)"
     );
+    let asked = t
+        .store()
+        .read(|tx| tx.work_item(d[0].recipient_work_item))
+        .unwrap();
+    assert_eq!(
+        asked.ticket_id,
+        Some(t.tickets[1].0),
+        "the Maker's work on the request is on #02 (DEL-7)"
+    );
 }
 
 #[tokio::test]
