@@ -577,16 +577,24 @@ async fn scenario(c: &Client, app: &TestApp, s: &Setup) -> Result<()> {
     })
     .await?;
 
-    // --- The offer from the user's words: To confirm, then Confirm makes it a gate
-    let offer = format!(
-        "#job-check-list .job-check[data-check-id=\"{}\"]",
-        s.offer.0
-    );
+    // --- "Checks from what you said" (CW-21): the offer, labelled by the words read, is
+    // confirmed (a gate in force), shown as an offer again with a note when the words it stood
+    // on are erased, and removed; it is never listed with the other checks.
+    let offer = format!("#said-checks .said-check[data-check-id=\"{}\"]", s.offer.0);
     wait_text(c, &offer, "Running time: 108–132 s").await?;
-    wait_text(c, &format!("{offer} .check-gate"), "To confirm").await?;
-    press(c, &format!("{offer} .confirm-check")).await?;
-    wait_text(c, &format!("{offer} .check-gate"), "Gate").await?;
-    if !elements(c, &format!("{offer} .confirm-check"))
+    wait_text(c, &format!("{offer} .said-status"), "Offer").await?;
+    if !elements(
+        c,
+        &format!("#job-check-list [data-check-id=\"{}\"]", s.offer.0),
+    )
+    .await?
+    .is_empty()
+    {
+        bail!("a check from the user's words is listed with the other checks too");
+    }
+    press(c, &format!("{offer} .said-confirm")).await?;
+    wait_text(c, &format!("{offer} .said-status"), "In force").await?;
+    if !elements(c, &format!("{offer} .said-confirm"))
         .await?
         .is_empty()
     {
@@ -596,6 +604,37 @@ async fn scenario(c: &Client, app: &TestApp, s: &Setup) -> Result<()> {
     if !confirmed.confirmed || !confirmed.gate || confirmed.status != Some(WordsStatus::InForce) {
         bail!("Confirm should make the offer a gate in force: {confirmed:?}");
     }
+    // CW-20: the words it stood on erased, it is an offer again — the board says so.
+    store.write(|tx| {
+        tx.set_words_reading(
+            s.offer,
+            confirmed
+                .value
+                .clone()
+                .expect("a words check has its value"),
+            confirmed.bound.expect("and its bound"),
+            confirmed.min,
+            confirmed.max,
+            confirmed.quote_id,
+            confirmed.said_count,
+            WordsStatus::Offer,
+        )
+        .map(|_| ())
+    })?;
+    wait_text(
+        c,
+        "#said-checks .said-note[data-kind=\"reverted\"]",
+        "it is an offer again",
+    )
+    .await?;
+    wait_text(c, &format!("{offer} .said-status"), "Offer").await?;
+    press(c, &format!("{offer} .said-remove")).await?;
+    poll("the offer removed", SHORT, || async {
+        let gone = elements(c, &offer).await?.is_empty();
+        let removed = store.read(|tx| tx.check(s.offer))?.removed_at.is_some();
+        Ok((gone && removed).then_some(()))
+    })
+    .await?;
 
     // --- The large-job banner: Treat as large shows the words and No need
     press(c, "#job-large .large-treat").await?;

@@ -661,18 +661,20 @@ window.troupeDeliverables = function (ctx) {
     const box = $("#job-checks");
     const ul = $("#job-check-list");
     ul.replaceChildren();
-    box.hidden = !view.checks.length;
+    // Checks from the person's words have their own section (words_checks.js, CW-21).
+    const shown = view.checks.filter((c) => c.kind !== "words");
+    box.hidden = !shown.length;
     // SC9: the checks held to the sample come last, under the sample's line, failures first;
     // a failure is also listed under "Needs a look" with its ticket and first reason.
     const rank = { failed: 0, error: 1, blocked: 1, passed: 3 };
-    const standard = view.checks
+    const standard = shown
       .filter((c) => c.kind === "standard")
       .sort((a, b) => {
         const ra = rank[((a.runs || [])[0] || {}).outcome] ?? 2;
         const rb = rank[((b.runs || [])[0] || {}).outcome] ?? 2;
         return ra - rb;
       });
-    const ordered = view.checks.filter((c) => c.kind !== "standard");
+    const ordered = shown.filter((c) => c.kind !== "standard");
     const failing = standard.filter((c) => ((c.runs || [])[0] || {}).outcome === "failed");
     for (const c of failing) {
       const li = el("li", "needs-a-look");

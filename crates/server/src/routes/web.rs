@@ -38,6 +38,11 @@ const FILES: &[(&str, &str, &str)] = &[
         JS,
         include_str!("../../web/requirements.js"),
     ),
+    (
+        "/words_checks.js",
+        JS,
+        include_str!("../../web/words_checks.js"),
+    ),
     ("/edit.js", JS, include_str!("../../web/edit.js")),
     ("/ceiling.js", JS, include_str!("../../web/ceiling.js")),
     ("/quality.js", JS, include_str!("../../web/quality.js")),
