@@ -62,5 +62,27 @@ window.troupeHttp = (function () {
     }
   }
 
-  return { api, globalEvents, parseEvent };
+  // One load at a time: a call while one runs asks for one more after it, so a change is never
+  // lost and two reads never race. `run` draws what it read; returning early ends that pass.
+  function reloader(run) {
+    let loading = false;
+    let again = false;
+    return async function load() {
+      if (loading) {
+        again = true;
+        return;
+      }
+      loading = true;
+      try {
+        do {
+          again = false;
+          await run();
+        } while (again);
+      } finally {
+        loading = false;
+      }
+    };
+  }
+
+  return { api, globalEvents, parseEvent, reloader };
 })();

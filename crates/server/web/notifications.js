@@ -104,27 +104,13 @@ window.troupeNotifications = function (ctx) {
   }
 
   // One load at a time; a change during one loads once more after it.
-  let loading = false;
-  let again = false;
-  async function load() {
-    if (loading) {
-      again = true;
-      return;
-    }
-    loading = true;
+  const load = window.troupeHttp.reloader(async () => {
     try {
-      do {
-        again = false;
-        try {
-          render(await api("GET", "/v1/notifications?limit=50"));
-        } catch (e) {
-          if (!panel.hidden) panel.replaceChildren(el("p", "error", e.message));
-        }
-      } while (again);
-    } finally {
-      loading = false;
+      render(await api("GET", "/v1/notifications?limit=50"));
+    } catch (e) {
+      if (!panel.hidden) panel.replaceChildren(el("p", "error", e.message));
     }
-  }
+  });
 
   window.troupeHttp.globalEvents().addEventListener("notification_changed", () => load());
   load();

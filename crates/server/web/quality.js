@@ -97,31 +97,17 @@ window.troupeQuality = function (ctx) {
     return frag;
   }
 
-  let loading = false;
-  let again = false;
-  async function load() {
-    if (loading) {
-      again = true;
-      return;
-    }
-    loading = true;
+  const load = window.troupeHttp.reloader(async () => {
+    const g = gen;
+    let out;
     try {
-      do {
-        again = false;
-        const g = gen;
-        let out;
-        try {
-          out = showing === "quality" ? await quality() : showing === "lessons" ? await lessons() : null;
-        } catch (e) {
-          out = el("p", "error", e.message);
-        }
-        if (g !== gen || !out) return;
-        page.replaceChildren(out);
-      } while (again);
-    } finally {
-      loading = false;
+      out = showing === "quality" ? await quality() : showing === "lessons" ? await lessons() : null;
+    } catch (e) {
+      out = el("p", "error", e.message);
     }
-  }
+    if (g !== gen || !out) return;
+    page.replaceChildren(out);
+  });
 
   function botName(id, fallback) {
     if (id === null || id === undefined) return fallback || "\u2014";

@@ -98,33 +98,19 @@ window.troupeRequirements = function (ctx) {
     draw();
   }
 
-  let loading = false;
-  let again = false;
-  async function load() {
-    if (loading) {
-      again = true;
-      return;
-    }
-    loading = true;
+  const load = window.troupeHttp.reloader(async () => {
+    const gen = view.gen;
+    if (view.planId === null) return;
+    let data;
     try {
-      do {
-        again = false;
-        const gen = view.gen;
-        if (view.planId === null) return;
-        let data;
-        try {
-          data = await api("GET", "/v1/tasks/" + enc(view.planId) + "/requirements");
-        } catch (e) {
-          return; // unreachable: the job view says so; the next event reads again
-        }
-        if (gen !== view.gen) return;
-        view.data = data;
-        draw();
-      } while (again);
-    } finally {
-      loading = false;
+      data = await api("GET", "/v1/tasks/" + enc(view.planId) + "/requirements");
+    } catch (e) {
+      return; // unreachable: the job view says so; the next event reads again
     }
-  }
+    if (gen !== view.gen) return;
+    view.data = data;
+    draw();
+  });
 
   function listen(es, mine) {
     es.addEventListener("requirement_changed", (e) => {

@@ -56,36 +56,22 @@ window.troupeWordsChecks = function (ctx) {
     if (box) box.hidden = true;
   }
 
-  let loading = false;
-  let again = false;
-  async function load() {
-    if (loading) {
-      again = true;
-      return;
-    }
-    loading = true;
+  const load = window.troupeHttp.reloader(async () => {
+    const gen = view.gen;
+    if (view.planId === null) return;
+    let all;
     try {
-      do {
-        again = false;
-        const gen = view.gen;
-        if (view.planId === null) return;
-        let all;
-        try {
-          all = await api("GET", "/v1/tasks/" + enc(view.planId) + "/checks");
-        } catch (e) {
-          return; // unreachable: the job view says so; the next event reads again
-        }
-        if (gen !== view.gen) return;
-        const list = Array.isArray(all) ? all : (all && all.checks) || [];
-        const words = list.filter((c) => c.kind === "words" && !c.removed_at);
-        if (view.checks !== null) view.notes = view.notes.concat(changes(view.checks, words));
-        view.checks = words;
-        draw();
-      } while (again);
-    } finally {
-      loading = false;
+      all = await api("GET", "/v1/tasks/" + enc(view.planId) + "/checks");
+    } catch (e) {
+      return; // unreachable: the job view says so; the next event reads again
     }
-  }
+    if (gen !== view.gen) return;
+    const list = Array.isArray(all) ? all : (all && all.checks) || [];
+    const words = list.filter((c) => c.kind === "words" && !c.removed_at);
+    if (view.checks !== null) view.notes = view.notes.concat(changes(view.checks, words));
+    view.checks = words;
+    draw();
+  });
 
   // What the board notes, comparing the checks as last read with the checks now.
   function changes(before, now) {
