@@ -300,25 +300,39 @@ const NEEDS_KEY: &str = r#"{"steps":[
     {"when_user_contains":"deploy please","reply":{"tool_calls":[{"name":"work_on","arguments":{"new":{"title":"deploy"}}}]}}
   ]}"#;
 
-#[tokio::test]
-async fn blocked_leaves_a_work_question_whose_answer_wakes_the_work_once() {
-    let w = world();
-    let alpha = bot(&w, "Alpha", NEEDS_KEY);
-    let s = group(&w, &[alpha]);
+/// Alpha's job in a group, blocked on the staging API key: Alpha, the group and its card.
+async fn blocked_on_the_key(
+    w: &World,
+) -> (
+    troupe_core::BotId,
+    troupe_core::SessionId,
+    troupe_core::conversation::SessionMessage,
+) {
+    let alpha = bot(w, "Alpha", NEEDS_KEY);
+    let s = group(w, &[alpha]);
     let mut events = w.collab.store().subscribe();
     w.collab
         .post_line(s, "@Alpha deploy please".into(), None)
         .await
         .unwrap();
-    let card = || first_ask(&w, s);
-    until(&mut events, "the work question card", || card().is_some()).await;
-    let card = card().unwrap();
-    assert!(card.body.contains("the staging API key"), "{}", card.body);
-    let j = job(&w, alpha).unwrap();
-    until(&mut events, "the job's turn ended blocked", || {
-        ends(&w, j.thread_id) == vec!["blocked"]
+    until(&mut events, "the work question card", || {
+        first_ask(w, s).is_some()
     })
     .await;
+    let j = job(w, alpha).unwrap();
+    until(&mut events, "the job's turn ended blocked", || {
+        ends(w, j.thread_id) == vec!["blocked"]
+    })
+    .await;
+    (alpha, s, first_ask(w, s).unwrap())
+}
+
+#[tokio::test]
+async fn blocked_leaves_a_work_question_whose_answer_wakes_the_work_once() {
+    let w = world();
+    let (alpha, s, card) = blocked_on_the_key(&w).await;
+    let mut events = w.collab.store().subscribe();
+    assert!(card.body.contains("the staging API key"), "{}", card.body);
     assert_eq!(job(&w, alpha).unwrap().state.as_str(), "blocked");
     // The person is told outside the conversation: one open notification on the card.
     let told = w.collab.notifications(false, 50).unwrap();
@@ -544,20 +558,8 @@ async fn a_work_question_the_work_went_on_without_takes_no_answer() {
 #[tokio::test]
 async fn answering_a_work_question_lifts_the_stop_on_its_bot() {
     let w = world();
-    let alpha = bot(&w, "Alpha", NEEDS_KEY);
-    let s = group(&w, &[alpha]);
+    let (alpha, s, card) = blocked_on_the_key(&w).await;
     let mut events = w.collab.store().subscribe();
-    w.collab
-        .post_line(s, "@Alpha deploy please".into(), None)
-        .await
-        .unwrap();
-    let card = || first_ask(&w, s);
-    until(&mut events, "the work question card", || card().is_some()).await;
-    let j = job(&w, alpha).unwrap();
-    until(&mut events, "the job's turn ended blocked", || {
-        ends(&w, j.thread_id) == vec!["blocked"]
-    })
-    .await;
     let (h, _) = w
         .collab
         .post_hold(support::holds::bot_stop(alpha))
@@ -565,7 +567,7 @@ async fn answering_a_work_question_lifts_the_stop_on_its_bot() {
         .unwrap();
     w.collab
         .work_answer(
-            card().unwrap().id,
+            card.id,
             troupe_collab::WorkAnswerRequest {
                 body: "sk-staging-123".into(),
                 request_id: "r1".into(),
@@ -584,7 +586,7 @@ async fn answering_a_work_question_lifts_the_stop_on_its_bot() {
     let quotes = w
         .collab
         .store()
-        .read(|tx| tx.quotes_of_line(card().unwrap().id))
+        .read(|tx| tx.quotes_of_line(card.id))
         .unwrap();
     assert!(
         quotes.iter().any(|q| q.body == "sk-staging-123"),

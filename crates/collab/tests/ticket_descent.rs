@@ -54,6 +54,15 @@ fn ticket_item(t: &Team, number: i64) -> Option<WorkItemRecord> {
         .find(|i| i.ticket_id == Some(id.0))
 }
 
+/// What the work's thread was first given.
+fn first_heard(t: &Team, item: &WorkItemRecord) -> String {
+    t.w.collab
+        .store()
+        .read(|tx| tx.messages(item.thread_id, None, 10))
+        .unwrap()[0]
+        .text()
+}
+
 /// S-DS-3: the whole job's segment, having already run a command, moves to the Lead's own
 /// ticket; the ticket's turn starts with the line, in the ticket's folder, and writes there.
 #[tokio::test]
@@ -92,12 +101,7 @@ async fn ds15_whole_job_moves_down_to_its_own_ticket_even_after_acting() {
     let ended = ends(&t.w, whole.thread_id);
     assert_eq!(ended, vec!["moved"], "the whole job's segment ended moved");
     let poster = ticket_item(&t, 1).expect("the Lead's work on #01");
-    let heard =
-        t.w.collab
-            .store()
-            .read(|tx| tx.messages(poster.thread_id, None, 10))
-            .unwrap()[0]
-            .text();
+    let heard = first_heard(&t, &poster);
     assert!(
         heard.contains("You moved here from your work on the whole job") && heard.contains("ZQX"),
         "{heard}"
@@ -186,12 +190,7 @@ async fn ds15_a_ticket_segment_that_did_nothing_moves_to_another_ticket() {
     let poster = ticket_item(&t, 1).unwrap();
     assert_eq!(ends(&t.w, poster.thread_id), vec!["moved"]);
     let slogans = ticket_item(&t, 2).unwrap();
-    let heard =
-        t.w.collab
-            .store()
-            .read(|tx| tx.messages(slogans.thread_id, None, 10))
-            .unwrap()[0]
-            .text();
+    let heard = first_heard(&t, &slogans);
     assert!(
         heard.contains("You moved here from ticket #01 \"Poster\""),
         "{heard}"
