@@ -17,7 +17,7 @@ pub struct SlotFacts {
     pub slot: Option<WorkflowSlot>,
     /// A loop owns the thread (a turn is live).
     pub running: bool,
-    /// An active BlueprintLoop is bound to the session (not built yet: always false today).
+    /// An active BlueprintLoop is bound to the session (PLN-1: Plan cannot be enabled then).
     pub blueprint_loop_active: bool,
 }
 
