@@ -104,6 +104,15 @@ async fn scenario(c: &Client, daemon: &Daemon, quick: &Path, slow: &Path) -> Res
     wait_hidden(c, "#stop", SHORT)
         .await
         .context("Stop after the quick turn ended")?;
+    // TURN-15/16: the turn's last reply says when it ended and how long it took.
+    poll("the reply's time and duration", SHORT, || async {
+        let stamps = elements(c, ".msg.bot .meta .reply-time").await?;
+        Ok((stamps.len() == 1
+            && stamps[0].text.contains('·')
+            && stamps[0].text.trim_end().ends_with('s'))
+        .then_some(()))
+    })
+    .await?;
     // Live text and stored messages travel separately; the reply must still show once.
     poll(
         "no leftover streaming bubble after the quick turn",

@@ -26,6 +26,7 @@
     orphans: new Map(),
     turnBots: new Map(), // turn id -> the Bot whose turn it is, from the turns read once
     turnEnds: new Map(), // turn id -> when it ended (or began), to place a block with no reply
+    turnTimes: new Map(), // turn id -> {started_at, ended_at}, for its last reply's stamp
     running: false,
     activeTurn: null,
     workflow: null, // the current session's WorkflowView (GET /v1/sessions/{id}/workflow)
@@ -324,6 +325,7 @@
     state.orphans.clear();
     state.turnBots.clear();
     state.turnEnds.clear();
+    state.turnTimes.clear();
     state.lastId = 0;
     state.activeTurn = null;
     const s = state.sessions.find((x) => x.id === id);
@@ -370,6 +372,7 @@
         for (const t of turns) {
           state.turnBots.set(String(t.id), t.bot_id);
           state.turnEnds.set(String(t.id), t.ended_at || t.started_at);
+          state.turnTimes.set(String(t.id), { started_at: t.started_at, ended_at: t.ended_at });
         }
         act.seed(turns);
         return cmd.loadPastCommands(gen, turns);
@@ -472,6 +475,7 @@
         node.appendChild(box);
         if (orphan) orphan.remove();
       }
+      cmd.stampReply(turnKey);
     }
     scrollToEnd();
   }
@@ -596,7 +600,7 @@
         const key = String(ev.run_id);
         state.ended.add(key);
         finishStream(key, ev.payload && ev.payload.status);
-        cmd.loadCommands(ev.run_id, gen);
+        cmd.turnEnded(ev.run_id, gen);
       }
       // Catch up on anything the stream may have missed.
       fetchNewMessages(gen).catch(() => {});

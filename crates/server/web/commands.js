@@ -1,6 +1,8 @@
 // Troupe web page: the shell commands a turn ran, each a collapsed block (command, exit
 // status, duration, output tail) under the Bot's last reply of that turn, and the files it
-// wrote or deleted, a line each.
+// wrote or deleted, a line each. An ended turn's last reply also says when the turn ended and
+// how long it took ("14:05 · 5m 9s", TURN-15/16). Past turns' blocks are read when their reply
+// nears the viewport, so a long conversation opens with one read per turn it shows.
 // app.js creates it with the shared state and helpers it needs.
 "use strict";
 
@@ -15,17 +17,97 @@ window.troupeCommands = function (ctx) {
     return Math.floor(s / 60) + "m" + Math.round(s % 60) + "s";
   }
 
-  // The opened conversation's turns (read once by app.js): each ended one's commands and files.
-  async function loadPastCommands(gen, turns) {
-    const done = turns.filter((t) => t.status !== "running").slice(-20);
-    for (const t of done) {
-      if (gen !== state.gen) return;
-      await loadCommands(t.id, gen);
+  // TURN-16: "5m 9s", "42s", "1h 3m".
+  function replyDuration(ms) {
+    if (typeof ms !== "number" || !isFinite(ms) || ms < 0) return "";
+    const s = Math.round(ms / 1000);
+    if (s < 60) return s + "s";
+    const m = Math.floor(s / 60);
+    if (m < 60) return m + "m " + (s % 60) + "s";
+    return Math.floor(m / 60) + "h " + (m % 60) + "m";
+  }
+
+  // The turn's last reply says when the turn ended and how long it took.
+  function stampReply(turnId) {
+    const t = state.turnTimes.get(String(turnId));
+    const host = lastReply(turnId);
+    if (!t || !host || t.ended_at === null || t.ended_at === undefined) return;
+    const meta = host.querySelector(".meta");
+    if (!meta) return;
+    // Only the turn's last reply carries it (TURN-15).
+    for (const old of document.querySelectorAll("#transcript .msg.bot .reply-time")) {
+      if (old.parentElement !== meta && old.closest(".msg").dataset.turn === String(turnId)) old.remove();
     }
+    let stamp = meta.querySelector(".reply-time");
+    if (!stamp) {
+      stamp = el("span", "reply-time");
+      meta.appendChild(stamp);
+    }
+    const at = new Date(t.ended_at).toLocaleTimeString([], { hour: "2-digit", minute: "2-digit" });
+    const took = replyDuration(t.ended_at - t.started_at);
+    stamp.replaceChildren(el("span", null, at));
+    if (took) {
+      stamp.appendChild(el("span", "sep", " \u00b7 "));
+      stamp.appendChild(el("span", "reply-duration", took));
+    }
+  }
+
+  function lastReply(turnId) {
+    const key = String(turnId);
+    const replies = [...document.querySelectorAll("#transcript .msg.bot:not(.orphan-commands)")].filter(
+      (m) => m.dataset.turn === key
+    );
+    return replies.length ? replies[replies.length - 1] : null;
+  }
+
+  // The opened conversation's turns (read once by app.js): each ended one's commands and files,
+  // read when its last reply nears the viewport; a turn with no reply shown is read at once.
+  let watcher = null;
+  function loadPastCommands(gen, turns) {
+    if (watcher) watcher.disconnect();
+    const waiting = new Map();
+    watcher =
+      typeof IntersectionObserver === "function"
+        ? new IntersectionObserver(
+            (seen) => {
+              for (const s of seen) {
+                if (!s.isIntersecting) continue;
+                watcher.unobserve(s.target);
+                const id = waiting.get(s.target);
+                waiting.delete(s.target);
+                if (id !== undefined && gen === state.gen) loadCommands(id, gen);
+              }
+            },
+            { root: $("#transcript"), rootMargin: "400px 0px" }
+          )
+        : null;
+    for (const t of turns) {
+      if (t.status === "running") continue;
+      const host = lastReply(t.id);
+      if (host && watcher) {
+        waiting.set(host, t.id);
+        watcher.observe(host);
+      } else {
+        loadCommands(t.id, gen);
+      }
+    }
+  }
+
+  // A turn that just ended: its times (read once), then its blocks.
+  function turnEnded(turnId, gen) {
+    api("GET", "/v1/turns/" + encodeURIComponent(turnId))
+      .then((t) => {
+        if (gen !== state.gen || !t) return;
+        state.turnTimes.set(String(turnId), { started_at: t.started_at, ended_at: t.ended_at });
+        stampReply(turnId);
+      })
+      .catch(() => {});
+    return loadCommands(turnId, gen);
   }
 
   // The turn's commands, then the files it wrote or deleted (the effect ledger's record).
   async function loadCommands(turnId, gen) {
+    stampReply(turnId);
     const base = "/v1/turns/" + encodeURIComponent(turnId);
     let cmds, files;
     try {
@@ -151,5 +233,5 @@ window.troupeCommands = function (ctx) {
     scrollToEnd();
   }
 
-  return { loadPastCommands, loadCommands, onCommandFinished };
+  return { loadPastCommands, loadCommands, turnEnded, stampReply, onCommandFinished };
 };
