@@ -608,10 +608,7 @@ async fn scenario(c: &Client, app: &TestApp, s: &Setup) -> Result<()> {
     store.write(|tx| {
         tx.set_words_reading(
             s.offer,
-            confirmed
-                .value
-                .clone()
-                .expect("a words check has its value"),
+            confirmed.value.expect("a words check has its value"),
             confirmed.bound.expect("and its bound"),
             confirmed.min,
             confirmed.max,
