@@ -145,40 +145,26 @@ window.troupeBoss = function (ctx) {
   // The tree last read, for the session it was read for.
   let tree = null;
   let treeFor = null;
-  let loading = false;
-  let again = false;
   // The spawn and assign forms are built once per session, so typing survives a tree refresh.
   let controlsFor = null;
 
-  async function loadTree() {
+  const loadTree = window.troupeHttp.reloader(async () => {
     if (!state.current) return;
-    if (loading) {
-      again = true;
+    const gen = state.gen;
+    const sid = state.current.id;
+    let t;
+    try {
+      t = await api("GET", "/v1/boss/session/" + encodeURIComponent(sid) + "/tree");
+    } catch (e) {
+      if (gen === state.gen) showError($("#boss-error"), e);
       return;
     }
-    loading = true;
-    try {
-      do {
-        again = false;
-        const gen = state.gen;
-        const sid = state.current.id;
-        let t;
-        try {
-          t = await api("GET", "/v1/boss/session/" + encodeURIComponent(sid) + "/tree");
-        } catch (e) {
-          if (gen === state.gen) showError($("#boss-error"), e);
-          return;
-        }
-        if (gen !== state.gen || !state.current || state.current.id !== sid) return;
-        tree = t;
-        treeFor = sid;
-        drawTree();
-        watchWorkers();
-      } while (again);
-    } finally {
-      loading = false;
-    }
-  }
+    if (gen !== state.gen || !state.current || state.current.id !== sid) return;
+    tree = t;
+    treeFor = sid;
+    drawTree();
+    watchWorkers();
+  });
 
   function roleWords(n) {
     return n.role === "boss" ? "boss" : n.worker_role || "worker";

@@ -148,8 +148,6 @@ window.troupeDeliverables = function (ctx) {
 
   // Events come in bursts (a reconnect replays the backlog): reads fold into one.
   let timer = null;
-  let loading = false;
-  let again = false;
   function schedule() {
     if (timer !== null || view.planId === null) return;
     timer = setTimeout(() => {
@@ -158,21 +156,7 @@ window.troupeDeliverables = function (ctx) {
     }, 60);
   }
 
-  async function refresh() {
-    if (loading) {
-      again = true;
-      return;
-    }
-    loading = true;
-    try {
-      do {
-        again = false;
-        await load();
-      } while (again);
-    } finally {
-      loading = false;
-    }
-  }
+  const refresh = window.troupeHttp.reloader(() => load());
 
   async function load() {
     const gen = view.gen;

@@ -267,33 +267,19 @@ window.troupeGroup = function (ctx) {
 
   // Re-reads the open conversation (members, their states, the lead); calls that arrive
   // while one is in flight fold into one follow-up.
-  let loading = false;
-  let again = false;
-  async function refreshView() {
+  const refreshView = window.troupeHttp.reloader(async () => {
     if (!state.current || !(isGroup(state.current) || isBotDirect(state.current))) return;
-    if (loading) {
-      again = true;
+    const gen = state.gen;
+    let v;
+    try {
+      v = await api("GET", "/v1/sessions/" + sid());
+    } catch (e) {
       return;
     }
-    loading = true;
-    try {
-      do {
-        again = false;
-        const gen = state.gen;
-        let v;
-        try {
-          v = await api("GET", "/v1/sessions/" + sid());
-        } catch (e) {
-          return;
-        }
-        if (gen !== state.gen || !state.current || v.id !== state.current.id) return;
-        applyView(v);
-        if (!$("#group-settings").hidden) await loadLead(gen);
-      } while (again);
-    } finally {
-      loading = false;
-    }
-  }
+    if (gen !== state.gen || !state.current || v.id !== state.current.id) return;
+    applyView(v);
+    if (!$("#group-settings").hidden) await loadLead(gen);
+  });
 
   function applyView(v) {
     Object.assign(state.current, v);

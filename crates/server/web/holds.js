@@ -56,8 +56,6 @@ window.troupeHolds = function (ctx) {
   // ---------- reading ----------
 
   let timer = null;
-  let loading = false;
-  let again = false;
   function schedule() {
     if (timer !== null) return;
     timer = setTimeout(() => {
@@ -66,30 +64,18 @@ window.troupeHolds = function (ctx) {
     }, 50);
   }
 
-  async function reload() {
-    if (loading) {
-      again = true;
+  const reload = window.troupeHttp.reloader(async () => {
+    try {
+      view.holds = (await api("GET", "/v1/holds")) || [];
+      view.loaded = true;
+      setOnline(true);
+    } catch (e) {
+      if (e.code === "network") setOnline(false);
       return;
     }
-    loading = true;
-    try {
-      do {
-        again = false;
-        try {
-          view.holds = (await api("GET", "/v1/holds")) || [];
-          view.loaded = true;
-          setOnline(true);
-        } catch (e) {
-          if (e.code === "network") setOnline(false);
-          return;
-        }
-        render();
-        if (ctx.onHolds) ctx.onHolds();
-      } while (again);
-    } finally {
-      loading = false;
-    }
-  }
+    render();
+    if (ctx.onHolds) ctx.onHolds();
+  });
 
   // A Bot a hold in force keeps from working in the open conversation (its own, the
   // conversation's or everything's), for its chip.

@@ -41,8 +41,6 @@ window.troupeMcp = function (ctx) {
   // ---------- reading ----------
 
   let timer = null;
-  let loading = false;
-  let again = false;
   function schedule() {
     if (timer !== null) return;
     timer = setTimeout(() => {
@@ -51,34 +49,22 @@ window.troupeMcp = function (ctx) {
     }, 50);
   }
 
-  async function reload() {
-    if (loading) {
-      again = true;
+  const reload = window.troupeHttp.reloader(async () => {
+    let list;
+    try {
+      list = (await api("GET", "/v1/mcp-servers")) || [];
+    } catch (e) {
+      showError($("#mcp-load-error"), e);
       return;
     }
-    loading = true;
-    try {
-      do {
-        again = false;
-        let list;
-        try {
-          list = (await api("GET", "/v1/mcp-servers")) || [];
-        } catch (e) {
-          showError($("#mcp-load-error"), e);
-          return;
-        }
-        showError($("#mcp-load-error"), null);
-        view.servers = new Map(list.map((v) => [v.definition.name, v]));
-        view.loaded = true;
-        for (const set of [view.toolsOpen, view.stderrOpen, view.confirming]) {
-          for (const name of [...set]) if (!view.servers.has(name)) set.delete(name);
-        }
-        render();
-      } while (again);
-    } finally {
-      loading = false;
+    showError($("#mcp-load-error"), null);
+    view.servers = new Map(list.map((v) => [v.definition.name, v]));
+    view.loaded = true;
+    for (const set of [view.toolsOpen, view.stderrOpen, view.confirming]) {
+      for (const name of [...set]) if (!view.servers.has(name)) set.delete(name);
     }
-  }
+    render();
+  });
 
   function put(v) {
     if (v && v.definition) view.servers.set(v.definition.name, v);

@@ -108,33 +108,19 @@ window.troupeUnread = function (ctx) {
   }
 
   // One read at a time; a change during one reads once more after it.
-  let loading = false;
-  let again = false;
-  async function refresh() {
-    if (loading) {
-      again = true;
-      return;
-    }
-    loading = true;
+  const refresh = window.troupeHttp.reloader(async () => {
+    const current = state.current;
+    if (!current) return;
+    let list;
     try {
-      do {
-        again = false;
-        const current = state.current;
-        if (!current) break;
-        let list;
-        try {
-          list = await api("GET", "/v1/sessions/" + encodeURIComponent(current.id) + "/unread");
-        } catch (e) {
-          break; // the next change reads again
-        }
-        if (state.current !== current) continue;
-        rows = new Map(list.map((u) => [u.message_id, u]));
-        for (const [id, node] of state.msgEls) draw(node, rows.get(id));
-      } while (again);
-    } finally {
-      loading = false;
+      list = await api("GET", "/v1/sessions/" + encodeURIComponent(current.id) + "/unread");
+    } catch (e) {
+      return; // the next change reads again
     }
-  }
+    if (state.current !== current) return;
+    rows = new Map(list.map((u) => [u.message_id, u]));
+    for (const [id, node] of state.msgEls) draw(node, rows.get(id));
+  });
 
   function listen(es, live) {
     rows = new Map();

@@ -59,8 +59,6 @@ window.troupeWork = function (ctx) {
 
   // Events come in bursts (a reconnect replays the backlog): refetches fold into one.
   let timer = null;
-  let loading = false;
-  let again = false;
   function schedule() {
     if (timer !== null) return;
     timer = setTimeout(() => {
@@ -69,22 +67,9 @@ window.troupeWork = function (ctx) {
     }, 60);
   }
 
-  async function refresh() {
-    if (!state.current) return;
-    if (loading) {
-      again = true;
-      return;
-    }
-    loading = true;
-    try {
-      do {
-        again = false;
-        await load();
-      } while (again);
-    } finally {
-      loading = false;
-    }
-  }
+  const refresh = window.troupeHttp.reloader(async () => {
+    if (state.current) await load();
+  });
 
   async function load() {
     const gen = state.gen;
