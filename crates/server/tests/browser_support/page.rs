@@ -135,7 +135,9 @@ pub async fn click_session(c: &Client, title: &str) -> Result<()> {
                     Err(e) => Err(e.into()),
                 };
             }
-            bail!("no conversation titled {title} in the list")
+            // Not (yet) in the list, or the list caught mid-redraw: look again until the wait
+            // runs out.
+            Ok(None)
         },
     )
     .await
