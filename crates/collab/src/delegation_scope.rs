@@ -189,18 +189,6 @@ pub(crate) fn approval_answers(
     Ok(true)
 }
 
-/// The hand-overs on `d`'s reach (its ticket, else the whole job) made since it was asked.
-fn hand_overs_since(
-    tx: &Tx<'_>,
-    d: &DelegationRecord,
-) -> Result<Vec<SubmissionRecord>, StoreError> {
-    Ok(tx
-        .submissions_of_plan(d.plan_id, d.ticket_id.map(TicketId))?
-        .into_iter()
-        .filter(|s| s.created_at >= d.created_at)
-        .collect())
-}
-
 /// DEL-16: a deliverable request whose recipient's hand-over for it is being checked, in review
 /// or waiting on the user's word is not owed; sent back, it is owed again.
 pub(crate) fn handed_in(
@@ -211,8 +199,11 @@ pub(crate) fn handed_in(
     if d.expects != Expects::Deliverable {
         return Ok(false);
     }
-    Ok(hand_overs_since(tx, d)?.iter().any(|s| {
-        s.producer_bot_id == Some(recipient)
+    // Its reach: its ticket, else the whole job; only hand-overs made since it was asked.
+    let subs = tx.submissions_of_plan(d.plan_id, d.ticket_id.map(TicketId))?;
+    Ok(subs.iter().any(|s| {
+        s.created_at >= d.created_at
+            && s.producer_bot_id == Some(recipient)
             && matches!(
                 s.state,
                 SubmissionState::Checking

@@ -25,23 +25,32 @@ fn card_place(
     item: &WorkItemRecord,
     asked_in: SessionId,
 ) -> Result<SessionId, StoreError> {
-    let theirs = |s: SessionId| -> Result<bool, StoreError> {
-        let rec = tx.session(s)?;
-        Ok(rec.kind != SessionKind::BotDirect && !rec.archived)
-    };
-    let mut places = vec![Some(asked_in)];
-    if let Some(plan) = item.plan_id {
-        places.push(tx.where_user_last_spoke_of(plan)?);
-        places.push(tx.plan(plan)?.home_session_id);
+    let asked = tx.session(asked_in)?;
+    let theirs =
+        |s: &troupe_core::conversation::Session| s.kind != SessionKind::BotDirect && !s.archived;
+    if theirs(&asked) {
+        return Ok(asked_in);
     }
-    places.push(tx.session(asked_in)?.origin_session_id);
-    places.push(tx.user_direct_with(item.bot_id)?);
-    for place in places.into_iter().flatten() {
-        if theirs(place)? {
-            return Ok(place);
+    // The rest are read only while none before is the person's: the usual card is posted
+    // where it was asked.
+    let pick = |s: Option<SessionId>| -> Result<Option<SessionId>, StoreError> {
+        Ok(match s {
+            Some(s) if theirs(&tx.session(s)?) => Some(s),
+            _ => None,
+        })
+    };
+    if let Some(plan) = item.plan_id {
+        if let Some(s) = pick(tx.where_user_last_spoke_of(plan)?)? {
+            return Ok(s);
+        }
+        if let Some(s) = pick(tx.plan(plan)?.home_session_id)? {
+            return Ok(s);
         }
     }
-    Ok(asked_in)
+    if let Some(s) = pick(asked.origin_session_id)? {
+        return Ok(s);
+    }
+    Ok(pick(tx.user_direct_with(item.bot_id)?)?.unwrap_or(asked_in))
 }
 
 /// Post the card for `item`, blocked on `needs`.

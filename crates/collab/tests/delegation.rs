@@ -300,6 +300,20 @@ const NEEDS_KEY: &str = r#"{"steps":[
     {"when_user_contains":"deploy please","reply":{"tool_calls":[{"name":"work_on","arguments":{"new":{"title":"deploy"}}}]}}
   ]}"#;
 
+/// The person answers the card with the key (request `r1`).
+async fn answer_the_key(w: &World, card: &troupe_core::conversation::SessionMessage) {
+    w.collab
+        .work_answer(
+            card.id,
+            troupe_collab::WorkAnswerRequest {
+                body: "sk-staging-123".into(),
+                request_id: "r1".into(),
+            },
+        )
+        .await
+        .unwrap();
+}
+
 /// Alpha's job in a group, blocked on the staging API key: Alpha, the group and its card.
 async fn blocked_on_the_key(
     w: &World,
@@ -477,16 +491,7 @@ async fn a_desk_that_ended_blocked_takes_the_answer_to_its_card() {
     })
     .await;
     let card = first_ask(&w, s).unwrap();
-    w.collab
-        .work_answer(
-            card.id,
-            troupe_collab::WorkAnswerRequest {
-                body: "sk-staging-123".into(),
-                request_id: "r1".into(),
-            },
-        )
-        .await
-        .unwrap();
+    answer_the_key(&w, &card).await;
     until(&mut events, "the desk went on with the answer", || {
         lines_said(&w, s).iter().any(|b| b == "Thanks, going on.")
     })
@@ -565,16 +570,7 @@ async fn answering_a_work_question_lifts_the_stop_on_its_bot() {
         .post_hold(support::holds::bot_stop(alpha))
         .await
         .unwrap();
-    w.collab
-        .work_answer(
-            card.id,
-            troupe_collab::WorkAnswerRequest {
-                body: "sk-staging-123".into(),
-                request_id: "r1".into(),
-            },
-        )
-        .await
-        .unwrap();
+    answer_the_key(&w, &card).await;
     until(&mut events, "the work went on", || {
         lines_said(&w, s).iter().any(|b| b == "Thanks, going on.")
     })

@@ -163,6 +163,33 @@ async fn del3_parts_named_must_be_the_tickets() {
     );
 }
 
+/// DEL-3: a requirement named must be an entry in force for the work; none is here.
+#[tokio::test]
+async fn del3_requirements_named_must_apply_to_the_work() {
+    let t = Team::with_lead_script(
+        r#"{"steps":[{"text":"unused"}]}"#,
+        &lead(
+            &format!(
+                r#"{{"name":"delegate","arguments":{{{ASK_POSTER},"requirement_ids":[99]}}}}"#
+            ),
+            &format!(r#"{{"name":"delegate","arguments":{{{ASK_POSTER}}}}}"#),
+        ),
+        None,
+        &[("Poster", Some(0), None)],
+    );
+    t.ask("@Lead we need a poster").await;
+    let calls = until_delegates(&t, 2).await;
+    assert_eq!(calls[0].status, "error");
+    assert!(
+        calls[0].result.contains("requirement 99 does not apply")
+            && calls[0].result.contains("the ones that do: none"),
+        "{}",
+        calls[0].result
+    );
+    assert_eq!(calls[1].status, "ok", "{}", calls[1].result);
+    assert_eq!(delegations(&t)[0].requirement_ids, Vec::<i64>::new());
+}
+
 /// The Maker hands over the Side only: approved, it does not answer a request for the Front.
 #[tokio::test]
 async fn del14_a_request_naming_parts_waits_for_every_one_of_them() {
