@@ -376,6 +376,16 @@ impl EndingHook for ClosingCheck {
                 return EndingVerdict::Pass;
             }
         };
+        // AC-12: a reply withheld as a repeat reached nobody, so there is nothing to send back.
+        let posted = ctx.store.read(|tx| {
+            Ok(tx
+                .lines_of_turn(ctx.run_id)?
+                .last()
+                .is_some_and(|l| l.body.trim() == ctx.final_text.trim()))
+        });
+        if !posted.unwrap_or(true) {
+            return EndingVerdict::Pass;
+        }
         if !pending.rerun.is_empty()
             && let Some(collab) = self.host.collab()
         {

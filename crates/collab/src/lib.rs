@@ -33,6 +33,7 @@ mod projection;
 pub mod quality;
 mod quotes;
 mod reader;
+mod repeated_replies;
 mod reviews;
 mod roles;
 mod routing;

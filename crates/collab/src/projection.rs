@@ -41,12 +41,21 @@ impl MessageObserver for SessionProjector {
             Some(Finish::Interrupted) => LineStatus::Interrupted,
             _ => LineStatus::Done,
         };
+        let text = body.join("\n");
+        if status == LineStatus::Done
+            && let Some(run) = m.run_id
+            && let Some(earlier) =
+                crate::repeated_replies::said_before(tx, run, m.thread_id, session, bot, &text)?
+        {
+            tracing::debug!(%run, repeats = %earlier, "a reply nobody asked for repeats an earlier one: not posted");
+            return Ok(());
+        }
         let line = tx.insert_line(&NewLine {
             bot_id: Some(bot),
             thread_message_id: Some(m.id),
             turn_id: m.run_id,
             status,
-            ..NewLine::plain(session, Author::Bot, body.join("\n"))
+            ..NewLine::plain(session, Author::Bot, text)
         })?;
         file_bot_line(tx, m.thread_id, line.id)?;
         // A Bot's line is routed as it is written (Bot lines never queue); the threads it gives

@@ -200,6 +200,17 @@ impl ToolHandler for SendMessage {
                     same.id.0
                 )));
             }
+            // AC-12: words nobody's line asked for that the Bot already said here.
+            if let Some(earlier) =
+                crate::repeated_replies::said_before(tx, run, thread, target, bot, &args.text)?
+            {
+                return Err(StoreError::Invalid(format!(
+                    "repeated_message: your line {} here already said this, and nobody has \
+                     asked since, so it was not posted again. Say only what is new, or end your \
+                     turn if nothing is.",
+                    earlier.0
+                )));
+            }
             let roster = crate::routing::roster(tx, &session)?;
             let mentions = parse_mentions(&args.text, &roster);
             let mut notice = None;

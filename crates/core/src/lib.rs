@@ -39,6 +39,7 @@ pub mod quality;
 pub mod quote;
 pub mod reading;
 pub mod repeat;
+pub mod repeated_reply;
 pub mod requirement;
 pub mod review;
 pub mod run;

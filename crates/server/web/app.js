@@ -532,7 +532,9 @@
     const stored = [...document.querySelectorAll("#transcript .msg.bot[data-id]")].some(
       (m) => m.dataset.turn === key && m.querySelector(".body").textContent.includes(st.text)
     );
-    if (stored) {
+    // A turn that completed without storing what it streamed had its reply withheld (it
+    // repeated one already posted: AC-12); the page shows what the conversation holds.
+    if (stored || status === "completed") {
       st.el.remove();
       return;
     }

@@ -26,6 +26,7 @@ window.troupeWorkLog = function (ctx) {
     "check_back_voided",
     "ceiling_reached",
     "ceiling_answered",
+    "reply_withheld",
   ];
   const CUT = {
     interrupted: "cut-off",
@@ -240,6 +241,8 @@ window.troupeWorkLog = function (ctx) {
         return (on || "A ticket") + " is stuck: " + (STUCK[p.case] || "its hand-overs keep failing") + "; you were asked how it goes on";
       case "ceiling_answered":
         return "You answered " + (on || "the ticket") + "\u2019s ceiling card: " + (CHOSEN[p.action] || p.action);
+      case "reply_withheld":
+        return "Did not post " + who + "\u2019s reply" + onTicket + ": nobody had asked, and it said again what its message " + p.repeats + " said";
       default:
         return String(r.kind).replace(/_/g, " ") + onTicket;
     }

@@ -617,6 +617,37 @@ impl Tx<'_> {
             .map(SessionId))
     }
 
+    /// AC-12: the bodies of `bot`'s newest `n` replies in `session`, newest first — those filed
+    /// under `plan` when it is given. A Bot's replies are lines it wrote (not asks or notices).
+    pub fn bot_replies_in(
+        &self,
+        session: SessionId,
+        bot: BotId,
+        plan: Option<PlanId>,
+        n: u32,
+    ) -> Result<Vec<(SessionMessageId, String)>> {
+        let row = |r: &crate::Row| Ok((SessionMessageId(r.get::<i64>(0)?), r.get::<String>(1)?));
+        match plan {
+            None => self.query_all(
+                "SELECT id, body FROM session_messages
+                 WHERE session_id = ?1 AND bot_id = ?2 AND author = 'bot' AND kind = 'line'
+                 ORDER BY id DESC LIMIT ?3",
+                args![session.0, bot.0, n],
+                row,
+            ),
+            Some(plan) => self.query_all(
+                "SELECT m.id, m.body FROM session_messages m
+                 WHERE m.session_id = ?1 AND m.bot_id = ?2 AND m.author = 'bot'
+                   AND m.kind = 'line'
+                   AND EXISTS (SELECT 1 FROM message_filings f
+                               WHERE f.message_id = m.id AND f.plan_id = ?3)
+                 ORDER BY m.id DESC LIMIT ?4",
+                args![session.0, bot.0, plan.0, n],
+                row,
+            ),
+        }
+    }
+
     /// The person's newest open direct conversation with `bot`.
     pub fn user_direct_with(&self, bot: BotId) -> Result<Option<SessionId>> {
         Ok(self

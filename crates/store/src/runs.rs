@@ -129,6 +129,17 @@ impl Tx<'_> {
             .ok_or_else(|| StoreError::not_found("run", id))
     }
 
+    /// Whether a person's line started `run` (its root message came from a person).
+    pub fn run_woken_by_person(&self, run: RunId) -> Result<bool> {
+        Ok(self
+            .query_opt(
+                "SELECT m.origin FROM runs r JOIN messages m ON m.id = r.root_id WHERE r.id = ?1",
+                args![run.0],
+                |r| r.get::<String>(0),
+            )?
+            .is_some_and(|o| o == "user"))
+    }
+
     pub fn runs_for_thread(&self, thread: ThreadId, limit: u32) -> Result<Vec<RunRecord>> {
         let sql = format!(
             "SELECT {RUN_COLUMNS} FROM runs WHERE thread_id = ?1 ORDER BY id DESC LIMIT ?2"

@@ -1,0 +1,48 @@
+//! AC-12 in the conversation: a Bot's words that nobody's line asked for — a check-back's, a
+//! call-back's, a routine's turn — are not posted when they say again what the Bot said in
+//! the same conversation and job among its last replies (`troupe_core::repeated_reply`). A
+//! reply to a person's line always goes out, and so does anything said in a Bot↔Bot direct,
+//! where work is handed on and answered.
+
+use serde_json::json;
+use troupe_core::conversation::SessionKind;
+use troupe_core::repeated_reply;
+use troupe_core::{BotId, RunId, SessionId, SessionMessageId, ThreadId, TicketId};
+use troupe_store::{StoreError, Tx, WorkRef};
+
+/// The earlier reply `text` repeats, when the rule applies to this run and conversation; a
+/// repeat on a job is noted in its work log.
+pub(crate) fn said_before(
+    tx: &mut Tx<'_>,
+    run: RunId,
+    thread: ThreadId,
+    session: SessionId,
+    bot: BotId,
+    text: &str,
+) -> Result<Option<SessionMessageId>, StoreError> {
+    if tx.run_woken_by_person(run)? || tx.session(session)?.kind == SessionKind::BotDirect {
+        return Ok(None);
+    }
+    let item = tx.work_item_of_thread(thread)?;
+    let plan = item.as_ref().and_then(|i| i.plan_id);
+    let earlier = tx.bot_replies_in(session, bot, plan, repeated_reply::WINDOW)?;
+    let Some(i) = repeated_reply::find(text, earlier.iter().map(|(_, b)| b.as_str())) else {
+        return Ok(None);
+    };
+    let repeats = earlier[i].0;
+    // The job's work log says why nothing was posted, for whoever wonders what the turn did.
+    if let Some(item) = item
+        && let Some(plan) = item.plan_id
+    {
+        tx.log_work(
+            WorkRef {
+                plan,
+                ticket: item.ticket_id.map(TicketId),
+                work_item: Some(item.id),
+            },
+            "reply_withheld",
+            json!({"run_id": run, "session_id": session, "repeats": repeats}),
+        )?;
+    }
+    Ok(Some(repeats))
+}
