@@ -1,8 +1,8 @@
-//! AC-12 in the conversation: a Bot's words that nobody's line asked for — a check-back's, a
-//! call-back's, a routine's turn — are not posted when they say again what the Bot said in
-//! the same conversation and job among its last replies (`troupe_core::repeated_reply`). A
-//! reply to a person's line always goes out, and so does anything said in a Bot↔Bot direct,
-//! where work is handed on and answered.
+//! AC-12 in the conversation: a Bot's words that nobody's line asked for — a turn a check-back,
+//! a call-back or another timer started — are not posted when they say again what the Bot
+//! said in the same conversation and job among its last replies (`troupe_core::repeated_reply`).
+//! A reply to a line (a person's or another Bot's) or to handed work always goes out, and so
+//! does anything said in a Bot↔Bot direct, where work is handed on and answered.
 
 use serde_json::json;
 use troupe_core::conversation::SessionKind;
@@ -20,7 +20,12 @@ pub(crate) fn said_before(
     bot: BotId,
     text: &str,
 ) -> Result<Option<SessionMessageId>, StoreError> {
-    if tx.run_woken_by_person(run)? || tx.session(session)?.kind == SessionKind::BotDirect {
+    // Only a turn a timer started (a check-back, the supervisor's call-back or pick-up, an
+    // external job's or the Agenda's wake) was asked for by nobody: the app's own notes often
+    // carry a person's words (a lifted stop, a desk's hand-off), and a Bot's line or handed
+    // work is answered.
+    let woken_by = tx.run_root_origin_kind(run)?;
+    if woken_by.as_deref() != Some("timer") || tx.session(session)?.kind == SessionKind::BotDirect {
         return Ok(None);
     }
     let item = tx.work_item_of_thread(thread)?;

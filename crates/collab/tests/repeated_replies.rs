@@ -81,7 +81,10 @@ async fn ac12_a_check_back_repeating_the_bots_reply_posts_nothing_but_the_person
         .unwrap()
         .iter()
         .any(|m| m.text() == REWORDED);
-    assert!(said_in_thread, "the Bot's own transcript keeps what it said");
+    assert!(
+        said_in_thread,
+        "the Bot's own transcript keeps what it said"
+    );
 
     // The next check-back: send_message with the old words is refused, the news goes out.
     check_back_fires(&w, &clock, t).await;
@@ -139,7 +142,10 @@ async fn ac12_on_a_job_only_the_jobs_own_replies_count_and_a_withheld_one_is_log
     let withheld: Vec<_> = log.iter().filter(|r| r.kind == "reply_withheld").collect();
     assert_eq!(withheld.len(), 1, "{log:?}");
     // Nobody read it, so the closing check had nothing to send back.
-    assert!(log.iter().all(|r| r.kind != "closing_check_sent_back"), "{log:?}");
+    assert!(
+        log.iter().all(|r| r.kind != "closing_check_sent_back"),
+        "{log:?}"
+    );
     assert_eq!(withheld[0].payload["repeats"], serde_json::json!(on_job));
     assert_eq!(withheld[0].work_item_id, Some(job.item));
 }

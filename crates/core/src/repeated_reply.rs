@@ -29,9 +29,7 @@ pub fn find<'a>(reply: &str, earlier: impl IntoIterator<Item = &'a str>) -> Opti
     if new.plain.is_empty() {
         return None;
     }
-    earlier
-        .into_iter()
-        .position(|e| new.repeats(&Said::of(e)))
+    earlier.into_iter().position(|e| new.repeats(&Said::of(e)))
 }
 
 /// Whether `reply` says what `earlier` said.
@@ -155,8 +153,8 @@ fn out_has_open_link(chars: &[char], i: usize) -> bool {
 
 /// Words nearly every English status has; two of them, in mostly ASCII letters, read as English.
 const ENGLISH_MARKS: &[&str] = &[
-    "the", "and", "is", "are", "to", "of", "it", "will", "in", "for", "on", "with", "you",
-    "this", "that", "i", "we", "not", "have", "has", "was", "be",
+    "the", "and", "is", "are", "to", "of", "it", "will", "in", "for", "on", "with", "you", "this",
+    "that", "i", "we", "not", "have", "has", "was", "be",
 ];
 
 /// Whether the looser test applies: its word list is English, and an "an" or a "die" means
@@ -194,7 +192,11 @@ fn words(plain: &str) -> Vec<String> {
                 || t.chars().any(|c| c.is_ascii_digit())
                 || t.contains('.')
                 || t.contains('_');
-            out.push(if literal { t.to_string() } else { t.to_lowercase() });
+            out.push(if literal {
+                t.to_string()
+            } else {
+                t.to_lowercase()
+            });
         }
         if asks {
             out.push("?".into());
@@ -229,7 +231,10 @@ mod tests {
             .replace("the final cut", "a final cut");
         assert!(repeats(&reworded, STATUS));
         // A short reply differing so is not judged a repeat: few words, every one counts.
-        assert!(!repeats("The render will run longer.", "The render will be longer."));
+        assert!(!repeats(
+            "The render will run longer.",
+            "The render will be longer."
+        ));
     }
 
     #[test]

@@ -129,15 +129,13 @@ impl Tx<'_> {
             .ok_or_else(|| StoreError::not_found("run", id))
     }
 
-    /// Whether a person's line started `run` (its root message came from a person).
-    pub fn run_woken_by_person(&self, run: RunId) -> Result<bool> {
-        Ok(self
-            .query_opt(
-                "SELECT m.origin FROM runs r JOIN messages m ON m.id = r.root_id WHERE r.id = ?1",
-                args![run.0],
-                |r| r.get::<String>(0),
-            )?
-            .is_some_and(|o| o == "user"))
+    /// The origin kind (`user`, `delegation`, `timer`, …) of the message that started `run`.
+    pub fn run_root_origin_kind(&self, run: RunId) -> Result<Option<String>> {
+        self.query_opt(
+            "SELECT m.origin FROM runs r JOIN messages m ON m.id = r.root_id WHERE r.id = ?1",
+            args![run.0],
+            |r| r.get::<String>(0),
+        )
     }
 
     pub fn runs_for_thread(&self, thread: ThreadId, limit: u32) -> Result<Vec<RunRecord>> {
