@@ -74,7 +74,7 @@ pub use scheduler::{TickFailure, TickReport};
 pub use segment_situation::SegmentSituation;
 pub use sessions::{BlockedBy, NewSessionRequest, SessionView, create_child_conversation};
 pub use situation::{ConversationSituation, Membership};
-pub use turns::{FileChange, TurnView};
+pub use turns::{FileChange, JobTurnView, TurnView};
 pub use unread::{ReadAt, UnreadBy, UnreadLine};
 pub use work_items::{ContinueOutcome, WorkItemView, WorkItems, WorkSlots};
 pub use work_questions::WorkAnswerRequest;

@@ -1,5 +1,6 @@
 //! A Bot's words reach the conversation here: every assistant message with visible text that
-//! the kernel writes in a conversation's thread becomes a line, in the same transaction.
+//! the kernel writes in a conversation's thread becomes a line, in the same transaction — but
+//! for a timer's turn repeating an earlier reply (AC-12, `repeated_replies`).
 
 use troupe_core::conversation::{Author, LineStatus};
 use troupe_core::message::{Finish, Message, PartBody, Role};

@@ -2,8 +2,9 @@
 
 use crate::{Collab, CollabError};
 use serde::Serialize;
-use troupe_core::{RunId, SessionId};
-use troupe_store::{CommandRecord, ModelCallRecord, RunRecord};
+use std::collections::HashMap;
+use troupe_core::{HoldId, PlanId, RunId, SessionId, TicketId};
+use troupe_store::{CommandRecord, ModelCallRecord, RunRecord, StoreError, Tx};
 
 /// A turn: one run of a Bot's thread, with its model calls.
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
@@ -35,6 +36,23 @@ pub struct TurnView {
     pub mode: Option<String>,
     /// Endings sent back and desk refusals, against the segment's budget of two.
     pub bounces: u32,
+}
+
+/// A turn on a job, as the job's view lists it.
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[derive(Clone, Debug, Serialize)]
+pub struct JobTurnView {
+    #[serde(flatten)]
+    pub turn: TurnView,
+    /// The ticket the work is on; none for work on the whole job.
+    #[cfg_attr(feature = "openapi", schema(value_type = Option<i64>))]
+    pub ticket_id: Option<TicketId>,
+    /// The person's stop that ended it (STOP-13), when a stop did.
+    #[cfg_attr(feature = "openapi", schema(value_type = Option<i64>))]
+    pub stopped_by: Option<HoldId>,
+    /// What it was doing when it stopped, as recorded on that stop: its last step's words or
+    /// call.
+    pub stopped_while: Option<String>,
 }
 
 /// A file a turn wrote, edited or deleted, from the effect ledger: what the page shows under the reply
@@ -118,21 +136,46 @@ impl Collab {
     }
 
     pub fn turn(&self, id: RunId) -> Result<TurnView, CollabError> {
+        Ok(self.store().read(|tx| turn_in(tx, id))?)
+    }
+
+    /// A job's turns for its view, newest first (STOP-13): every Bot's work on the job and
+    /// its tickets, a stopped one with the stop that ended it and what it was doing then.
+    pub fn job_turns(
+        &self,
+        plan: PlanId,
+        before: Option<RunId>,
+        limit: u32,
+    ) -> Result<Vec<JobTurnView>, CollabError> {
+        if !(1..=200).contains(&limit) {
+            return Err(CollabError::invalid("limit must be between 1 and 200"));
+        }
         Ok(self.store().read(|tx| {
-            let run = tx.run(id)?;
-            // Where this turn spoke: its segment's conversation, else its thread's.
-            let at = match tx.segment(id)? {
-                Some(seg) => Some((seg.session_id, seg.bot_id)),
-                None => tx.thread_session(run.thread_id)?,
-            };
-            let waiting_ask = tx
-                .open_ask_of_thread(run.thread_id)?
-                .map(|ask| tx.line(ask))
-                .transpose()?
-                .is_some_and(|ask| ask.turn_id == Some(id));
-            let model_calls = tx.model_calls(id)?;
-            let work = tx.segment_work(id)?;
-            Ok(TurnView::new(run, at, waiting_ask, model_calls, work))
+            tx.plan(plan)?;
+            let runs = tx.job_segment_runs(plan, before, limit)?;
+            // Where each turn stopped is recorded on the hold that stopped it (HOLD-6).
+            let mut stops: HashMap<RunId, (HoldId, String)> = HashMap::new();
+            if !runs.is_empty() {
+                for hold in tx.holds(true)? {
+                    for t in hold.effect.stopped_turns {
+                        stops.entry(t.run_id).or_insert((hold.id, t.last_step));
+                    }
+                }
+            }
+            runs.into_iter()
+                .map(|(run, ticket_id)| {
+                    let turn = turn_in(tx, run)?;
+                    let stop = (turn.status == "stopped")
+                        .then(|| stops.remove(&run))
+                        .flatten();
+                    Ok(JobTurnView {
+                        turn,
+                        ticket_id,
+                        stopped_by: stop.as_ref().map(|(h, _)| *h),
+                        stopped_while: stop.map(|(_, step)| step).filter(|s| !s.is_empty()),
+                    })
+                })
+                .collect()
         })?)
     }
 
@@ -162,4 +205,21 @@ impl Collab {
             tx.commands(id)
         })?)
     }
+}
+
+fn turn_in(tx: &Tx<'_>, id: RunId) -> Result<TurnView, StoreError> {
+    let run = tx.run(id)?;
+    // Where this turn spoke: its segment's conversation, else its thread's.
+    let at = match tx.segment(id)? {
+        Some(seg) => Some((seg.session_id, seg.bot_id)),
+        None => tx.thread_session(run.thread_id)?,
+    };
+    let waiting_ask = tx
+        .open_ask_of_thread(run.thread_id)?
+        .map(|ask| tx.line(ask))
+        .transpose()?
+        .is_some_and(|ask| ask.turn_id == Some(id));
+    let model_calls = tx.model_calls(id)?;
+    let work = tx.segment_work(id)?;
+    Ok(TurnView::new(run, at, waiting_ask, model_calls, work))
 }

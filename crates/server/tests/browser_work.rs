@@ -1,6 +1,7 @@
 //! Real-browser test of the page's work views: a conversation's jobs, each Bot's work items
 //! (with "Queued, at position N") and a delegation's read-only records in the Bot↔Bot
-//! direct it opened, kept current by the live events.
+//! direct it opened, kept current by the live events; a job's turns in its view, a stopped one
+//! marked Stopped (STOP-13).
 //!
 //! Same setup as `tests/browser.rs` (Debian's `chromium` and `chromium-driver`; without
 //! chromedriver the test prints a notice and returns unless `TROUPE_REQUIRE_BROWSER=1`;
@@ -10,8 +11,9 @@
 //! cargo test -p troupe-server --test browser_work
 //! ```
 //!
-//! Screenshots of the delegation records, the Jobs panel and the panel at phone width go to
-//! `target/browser-work-delegation.png`, `browser-work-jobs.png` and `browser-work-phone.png`;
+//! Screenshots of the delegation records, the Jobs panel, the panel at phone width and the job's
+//! turns go to `target/browser-work-delegation.png`, `browser-work-jobs.png`,
+//! `browser-work-phone.png` and `browser-work-job-turns.png`;
 //! on failure one goes to `target/browser-work-failure.png` and the page text and daemon log
 //! are printed.
 
@@ -397,5 +399,38 @@ async fn scenario(
     wait_text(c, "#bot-work .work-item", "Queued, at position 1").await?;
     no_sideways_scroll(c, "the Jobs panel at 390 px").await?;
     save_screenshot(c, "browser-work-phone.png").await?;
+
+    // --- STOP-13: job one's view lists Gamma's turn at work; stopping the group's work marks
+    // it Stopped, with what it was doing as the stop recorded it
+    let items = work_of_gamma().await?;
+    let plan = items
+        .iter()
+        .find(|i| names_job(i, "one"))
+        .and_then(|i| i["plan_id"].as_i64())
+        .ok_or_else(|| anyhow!("no job for \"one\": {items:?}"))?;
+    click(c, &format!("#jobs-list .job-open[data-plan-id=\"{plan}\"]")).await?;
+    wait_text(c, "#job-turns .job-turn[data-status=\"running\"]", "Gamma").await?;
+    wait_text(c, "#job-turns .job-turn-state", "Working").await?;
+    http.post(format!("{}/v1/holds", daemon.base_url))
+        .json(
+            &json!({ "scope": { "kind": "session", "session_id": jobs_sid.parse::<i64>()? },
+                       "session_id": jobs_sid.parse::<i64>()? }),
+        )
+        .send()
+        .await?
+        .error_for_status()?;
+    wait_text(
+        c,
+        "#job-turns .job-turn[data-status=\"stopped\"]",
+        "Stopped",
+    )
+    .await?;
+    wait_text(c, "#job-turns .job-turn-stop", "You stopped it").await?;
+    let turns = get(http, daemon, &format!("/v1/tasks/{plan}/turns")).await?;
+    if turns[0]["status"] != "stopped" || turns[0]["stopped_by"].is_null() {
+        bail!("the API should list job one's turn as stopped by the hold: {turns}");
+    }
+    no_sideways_scroll(c, "the job's turns at 390 px").await?;
+    save_screenshot(c, "browser-work-job-turns.png").await?;
     Ok(())
 }

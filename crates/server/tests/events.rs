@@ -54,12 +54,17 @@ async fn daemon() -> Daemon {
 
 /// A scripted Bot that streams REPLY in five pieces, for every line it gets.
 fn scripted_session(d: &Daemon, dir: &Path) -> SessionId {
-    let script = dir.join("bot-script.json");
     let text = json!({
         "name": "chunky",
         "steps": [{"text": REPLY, "chunks": 5, "chunk_delay_ms": 40}],
         "on_exhausted": "repeat_last"
     });
+    session_with_script(d, dir, &text)
+}
+
+/// A direct with a scripted Bot running `text`.
+fn session_with_script(d: &Daemon, dir: &Path, text: &Value) -> SessionId {
+    let script = dir.join("bot-script.json");
     std::fs::write(&script, text.to_string()).unwrap();
     let bot = d
         .state
@@ -286,6 +291,57 @@ fn scripted_session_named(d: &Daemon, name: &str) -> SessionId {
         .unwrap()
         .session
         .id
+}
+
+/// A job's work speaks in the conversation from a thread of its own: its turns' events are the
+/// conversation's too (the page's reply stamps and the job's turn list hear them).
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_jobs_work_speaking_in_a_conversation_streams_its_turn_events_there() {
+    let d = daemon().await;
+    let script = json!({
+        "rules": [{"when_user_contains": "poster", "reply": {"tool_calls": [
+            {"name": "work_on", "arguments": {"new": {"title": "Poster"}}}]}}],
+        "steps": [{"text": "unused"}, {"text": "On the poster."}],
+        "on_exhausted": "repeat_last"
+    });
+    let session = session_with_script(&d, d._dir.path(), &script);
+    let client = reqwest::Client::new();
+    let mut stream = SseStream::connect(
+        &client,
+        &format!("{}/v1/events?session_id={}", d.base, session.0),
+        None,
+    )
+    .await;
+    d.state
+        .collab
+        .post_line(session, "make the poster".into(), None)
+        .await
+        .unwrap();
+    let desk = d.state.collab.direct_thread(session).unwrap();
+    let got = stream
+        .until(WAIT, |m| {
+            m.event == "run_ended" && m.json()["thread_id"].as_i64() != Some(desk.0)
+        })
+        .await;
+    let job_thread = got.last().unwrap().json()["thread_id"].as_i64().unwrap();
+    let (speaks_in, plan) = d
+        .state
+        .collab
+        .store()
+        .read(|tx| {
+            let item = tx
+                .work_item_of_thread(troupe_core::ThreadId(job_thread))?
+                .unwrap();
+            Ok((item.speaks_in, item.plan_id))
+        })
+        .unwrap();
+    assert_eq!(speaks_in, Some(session));
+    assert!(plan.is_some(), "the line opened a job");
+    assert!(
+        got.iter().any(|m| m.event == "run_started"
+            && m.json()["thread_id"].as_i64() == Some(job_thread)),
+        "the job's turn start: {got:#?}"
+    );
 }
 
 #[tokio::test]

@@ -99,14 +99,15 @@
   });
 
   // A job's view (deliverables.js): tickets, hand-overs, checks, reviews, the large-job banner.
-  // Its work log (worklog.js), "What you asked for" (requirements.js) and "Checks from what you
-  // said" (words_checks.js) are sections of it.
+  // Its work log (worklog.js), "What you asked for" (requirements.js), "Checks from what you
+  // said" (words_checks.js) and "Turns on this job" (job_turns.js) are sections of it.
   deliv = window.troupeDeliverables({
     $, el, state, api, showError, showJobs: (on) => work.showPanel(on),
     extras: [
       window.troupeWorkLog({ el, state, api }),
       window.troupeRequirements({ el, api }),
       window.troupeWordsChecks({ el, api }),
+      window.troupeJobTurns({ el, state, api }),
     ],
   });
 

@@ -5,7 +5,9 @@ use crate::{Result, StoreError, Tx, args};
 use serde::Serialize;
 use serde_json::json;
 use troupe_core::work_item::{WaitingOn, WorkMode, WorkState};
-use troupe_core::{BotId, PlanId, RunId, SessionId, SessionMessageId, ThreadId, WorkItemId};
+use troupe_core::{
+    BotId, PlanId, RunId, SessionId, SessionMessageId, ThreadId, TicketId, WorkItemId,
+};
 
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[derive(Clone, Debug, PartialEq, Serialize)]
@@ -571,6 +573,36 @@ impl Tx<'_> {
             "SELECT run_id FROM segments WHERE session_id = ?1 ORDER BY run_id DESC LIMIT ?2",
             args![session.0, limit],
             |r| Ok(RunId(r.get(0)?)),
+        )
+    }
+
+    /// The turns of a job's work (segments bound to its work items), newest first, before
+    /// `before` when given, each with the ticket its work is on.
+    pub fn job_segment_runs(
+        &self,
+        plan: PlanId,
+        before: Option<RunId>,
+        limit: u32,
+    ) -> Result<Vec<(RunId, Option<TicketId>)>> {
+        self.query_all(
+            "SELECT s.run_id, w.ticket_id FROM work_items w
+             JOIN segments s ON s.work_item_id = w.id
+             WHERE w.plan_id = ?1 AND s.run_id < ?2
+             ORDER BY s.run_id DESC LIMIT ?3",
+            args![plan.0, before.map_or(i64::MAX, |b| b.0), limit],
+            |r| Ok((RunId(r.get(0)?), r.get::<Option<i64>>(1)?.map(TicketId))),
+        )
+    }
+
+    /// Every thread whose events belong to a conversation's stream: its Bots' threads there,
+    /// and the threads of work that speaks there (a job's work, from a thread of its own).
+    pub fn threads_heard_in(&self, session: SessionId) -> Result<Vec<ThreadId>> {
+        self.query_all(
+            "SELECT thread_id FROM session_threads WHERE session_id = ?1
+             UNION SELECT thread_id FROM work_items WHERE speaks_in = ?1
+             ORDER BY 1",
+            args![session.0],
+            |r| Ok(ThreadId(r.get(0)?)),
         )
     }
 

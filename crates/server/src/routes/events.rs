@@ -120,7 +120,7 @@ pub async fn session_events(
         None => Vec::new(),
         Some(session) => match store.read(|tx| {
             tx.session(session)?;
-            tx.session_threads(session)
+            tx.threads_heard_in(session)
         }) {
             Ok(m) => m,
             Err(troupe_store::StoreError::NotFound { .. }) => {
@@ -343,9 +343,10 @@ impl Pump {
         }
     }
 
-    /// Whether a thread works for this conversation. An unknown thread may be new: the set is
-    /// read again (a thread is bound in the transaction that creates it, so by the time any
-    /// of its events is heard the binding is visible).
+    /// Whether a thread works for this conversation (a Bot's thread there, or a job's work
+    /// speaking there). An unknown thread may be new: the set is read again (a thread is bound
+    /// in the transaction that creates it, so by the time any of its events is heard the
+    /// binding is visible).
     fn is_member(&mut self, t: ThreadId) -> Result<bool, Stop> {
         let Some(session) = self.session else {
             return Ok(false);
@@ -358,7 +359,7 @@ impl Pump {
         }
         let threads = self
             .store
-            .read(|tx| tx.session_threads(session))
+            .read(|tx| tx.threads_heard_in(session))
             .map_err(|_| Stop::Store)?;
         self.members.extend(threads);
         if self.members.contains(&t) {

@@ -9,8 +9,8 @@ use axum::Json;
 use axum::extract::rejection::QueryRejection;
 use axum::extract::{Path, Query, State};
 use serde::{Deserialize, Serialize};
-use troupe_collab::{FileChange, TurnView};
-use troupe_core::{HoldId, RunId, SessionId};
+use troupe_collab::{FileChange, JobTurnView, TurnView};
+use troupe_core::{HoldId, PlanId, RunId, SessionId};
 use troupe_store::CommandRecord;
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
@@ -22,6 +22,7 @@ pub fn router() -> OpenApiRouter<AppState> {
         .routes(routes!(get_turn))
         .routes(routes!(turn_commands))
         .routes(routes!(turn_files))
+        .routes(routes!(job_turns))
 }
 
 #[derive(Deserialize, utoipa::IntoParams)]
@@ -74,6 +75,39 @@ async fn list_turns(
         .ok_or_else(|| ApiError::invalid("session_id: required"))?;
     let limit = query_number("limit", q.limit.as_deref(), 50, 1, 200)?;
     Ok(Json(state.collab.turns(session, limit)?))
+}
+
+#[derive(Deserialize, utoipa::IntoParams)]
+#[into_params(parameter_in = Query)]
+pub struct JobTurnsQuery {
+    /// Only turns older than this one (a turn id), for the next page.
+    #[param(value_type = Option<i64>)]
+    pub before: Option<String>,
+    /// How many turns, newest first: 1 to 200 (default 50).
+    #[param(value_type = Option<u32>, minimum = 1, maximum = 200)]
+    pub limit: Option<String>,
+}
+
+#[utoipa::path(
+    get, path = "/v1/tasks/{id}/turns", tag = "tasks",
+    params(("id" = i64, Path, description = "Plan (job) id"), JobTurnsQuery),
+    responses(
+        (status = 200, description = "The turns of every Bot's work on the job and its tickets, newest first; a stopped one names the stop that ended it (`stopped_by`) and what it was doing then (`stopped_while`)", body = [JobTurnView]),
+        (status = 400, description = "The id is not a number", body = ErrorBody),
+        (status = 404, description = "No such job", body = ErrorBody),
+        (status = 422, description = "A bad before or limit", body = ErrorBody),
+    )
+)]
+async fn job_turns(
+    State(state): State<AppState>,
+    Path(id): Path<String>,
+    q: Result<Query<JobTurnsQuery>, QueryRejection>,
+) -> Result<Json<Vec<JobTurnView>>, ApiError> {
+    let id = path_id::<PlanId>(&id)?;
+    let q = query(q)?;
+    let before = query_id::<RunId>("before", q.before.as_deref())?;
+    let limit = query_number("limit", q.limit.as_deref(), 50, 1, 200)?;
+    Ok(Json(state.collab.job_turns(id, before, limit)?))
 }
 
 #[utoipa::path(

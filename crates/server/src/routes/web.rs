@@ -43,6 +43,7 @@ const FILES: &[(&str, &str, &str)] = &[
         JS,
         include_str!("../../web/words_checks.js"),
     ),
+    ("/job_turns.js", JS, include_str!("../../web/job_turns.js")),
     ("/edit.js", JS, include_str!("../../web/edit.js")),
     ("/ceiling.js", JS, include_str!("../../web/ceiling.js")),
     ("/quality.js", JS, include_str!("../../web/quality.js")),
