@@ -26,6 +26,7 @@ pub mod large_job;
 pub mod lattice;
 pub mod lead;
 pub mod lesson;
+pub mod line_flow;
 pub mod line_queue;
 pub mod mention;
 pub mod message;

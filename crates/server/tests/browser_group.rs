@@ -1,6 +1,6 @@
 //! Real-browser test of a group in the web page served by `troupe serve`: members, the lead
-//! and its suggestion, mentions with pull-in and `@` completion, a Bot↔Bot direct shown read
-//! only, an ask answered from its card (and "waiting on you" in the list while it waits), and
+//! and its suggestion, mentions with pull-in and `@` completion, a line's flow (AT-8), a
+//! Bot↔Bot direct shown read only, an ask answered from its card (and "waiting on you" in the list while it waits), and
 //! the page at phone and narrow-window widths.
 //!
 //! Same setup as `tests/browser.rs` (Debian's `chromium` and `chromium-driver`; without
@@ -261,6 +261,29 @@ async fn group_scenario(c: &Client, daemon: &Daemon, scripts: &[(&str, PathBuf)]
     })
     .await?;
     wait_bot_line(c, "Gamma", GAMMA_REPLY).await?;
+
+    // --- AT-8: the line's own flow: how it was read, filed nowhere, whom it woke and why
+    click_in(c, ".msg.user", "welcome aboard", ".line-flow-toggle").await?;
+    wait_text(
+        c,
+        ".msg.user .line-flow .flow-step[data-step=\"woke\"]",
+        "Woke Gamma (you named it)",
+    )
+    .await?;
+    wait_text(
+        c,
+        ".msg.user .line-flow .flow-step[data-step=\"filed\"]",
+        "Not filed under any job",
+    )
+    .await?;
+    wait_text(
+        c,
+        ".msg.user .line-flow .flow-step[data-step=\"read\"]",
+        "Read as",
+    )
+    .await?;
+    click_in(c, ".msg.user", "welcome aboard", ".line-flow-toggle").await?;
+    wait_hidden(c, ".msg.user .line-flow", SHORT).await?;
 
     // --- The direct Gamma opened with Beta: under the group, read-only
     wait_text_within(c, ".session-item.sub", "Gamma ↔ Beta", TURN).await?;

@@ -408,7 +408,16 @@ async fn scenario(
         .find(|i| names_job(i, "one"))
         .and_then(|i| i["plan_id"].as_i64())
         .ok_or_else(|| anyhow!("no job for \"one\": {items:?}"))?;
-    click(c, &format!("#jobs-list .job-open[data-plan-id=\"{plan}\"]")).await?;
+    // AT-8: the line that opened it says where it was filed, and opens the job's flow
+    click_in(c, ".msg.user", "job one", ".line-flow-toggle").await?;
+    let filed = ".msg.user .line-flow .flow-step[data-step=\"filed\"]";
+    wait_text(c, filed, "Filed under: job one").await?;
+    click(
+        c,
+        &format!("{filed} .flow-open-job[data-plan-id=\"{plan}\"]"),
+    )
+    .await?;
+    wait_text(c, "#job-view-title", "job one").await?;
     wait_text(c, "#job-turns .job-turn[data-status=\"running\"]", "Gamma").await?;
     wait_text(c, "#job-turns .job-turn-state", "Working").await?;
     http.post(format!("{}/v1/holds", daemon.base_url))

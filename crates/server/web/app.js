@@ -111,6 +111,8 @@
     ],
   });
 
+  // A line's Flow (line_flow.js): how it was read, where it was filed, whom it woke.
+  const flow = window.troupeLineFlow({ el, api, openJob: (id) => deliv.open(id) });
   // A line's Edit and "Edited" (edit.js), the ceiling card's buttons (ceiling.js).
   const edit = window.troupeEdit({ $, el, api, upsertMessage, isReadOnly: () => grp.isReadOnly() });
   const ceiling = window.troupeCeiling({ el, api, upsertMessage, composer: () => $("#composer") });
@@ -437,6 +439,7 @@
     else meta.appendChild(el("span", "who", "system"));
     if (m.created_at) meta.title = fmtTime(m.created_at);
     edit.decorate(node, m);
+    flow.decorate(node, m);
     if (m.status === "failed") {
       node.classList.add("failed");
       meta.appendChild(el("span", "badge failed", "failed"));

@@ -6,7 +6,7 @@ use crate::routes::path_id;
 use axum::Json;
 use axum::extract::{Path, State};
 use troupe_collab::holds::{ControlOutcome, ControlRequest};
-use troupe_collab::{AnswerRequest, EditRequest, InsertOutcome, WorkAnswerRequest};
+use troupe_collab::{AnswerRequest, EditRequest, InsertOutcome, LineFlow, WorkAnswerRequest};
 use troupe_core::SessionMessageId;
 use troupe_core::conversation::SessionMessage;
 use troupe_store::{LineReading, LineVersion};
@@ -23,6 +23,7 @@ pub fn router() -> OpenApiRouter<AppState> {
         .routes(routes!(withdraw))
         .routes(routes!(insert))
         .routes(routes!(readings))
+        .routes(routes!(flow))
 }
 
 #[utoipa::path(
@@ -101,6 +102,24 @@ async fn readings(
 ) -> Result<Json<Vec<LineReading>>, ApiError> {
     let id = path_id::<SessionMessageId>(&id)?;
     Ok(Json(state.collab.line_readings(id)?))
+}
+
+#[utoipa::path(
+    get, path = "/v1/messages/{id}/flow", tag = "sessions",
+    params(("id" = i64, Path, description = "A line")),
+    responses(
+        (status = 200, description = "The line's own flow (AT-8): how it was read (the readings with their raw answers), where it was filed (`filed_under`: \"Filed under: Promo › Cut\", by the names as they are now; `filing_step` false when only a quote, a path or the work's binding filed it) and whom it woke, and why", body = LineFlow),
+        (status = 400, description = "Malformed id", body = ErrorBody),
+        (status = 404, description = "No such line", body = ErrorBody),
+    )
+)]
+async fn flow(
+    State(state): State<AppState>,
+    Path(id): Path<String>,
+) -> Result<Json<LineFlow>, ApiError> {
+    Ok(Json(
+        state.collab.line_flow(path_id::<SessionMessageId>(&id)?)?,
+    ))
 }
 
 #[utoipa::path(

@@ -45,6 +45,7 @@ const FILES: &[(&str, &str, &str)] = &[
     ),
     ("/job_turns.js", JS, include_str!("../../web/job_turns.js")),
     ("/edit.js", JS, include_str!("../../web/edit.js")),
+    ("/line_flow.js", JS, include_str!("../../web/line_flow.js")),
     ("/ceiling.js", JS, include_str!("../../web/ceiling.js")),
     ("/quality.js", JS, include_str!("../../web/quality.js")),
     (
