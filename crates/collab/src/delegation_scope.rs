@@ -200,12 +200,11 @@ pub(crate) fn handed_in(
         return Ok(false);
     }
     // Its reach: its ticket, else the whole job; only hand-overs made since it was asked.
-    let subs = tx.submissions_of_plan(d.plan_id, d.ticket_id.map(TicketId))?;
-    Ok(subs.iter().any(|s| {
-        s.created_at >= d.created_at
-            && s.producer_bot_id == Some(recipient)
+    let subs = tx.submission_states(d.plan_id, d.ticket_id.map(TicketId), d.created_at)?;
+    Ok(subs.iter().any(|(maker, state)| {
+        *maker == Some(recipient)
             && matches!(
-                s.state,
+                state,
                 SubmissionState::Checking
                     | SubmissionState::Submitted
                     | SubmissionState::InReview
@@ -221,11 +220,11 @@ pub(crate) fn review_in_flight(tx: &Tx<'_>, d: &DelegationRecord) -> Result<bool
         return Ok(false);
     }
     Ok(tx
-        .submissions_of_plan(d.plan_id, d.ticket_id.map(TicketId))?
+        .submission_states(d.plan_id, d.ticket_id.map(TicketId), 0)?
         .iter()
-        .any(|s| {
+        .any(|(_, state)| {
             matches!(
-                s.state,
+                state,
                 SubmissionState::Checking | SubmissionState::Submitted | SubmissionState::InReview
             )
         }))

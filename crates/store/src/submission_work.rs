@@ -3,8 +3,9 @@
 //! a segment's tool calls with when they were made (a picture read counts only after the
 //! hand-over).
 
-use crate::{Result, Tx, args};
-use troupe_core::{PlanId, RunId};
+use crate::{Result, StoreError, Tx, args};
+use troupe_core::submission::SubmissionState;
+use troupe_core::{BotId, PlanId, RunId, TicketId};
 
 /// One tool call of a segment, as the hand-over rules read it.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -17,6 +18,28 @@ pub struct TimedCall {
 }
 
 impl Tx<'_> {
+    /// The maker and state of each of `plan`'s hand-overs (of `ticket` when given) made at or
+    /// after `since`: what a request's owing needs (DEL-16/17), without the files, parts and
+    /// runs a whole record carries.
+    pub fn submission_states(
+        &self,
+        plan: PlanId,
+        ticket: Option<TicketId>,
+        since: i64,
+    ) -> Result<Vec<(Option<BotId>, SubmissionState)>> {
+        self.query_all(
+            "SELECT producer_bot_id, state FROM submissions
+             WHERE plan_id = ?1 AND (?2 = 0 OR ticket_id = ?2) AND created_at >= ?3",
+            args![plan.0, ticket.map_or(0, |t| t.0), since],
+            |r| {
+                let state: String = r.get(1)?;
+                let state = SubmissionState::parse(&state)
+                    .map_err(|e| StoreError::Corrupt(format!("submission state {state:?}: {e}")))?;
+                Ok((r.get::<Option<i64>>(0)?.map(BotId), state))
+            },
+        )
+    }
+
     /// The segments (runs of the job's work items' threads) that started in `(after, until]`,
     /// oldest first: OG-a's "the only segment since the job opened or was last approved".
     pub fn job_segments_between(&self, plan: PlanId, after: i64, until: i64) -> Result<Vec<RunId>> {
