@@ -292,6 +292,8 @@ async fn the_openapi_document_lists_every_route() {
         ("/v1/debug/clock", "post"),
         ("/v1/debug/tick", "post"),
         ("/v1/tasks/{id}/work-log", "get"),
+        ("/v1/tasks/{id}/turns", "get"),
+        ("/v1/messages/{id}/flow", "get"),
         ("/v1/quality/report", "get"),
         ("/v1/quality/prices", "get"),
         ("/v1/quality/prices", "put"),

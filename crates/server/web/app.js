@@ -28,6 +28,7 @@
     turnEnds: new Map(), // turn id -> when it ended (or began), to place a block with no reply
     turnTimes: new Map(), // turn id -> {started_at, ended_at}, for its last reply's stamp
     running: false,
+    liveTurns: new Set(), // ids of the turns heard starting and not yet ending here
     activeTurn: null,
     workflow: null, // the current session's WorkflowView (GET /v1/sessions/{id}/workflow)
     wfLoading: false, // a workflow refresh is in flight
@@ -331,6 +332,7 @@
     state.turnTimes.clear();
     state.lastId = 0;
     state.activeTurn = null;
+    state.liveTurns.clear();
     const s = state.sessions.find((x) => x.id === id);
     state.current = s || { id, bot_ids: [], title: null, running: false, paused: null };
     state.workflow = null;
@@ -595,13 +597,16 @@
       const ev = parse(e);
       if (!live()) return;
       state.activeTurn = ev ? ev.run_id : null;
+      if (ev && ev.run_id !== undefined && ev.run_id !== null) state.liveTurns.add(String(ev.run_id));
       setRunning(true);
       wf.refreshWorkflow();
     });
     es.addEventListener("run_ended", (e) => {
       const ev = parse(e);
       if (!live()) return;
-      setRunning(false);
+      // A job's work speaks here beside the desk: the conversation runs while any turn does.
+      if (ev && ev.run_id !== undefined && ev.run_id !== null) state.liveTurns.delete(String(ev.run_id));
+      setRunning(state.liveTurns.size > 0);
       if (ev && ev.run_id !== undefined && ev.run_id !== null) {
         const key = String(ev.run_id);
         state.ended.add(key);
