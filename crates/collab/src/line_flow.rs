@@ -58,8 +58,8 @@ pub struct FlowWake {
     #[cfg_attr(feature = "openapi", schema(value_type = i64))]
     pub bot_id: BotId,
     pub bot_name: String,
-    /// Why: mention, everyone, lead, job_lead, judgement, ask_answer, pair_direct,
-    /// only_member, or its work on a job.
+    /// Why: direct (the person's direct with it), mention, everyone, lead, job_lead,
+    /// judgement, ask_answer, pair_direct or only_member.
     pub how: String,
 }
 

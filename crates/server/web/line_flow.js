@@ -24,6 +24,7 @@ window.troupeLineFlow = function (ctx) {
     ask_answer: "the line answers its question",
     pair_direct: "the other side of a direct",
     only_member: "the group's only Bot",
+    direct: "your direct with it",
   };
 
   function flowable(m) {
