@@ -435,6 +435,63 @@ async fn a_blocked_ending_asking_only_for_a_go_ahead_is_sent_back_once() {
     assert_eq!(seg.bounces, 1, "the refusal spent one of the budget's two");
 }
 
+/// ASK-9: with the segment's two bounces already spent, a question asking only for a go-ahead
+/// is not sent back: it reaches the person, and the work does not end needing attention.
+#[tokio::test]
+async fn with_the_bounce_budget_spent_a_go_ahead_question_reaches_the_person() {
+    let w = world();
+    let spec = script(
+        &w,
+        "ok-reader",
+        r#"{"steps":[{"text":"{\"control\":\"neither\"}"}],
+            "rules":[{"when_user_contains":"troupe-reader:bot","reply":{"text":"{\"asks_ok_only\":true}"}}]}"#,
+    );
+    w.collab.set_role("reading", spec).unwrap();
+    let b = bot(
+        &w,
+        "Director",
+        &format!(
+            r#"{{"steps":[{{"tool_calls":[{GATE}]}},
+                {{"tool_calls":[{{"name":"ask_user","arguments":{{"question":"请确认关键帧板，确认后将正式启动视频片段生成"}}}}]}},
+                {{"text":"x"}}]}}"#
+        ),
+    );
+    let s = direct(&w, b);
+    let job = open_job_work(&w, s, b, "Keyframes");
+    let mut events = w.collab.store().subscribe();
+    w.collab
+        .engine()
+        .deliver(
+            job.thread,
+            troupe_core::inbox::Delivery::user_task("Make the keyframe board."),
+        )
+        .await
+        .unwrap();
+    until(&mut events, "the work is at its gate", || {
+        at_gate(&w, job.thread)
+    })
+    .await;
+    let item = |w: &World| w.collab.store().read(|tx| tx.work_item(job.item)).unwrap();
+    let run = live_run(&w, &item(&w)).unwrap();
+    for _ in 0..2 {
+        w.collab
+            .store()
+            .write(|tx| tx.bump_segment_bounces(run))
+            .unwrap();
+    }
+    open_gate(&w, job.plan);
+    until(&mut events, "the question is posted", || asks(&w, s) == 1).await;
+    let calls = calls_of(&w, run);
+    let ask = calls.iter().find(|c| c.name == "ask_user").unwrap();
+    assert!(!ask.result.starts_with("asks_go_ahead"), "{}", ask.result);
+    w.collab.engine().wait_idle(job.thread).await;
+    assert_ne!(
+        item(&w).state,
+        troupe_core::work_item::WorkState::NeedsAttention,
+        "a question that reached the person never ends the work needing attention"
+    );
+}
+
 #[tokio::test]
 async fn with_no_reading_the_question_goes_to_the_person() {
     // ASK-10.
