@@ -2,7 +2,8 @@
 //! the ticket and parts it names must be the job's (DEL-3), a deliverable on the caller's own
 //! ticket with no part is refused naming both ways on (DEL-5, S-DEL-3), one naming parts is
 //! answered only once they are all approved (DEL-14), and a recipient whose hand-over is in
-//! review no longer owes it (DEL-16, S-DEL-1), and a helper's work question card goes where the
+//! review no longer owes it (DEL-16, S-DEL-1), words do not settle a review request while its
+//! hand-over waits for review (DEL-17), and a helper's work question card goes where the
 //! person is, not into the Bot↔Bot direct (WQ-1). The Lead's desk hears "@Lead we need a poster".
 
 mod deliverables;
@@ -261,6 +262,64 @@ async fn del16_a_request_whose_hand_over_is_in_review_is_not_owed() {
         "nothing is owed while the hand-over is in review"
     );
     assert_eq!(delegations(&t)[0].state, DelegationState::Open);
+}
+
+/// DEL-17 through a turn: the poster's hand-over waits for the Checker's formal review; asked
+/// by the Lead to look it over, the Checker ends `answered` in words — which do not settle the
+/// request while the hand-over in its reach waits (the review itself will, DEL-18).
+#[tokio::test]
+async fn del17_words_do_not_settle_a_review_request_while_its_hand_over_waits_for_review() {
+    let checker = r#"{"steps":[{"text":"Noted."}],"on_exhausted":"repeat_last",
+        "rules":[{"when_user_contains":"look over the poster","reply":{"tool_calls":[{"name":"end_turn",
+            "arguments":{"reason":"answered","answer":"Looks good to me."}}]}}]}"#;
+    let t = Team::with_lead_script(
+        &maker(&[TEXT_DONE]),
+        &lead(
+            r#"{"name":"delegate","arguments":{"to":"Checker","ask":"look over the poster","expects":"review","ticket":1}}"#,
+            r#"{"name":"shell","arguments":{"command":"true"}}"#,
+        ),
+        Some(checker),
+        &[("Poster", Some(0), Some(1))],
+    );
+    std::fs::create_dir_all(format!("{}/01-Poster", t.folder)).unwrap();
+    std::fs::write(format!("{}/01-Poster/poster.png", t.folder), "poster v1").unwrap();
+    let sub = hand_over_files(
+        &t,
+        Default::default(),
+        0,
+        vec![file("01-Poster/poster.png", 1)],
+        Vec::new(),
+    )
+    .await
+    .unwrap();
+    assert_eq!(sub.state, SubmissionState::InReview);
+    t.ask("@Lead we need a poster review").await;
+    let mut events = t.store().subscribe();
+    // The Checker's work on the request, in its own thread.
+    let asked = |t: &Team| {
+        let item = delegations(t)[0].recipient_work_item;
+        let thread = t.store().read(|tx| tx.work_item(item)).unwrap().thread_id;
+        let calls: Vec<_> = runs_of(&t.w, thread)
+            .iter()
+            .flat_map(|r| calls_of(&t.w, r.id))
+            .filter(|c| c.name == "end_turn")
+            .collect();
+        (thread, calls)
+    };
+    until(&mut events, "the Checker answered in words", || {
+        !delegations(&t).is_empty() && !asked(&t).1.is_empty()
+    })
+    .await;
+    let (thread, ended) = asked(&t);
+    t.w.collab.engine().wait_idle(thread).await;
+    assert_eq!(ended[0].status, "ok", "{}", ended[0].result);
+    let d = delegations(&t);
+    assert_eq!(d.len(), 1, "{d:?}");
+    assert_eq!(
+        d[0].state,
+        DelegationState::Open,
+        "the hand-over still waits for its review"
+    );
 }
 
 /// WQ-1: a helper asked through delegation speaks in the Bot↔Bot direct, where the person is
