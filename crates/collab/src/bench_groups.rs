@@ -74,7 +74,7 @@ pub async fn run(dir: &Path, opts: GroupsBench) -> Result<GroupsReport, String> 
     let roles = Arc::new(SharedRoles::new(RoleTable::new(secrets.clone()), secrets));
     let host = crate::tools::ToolHost::new();
     let mut builder = Engine::builder(store, roles.clone())
-        .message_observer(Arc::new(SessionProjector))
+        .message_observer(Arc::new(SessionProjector::default()))
         .context(Arc::new(crate::ConversationSituation))
         .admission(Arc::new(crate::Membership));
     for t in crate::tools::registrations(&host) {

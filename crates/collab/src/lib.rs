@@ -103,7 +103,7 @@ pub fn extend_with(
     hooks: submissions::Hooks,
 ) -> Result<EngineBuilder, EngineError> {
     let builder = builder
-        .message_observer(Arc::new(SessionProjector))
+        .message_observer(Arc::new(SessionProjector::default()))
         .context(Arc::new(ConversationSituation))
         .context(Arc::new(segment_situation::SegmentSituation))
         .context(Arc::new(quotes::QuoteSituation))

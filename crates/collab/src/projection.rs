@@ -2,12 +2,30 @@
 //! the kernel writes in a conversation's thread becomes a line, in the same transaction — but
 //! for a timer's turn repeating an earlier reply (AC-12, `repeated_replies`).
 
+use std::collections::HashSet;
+use std::sync::Mutex;
+use troupe_core::RunId;
 use troupe_core::conversation::{Author, LineStatus};
-use troupe_core::message::{Finish, Message, PartBody, Role};
+use troupe_core::message::{Finish, Message, Origin, PartBody, Role};
 use troupe_engine::extension::MessageObserver;
 use troupe_store::{NewLine, StoreError, Tx};
 
-pub struct SessionProjector;
+#[derive(Default)]
+pub struct SessionProjector {
+    /// Runs working on a task a timer gave them (a check-back, a call-back), told by the task's
+    /// message as it is written, so a reply needs no read to know whether AC-12 applies. A run
+    /// resumed after a restart is not in it: its replies are posted as they are.
+    timer_runs: Mutex<HashSet<RunId>>,
+}
+
+/// Past this many remembered runs the set starts again (runs end; the set only saves reads).
+const TIMER_RUNS_KEPT: usize = 10_000;
+
+impl SessionProjector {
+    fn timer_runs(&self) -> std::sync::MutexGuard<'_, HashSet<RunId>> {
+        self.timer_runs.lock().unwrap_or_else(|p| p.into_inner())
+    }
+}
 
 impl MessageObserver for SessionProjector {
     fn on_message(&self, tx: &mut Tx<'_>, m: &Message) -> Result<(), StoreError> {
@@ -22,6 +40,18 @@ impl MessageObserver for SessionProjector {
             {
                 let trigger = tx.newest_line_delivered_to(m.thread_id)?;
                 tx.record_segment(run, bot, session, trigger)?;
+                // A task (a root) says who asked for what the run does next.
+                if m.is_root {
+                    let mut runs = self.timer_runs();
+                    if matches!(m.origin, Origin::Timer(_)) {
+                        if runs.len() >= TIMER_RUNS_KEPT {
+                            runs.clear();
+                        }
+                        runs.insert(run);
+                    } else {
+                        runs.remove(&run);
+                    }
+                }
             }
             return Ok(());
         }
@@ -45,6 +75,7 @@ impl MessageObserver for SessionProjector {
         let text = body.join("\n");
         if status == LineStatus::Done
             && let Some(run) = m.run_id
+            && self.timer_runs().contains(&run)
             && let Some(earlier) =
                 crate::repeated_replies::said_before(tx, run, m.thread_id, session, bot, &text)?
         {

@@ -20,7 +20,7 @@ fn world() -> World {
     let secrets: troupe_engine::models::SecretSource = Arc::new(|_| None);
     let roles = Arc::new(SharedRoles::new(RoleTable::new(secrets.clone()), secrets));
     let engine = Engine::builder(store, roles.clone())
-        .message_observer(Arc::new(SessionProjector))
+        .message_observer(Arc::new(SessionProjector::default()))
         .build();
     let collab = Collab::new(engine, roles, dir.path().join("workspaces"));
     World { collab, dir }

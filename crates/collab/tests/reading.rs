@@ -345,16 +345,21 @@ const BLOCKED_ON_OK: &str = r#"{"steps":[
     {"tool_calls":[{"name":"end_turn","arguments":{"reason":"blocked","needs_from_user":"请确认关键帧板，确认后将正式启动视频片段生成"}}]},
     {"text":"x"}]}"#;
 
+/// A reader that reads every Bot's question as asking only for an OK.
+fn ok_reader(w: &World) {
+    let spec = script(
+        w,
+        "ok-reader",
+        r#"{"steps":[{"text":"{\"control\":\"neither\"}"}],
+            "rules":[{"when_user_contains":"troupe-reader:bot","reply":{"text":"{\"asks_ok_only\":true}"}}]}"#,
+    );
+    w.collab.set_role("reading", spec).unwrap();
+}
+
 async fn ask_for_ok(with_reader: bool, script_json: &str) -> (World, SessionId) {
     let w = world();
     if with_reader {
-        let spec = script(
-            &w,
-            "ok-reader",
-            r#"{"steps":[{"text":"{\"control\":\"neither\"}"}],
-                "rules":[{"when_user_contains":"troupe-reader:bot","reply":{"text":"{\"asks_ok_only\":true}"}}]}"#,
-        );
-        w.collab.set_role("reading", spec).unwrap();
+        ok_reader(&w);
     }
     let b = bot(&w, "Director", script_json);
     let s = direct(&w, b);
@@ -440,13 +445,7 @@ async fn a_blocked_ending_asking_only_for_a_go_ahead_is_sent_back_once() {
 #[tokio::test]
 async fn with_the_bounce_budget_spent_a_go_ahead_question_reaches_the_person() {
     let w = world();
-    let spec = script(
-        &w,
-        "ok-reader",
-        r#"{"steps":[{"text":"{\"control\":\"neither\"}"}],
-            "rules":[{"when_user_contains":"troupe-reader:bot","reply":{"text":"{\"asks_ok_only\":true}"}}]}"#,
-    );
-    w.collab.set_role("reading", spec).unwrap();
+    ok_reader(&w);
     let b = bot(
         &w,
         "Director",

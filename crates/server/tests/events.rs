@@ -97,6 +97,20 @@ fn session_with_script(d: &Daemon, dir: &Path, text: &Value) -> SessionId {
         .id
 }
 
+/// The conversation's live stream, from now on.
+async fn conversation_stream(
+    d: &Daemon,
+    client: &reqwest::Client,
+    session: SessionId,
+) -> SseStream {
+    SseStream::connect(
+        client,
+        &format!("{}/v1/events?session_id={}", d.base, session.0),
+        None,
+    )
+    .await
+}
+
 fn stored(d: &Daemon, session: SessionId, after: i64) -> Vec<i64> {
     d.state
         .collab
@@ -306,12 +320,7 @@ async fn a_jobs_work_speaking_in_a_conversation_streams_its_turn_events_there() 
     });
     let session = session_with_script(&d, d._dir.path(), &script);
     let client = reqwest::Client::new();
-    let mut stream = SseStream::connect(
-        &client,
-        &format!("{}/v1/events?session_id={}", d.base, session.0),
-        None,
-    )
-    .await;
+    let mut stream = conversation_stream(&d, &client, session).await;
     d.state
         .collab
         .post_line(session, "make the poster".into(), None)
@@ -384,12 +393,7 @@ async fn global_stream_carries_hold_upserts_and_no_conversation_events() {
     let session = scripted_session(&d, d._dir.path());
     let client = reqwest::Client::new();
     let mut global = SseStream::connect(&client, &format!("{}/v1/events", d.base), None).await;
-    let mut mine = SseStream::connect(
-        &client,
-        &format!("{}/v1/events?session_id={}", d.base, session.0),
-        None,
-    )
-    .await;
+    let mut mine = conversation_stream(&d, &client, session).await;
 
     // A conversation's line and reply stay on its own stream.
     d.state

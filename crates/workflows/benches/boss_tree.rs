@@ -130,8 +130,8 @@ async fn main() {
     let store = Store::open(dir.path().join("troupe.db"), clock).expect("open the store");
     let secrets: SecretSource = Arc::new(|_| None);
     let roles = Arc::new(SharedRoles::new(RoleTable::new(secrets.clone()), secrets));
-    let builder =
-        Engine::builder(store, roles.clone()).message_observer(Arc::new(SessionProjector));
+    let builder = Engine::builder(store, roles.clone())
+        .message_observer(Arc::new(SessionProjector::default()));
     let engine = troupe_workflows::build_engine(builder).expect("build the engine");
     let collab = Collab::new(engine.clone(), roles, dir.path().join("workspaces"));
     let wf = Workflows::new(collab.clone());

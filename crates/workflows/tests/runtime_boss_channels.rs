@@ -110,7 +110,7 @@ fn world_on(dir: Arc<tempfile::TempDir>, boot_id: &str) -> World {
             boot_id: boot_id.into(),
             ..troupe_engine::EngineConfig::default()
         })
-        .message_observer(Arc::new(troupe_collab::SessionProjector))
+        .message_observer(Arc::new(troupe_collab::SessionProjector::default()))
         .message_observer(Arc::new(troupe_channels::ReplyRecorder));
     let engine = troupe_workflows::build_engine(builder).unwrap();
     let secrets: troupe_engine::models::SecretSource = Arc::new(|_| None);

@@ -260,7 +260,7 @@ pub fn world_clocked(
         boot_id: boot.into(),
         ..EngineConfig::default()
     })
-    .message_observer(Arc::new(SessionProjector))
+    .message_observer(Arc::new(SessionProjector::default()))
     .policy(nudge.clone());
     let engine = troupe_workflows::build_engine(builder).unwrap();
     let secrets: troupe_engine::models::SecretSource = Arc::new(|_| None);

@@ -187,7 +187,7 @@ pub fn world_guarded(
             loops,
             ..EngineConfig::default()
         })
-        .message_observer(Arc::new(SessionProjector));
+        .message_observer(Arc::new(SessionProjector::default()));
     let engine = troupe_workflows::build_engine(builder).unwrap();
     let secrets: troupe_engine::models::SecretSource = Arc::new(|_| None);
     let roles = Arc::new(SharedRoles::new(RoleTable::new(secrets.clone()), secrets));
