@@ -17,16 +17,10 @@ async fn stop_13_the_jobs_turns_mark_the_stopped_one_with_its_stop_and_last_step
     let alpha = bot(&w, "Alpha", &script);
     let s = direct(&w, alpha);
     let job = open_job_work(&w, s, alpha, "Trailer cut");
-    let mut events = w.collab.store().subscribe();
 
     // A first turn that ends by itself, then a second that the person stops at its command.
-    w.collab
-        .engine()
-        .deliver(job.thread, Delivery::user_task("Cut the trailer."))
-        .await
-        .unwrap();
-    runs_ended(&mut events, job.thread, 1).await;
-    w.collab.engine().wait_idle(job.thread).await;
+    task_on_job(&w, &job, "Cut the trailer.").await;
+    let mut events = w.collab.store().subscribe();
     w.collab
         .engine()
         .deliver(job.thread, Delivery::user_task("Now the long version."))

@@ -5,7 +5,6 @@ mod support;
 
 use support::*;
 use troupe_core::SessionMessageId;
-use troupe_core::inbox::Delivery;
 
 #[tokio::test]
 async fn at_8_a_lines_flow_says_how_it_was_read_where_it_was_filed_and_whom_it_woke() {
@@ -46,13 +45,7 @@ async fn at_8_a_lines_flow_says_how_it_was_read_where_it_was_filed_and_whom_it_w
     // Alpha's reply from its work on a job is filed there by the work's binding: a locked
     // signal, so no filing step of its own.
     let job = open_job_work(&w, s, alpha, "Poster");
-    let mut events = w.collab.store().subscribe();
-    w.collab
-        .engine()
-        .deliver(job.thread, Delivery::user_task("Make the poster."))
-        .await
-        .unwrap();
-    runs_ended(&mut events, job.thread, 1).await;
+    task_on_job(&w, &job, "Make the poster.").await;
     let reply = line_saying(&w, s, "On the poster.").unwrap();
     let flow = w.collab.line_flow(reply.id).unwrap();
     assert_eq!(flow.filed_under.as_deref(), Some("Filed under: Poster"));

@@ -7,7 +7,6 @@ mod support;
 use std::sync::Arc;
 use support::*;
 use troupe_core::conversation::Author;
-use troupe_core::inbox::Delivery;
 use troupe_core::{ManualClock, SessionId, ThreadId};
 
 const MINUTE: i64 = 60_000;
@@ -120,14 +119,7 @@ async fn ac12_on_a_job_only_the_jobs_own_replies_count_and_a_withheld_one_is_log
     let desk = thread_of(&w, s, alpha);
     say(&w, s, desk, "desk: how are things?").await;
     let job = open_job_work(&w, s, alpha, "Intro render");
-    let mut events = w.collab.store().subscribe();
-    w.collab
-        .engine()
-        .deliver(job.thread, Delivery::user_task("Render the intro."))
-        .await
-        .unwrap();
-    runs_ended(&mut events, job.thread, 1).await;
-    w.collab.engine().wait_idle(job.thread).await;
+    task_on_job(&w, &job, "Render the intro.").await;
     assert_eq!(bot_lines(&w, s), [STATUS, "Started the render."]);
 
     // The desk said these words, but not on this job: the job's check-back posts them.

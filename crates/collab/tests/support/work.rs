@@ -234,6 +234,18 @@ pub fn open_job_work(w: &World, s: SessionId, bot: BotId, title: &str) -> JobWor
     work_on_job(w, plan.id, s, bot, title)
 }
 
+/// Give the job's work a task of the person's and wait for the turn it starts to end.
+pub async fn task_on_job(w: &World, job: &JobWork, text: &str) {
+    let mut events = w.collab.store().subscribe();
+    w.collab
+        .engine()
+        .deliver(job.thread, troupe_core::inbox::Delivery::user_task(text))
+        .await
+        .unwrap();
+    super::runs_ended(&mut events, job.thread, 1).await;
+    w.collab.engine().wait_idle(job.thread).await;
+}
+
 /// `bot`'s job-level work on `plan`, speaking in `s`.
 pub fn work_on_job(w: &World, plan: PlanId, s: SessionId, bot: BotId, title: &str) -> JobWork {
     w.collab
