@@ -10,8 +10,17 @@ use troupe_core::repeated_reply;
 use troupe_core::{BotId, RunId, SessionId, SessionMessageId, ThreadId, TicketId};
 use troupe_store::{StoreError, Tx, WorkRef};
 
-/// The earlier reply `text` repeats, when the rule applies to this run and conversation; a
-/// repeat on a job is noted in its work log.
+/// Whether a timer started `run` (a check-back, the supervisor's call-back or pick-up, an
+/// external job's or the Agenda's wake): only such a turn was asked for by nobody. The app's
+/// own notes often carry a person's words (a lifted stop, a desk's hand-off), and a Bot's line
+/// or handed work is answered. (The projector knows this from the task's message as it writes
+/// it; a tool call reads it.)
+pub(crate) fn started_by_timer(tx: &Tx<'_>, run: RunId) -> Result<bool, StoreError> {
+    Ok(tx.run_root_origin_kind(run)?.as_deref() == Some("timer"))
+}
+
+/// The earlier reply `text` repeats, for a turn a timer started (the caller knows), outside a
+/// Bot↔Bot direct; a repeat on a job is noted in its work log.
 pub(crate) fn said_before(
     tx: &mut Tx<'_>,
     run: RunId,
@@ -20,12 +29,7 @@ pub(crate) fn said_before(
     bot: BotId,
     text: &str,
 ) -> Result<Option<SessionMessageId>, StoreError> {
-    // Only a turn a timer started (a check-back, the supervisor's call-back or pick-up, an
-    // external job's or the Agenda's wake) was asked for by nobody: the app's own notes often
-    // carry a person's words (a lifted stop, a desk's hand-off), and a Bot's line or handed
-    // work is answered.
-    let woken_by = tx.run_root_origin_kind(run)?;
-    if woken_by.as_deref() != Some("timer") || tx.session(session)?.kind == SessionKind::BotDirect {
+    if tx.session(session)?.kind == SessionKind::BotDirect {
         return Ok(None);
     }
     let item = tx.work_item_of_thread(thread)?;

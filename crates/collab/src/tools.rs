@@ -201,8 +201,9 @@ impl ToolHandler for SendMessage {
                 )));
             }
             // AC-12: words nobody's line asked for that the Bot already said here.
-            if let Some(earlier) =
-                crate::repeated_replies::said_before(tx, run, thread, target, bot, &args.text)?
+            if crate::repeated_replies::started_by_timer(tx, run)?
+                && let Some(earlier) =
+                    crate::repeated_replies::said_before(tx, run, thread, target, bot, &args.text)?
             {
                 return Err(StoreError::Invalid(format!(
                     "repeated_message: your line {} here already said this, and nobody has \
