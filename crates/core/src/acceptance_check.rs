@@ -16,6 +16,8 @@ pub enum Kind {
     FileMatchesRegex,
     Command,
     Words,
+    /// AC-13…AC-17: whether parts made apart fit together at their seams.
+    Seams,
 }
 
 impl Kind {
@@ -26,6 +28,7 @@ impl Kind {
             Kind::FileMatchesRegex => "file_matches_regex",
             Kind::Command => "command",
             Kind::Words => "words",
+            Kind::Seams => "seams",
         }
     }
 
@@ -36,12 +39,13 @@ impl Kind {
             "file_matches_regex" => Kind::FileMatchesRegex,
             "command" => Kind::Command,
             "words" => Kind::Words,
+            "seams" => Kind::Seams,
             other => {
                 return Err(Invalid::new(
                     "kind",
                     format!(
                         "'{other}' is not one of file_exists, file_contains, \
-                         file_matches_regex, command, words"
+                         file_matches_regex, command, words, seams"
                     ),
                 ));
             }
@@ -188,6 +192,7 @@ pub fn validate(kind: Kind, d: &Draft<'_>) -> Result<u32, Invalid> {
             };
             command_inside(cmd, depth)?;
         }
+        Kind::Seams => seams_draft(d)?,
         Kind::Words => {
             return Err(Invalid::new(
                 "kind",
@@ -196,6 +201,49 @@ pub fn validate(kind: Kind, d: &Draft<'_>) -> Result<u32, Invalid> {
         }
     }
     Ok(timeout)
+}
+
+/// A seams check's parts come from a list command (with its folder) or from a path — a glob,
+/// or one file to cut up — never both; nothing of a file or command check's own applies, and
+/// code is refused (AC-17).
+fn seams_draft(d: &Draft<'_>) -> Result<(), Invalid> {
+    let not_here = |field: &'static str, set: bool| {
+        if set {
+            Err(Invalid::new(field, "does not apply to a seams check"))
+        } else {
+            Ok(())
+        }
+    };
+    not_here("pattern", d.pattern.is_some())?;
+    not_here("negate", d.negate)?;
+    not_here("expected_output", d.expected_output.is_some())?;
+    not_here("expected_exit", d.expected_exit != 0)?;
+    let path = d.path.filter(|p| !p.trim().is_empty());
+    let command = d.command.filter(|c| !c.trim().is_empty());
+    match (path, command) {
+        (Some(_), Some(_)) => Err(Invalid::new(
+            "path",
+            "give the parts by path (a glob, or one file to cut up) or by a command that \
+             prints them, not both",
+        )),
+        (None, None) => Err(Invalid::new(
+            "path",
+            "the parts are missing: give path (a glob such as shots/C*.mp4, or one file to cut \
+             at its headings or scenes) or command (prints the parts one per line)",
+        )),
+        (Some(p), None) => {
+            not_here("cwd", d.cwd.is_some())?;
+            path_inside(p, "path")?;
+            crate::seams::refuse_code(p)
+        }
+        (None, Some(c)) => {
+            let depth = match d.cwd {
+                Some(dir) => path_inside(dir, "cwd")?,
+                None => 0,
+            };
+            command_inside(c, depth)
+        }
+    }
 }
 
 fn one_line(s: &str) -> String {

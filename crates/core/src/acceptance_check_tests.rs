@@ -147,7 +147,46 @@ fn regex_must_compile_and_fields_must_fit_the_kind() {
     };
     assert_eq!(refused(Kind::FileExists, &d).field, "negate");
     assert_eq!(refused(Kind::Words, &Draft::default()).field, "kind");
-    assert_eq!(Kind::parse("seams").unwrap_err().field, "kind");
+    assert_eq!(Kind::parse("sames").unwrap_err().field, "kind");
+}
+
+#[test]
+fn ac_13_a_seams_check_takes_its_parts_from_a_path_or_a_command() {
+    assert_eq!(validate(Kind::Seams, &file("shots/C*.mp4")), Ok(120));
+    assert_eq!(validate(Kind::Seams, &file("report.md")), Ok(120));
+    let listed = Draft {
+        cwd: Some("shots"),
+        ..command("ls C*.mp4")
+    };
+    assert_eq!(validate(Kind::Seams, &listed), Ok(120));
+    let both = Draft {
+        command: Some("ls"),
+        ..file("a/*.md")
+    };
+    assert_eq!(refused(Kind::Seams, &both).field, "path");
+    assert!(
+        refused(Kind::Seams, &Draft::default())
+            .message
+            .contains("missing")
+    );
+    let e = refused(Kind::Seams, &file("../x/*.md"));
+    assert!(e.outside, "{e}");
+    let pattern = Draft {
+        pattern: Some("x"),
+        ..file("a/*.md")
+    };
+    assert_eq!(refused(Kind::Seams, &pattern).field, "pattern");
+    let cwd_with_path = Draft {
+        cwd: Some("a"),
+        ..file("a/*.md")
+    };
+    assert_eq!(refused(Kind::Seams, &cwd_with_path).field, "cwd");
+}
+
+#[test]
+fn ac_17_a_seams_check_is_not_for_code() {
+    let e = refused(Kind::Seams, &file("src/*.rs"));
+    assert!(e.message.contains("not for code"), "{e}");
 }
 
 #[test]

@@ -47,6 +47,7 @@ pub mod run;
 pub mod runtime_boss;
 pub mod sample_standard;
 pub mod scribe_patch;
+pub mod seams;
 pub mod submission;
 pub mod supervisor;
 pub mod thread;
