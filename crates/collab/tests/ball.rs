@@ -434,6 +434,7 @@ async fn bh_rule_5_a_failed_bound_check_sends_it_to_the_owner() {
                     detail: String::new(),
                     output_tail: String::new(),
                     measured: None,
+                    for_reference: false,
                     started_at: tx.now(),
                 })
             })

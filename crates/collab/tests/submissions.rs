@@ -131,6 +131,7 @@ async fn s_sub5_organizer_check_alone_waits_on_user() {
                 detail: "exists".into(),
                 output_tail: String::new(),
                 measured: None,
+                for_reference: false,
                 started_at: tx.now(),
             })
         })

@@ -517,6 +517,7 @@ async fn t9_plan_delivered_when_all_approved() {
                 detail: "poster.png is there".into(),
                 output_tail: String::new(),
                 measured: None,
+                for_reference: false,
                 started_at: 0,
             })
         })

@@ -237,6 +237,7 @@ fn fill(store: &Store, jobs_dir: &std::path::Path, o: &Opts) -> Job {
                             detail: "checked the file".into(),
                             output_tail: String::new(),
                             measured: None,
+                            for_reference: false,
                             started_at: s.created_at,
                         })?;
                     }

@@ -97,6 +97,7 @@ async fn seeded(app: &TestApp) -> (i64, TicketId, TicketId) {
                 detail: "exists".into(),
                 output_tail: String::new(),
                 measured: None,
+                for_reference: false,
                 started_at: tx.now(),
             })?;
             tx.record_review(&NewReview {

@@ -205,6 +205,7 @@ async fn set_up(app: &TestApp) -> Setup {
                 detail: "exit 1, expected exit 0".into(),
                 output_tail: CHECK_OUTPUT.into(),
                 measured: None,
+                for_reference: false,
                 started_at: s.created_at,
             })?;
             tx.set_ticket_stage(slogans, TicketStage::Submitted, StageSource::Check)?;

@@ -62,6 +62,7 @@ text_enum!(
         Command => "command",
         Words => "words",
         Standard => "standard",
+        Seams => "seams",
     }
 );
 
@@ -139,6 +140,9 @@ pub struct CheckRunRecord {
     pub output_tail: String,
     /// What a check from words measured (seconds, short side, ratio or fps).
     pub measured: Option<f64>,
+    /// The judge looked at pictures: for reference only, it neither holds a hand-over back
+    /// nor backs it, and does not hold the job's delivery back.
+    pub for_reference: bool,
     pub started_at: i64,
     pub ended_at: i64,
 }
@@ -227,6 +231,7 @@ pub struct NewCheckRun {
     /// Kept to its last 4000 characters.
     pub output_tail: String,
     pub measured: Option<f64>,
+    pub for_reference: bool,
     pub started_at: i64,
 }
 
@@ -236,7 +241,7 @@ const COLUMNS: &str = "c.id, c.plan_id, c.ticket_id, c.done_when_line, c.kind, c
     c.sample_ticket_id, c.status, c.said_count, c.removed_at, c.created_at, c.updated_at";
 
 const RUN_COLUMNS: &str = "k.id, k.check_id, k.submission_id, k.outcome, k.detail, \
-    k.output_tail, k.measured, k.started_at, k.ended_at";
+    k.output_tail, k.measured, k.started_at, k.ended_at, k.for_reference";
 
 fn corrupt(what: &str, e: impl std::fmt::Display) -> StoreError {
     StoreError::Corrupt(format!("{what}: {e}"))
@@ -295,6 +300,7 @@ fn run_from_row(r: &crate::Row) -> Result<CheckRunRecord> {
         measured: r.get(6)?,
         started_at: r.get(7)?,
         ended_at: r.get(8)?,
+        for_reference: r.get(9)?,
     })
 }
 
@@ -357,6 +363,10 @@ fn check_shape(c: &NewCheck) -> Result<()> {
                 "ticket_id, sample_ticket_id: a standard check holds a ticket to a sample",
             )
         }
+        CheckKind::Seams => need(
+            blank(&c.path) != blank(&c.command),
+            "path, command: a seams check's parts come from one of them",
+        ),
     }
 }
 
@@ -639,8 +649,8 @@ impl Tx<'_> {
         }
         let id = self.insert(
             "INSERT INTO check_runs (check_id, submission_id, outcome, detail, output_tail,
-                 measured, started_at, ended_at)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+                 measured, started_at, ended_at, for_reference)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
             args![
                 run.check_id.0,
                 run.submission_id.map(|s| s.0),
@@ -649,7 +659,8 @@ impl Tx<'_> {
                 tail(&run.output_tail),
                 run.measured,
                 run.started_at,
-                self.now
+                self.now,
+                run.for_reference
             ],
         )?;
         let rec = self.query_one(

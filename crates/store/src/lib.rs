@@ -1,6 +1,7 @@
 //! The durable store: SQLite (WAL, one writer) by default or PostgreSQL, migrations applied at
 //! open, and every state change in one transaction that also appends its events.
 
+mod acceptance_check_calls;
 mod agenda;
 mod blueprint_loops;
 mod boss_channels;
@@ -70,6 +71,7 @@ mod work_log;
 mod workflow_terminals;
 mod writer;
 
+pub use acceptance_check_calls::{AcceptanceCheckCall, NewAcceptanceCheckCall};
 pub use agenda::{AgendaEdit, AgendaId, AgendaItem, AgendaStatus, NewAgendaItem};
 pub use blueprint_loops::{LoopBinding, NewBlueprintLoop};
 pub use ceiling::{CardState, CeilingCard, HandOverFailure, NewCeilingCard};

@@ -49,10 +49,15 @@ impl Tx<'_> {
         Ok(cost)
     }
 
-    /// What picture judging cost since `since` (ms), in US dollars.
+    /// What picture judging cost since `since` (ms), in US dollars: the standard check's and
+    /// the seams checks' calls that sent pictures.
     pub fn picture_spend_since(&self, since: i64) -> Result<f64> {
         let spent: Option<f64> = self.query_one(
-            "SELECT SUM(cost_usd) FROM picture_judgements WHERE at >= ?1 AND pictures > 0",
+            "SELECT SUM(cost_usd) FROM (
+                 SELECT cost_usd FROM picture_judgements WHERE at >= ?1 AND pictures > 0
+                 UNION ALL
+                 SELECT cost_usd FROM acceptance_check_calls WHERE at >= ?1 AND pictures > 0
+             ) AS spent",
             args![since],
             |r| r.get(0),
         )?;

@@ -209,7 +209,17 @@ fn check_kinds_keep_their_shape() {
             "kind, source, gate, dimension, status",
             "'words', 'words', 0, 'loudness', 'offer'",
         ),
-        ("an unknown kind", "kind, source", "'seams', 'user'"),
+        ("an unknown kind", "kind, source", "'sames', 'user'"),
+        (
+            "a seams check with both a path and a command",
+            "kind, source, path, command",
+            "'seams', 'user', 'a/*.md', 'ls'",
+        ),
+        (
+            "a seams check with neither",
+            "kind, source, command",
+            "'seams', 'user', '  '",
+        ),
     ] {
         assert_refused(insert(cols, vals), &["CHECK", "check constraint"], what);
     }
@@ -217,7 +227,9 @@ fn check_kinds_keep_their_shape() {
 
 use troupe_core::submission::CheckSource;
 use troupe_core::words_check::{Bound, Dimension, Value as Said};
-use troupe_store::{CheckEdit, CheckKind, NewCheck, NewCheckRun, RunOutcome, WordsStatus};
+use troupe_store::{
+    CheckEdit, CheckKind, NewAcceptanceCheckCall, NewCheck, NewCheckRun, RunOutcome, WordsStatus,
+};
 
 fn command(plan: PlanId, cmd: &str) -> NewCheck {
     NewCheck {
@@ -234,6 +246,7 @@ fn run(check: CheckId, outcome: RunOutcome, tail: &str) -> NewCheckRun {
         detail: format!("{outcome}"),
         output_tail: tail.into(),
         measured: None,
+        for_reference: false,
         started_at: 1,
     }
 }
@@ -380,6 +393,7 @@ fn words_checks_round_trip() {
         .write(|tx| {
             tx.record_check_run(&NewCheckRun {
                 measured: Some(107.0),
+                for_reference: false,
                 ..run(o.id, RunOutcome::Failed, "")
             })
         })
@@ -492,4 +506,63 @@ fn plan_large_job_and_delivery() {
     );
     assert_eq!(events(&s, w.group, "plan_delivered").len(), 1);
     assert_eq!(events(&s, w.group, "plan_reopened").len(), 1);
+}
+
+#[test]
+fn seams_checks_keep_reference_runs_and_bill_their_calls() {
+    let (s, _) = store();
+    let w = world(&s);
+    let c = s
+        .write(|tx| {
+            tx.create_check(&NewCheck {
+                path: Some("shots/C*.mp4".into()),
+                ..NewCheck::new(w.launch, CheckKind::Seams, CheckSource::User)
+            })
+        })
+        .unwrap();
+    assert_eq!(c.kind, CheckKind::Seams);
+    assert!(c.gate);
+    // Both sources, or none, is refused with the fields named.
+    for (path, cmd) in [(Some("a/*.md"), Some("ls")), (None, None)] {
+        let both = NewCheck {
+            path: path.map(str::to_string),
+            command: cmd.map(str::to_string),
+            ..NewCheck::new(w.launch, CheckKind::Seams, CheckSource::User)
+        };
+        assert!(matches!(
+            s.write(|tx| tx.create_check(&both)),
+            Err(StoreError::Invalid(m)) if m.starts_with("path, command")
+        ));
+    }
+    let r = s
+        .write(|tx| {
+            tx.record_check_run(&NewCheckRun {
+                for_reference: true,
+                ..run(c.id, RunOutcome::Failed, "C2→C10: the car turns red")
+            })
+        })
+        .unwrap();
+    assert!(r.for_reference);
+    assert!(s.read(|tx| tx.check(c.id)).unwrap().runs[0].for_reference);
+    // A call that sent pictures is picture spend; a text-only one is not.
+    s.write(|tx| {
+        tx.set_model_price("judge-1", 1_000_000.0, 0.0)?;
+        for pictures in [2, 0] {
+            tx.record_acceptance_check_call(&NewAcceptanceCheckCall {
+                check_id: c.id,
+                model: "judge-1".into(),
+                pictures,
+                input_tokens: 3,
+                output_tokens: 1,
+                answer: "read",
+                raw: Some("{}".into()),
+            })?;
+        }
+        Ok(())
+    })
+    .unwrap();
+    let calls = s.read(|tx| tx.acceptance_check_calls(c.id)).unwrap();
+    assert_eq!(calls.len(), 2);
+    assert_eq!(calls[1].cost_usd, Some(3.0));
+    assert_eq!(s.read(|tx| tx.picture_spend_since(0)).unwrap(), 3.0);
 }

@@ -294,6 +294,7 @@ fn submission_round_trip() {
             detail: "cut.mp4 is there".into(),
             output_tail: String::new(),
             measured: None,
+            for_reference: false,
             started_at: 1,
         })
     })

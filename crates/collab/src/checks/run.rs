@@ -122,6 +122,7 @@ impl Checks {
                 detail: o.detail.clone(),
                 output_tail: o.output_tail.clone(),
                 measured: o.measured,
+                for_reference: o.for_reference,
                 started_at,
             })?;
             // Only the newest five runs are kept, so "first" is as far as they remember.
