@@ -123,6 +123,10 @@ fn prepare(tx: &Tx<'_>, p: &Place<'_>) -> Result<Option<Pending>, StoreError> {
                     continue;
                 }
                 CheckKind::Command => false,
+                // A seams check is a model's call: its latest run stands (the closing check
+                // makes none); one judged on pictures is for reference only.
+                CheckKind::Seams if c.runs.first().is_some_and(|r| r.for_reference) => continue,
+                CheckKind::Seams => false,
                 _ => true,
             };
             if again {
@@ -271,6 +275,10 @@ fn label(c: &CheckRecord) -> String {
             c.dimension.map_or("", |d| d.as_str()).replace('_', " ")
         ),
         CheckKind::Standard => "the sample's standard".to_string(),
+        CheckKind::Seams => match c.command.as_deref() {
+            Some(cmd) => format!("the seams of the parts `{cmd}` lists"),
+            None => format!("the seams of {path}"),
+        },
     };
     match &c.done_when_line {
         Some(line) => format!("{what} (for \"{line}\")"),

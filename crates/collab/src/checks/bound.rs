@@ -23,8 +23,11 @@ use troupe_store::{
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct BoundResult {
     pub check_id: CheckId,
-    /// Whether it holds the hand-over back when it fails (CK3): an offer never does.
+    /// Whether it holds the hand-over back when it fails (CK3): an offer never does, nor a
+    /// run judged on pictures.
     pub gate: bool,
+    /// Judged by a model looking at pictures: shown, for reference only.
+    pub for_reference: bool,
     pub source: CheckSource,
     pub confirmed: bool,
     pub result: CheckResult,
@@ -183,9 +186,11 @@ pub fn bound_results(tx: &Tx<'_>, sub: SubmissionId) -> Result<Vec<BoundResult>,
                 .runs
                 .iter()
                 .find(|r| r.submission_id == Some(sub) || r.started_at >= s.created_at);
+            let for_reference = run.is_some_and(|r| r.for_reference);
             BoundResult {
                 check_id: c.id,
-                gate: c.gate,
+                gate: c.gate && !for_reference,
+                for_reference,
                 source: c.source,
                 confirmed: c.confirmed,
                 result: run.map_or(CheckResult::Pending, |r| result_of(r.outcome)),

@@ -22,7 +22,7 @@ use troupe_store::{
 #[derive(Clone, Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct NewCheckRequest {
-    /// file_exists | file_contains | file_matches_regex | command.
+    /// file_exists | file_contains | file_matches_regex | command | seams.
     pub kind: String,
     /// The ticket it checks; none: the job as a whole.
     #[serde(default)]
@@ -30,7 +30,8 @@ pub struct NewCheckRequest {
     /// The Done when line it stands for (the job's, or its ticket's).
     #[serde(default)]
     pub done_when_line: Option<String>,
-    /// Workspace-relative file (file kinds).
+    /// Workspace-relative file (file kinds); for seams, a glob of the parts or one file to
+    /// cut at its headings or scenes.
     #[serde(default)]
     pub path: Option<String>,
     /// Text to find, or a regular expression.
@@ -132,6 +133,7 @@ fn store_kind(kind: Kind) -> CheckKind {
         Kind::FileMatchesRegex => CheckKind::FileMatchesRegex,
         Kind::Command => CheckKind::Command,
         Kind::Words => CheckKind::Words,
+        Kind::Seams => CheckKind::Seams,
     }
 }
 
@@ -142,6 +144,7 @@ fn core_kind(kind: CheckKind) -> Option<Kind> {
         CheckKind::FileMatchesRegex => Kind::FileMatchesRegex,
         CheckKind::Command => Kind::Command,
         CheckKind::Words => Kind::Words,
+        CheckKind::Seams => Kind::Seams,
         CheckKind::Standard => return None,
     })
 }

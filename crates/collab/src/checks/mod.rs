@@ -9,6 +9,7 @@
 //! - `bound`: the checks bound to a submission and their results for it (CK1, CK2);
 //! - `words`: offers read from the user's filed lines, bound to the final cut and measured;
 //! - `probe`: the `MediaProbe` that measures a video (ffprobe);
+//! - `seams`: whether parts made apart fit together where they meet (AC-13…AC-17);
 //! - `replacement`: the card asking which number stands when a later one differs (CW-18);
 //! - `situation`: the job's checks in a segment's situation.
 
@@ -18,6 +19,7 @@ pub mod probe;
 pub mod replacement;
 pub mod run;
 pub mod sample;
+pub mod seams;
 pub mod situation;
 pub mod words;
 

@@ -19,7 +19,7 @@ use troupe_store::{CheckKind, CheckRecord, CheckRunRecord, NewCheckRun, RunOutco
 use troupe_tools::{KillPolicy, ShellArgs, ShellEnv, ToolContext, Workspace, run_shell};
 
 /// AC-6: one command check at a time on this machine.
-static COMMANDS: Semaphore = Semaphore::const_new(1);
+pub(crate) static COMMANDS: Semaphore = Semaphore::const_new(1);
 
 /// The most of a file a content check reads.
 const MAX_READ: u64 = 64 * 1024 * 1024;
@@ -32,6 +32,8 @@ pub struct Outcome {
     pub detail: String,
     pub output_tail: String,
     pub measured: Option<f64>,
+    /// The judge looked at pictures: the run is for reference only.
+    pub for_reference: bool,
 }
 
 impl Outcome {
@@ -41,6 +43,7 @@ impl Outcome {
             detail: detail.into(),
             output_tail: String::new(),
             measured: None,
+            for_reference: false,
         }
     }
 }
@@ -100,6 +103,7 @@ impl Checks {
         let outcome = match check.kind {
             CheckKind::Words => self.measure_words(&check, &plan).await?,
             CheckKind::Standard => self.judge_standard(&check, &plan, submission).await?,
+            CheckKind::Seams => self.judge_seams(&check, &plan).await?,
             _ => execute(&check, &plan_workspace(&plan.folder)).await,
         };
         self.record(&check, submission, started_at, outcome)
@@ -125,10 +129,9 @@ impl Checks {
                 for_reference: o.for_reference,
                 started_at,
             })?;
-            // Only the newest five runs are kept, so "first" is as far as they remember.
-            if run.outcome == RunOutcome::Passed
-                && !before.iter().any(|r| r.outcome == RunOutcome::Passed)
-            {
+            // Only the newest five runs are kept, so "first" is as far as they remember. A
+            // model's judgement counts once it passes twice in a row.
+            if first_pass(check.kind, &run, &before) {
                 tx.check_first_passed(check.id, run.id)?;
             }
             Ok(run)
@@ -220,6 +223,21 @@ impl Checks {
         });
         vec![tick, self.listen_for_filed_lines()]
     }
+}
+
+/// Whether `run` is the check's first pass (`before`: its earlier runs, newest first). A seams
+/// check is a model's judgement: it passes for the supervisor's progress once it passes twice
+/// in a row (AC-17).
+fn first_pass(kind: CheckKind, run: &CheckRunRecord, before: &[CheckRunRecord]) -> bool {
+    let passed = |r: &CheckRunRecord| r.outcome == RunOutcome::Passed;
+    if !passed(run) {
+        return false;
+    }
+    if kind != CheckKind::Seams {
+        return !before.iter().any(passed);
+    }
+    let twice_before = before.windows(2).any(|w| passed(&w[0]) && passed(&w[1]));
+    before.first().is_some_and(passed) && !twice_before
 }
 
 /// Stale (AC-5): never run since defined or changed, or the job had a segment since.

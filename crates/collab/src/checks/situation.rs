@@ -63,6 +63,10 @@ fn describe(v: &CheckView) -> String {
             }
         }
         CheckKind::Standard => "holds to the standard of the sample".to_string(),
+        CheckKind::Seams => match (&c.command, &c.path) {
+            (Some(cmd), _) => format!("the parts `{cmd}` lists fit together at their seams"),
+            (None, p) => format!("the parts of {} fit together at their seams", show(p)),
+        },
     };
     let mut line = format!("- {}: {what}", c.id);
     if let Some(t) = c.ticket_id {
@@ -76,9 +80,14 @@ fn describe(v: &CheckView) -> String {
     }
     match c.runs.first() {
         Some(r) => line.push_str(&format!(
-            "\n  last run: {} — {}",
+            "\n  last run: {} — {}{}",
             r.outcome.as_str(),
-            r.detail
+            r.detail,
+            if r.for_reference {
+                " (judged by a model looking at pictures: for reference only)"
+            } else {
+                ""
+            }
         )),
         None => line.push_str("\n  not run yet"),
     }

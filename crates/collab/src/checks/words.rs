@@ -303,6 +303,7 @@ impl Checks {
             detail: format!("{path}: {}", m.detail),
             output_tail: String::new(),
             measured: measured(&number, &facts),
+            for_reference: false,
         })
     }
 

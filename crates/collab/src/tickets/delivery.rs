@@ -23,7 +23,8 @@ pub fn is_job_wide_gate(c: &CheckRecord) -> bool {
 }
 
 /// Whether every job-wide gate of the job passed on its last run (one never run has not).
-/// A job with no such gate passes.
+/// A job with no such gate passes; a run judged on pictures is for reference and holds
+/// nothing back.
 pub fn job_wide_gates_passed(tx: &Tx<'_>, plan: troupe_core::PlanId) -> Result<bool, StoreError> {
     Ok(tx
         .checks_of_plan(plan, false)?
@@ -32,7 +33,7 @@ pub fn job_wide_gates_passed(tx: &Tx<'_>, plan: troupe_core::PlanId) -> Result<b
         .all(|c| {
             c.runs
                 .first()
-                .is_some_and(|r| r.outcome == RunOutcome::Passed)
+                .is_some_and(|r| r.outcome == RunOutcome::Passed || r.for_reference)
         }))
 }
 

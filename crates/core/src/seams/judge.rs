@@ -239,11 +239,11 @@ pub fn outcome(seams: &[Seam], answer: &Answer) -> (bool, String, String) {
     let passed = bad.is_empty() && whole_bad.is_none();
     let detail = if passed {
         format!(
-            "{} hold{}",
+            "{}{}",
             if n == 1 {
-                "the seam".to_string()
+                "the seam holds".to_string()
             } else {
-                format!("all {n} seams")
+                format!("all {n} seams hold")
             },
             if answer.whole_set.is_some() {
                 ", and so does the whole set"

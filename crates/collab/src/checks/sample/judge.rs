@@ -43,6 +43,12 @@ impl Default for JudgeCall {
 #[async_trait]
 pub trait PictureJudge: Send + Sync {
     async fn judge(&self, prompt: String, pictures: Vec<Picture>) -> JudgeCall;
+
+    /// Whether a call with pictures would show them to a model (a seams check's pictures are
+    /// its only evidence, so it is not sent to a model that cannot see them).
+    fn sees_pictures(&self) -> bool {
+        true
+    }
 }
 
 /// The judge on the daemon's roles.
@@ -68,6 +74,14 @@ fn image(p: &Picture) -> ImagePart {
 
 #[async_trait]
 impl PictureJudge for RoleJudge {
+    fn sees_pictures(&self) -> bool {
+        ["picture_judge", "default"].iter().any(|role| {
+            self.roles
+                .resolve(&binding(role))
+                .is_ok_and(|r| r.provider.takes_pictures())
+        })
+    }
+
     async fn judge(&self, prompt: String, pictures: Vec<Picture>) -> JudgeCall {
         let mut resolved = match self.roles.resolve(&binding("picture_judge")) {
             Ok(r) => r,
