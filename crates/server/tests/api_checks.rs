@@ -111,6 +111,30 @@ async fn api_checks_save_run_edit_remove() {
 }
 
 #[tokio::test]
+async fn api_a_seams_check_is_saved_from_a_glob_and_runs() {
+    let app = TestApp::start().await;
+    let p = job(&app).await;
+    let c = app
+        .post(
+            &format!("/v1/tasks/{p}/checks"),
+            json!({"kind": "seams", "path": "chapters/*.md", "done_when_line": "reads as one"}),
+        )
+        .await
+        .expect(201);
+    assert_eq!(c["kind"], "seams");
+    assert_eq!(c["path"], "chapters/*.md");
+    let id = c["id"].as_i64().unwrap();
+    // Nothing matches yet: the run fails and says so.
+    let run = app
+        .post(&format!("/v1/checks/{id}/run"), json!({}))
+        .await
+        .expect(200);
+    assert_eq!(run["outcome"], "failed");
+    assert_eq!(run["detail"], "no file matches chapters/*.md");
+    assert_eq!(run["for_reference"], false);
+}
+
+#[tokio::test]
 async fn api_checks_refusals_name_the_field() {
     let app = TestApp::start().await;
     let p = job(&app).await;
@@ -134,7 +158,12 @@ async fn api_checks_refusals_name_the_field() {
             "pattern:",
         ),
         (json!({"kind": "file_contains", "path": "a.md"}), "pattern:"),
-        (json!({"kind": "seams", "path": "a.md"}), "kind:"),
+        (json!({"kind": "sames", "path": "a.md"}), "kind:"),
+        (
+            json!({"kind": "seams", "path": "a/*.md", "command": "ls"}),
+            "path:",
+        ),
+        (json!({"kind": "seams", "path": "src/*.rs"}), "path:"),
         (json!({"kind": "words"}), "kind:"),
         (json!({"kind": "command", "command": " "}), "command:"),
         (

@@ -1,6 +1,6 @@
 // Troupe web page: the words a job's check is shown with (the deliverables view's check list
 // and each hand-over's checks): what a file check looks for, a command, and what a check from
-// the person's words asks for ("Running time: 100\u2013110 s"). `ticketNumber` names the
+// the person's words asks for, which parts a seams check joins ("Running time: 100\u2013110 s"). `ticketNumber` names the
 // sample's ticket for a check held to the sample.
 "use strict";
 
@@ -39,6 +39,8 @@ window.troupeCheckText = (function () {
         return "Command: " + (c.command || "");
       case "words":
         return (DIMENSION[c.dimension] || "From your words") + ": " + asked(c);
+      case "seams":
+        return "Seams: " + (c.command ? "the parts " + c.command + " lists" : c.path || "");
       case "standard":
         return "Holds to the standard of sample " + (c.sample_ticket_id !== null && c.sample_ticket_id !== undefined ? ticketNumber(c.sample_ticket_id) : "");
       default:

@@ -616,6 +616,13 @@ window.troupeDeliverables = function (ctx) {
     return pre;
   }
 
+  // A seams run judged by a model looking at pictures: shown, holding nothing back.
+  function referenceBadge() {
+    const b = el("span", "badge for-reference", "For reference");
+    b.title = "Judged by a model looking at pictures: it neither holds the hand-over back nor backs it";
+    return b;
+  }
+
   // A check bound to a hand-over, with its result for it.
   function submissionCheck(s, c) {
     const li = el("li", "sub-check");
@@ -630,6 +637,7 @@ window.troupeDeliverables = function (ctx) {
     r.dataset.result = c.result;
     head.appendChild(r);
     li.appendChild(head);
+    if (c.for_reference) head.appendChild(referenceBadge());
     if (c.detail) li.appendChild(el("p", "check-detail hint", c.detail));
     if (c.output_tail) li.appendChild(outputTail(c.output_tail));
     if (toConfirm) {
@@ -685,6 +693,7 @@ window.troupeDeliverables = function (ctx) {
         const r = el("span", "badge check-result", OUTCOME[run.outcome] || String(run.outcome));
         r.dataset.outcome = run.outcome;
         head.appendChild(r);
+        if (run.for_reference) head.appendChild(referenceBadge());
       }
       li.appendChild(head);
       if (c.line) li.appendChild(el("p", "check-line hint", "Done when: " + c.line + (c.matches_line === false ? " (no longer in the Done when)" : "")));
