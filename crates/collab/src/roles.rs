@@ -38,6 +38,20 @@ impl SharedRoles {
     /// store): its shape, and the name of its key variable against the key rule.
     pub fn check_endpoint(&self, spec: &EndpointSpec) -> Result<(), String> {
         spec.validate()?;
+        // A scripted endpoint names a script file: read it now, so a wrong path or a broken
+        // script is refused here rather than failing the Bot's first turn.
+        if spec.kind == "scripted"
+            && let Some(path) = spec.script.as_deref()
+        {
+            if path.trim_start().starts_with('{') {
+                return Err(
+                    "script is the path of a script file, not the script itself: write the \
+                     JSON to a file and give its path"
+                        .into(),
+                );
+            }
+            troupe_llm::Script::load(path).map_err(|e| e.to_string())?;
+        }
         match &spec.api_key_env {
             Some(var) => self.key_env.check(var),
             None => Ok(()),

@@ -98,6 +98,14 @@ async fn invalid_bots_are_refused_with_422_and_write_nothing() {
             "script",
         ),
         (
+            json!({"name": "Kay", "endpoint": {"kind": "scripted", "model": "s", "script": "/nowhere/kay.json"}}),
+            "script /nowhere/kay.json: cannot read",
+        ),
+        (
+            json!({"name": "Kay", "endpoint": {"kind": "scripted", "model": "s", "script": "{\"steps\": []}"}}),
+            "not the script itself",
+        ),
+        (
             json!({"name": "Kay", "endpoint": {"kind": "openai", "model": "m", "base_url": "ftp://x"}}),
             "base_url",
         ),
