@@ -132,6 +132,29 @@ async fn api_a_seams_check_is_saved_from_a_glob_and_runs() {
     assert_eq!(run["outcome"], "failed");
     assert_eq!(run["detail"], "no file matches chapters/*.md");
     assert_eq!(run["for_reference"], false);
+    // With the parts there, the daemon's picture judge role answers.
+    let judge = app.script(
+        "judge",
+        json!({"steps": [{"text": "{\"seams\": [{\"holds\": true}], \"whole_set\": {\"holds\": true}}"}]}),
+    );
+    app.put(
+        "/v1/roles/picture_judge",
+        json!({"kind": "scripted", "model": "judge-1", "script": judge}),
+    )
+    .await
+    .expect(200);
+    let task = app.get(&format!("/v1/tasks/{p}")).await.expect(200);
+    let folder = std::path::PathBuf::from(task["folder"].as_str().unwrap());
+    let ws = folder.parent().unwrap().parent().unwrap();
+    std::fs::create_dir_all(ws.join("chapters")).unwrap();
+    std::fs::write(ws.join("chapters/1-intro.md"), "# Intro\nTea.\n").unwrap();
+    std::fs::write(ws.join("chapters/2-market.md"), "# Market\nOffices.\n").unwrap();
+    let run = app
+        .post(&format!("/v1/checks/{id}/run"), json!({}))
+        .await
+        .expect(200);
+    assert_eq!(run["outcome"], "passed", "{run}");
+    assert_eq!(run["detail"], "the seam holds, and so does the whole set");
 }
 
 #[tokio::test]

@@ -120,8 +120,12 @@ impl crate::Collab {
     }
 
     /// Use `checks` (the one the hand-over's hooks run, or one with a probe double); false
-    /// when one is in use already.
+    /// when one is in use already. One given without a picture judge judges on the daemon's
+    /// roles, as the one made here does.
     pub fn use_checks(&self, checks: Checks) -> bool {
+        checks.set_judge(Arc::new(sample::RoleJudge {
+            roles: self.roles.clone(),
+        }));
         self.checks.set(checks).is_ok()
     }
 }
