@@ -132,15 +132,17 @@ pub fn prompt(
             ));
         }
     }
+    // The shape, not an answer to copy: a small model repeats a filled-in example.
     p.push_str(&format!(
-        "\nAnswer with one JSON object and nothing else:\n\
-         {{\"seams\": [{{\"seam\": 1, \"holds\": true, \"problem\": \"\"}}, …]{}}}\n\
-         One entry for each of the {} seams; when one does not hold, \"problem\" says what is \
-         wrong in one sentence.\n",
+        "\nAnswer with one JSON object of this shape and nothing else:\n\
+         {{\"seams\": [{{\"seam\": 1, \"holds\": true or false, \"problem\": \"…\"}}, …]{}}}\n\
+         One entry for each of the {} seams. \"holds\" is false when you find any of the \
+         above wrong there, and then \"problem\" says what, in one sentence naming it; when it \
+         holds, \"problem\" is empty.\n",
         if whole_set.is_empty() {
             ""
         } else {
-            ", \"whole_set\": {\"holds\": true, \"problem\": \"\"}"
+            ", \"whole_set\": {\"holds\": true or false, \"problem\": \"…\"}"
         },
         seams.len()
     ));
