@@ -13,6 +13,7 @@ use std::sync::{Arc, Mutex};
 use support::check_rig::*;
 use troupe_collab::checks::NewCheckRequest;
 use troupe_collab::checks::sample::{JudgeCall, PictureJudge, evidence::Picture};
+use troupe_collab::submissions::hooks::BoundChecks;
 use troupe_core::hold::{HoldScope, HoldSource};
 use troupe_core::submission::CheckResult;
 use troupe_store::{CheckRunRecord, RunOutcome};
@@ -394,6 +395,11 @@ async fn s_ac_4_shots_in_natural_order_one_bad_seam_fails_for_reference() {
     assert_eq!(bound.len(), 1);
     assert_eq!(bound[0].result, CheckResult::Fail);
     assert!(bound[0].for_reference && !bound[0].gate);
+    // The approval reads nothing of it.
+    let weighed = BoundChecks::run(&r.checks, r.w.collab.store(), sub)
+        .await
+        .unwrap();
+    assert!(weighed.is_empty(), "{weighed:?}");
 }
 
 #[tokio::test]

@@ -154,6 +154,9 @@ impl Places {
         match c.kind {
             CheckKind::Words => self.names(i, sub),
             CheckKind::Command => cwd.as_ref().is_some_and(|d| d.starts_with(folder)),
+            CheckKind::Seams if c.command.is_some() => {
+                cwd.as_ref().is_some_and(|d| d.starts_with(folder))
+            }
             _ => path.as_ref().is_some_and(|p| p.starts_with(folder)) || self.names(i, sub),
         }
     }
@@ -221,13 +224,19 @@ impl Checks {
     }
 }
 
-/// The hand-over's hook: the submissions' pass runs the bound checks through this.
+/// The hand-over's hook: the submissions' pass runs the bound checks through this. A run
+/// judged on pictures is for reference: the approval neither waits on it nor reads it.
 #[async_trait]
 impl BoundChecks for Checks {
     async fn run(&self, _store: &Store, sub: SubmissionId) -> Result<Vec<BoundCheck>, String> {
         self.run_bound(sub)
             .await
-            .map(|r| r.iter().map(BoundResult::to_bound_check).collect())
+            .map(|r| {
+                r.iter()
+                    .filter(|c| !c.for_reference)
+                    .map(BoundResult::to_bound_check)
+                    .collect()
+            })
             .map_err(|e| e.to_string())
     }
 }

@@ -20,11 +20,14 @@ use troupe_store::{CheckRecord, ReviewRecord, StoreError, SubmissionRecord, Subm
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct SubmissionCheck {
     pub check_id: CheckId,
-    /// file_exists | file_contains | file_matches_regex | command | words | standard
+    /// file_exists | file_contains | file_matches_regex | command | words | standard | seams
     pub kind: String,
     pub source: CheckSource,
-    /// Holds the hand-over back when it fails (an offer never does).
+    /// Holds the hand-over back when it fails (an offer never does, nor a run judged on
+    /// pictures).
     pub gate: bool,
+    /// Judged by a model looking at pictures: shown for reference only.
+    pub for_reference: bool,
     pub confirmed_by_user: bool,
     pub result: CheckResult,
     /// What it measured (a words check's number).
@@ -88,11 +91,13 @@ fn checks_of(
                 .iter()
                 .find(|r| r.check_id == c.id)
                 .or_else(|| c.runs.iter().find(|r| r.started_at >= s.created_at));
+            let for_reference = run.is_some_and(|r| r.for_reference);
             SubmissionCheck {
                 check_id: c.id,
                 kind: c.kind.to_string(),
                 source: c.source,
-                gate: c.gate,
+                gate: c.gate && !for_reference,
+                for_reference,
                 confirmed_by_user: c.confirmed,
                 result: run.map_or(CheckResult::Pending, |r| result_of(r.outcome)),
                 measured: run.and_then(|r| r.measured),

@@ -140,7 +140,8 @@ fn ticket_dir(plan: &PlanRecord, t: &TicketRecord) -> PathBuf {
 }
 
 /// A check bound to the ticket (by its id, or a path or command folder inside the ticket's
-/// folder) whose last run failed. Offers from words not yet confirmed hold nothing (CK3).
+/// folder) whose last run failed. Offers from words not yet confirmed hold nothing (CK3), nor
+/// a run judged on pictures (for reference only).
 fn bound_check_failed(checks: &[CheckRecord], plan: &PlanRecord, t: &TicketRecord) -> bool {
     let ws = plan_workspace(&plan.folder);
     let folder = ticket_dir(plan, t);
@@ -151,7 +152,8 @@ fn bound_check_failed(checks: &[CheckRecord], plan: &PlanRecord, t: &TicketRecor
     checks.iter().any(|c| {
         let bound = match c.ticket_id {
             Some(id) => id == t.id,
-            None if c.kind == CheckKind::Command => inside(&c.cwd),
+            // A command, or a seams check's list command, is bound by the folder it runs in.
+            None if c.kind == CheckKind::Command || c.command.is_some() => inside(&c.cwd),
             None => c.kind != CheckKind::Standard && inside(&c.path),
         };
         bound
@@ -159,7 +161,7 @@ fn bound_check_failed(checks: &[CheckRecord], plan: &PlanRecord, t: &TicketRecor
             && (c.source != CheckSource::Words || c.confirmed)
             && c.runs
                 .first()
-                .is_some_and(|r| r.outcome == RunOutcome::Failed)
+                .is_some_and(|r| r.outcome == RunOutcome::Failed && !r.for_reference)
     })
 }
 
