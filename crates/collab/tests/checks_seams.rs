@@ -488,3 +488,33 @@ async fn pictures_are_not_judged_under_a_stop_or_by_a_model_that_cannot_see_them
         run.detail
     );
 }
+
+#[tokio::test]
+async fn picture_parts_are_shown_side_by_side() {
+    if !have_ffmpeg("picture parts") {
+        return;
+    }
+    let r = rig("Make the posters");
+    for (name, colour) in [("P2", "blue"), ("P1", "red")] {
+        let out = r.ws.join(format!("posters/{name}.png"));
+        std::fs::create_dir_all(out.parent().unwrap()).unwrap();
+        let st = std::process::Command::new("ffmpeg")
+            .args(["-v", "error", "-y", "-f", "lavfi", "-i"])
+            .arg(format!("color=c={colour}:s=40x60:d=1"))
+            .args(["-frames:v", "1"])
+            .arg(&out)
+            .status()
+            .unwrap();
+        assert!(st.success());
+    }
+    let judge = Judge::new(&[r#"{"seams": [{"holds": true}]}"#]);
+    r.checks.set_judge(judge.clone());
+    let id = r.save(&seams("posters/*.png"));
+    let run = r.run(id).await;
+    assert_eq!(run.outcome, RunOutcome::Passed, "{}", run.detail);
+    assert!(run.for_reference);
+    let [left, right] = halves(&r.folder.join(format!("checks/{id}/seam-01.png")));
+    assert!(left.0 > 200 && left.2 < 60, "red: {left:?}");
+    assert!(right.2 > 200 && right.0 < 60, "blue: {right:?}");
+    assert!(judge.prompts()[0].contains("Seam 1: P1→P2"));
+}
