@@ -537,7 +537,7 @@ fn work_on(
         }
         id
     } else {
-        if let Some(t) = &args.ticket {
+        if let Some(t) = args.ticket.as_ref().filter(|t| t.get("new").is_none()) {
             return refuse(
                 tx,
                 format!(
@@ -590,7 +590,7 @@ fn work_on(
         )?
     };
     let ticket = match &args.ticket {
-        Some(raw) => match crate::tickets::work::ticket_to_work_on(tx, plan, raw)? {
+        Some(raw) => match crate::tickets::work::ticket_to_work_on(tx, plan, item.bot_id, raw)? {
             Ok(t) => Some(t.id),
             Err(text) => return refuse(tx, text),
         },
@@ -612,7 +612,7 @@ pub(crate) fn work_on_spec() -> serde_json::Value {
                 "additionalProperties": false
             },
             "quote_message_id": {"type": "integer", "description": "The person's line the new job is for (default: the line that woke you)."},
-            "ticket": {"type": ["integer", "string"], "description": "One ticket of the chosen job to work on, by number (e.g. 2): your work then runs in its folder. Working on the whole job already, give `ticket` alone to move to one of its tickets."}
+            "ticket": {"type": ["integer", "string", "object"], "description": "One ticket of the chosen job to work on, by number (e.g. 2), or {\"new\": {\"title\": \"…\"}} to open one for yourself: your work then runs in its folder. Working on the whole job already, give `ticket` alone to move to one of its tickets."}
         },
         "additionalProperties": false
     })

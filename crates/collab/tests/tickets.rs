@@ -625,3 +625,56 @@ async fn s_t7_situation_wording() {
         .unwrap();
     assert!(own.contains("#03 Banner — dropped (not needed)"), "{own}");
 }
+
+// DS-9: work_on may open a ticket of the chosen job for the Bot itself.
+#[tokio::test]
+async fn ds9_work_on_opens_a_ticket_for_itself() {
+    let t = team();
+    rescript(
+        &t.w,
+        t.maker,
+        &script_of(
+            "ZQN",
+            json!({"name": "work_on", "arguments": {"plan": "plan_1", "ticket": {"new": {"title": ""}}}}),
+            &[
+                call(
+                    "work_on",
+                    json!({"plan": "plan_1", "ticket": {"new": {"title": "Poster"}}}),
+                ),
+                call(
+                    "write_file",
+                    json!({"path": "poster.md", "content": "the poster"}),
+                ),
+                done(),
+            ],
+        ),
+    );
+    say_and_wait(&t, t.maker, "ZQN", "write_file", 1).await;
+    let ons: Vec<_> = all_calls(&t.w, t.maker)
+        .into_iter()
+        .filter(|c| c.name == "work_on")
+        .collect();
+    assert!(
+        ons[0].result.contains("ticket.new.title"),
+        "{}",
+        ons[0].result
+    );
+    let all = tickets(&t);
+    assert_eq!(all.len(), 1);
+    assert_eq!(all[0].title, "Poster");
+    assert_eq!(all[0].owner_bot_id, Some(t.maker));
+    // Its work there, told the same again, found the ticket it had opened: no twin.
+    assert!(
+        ons[3].result.contains("already working on ticket #01"),
+        "{}",
+        ons[3].result
+    );
+    let on_ticket: Vec<_> = jobs(&t.w, t.maker)
+        .into_iter()
+        .filter(|i| i.ticket_id.is_some())
+        .collect();
+    assert_eq!(on_ticket.len(), 1);
+    assert_eq!(on_ticket[0].ticket_id, Some(all[0].id.0));
+    let folder = t.w.collab.plan(t.plan).unwrap().folder;
+    assert!(std::path::Path::new(&format!("{folder}/01-Poster/poster.md")).exists());
+}

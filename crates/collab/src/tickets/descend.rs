@@ -21,7 +21,7 @@ pub(crate) fn descend(
     plan: PlanId,
     raw: &serde_json::Value,
 ) -> Result<Result<(String, Bound), String>, StoreError> {
-    let t = match ticket_to_work_on(tx, plan, raw)? {
+    let t = match ticket_to_work_on(tx, plan, item.bot_id, raw)? {
         Ok(t) => t,
         Err(text) => return Ok(Err(text)),
     };
