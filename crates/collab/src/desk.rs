@@ -143,6 +143,9 @@ pub(crate) fn bind_to(
             locked: false,
             primary: true,
         })?;
+        // Filed now, the person's line in a direct is carried out for this job (CL-4).
+        let line = tx.line(id)?;
+        crate::holds::lines::lift_by_filing(tx, &line, bot, plan, ticket)?;
     }
     hand_to(tx, &job, session, trigger, plan, None)
 }

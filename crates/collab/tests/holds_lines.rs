@@ -533,3 +533,78 @@ async fn insert_now_leaves_a_lasting_stop_and_says_so() {
     );
     assert_eq!(w.collab.unread_lines(s).unwrap().len(), 1);
 }
+
+/// The person's stop on `bot`'s work on one job, as the job's menu makes it.
+fn job_stop(bot: troupe_core::BotId, plan: troupe_core::PlanId) -> HoldRequest {
+    HoldRequest {
+        scope: troupe_collab::holds::ScopeRequest {
+            kind: "bot_plan".into(),
+            bot_id: Some(bot),
+            session_id: None,
+            task_id: Some(plan),
+            ticket_id: None,
+            turn_id: None,
+        },
+        session_id: None,
+        action: None,
+    }
+}
+
+#[tokio::test]
+async fn cl4_a_go_on_in_a_direct_lifts_only_the_job_it_is_filed_under() {
+    // CL-4: with two jobs' work in the direct stopped, "continue" lifts nothing until the
+    // Bot's desk files it; then only that job's stop goes, and the Bot hears the line there.
+    let w = world();
+    let reader = script(
+        &w,
+        "reader",
+        r#"{"steps":[{"text":"{\"control\":\"neither\"}"}],"on_exhausted":"repeat_last",
+            "rules":[{"when_user_contains":"continue","reply":{"text":"{\"control\":\"go_on\",\"only_control\":true}"}}]}"#,
+    );
+    w.collab.set_role("reading", reader).unwrap();
+    let x = bot(
+        &w,
+        "Xavier",
+        r#"{"steps":[{"text":"ok"}],"on_exhausted":"repeat_last",
+            "rules":[{"when_user_contains":"continue","reply":{"tool_calls":[{"name":"work_on","arguments":{"plan":"plan_1"}}]}}]}"#,
+    );
+    let s = direct(&w, x);
+    let a = open_job_work(&w, s, x, "Poster");
+    let b = open_job_work(&w, s, x, "Flyer");
+    let (ha, _) = w.collab.post_hold(job_stop(x, a.plan)).await.unwrap();
+    let (hb, _) = w.collab.post_hold(job_stop(x, b.plan)).await.unwrap();
+    let mut events = w.collab.store().subscribe();
+    let line = w
+        .collab
+        .post_line(s, "continue".into(), None)
+        .await
+        .unwrap();
+    until(
+        &mut events,
+        "the desk filed the line under the poster",
+        || {
+            w.collab
+                .store()
+                .read(|tx| tx.filings_of_line(line.id))
+                .unwrap()
+                .iter()
+                .any(|f| f.plan_id == a.plan)
+        },
+    )
+    .await;
+    let status = |h: troupe_core::HoldId| w.collab.hold(h).unwrap().hold;
+    let lifted = status(ha.hold.id);
+    assert_eq!(lifted.status, HoldStatus::Lifted);
+    assert_eq!(lifted.lift_message_id, Some(line.id));
+    assert_eq!(
+        status(hb.hold.id).status,
+        HoldStatus::InForce,
+        "the flyer stays stopped"
+    );
+    // The poster's work runs on the line; the flyer's does not.
+    until(&mut events, "the poster's work ran", || {
+        !runs_of(&w, a.thread).is_empty()
+    })
+    .await;
+    assert!(runs_of(&w, b.thread).is_empty());
+}

@@ -144,7 +144,13 @@ pub(crate) fn lift_by_person_line(
     let session = tx.session(line.session_id)?;
     let mut filed = filed.to_vec();
     if session.kind == SessionKind::Direct {
-        filed.extend(direct_plans(tx, &session)?);
+        // Lines in a direct are about the work the Bot does there. With one job there, that
+        // is the job; with several, the line is not carried out for any of them until the
+        // Bot's desk files it under one (CL-4: `lift_by_filing`).
+        let plans = direct_plans(tx, &session)?;
+        if plans.len() == 1 {
+            filed.extend(plans);
+        }
     }
     let names_everything =
         handling.go_on() && place_scopes(tx, &session, line)? == vec![HoldScope::Everything];
@@ -184,6 +190,60 @@ pub(crate) fn lift_by_person_line(
         super::readonly::open_for(tx, line, *t, handling.status_question())?;
     }
     Ok(after)
+}
+
+/// CL-4: a person's line in a direct, filed by the Bot's desk under `plan` (and `ticket`),
+/// lifts what it is the person's word on there: the stops keeping this Bot from that job,
+/// never another job's. In the write that files it; the work it frees is woken after commit.
+pub(crate) fn lift_by_filing(
+    tx: &mut Tx<'_>,
+    line: &SessionMessage,
+    bot: BotId,
+    plan: PlanId,
+    ticket: Option<troupe_core::TicketId>,
+) -> Result<(), StoreError> {
+    if line.author != Author::User || tx.session(line.session_id)?.kind != SessionKind::Direct {
+        return Ok(());
+    }
+    let (handling, listed_stop) = handling_of(tx, line)?;
+    if listed_stop {
+        return Ok(());
+    }
+    let holds = tx.holds_in_force()?;
+    if holds.is_empty() {
+        return Ok(());
+    }
+    let facts = LineFacts {
+        at: line.created_at,
+        session_id: line.session_id,
+        said_to: vec![bot],
+        filed: vec![plan],
+        tickets: ticket.into_iter().collect(),
+        status_question: handling.status_question(),
+        has_control_buttons: handling.has_buttons(),
+        names_everything: false,
+        go_on: handling.go_on(),
+    };
+    let ids = lift_by_line(&holds, &facts);
+    if ids.is_empty() {
+        return Ok(());
+    }
+    let after = lift_in(
+        tx,
+        &ids,
+        LiftedBy::UserText,
+        Some(line.id),
+        LiftTrigger::Line {
+            line: &facts,
+            reaches: &[],
+            names_nobody_in_group: false,
+            in_user_direct: true,
+        },
+    )?;
+    for t in after.drive.iter().chain(&after.reopened) {
+        tx.wake_after_commit(*t);
+    }
+    Ok(())
 }
 
 impl Collab {
