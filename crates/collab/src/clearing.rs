@@ -181,6 +181,7 @@ impl Collab {
             tx.detach_session_quotes(id, ending == Ending::DeleteGroup)?;
             tx.delete_session_line_versions(id)?;
             out.lines_blanked = tx.blank_session_lines(id)?;
+            tx.blank_session_dispositions(id)?;
             out.transcript_messages_hidden = tx.hide_session_transcripts(id)?;
             tx.delete_session_commands(id)?;
             match ending {

@@ -15,9 +15,9 @@ use std::sync::Arc;
 use troupe_core::conversation::{Author, SessionKind};
 use troupe_core::ending::{
     BOUNCE_BUDGET, BounceKind, EndKind, EndTurnArgs, EndingFacts, EndingVerdict, evaluate,
-    parse_end_turn_args, prose_reason, unacknowledged,
+    line_dispositions, parse_end_turn_args, prose_reason, unacknowledged,
 };
-use troupe_core::message::{Origin, Role};
+use troupe_core::message::Origin;
 use troupe_core::run::EndReason;
 use troupe_core::work_item::{WaitingOn, WorkMode, after_ending};
 use troupe_core::{RunId, SessionId};
@@ -25,7 +25,7 @@ use troupe_engine::extension::{
     EndingContext, EndingHook, EndingVerdict as KernelVerdict, ToolCallContext, ToolHandler,
     ToolReply,
 };
-use troupe_store::{SegmentWork, StoreError, Tx, WorkItemRecord};
+use troupe_store::{NewLineDisposition, SegmentWork, StoreError, Tx, WorkItemRecord};
 
 fn consumer(code: &str, detail: Option<String>) -> EndReason {
     EndReason::Consumer {
@@ -35,19 +35,35 @@ fn consumer(code: &str, detail: Option<String>) -> EndReason {
 }
 
 /// User mail the segment read after the line that woke it, by the short ids it was shown.
-fn read_user_mail(
-    tx: &Tx<'_>,
-    item: &WorkItemRecord,
-    run: RunId,
-) -> Result<Vec<String>, StoreError> {
+fn read_user_mail(tx: &Tx<'_>, run: RunId) -> Result<Vec<String>, StoreError> {
     Ok(tx
-        .messages(item.thread_id, None, u32::MAX)?
-        .into_iter()
-        .filter(|m| m.run_id == Some(run) && m.role == Role::User && !m.is_root)
-        .filter(|m| m.origin == Origin::User)
-        .filter_map(|m| m.delivery_key.as_deref().and_then(line_of_key))
+        .person_mail_read_in(run)?
+        .iter()
+        .filter_map(|k| line_of_key(k))
         .map(|id| format!("#{id}"))
         .collect())
+}
+
+/// END-3, END-6: keep what became of each of the person's lines the segment read.
+fn record_dispositions(
+    tx: &mut Tx<'_>,
+    run: RunId,
+    bot: troupe_core::BotId,
+    read: &[String],
+    args: Option<&EndTurnArgs>,
+) -> Result<(), StoreError> {
+    let given = args.map(|a| a.inbox.as_slice()).unwrap_or_default();
+    for d in line_dispositions(read, given, args.is_none()) {
+        tx.record_line_disposition(&NewLineDisposition {
+            message_id: troupe_core::SessionMessageId(d.line),
+            run_id: run,
+            bot_id: bot,
+            disposition: d.disposition,
+            why: d.why,
+            by_prose: d.by_prose,
+        })?;
+    }
+    Ok(())
 }
 
 /// `line:<id>:to:<bot>` (or `job:<plan>:line:<id>`) → the line id.
@@ -123,7 +139,7 @@ fn facts(
         .unwrap_or(prose_reason(s.seg.mode == WorkMode::Desk));
     let answer_given =
         args.is_some_and(|a| a.answer.as_deref().is_some_and(|t| !t.trim().is_empty()));
-    let read = read_user_mail(tx, &s.item, run)?;
+    let read = read_user_mail(tx, run)?;
     let in_user_direct = s.kind == SessionKind::Direct;
     Ok(EndingFacts {
         reason,
@@ -168,6 +184,8 @@ fn end(
     app_line: Option<String>,
 ) -> Result<Decided, StoreError> {
     let mut code = code;
+    let read = read_user_mail(tx, run)?;
+    record_dispositions(tx, run, s.item.bot_id, &read, args)?;
     let mut answered = Vec::new();
     if let Some(a) = args
         && a.reason == EndKind::Answered
@@ -404,6 +422,25 @@ pub(crate) fn end_turn_spec() -> serde_json::Value {
     })
 }
 
+/// A prose ending that passes records the person's lines its segment read as answered.
+fn prose_answers(
+    store: &troupe_store::Store,
+    run: RunId,
+    item: troupe_core::WorkItemId,
+    read: &[String],
+) {
+    if read.is_empty() {
+        return;
+    }
+    let wrote = store.write(|tx| {
+        let bot = tx.work_item(item)?.bot_id;
+        record_dispositions(tx, run, bot, read, None)
+    });
+    if let Err(e) = wrote {
+        tracing::warn!(run = %run, error = %e, "the prose ending's dispositions were not kept");
+    }
+}
+
 /// A prose ending in work that still owes another Bot is sent back once; the next one ends
 /// `nothing_new` (END-10). Other prose endings pass as they are.
 pub struct WorkEnding;
@@ -425,18 +462,24 @@ impl EndingHook for WorkEnding {
         if !crate::tools::in_conversation(ctx.thread) {
             return KernelVerdict::Pass;
         }
-        // Most endings owe nothing: decide that from a read, and write only to bounce or end.
-        let owes = ctx.store.read(|tx| {
+        // Most endings owe nothing: decide that from a read, and write only to bounce or end
+        // (or, END-6, to keep the person's lines it read as answered by the prose).
+        let first = ctx.store.read(|tx| {
             let Some(seg) = tx.segment_work(run)? else {
-                return Ok(false);
+                return Ok(None);
             };
+            let read = read_user_mail(tx, run)?;
             // A read-only turn under a hold only answers; it owes nothing (HOLD-R2).
-            if seg.mode != WorkMode::Work || seg.readonly {
-                return Ok(false);
-            }
-            Ok(!tx.open_delegations_to(seg.work_item_id)?.is_empty())
+            let owes = seg.mode == WorkMode::Work
+                && !seg.readonly
+                && !tx.open_delegations_to(seg.work_item_id)?.is_empty();
+            Ok(Some((owes, read, seg.work_item_id)))
         });
-        if !matches!(owes, Ok(true)) {
+        let Ok(Some((owes, read, item))) = first else {
+            return KernelVerdict::Pass;
+        };
+        if !owes {
+            prose_answers(ctx.store, run, item, &read);
             return KernelVerdict::Pass;
         }
         let decided = ctx.store.write(|tx| {

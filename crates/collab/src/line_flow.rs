@@ -1,12 +1,13 @@
 //! A line's own flow (AT-8): what the app made of one line — how it was read, where it was
-//! filed (named as `troupe_core::line_flow` says), and whom it woke. Read-only; the person
+//! filed (named as `troupe_core::line_flow` says), whom it woke, and what became of it in each
+//! turn that read it (its disposition, END-3/END-6). Read-only; the person
 //! corrects filing only in words (AT-9), so nothing here changes anything.
 
 use crate::{Collab, CollabError};
 use serde::Serialize;
 use troupe_core::line_flow::{Filed, Ticket, filed_under};
 use troupe_core::{BotId, PlanId, SessionId, SessionMessageId, TicketId};
-use troupe_store::{FilingSource, LineReading, StoreError};
+use troupe_store::{FilingSource, LineDispositionRecord, LineReading, StoreError};
 
 /// One line's flow.
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
@@ -32,6 +33,18 @@ pub struct LineFlow {
     pub readings: Vec<LineReading>,
     /// The Bots it woke, and why.
     pub woke: Vec<FlowWake>,
+    /// What became of it: each turn that read it and how that turn's ending left it
+    /// (END-3, END-6), oldest first.
+    pub dispositions: Vec<FlowDisposition>,
+}
+
+/// How one turn that read the line left it.
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[derive(Clone, Debug, Serialize)]
+pub struct FlowDisposition {
+    #[serde(flatten)]
+    pub disposition: LineDispositionRecord,
+    pub bot_name: String,
 }
 
 /// One job (and ticket) the line was filed under.
@@ -110,7 +123,15 @@ impl Collab {
                     how: d.how,
                 });
             }
+            let mut dispositions = Vec::new();
+            for d in tx.line_dispositions(id)? {
+                dispositions.push(FlowDisposition {
+                    bot_name: tx.bot(d.bot_id)?.name,
+                    disposition: d,
+                });
+            }
             Ok(LineFlow {
+                dispositions,
                 line_id: id,
                 session_id: line.session_id,
                 author: line.author.as_str().to_string(),

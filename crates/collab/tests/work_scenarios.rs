@@ -446,6 +446,67 @@ async fn a_desk_choosing_its_running_job_hands_over_its_line_verbatim_and_ends_m
             .turn_id,
         Some(run)
     );
+    // END-3: what became of the line is kept with it.
+    let kept = w.collab.line_flow(line.id).unwrap().dispositions;
+    assert_eq!(kept.len(), 1, "{kept:?}");
+    let d = &kept[0];
+    assert_eq!(
+        (d.bot_name.as_str(), d.disposition.disposition.as_str()),
+        ("Alpha", "adopted")
+    );
+    assert_eq!(d.disposition.turn_id, run);
+    assert!(!d.disposition.by_prose);
+}
+
+// END-6: a prose ending answers the person's lines it read and gave no disposition.
+#[tokio::test]
+async fn a_prose_ending_records_the_lines_it_read_as_answered() {
+    let w = world();
+    let alpha = bot(
+        &w,
+        "Alpha",
+        &chart(r#"{"text":"Chart drawn, axes labelled."}"#),
+    );
+    let s = group(&w, &[alpha]);
+    let mut events = w.collab.store().subscribe();
+    let first = w
+        .collab
+        .post_line(s, "@Alpha draw the chart".into(), None)
+        .await
+        .unwrap();
+    until(&mut events, "the job's turn holds at its gate", || {
+        job(&w, alpha).is_some_and(|j| at_gate(&w, j.thread_id))
+    })
+    .await;
+    let x = job(&w, alpha).unwrap();
+    let run = live_run(&w, &x).unwrap();
+    let line = w
+        .collab
+        .post_line(s, "@Alpha also label the axes".into(), None)
+        .await
+        .unwrap();
+    until(&mut events, "the line reached the running segment", || {
+        unread(&w, x.thread_id, &format!("job:1:line:{}", line.id.0)).is_some()
+    })
+    .await;
+    open_gate(&w, PlanId(1));
+    until(&mut events, "the job's turn ended", || {
+        !ends(&w, x.thread_id).is_empty()
+    })
+    .await;
+    let kept = w.collab.line_flow(line.id).unwrap().dispositions;
+    assert_eq!(kept.len(), 1, "{kept:?}");
+    assert_eq!(kept[0].disposition.disposition, "answered");
+    assert!(kept[0].disposition.by_prose);
+    assert_eq!(kept[0].disposition.turn_id, run);
+    // The line that woke a turn is not mail it read (END-9): nothing is kept of it.
+    assert!(
+        w.collab
+            .line_flow(first.id)
+            .unwrap()
+            .dispositions
+            .is_empty()
+    );
 }
 
 // ASK-4 for work on a job: the member waits on its job's ask, and a plain line is the answer.

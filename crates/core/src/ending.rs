@@ -528,5 +528,52 @@ pub fn unacknowledged(read_mail: &[String], given: &[InboxDisposition]) -> Vec<S
     out
 }
 
+/// What an ending records of the person's lines the segment read (END-3, END-6, END-9).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct LineDisposition {
+    /// The line's id, from the short id the Bot was shown.
+    pub line: i64,
+    pub disposition: Disposition,
+    pub why: Option<String>,
+    /// Recorded as answered by a prose ending, not given by the Bot (END-6).
+    pub by_prose: bool,
+}
+
+/// The dispositions an ending records: each given for a line this segment read (one given
+/// for anything else records nothing, END-9); with a prose ending, every read line not given
+/// one is answered by the prose (END-6). Each line once, in reading order.
+pub fn line_dispositions(
+    read_mail: &[String],
+    given: &[InboxDisposition],
+    prose: bool,
+) -> Vec<LineDisposition> {
+    let mut out: Vec<LineDisposition> = Vec::new();
+    for id in read_mail {
+        let short = short_id(id);
+        let Ok(line) = short.parse::<i64>() else {
+            continue;
+        };
+        if out.iter().any(|d| d.line == line) {
+            continue;
+        }
+        match given.iter().find(|g| short_id(&g.id) == short) {
+            Some(g) => out.push(LineDisposition {
+                line,
+                disposition: g.disposition,
+                why: g.why.clone(),
+                by_prose: false,
+            }),
+            None if prose => out.push(LineDisposition {
+                line,
+                disposition: Disposition::Answered,
+                why: None,
+                by_prose: true,
+            }),
+            None => {}
+        }
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests;

@@ -1,7 +1,8 @@
 // Troupe web page: a line's own flow (AT-8). A person's or Bot's line gets a "Flow" button in
 // its hover bar; pressed, it opens under the line what the app made of it
 // (GET /v1/messages/:id/flow): how it was read, where it was filed ("Filed under: Promo › Cut")
-// with "This job's flow" opening the job's view, and whom it woke and why. A reader's raw
+// with "This job's flow" opening the job's view, whom it woke and why, and what each turn that
+// read it did with it ("Alpha declined it: …"). A reader's raw
 // answer folds under its step. Nothing here changes the line: filing is corrected in words.
 // app.js calls decorate on every line it draws. All text is set with textContent.
 "use strict";
@@ -66,6 +67,7 @@ window.troupeLineFlow = function (ctx) {
     for (const r of f.readings || []) if (r.kind !== "filing") ol.appendChild(readStep(r));
     ol.appendChild(filingStep(f));
     ol.appendChild(wokeStep(f));
+    for (const d of f.dispositions || []) ol.appendChild(dispositionStep(d));
     return [ol];
   }
 
@@ -129,6 +131,21 @@ window.troupeLineFlow = function (ctx) {
     const woke = f.woke || [];
     if (!woke.length) return step("woke", "Woke nobody");
     return step("woke", "Woke " + woke.map((w) => w.bot_name + " (" + (HOW[w.how] || w.how.replace(/_/g, " ")) + ")").join(", "));
+  }
+
+  // What became of it in a turn that read it (END-3, END-6).
+  const BECAME = {
+    adopted: "acted on it",
+    answered: "answered it",
+    declined: "declined it",
+    deferred: "left it for later",
+  };
+
+  function dispositionStep(d) {
+    const how = d.by_prose ? "answered it in its reply" : BECAME[d.disposition] || d.disposition;
+    const li = step("disposition", d.bot_name + " " + how + (d.why ? ": " + d.why : ""));
+    li.dataset.disposition = d.disposition;
+    return li;
   }
 
   return { decorate };

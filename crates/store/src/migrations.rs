@@ -29,7 +29,7 @@ const SQLITE: &[Migration] = migrations!("sqlite":
     "0042_line_readings_by_line", "0043_awaiting_word", "0044_replacement_cards",
     "0045_picture_judgements", "0046_part_filings", "0047_bot_work_segments",
     "0048_line_delivery_lookups", "0049_events_kind_partial", "0050_thread_workspace_root",
-    "0051_ask_closed_why", "0052_seams_checks",
+    "0051_ask_closed_why", "0052_seams_checks", "0053_line_dispositions",
 );
 
 const POSTGRES: &[Migration] = migrations!("postgres":
@@ -46,7 +46,7 @@ const POSTGRES: &[Migration] = migrations!("postgres":
     "0042_line_readings_by_line", "0043_awaiting_word", "0044_replacement_cards",
     "0045_picture_judgements", "0046_part_filings", "0047_bot_work_segments",
     "0048_line_delivery_lookups", "0049_events_kind_partial", "0050_thread_workspace_root",
-    "0051_ask_closed_why", "0052_seams_checks",
+    "0051_ask_closed_why", "0052_seams_checks", "0053_line_dispositions",
 );
 
 const _: () = assert!(

@@ -163,3 +163,69 @@ fn setting_a_line_control_is_an_event_of_its_conversation() {
     assert_eq!(last.payload["message"]["id"], line.0);
     assert_eq!(last.payload["message"]["control"], control);
 }
+
+#[test]
+fn a_lines_dispositions_are_kept_once_per_turn_and_clearing_blanks_their_why() {
+    use troupe_core::ending::Disposition;
+    use troupe_store::{NewLineDisposition, NewRun};
+    let s = store();
+    let (home, _, here, _, _) = world(&s);
+    let (bot, run) = s
+        .write(|tx| {
+            let thread = tx.create_thread(&NewThread {
+                workspace_root: None,
+                parent_id: None,
+                title: "t".into(),
+                agent: AgentBinding::new("a", "be brief"),
+                workspace: "/tmp".into(),
+                interaction: Interaction::Interactive,
+            })?;
+            let run = tx.start_run(&NewRun {
+                thread_id: thread.id,
+                trigger: "test".into(),
+                owner_pid: std::process::id(),
+                owner_boot: "boot".into(),
+            })?;
+            Ok((tx.bots(false)?[0].id, run.id))
+        })
+        .unwrap();
+    let declined = NewLineDisposition {
+        message_id: here,
+        run_id: run,
+        bot_id: bot,
+        disposition: Disposition::Declined,
+        why: Some("not for this job".into()),
+        by_prose: false,
+    };
+    s.write(|tx| {
+        tx.record_line_disposition(&declined)?;
+        // The same turn again keeps the first.
+        tx.record_line_disposition(&NewLineDisposition {
+            disposition: Disposition::Adopted,
+            ..declined.clone()
+        })
+    })
+    .unwrap();
+    let kept = s.read(|tx| tx.line_dispositions(here)).unwrap();
+    assert_eq!(kept.len(), 1);
+    assert_eq!(kept[0].disposition, "declined");
+    assert_eq!(kept[0].why.as_deref(), Some("not for this job"));
+    assert_eq!(
+        s.write(|tx| tx.blank_session_dispositions(home)).unwrap(),
+        1
+    );
+    let kept = s.read(|tx| tx.line_dispositions(here)).unwrap();
+    assert_eq!(
+        (kept[0].disposition.as_str(), kept[0].why.as_deref()),
+        ("declined", None)
+    );
+    // A prose ending only ever answers (the database says so too).
+    let refused = s.write(|tx| {
+        tx.raw_execute(&format!(
+            "INSERT INTO line_dispositions (message_id, run_id, bot_id, disposition, by_prose, at)
+             VALUES ({}, {}, {}, 'declined', 1, 1)",
+            here.0, run.0, bot.0
+        ))
+    });
+    assert!(refused.is_err());
+}

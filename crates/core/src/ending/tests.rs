@@ -281,3 +281,37 @@ fn fourth_progress_message_without_parent_is_refused() {
     );
     assert!(progress_message(10, true).is_ok());
 }
+
+#[test]
+fn end3_end6_end9_dispositions_recorded_for_read_lines_only() {
+    let read = strings(&["#12", "#14", "#12"]);
+    let given = vec![
+        InboxDisposition {
+            id: "12".into(),
+            disposition: Disposition::Declined,
+            why: Some("out of scope".into()),
+        },
+        InboxDisposition {
+            id: "#99".into(),
+            disposition: Disposition::Adopted,
+            why: None,
+        },
+    ];
+    // A tool ending: what it gave, for lines it read; #99 it never read records nothing.
+    let tool = line_dispositions(&read, &given, false);
+    assert_eq!(
+        tool,
+        vec![LineDisposition {
+            line: 12,
+            disposition: Disposition::Declined,
+            why: Some("out of scope".into()),
+            by_prose: false,
+        }]
+    );
+    // A prose ending answers the rest it read.
+    let prose = line_dispositions(&read, &given, true);
+    assert_eq!(prose.len(), 2);
+    assert_eq!(prose[1].line, 14);
+    assert_eq!(prose[1].disposition, Disposition::Answered);
+    assert!(prose[1].by_prose);
+}
