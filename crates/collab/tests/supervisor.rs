@@ -448,3 +448,52 @@ async fn sv_4_a_cancelled_request_no_longer_stands_and_the_wait_needs_attention(
     );
     assert!(log_kinds(&w, &j).contains(&"supervisor_wait_invalid".to_string()));
 }
+
+// T17, T18, LJ6: a ticket waiting on another is left alone until that one is handed over
+// (not approved); then its owner is called at the next tick, not after the quiet window.
+#[tokio::test]
+async fn t18_a_ticket_released_by_a_hand_over_has_its_owner_called_at_the_next_tick() {
+    let (clock, w) = start();
+    let ada = bot(&w, "Ada", QUIET);
+    let bo = bot(&w, "Bo", QUIET);
+    let s = group(&w, &[ada, bo]);
+    let j = open_job_work(&w, s, ada, "Launch video");
+    let board = add_ticket(&w, &j, "Storyboard", ada, None);
+    let anim = add_ticket(&w, &j, "Animation", bo, None);
+    let patch = |id, p: troupe_collab::tickets::TicketPatchRequest| {
+        w.collab.patch_ticket(id, p).unwrap();
+    };
+    patch(
+        anim,
+        troupe_collab::tickets::TicketPatchRequest {
+            depends_on: Some(vec![board]),
+            ..Default::default()
+        },
+    );
+    work_on(&w, &j, "plan the launch video").await;
+    clock.advance(120_000);
+    let r = serde_json::to_value(w.collab.supervise().unwrap()).unwrap();
+    let of = |r: &serde_json::Value, t: troupe_core::TicketId| {
+        r["tickets"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|x| x["ticket_id"] == json!(t))
+            .map(|x| x["verdict"]["verdict"].as_str().unwrap().to_string())
+    };
+    assert_eq!(of(&r, anim).as_deref(), Some("nothing"), "it waits: {r}");
+    // The storyboard is handed over (in review, not approved yet).
+    clock.advance(1_000);
+    patch(
+        board,
+        troupe_collab::tickets::TicketPatchRequest {
+            status: Some(troupe_core::ticket::TicketStatus::InReview),
+            ..Default::default()
+        },
+    );
+    clock.advance(1_000);
+    let r = serde_json::to_value(w.collab.supervise().unwrap()).unwrap();
+    assert_eq!(of(&r, anim).as_deref(), Some("call_back"), "{r}");
+    let bo_work = w.collab.store().read(|tx| tx.job_item(bo, j.plan)).unwrap();
+    assert!(bo_work.is_some(), "Bo was called to the animation");
+}

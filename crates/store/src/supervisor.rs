@@ -51,14 +51,47 @@ impl Tx<'_> {
         Ok(())
     }
 
-    /// Jobs due for a look at their tickets, oldest deadline first.
+    /// Jobs due for a look at their tickets: those with a ticket released (T18) first, then
+    /// the oldest deadline first.
     pub fn due_supervised_plans(&self, now: i64, limit: u32) -> Result<Vec<PlanId>> {
-        self.query_all(
+        let mut out = self.query_all(
+            "SELECT id FROM plans WHERE released_at IS NOT NULL ORDER BY released_at, id LIMIT ?1",
+            args![i64::from(limit)],
+            |r| Ok(PlanId(r.get(0)?)),
+        )?;
+        let due = self.query_all(
             "SELECT id FROM plans WHERE supervise_at IS NOT NULL AND supervise_at <= ?1
              ORDER BY supervise_at, id LIMIT ?2",
             args![now, i64::from(limit)],
             |r| Ok(PlanId(r.get(0)?)),
-        )
+        )?;
+        for p in due {
+            if out.len() == limit as usize {
+                break;
+            }
+            if !out.contains(&p) {
+                out.push(p);
+            }
+        }
+        Ok(out)
+    }
+
+    /// T18: a ticket of the job waits for nothing now; look at the job at the next tick.
+    pub fn mark_plan_released(&mut self, plan: PlanId) -> Result<()> {
+        self.exec(
+            "UPDATE plans SET released_at = ?2 WHERE id = ?1 AND released_at IS NULL",
+            args![plan.0, self.now],
+        )?;
+        Ok(())
+    }
+
+    /// The tick looked at the job: its release mark is spent.
+    pub fn clear_plan_released(&mut self, plan: PlanId) -> Result<()> {
+        self.exec(
+            "UPDATE plans SET released_at = NULL WHERE id = ?1 AND released_at IS NOT NULL",
+            args![plan.0],
+        )?;
+        Ok(())
     }
 
     pub fn set_plan_supervise_at(&mut self, plan: PlanId, at: Option<i64>) -> Result<()> {

@@ -14,6 +14,7 @@ use troupe_core::supervisor::{
     StalledFacts, StalledVerdict, TicketQuiet, callback_line, stalled_verdict, threshold_ms,
 };
 use troupe_core::ticket::TicketStatus;
+use troupe_core::ticket::dependency::{released, waits_for};
 use troupe_core::work_item::WorkState;
 use troupe_core::{BotId, SessionId};
 use troupe_store::{StoreError, SupervisorWake, TicketRecord, Tx, WorkItemRecord, WorkRef};
@@ -25,6 +26,7 @@ pub(super) fn look_at(
 ) -> Result<Vec<Value>, StoreError> {
     let plan = tx.plan(plan_id)?;
     tx.set_plan_supervise_at(plan_id, None)?;
+    tx.clear_plan_released(plan_id)?;
     let job_supervised = plan.status == PlanStatus::Active && !plan.is_dormant();
     if !job_supervised {
         return Ok(Vec::new());
@@ -39,6 +41,8 @@ pub(super) fn look_at(
         },
     };
     let tickets = tx.tickets_of_plan(plan_id)?;
+    let graph = crate::tickets::graph::nodes(&tickets);
+    let sample = tx.plan_deliverables(plan_id)?.sample_ticket_id;
     let mut next: Option<i64> = None;
     let mut out = Vec::new();
     // The balls first, from the job's records read once (C §13), then the writes.
@@ -59,12 +63,9 @@ pub(super) fn look_at(
         let facts = StalledFacts {
             job_supervised,
             ticket_open: true,
-            dependencies_done: t.depends_on.iter().all(|d| {
-                tickets
-                    .iter()
-                    .find(|o| o.id == *d)
-                    .is_none_or(|o| matches!(o.status, TicketStatus::Done | TicketStatus::Parked))
-            }),
+            // T17, LJ5–LJ6: a dependency or the sample counts once handed over, not approved.
+            dependencies_done: waits_for(&graph, sample, t.id).is_empty(),
+            released: released(&graph, sample, t.id),
             holder_bot: holder.map(|b| b.0),
             // SV-15: a Bot whose last segment failed on its account is not called back either.
             holder_busy: match &item {

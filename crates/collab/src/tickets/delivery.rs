@@ -7,6 +7,8 @@
 use troupe_core::TicketId;
 use troupe_core::delivery::{DeliveryChange, delivery_after};
 use troupe_core::submission::CheckSource;
+use troupe_core::ticket::TicketStage;
+use troupe_core::ticket::dependency::released;
 use troupe_store::{CheckRecord, RunOutcome, StoreError, Tx};
 
 /// A job-wide gate: a check bound to no ticket that the user (or an organizer) set, or one
@@ -49,7 +51,24 @@ pub fn after_stage_change(
     let plan = moved.plan_id;
     // SC1: the sample approved holds the tickets waiting for it to its standard.
     crate::checks::sample::attach(tx, plan)?;
-    let stages: Vec<_> = tx.tickets_of_plan(plan)?.iter().map(|t| t.stage).collect();
+    let tickets = tx.tickets_of_plan(plan)?;
+    // T18: a hand-over (or a drop) that releases a ticket nobody started has its owner called
+    // at the next tick.
+    if matches!(
+        moved.stage,
+        TicketStage::Submitted
+            | TicketStage::InReview
+            | TicketStage::Approved
+            | TicketStage::Rework
+            | TicketStage::Dropped
+    ) {
+        let graph = crate::tickets::graph::nodes(&tickets);
+        let sample = tx.plan_deliverables(plan)?.sample_ticket_id;
+        if tickets.iter().any(|t| released(&graph, sample, t.id)) {
+            tx.mark_plan_released(plan)?;
+        }
+    }
+    let stages: Vec<_> = tickets.iter().map(|t| t.stage).collect();
     let delivered = tx.plan_deliverables(plan)?.delivered;
     // The gates are read only when they could decide anything.
     let gates_passed = !delivered && job_wide_gates_passed(tx, plan)?;

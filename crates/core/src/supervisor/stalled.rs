@@ -26,8 +26,12 @@ pub struct StalledFacts {
     /// The job is active, not dormant and not a routine's.
     pub job_supervised: bool,
     pub ticket_open: bool,
-    /// Every ticket it depends on is done (parked ones are not awaited).
+    /// It waits for nothing: every ticket it depends on, and the sample it is held to, is
+    /// through (handed over once; dropped and parked ones are not awaited) — T17, LJ6.
     pub dependencies_done: bool,
+    /// T18: nobody has started it, and what it waited for just came through: its owner is
+    /// called at once rather than after the quiet window.
+    pub released: bool,
     /// The ball is with a Bot the supervisor may call (owner, lead, a request's recipient, a
     /// reviewer nobody moves); `None`: with the user, the app, a poller or nobody.
     pub holder_bot: Option<i64>,
@@ -66,6 +70,13 @@ pub fn stalled_verdict(f: &StalledFacts, now: i64) -> StalledVerdict {
         return StalledVerdict::Nothing;
     }
     let (threshold, since) = threshold_ms(&f.quiet);
+    if f.released && f.callbacks_in_cycle == 0 {
+        return StalledVerdict::CallBack {
+            bot,
+            quiet_ms: (now - since).max(0),
+            n: 1,
+        };
+    }
     let quiet_ms = now - since;
     if quiet_ms < threshold {
         return StalledVerdict::NotYet {
@@ -105,6 +116,7 @@ mod tests {
             job_supervised: true,
             ticket_open: true,
             dependencies_done: true,
+            released: false,
             holder_bot: Some(7),
             holder_busy: false,
             cut_work_on_job: false,
@@ -115,6 +127,29 @@ mod tests {
             callbacks_in_cycle: 0,
             noticed: false,
         }
+    }
+
+    #[test]
+    fn t18_a_released_ticket_is_called_at_once_then_on_the_quiet_window() {
+        let mut f = facts();
+        f.released = true;
+        assert_eq!(
+            stalled_verdict(&f, 10_000),
+            StalledVerdict::CallBack {
+                bot: 7,
+                quiet_ms: 10_000,
+                n: 1
+            }
+        );
+        f.callbacks_in_cycle = 1;
+        assert_eq!(
+            stalled_verdict(&f, 20_000),
+            StalledVerdict::NotYet { at: 120_000 }
+        );
+        // Still waiting for something: nobody is called.
+        f.callbacks_in_cycle = 0;
+        f.dependencies_done = false;
+        assert_eq!(stalled_verdict(&f, 10_000), StalledVerdict::Nothing);
     }
 
     #[test]

@@ -275,10 +275,55 @@ pub fn waits_for(graph: &[TicketNode], sample: Option<TicketId>, ticket: TicketI
     waits
 }
 
+/// T18: a ticket nobody has started that had something to wait for — a dependency, or the
+/// sample it is held to — and waits for nothing now: its owner is called at the next tick.
+pub fn released(graph: &[TicketNode], sample: Option<TicketId>, ticket: TicketId) -> bool {
+    let Some(node) = graph.iter().find(|t| t.id == ticket) else {
+        return false;
+    };
+    if node.stage != TicketStage::ToDo || !waits_for(graph, sample, ticket).is_empty() {
+        return false;
+    }
+    let held_to_sample = sample.is_some_and(|s| {
+        s != ticket && {
+            let before = sample_dependencies(graph, s);
+            !before.contains(&ticket)
+        }
+    });
+    !node.depends_on.is_empty() || held_to_sample
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use TicketStage::*;
+
+    #[test]
+    fn t18_a_ticket_is_released_once_what_it_waited_for_is_through() {
+        let mut graph = vec![
+            node(1, InProgress, &[]),
+            node(2, ToDo, &[1]),
+            node(3, ToDo, &[]),
+        ];
+        assert!(!released(&graph, None, TicketId(2)), "#01 is not through");
+        assert!(!released(&graph, None, TicketId(3)), "#03 never waited");
+        graph[0].stage = Submitted;
+        graph[0].handed_over_once = true;
+        assert!(released(&graph, None, TicketId(2)));
+        // Held to the sample: released once the sample is handed over.
+        let mut graph = vec![node(1, InProgress, &[]), node(2, ToDo, &[])];
+        assert!(!released(&graph, Some(TicketId(1)), TicketId(2)));
+        graph[0].stage = Submitted;
+        graph[0].handed_over_once = true;
+        assert!(released(&graph, Some(TicketId(1)), TicketId(2)));
+        assert!(
+            !released(&graph, Some(TicketId(1)), TicketId(1)),
+            "the sample itself"
+        );
+        // Started already: not called as released.
+        graph[1].stage = InProgress;
+        assert!(!released(&graph, Some(TicketId(1)), TicketId(2)));
+    }
 
     const JOB: PlanId = PlanId(1);
 
