@@ -15,6 +15,7 @@ mod delegation;
 mod delegation_scope;
 mod demo;
 mod desk;
+mod dormancy;
 mod ending;
 mod error;
 pub mod external_jobs;

@@ -107,6 +107,14 @@ impl Collab {
         {
             m.insert("large_jobs".into(), serde_json::Value::Array(jobs));
         }
+        // PLAN-D5: delivered jobs quiet for 72 h go dormant on the clock.
+        let dormant = self.sweep_delivered_dormancy();
+        if let Some(jobs) = report.take("supervisor", dormant)
+            && !jobs.is_empty()
+            && let Some(serde_json::Value::Object(m)) = report.supervisor.as_mut()
+        {
+            m.insert("dormant".into(), serde_json::json!(jobs));
+        }
         let fired = self.fire_due_check_backs();
         if let Some(r) = report.take("check_backs", fired) {
             report.check_backs = r;

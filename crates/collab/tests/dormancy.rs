@@ -71,3 +71,33 @@ async fn quiet_plan_goes_dormant() {
         .unwrap();
     assert!(!w.collab.plan(first).unwrap().dormant);
 }
+
+#[tokio::test]
+async fn plan_d5_a_delivered_job_goes_dormant_72_hours_after_the_person_on_the_clock() {
+    let clock = Arc::new(ManualClock::new(1_000_000));
+    let w = world_on(clock.clone());
+    let alpha = bot(&w, "Alpha", r#"{"steps":[{"text":"ok"}]}"#);
+    let s = group(&w, &[alpha]);
+    let job = open(&w, s, "the launch plan");
+    w.collab
+        .store()
+        .write(|tx| tx.set_plan_delivered(job, true))
+        .unwrap();
+    const HOUR: i64 = 60 * 60 * 1000;
+    // The person looks at it again 71 h later: the 72 h count from then.
+    clock.advance(71 * HOUR);
+    w.collab
+        .store()
+        .write(|tx| tx.touch_plan_user_activity(job))
+        .unwrap();
+    clock.advance(2 * HOUR);
+    let _ = w.collab.scheduler_tick().await;
+    assert!(!w.collab.plan(job).unwrap().dormant, "2 h after the person");
+    // No other job opened: the tick alone sets it aside, 72 h after the person.
+    clock.advance(70 * HOUR + 1);
+    let r = w.collab.scheduler_tick().await;
+    let plan = w.collab.plan(job).unwrap();
+    assert!(plan.dormant);
+    assert_eq!(plan.dormant_cause.as_deref(), Some("delivered"));
+    assert_eq!(r.supervisor.unwrap()["dormant"], serde_json::json!([job]));
+}

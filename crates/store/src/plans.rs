@@ -457,6 +457,19 @@ impl Tx<'_> {
         Ok(n > 0)
     }
 
+    /// Delivered jobs awake whose delivery and the person's last activity on them are both at
+    /// or before `cutoff` (PLAN-D5's candidates).
+    pub fn delivered_plans_quiet_since(&self, cutoff: i64) -> Result<Vec<PlanId>> {
+        self.query_all(
+            "SELECT id FROM plans
+             WHERE dormant_at IS NULL AND delivered_at IS NOT NULL AND delivered_at <= ?1
+               AND coalesce(last_user_activity_at, 0) <= ?1
+             ORDER BY id",
+            args![cutoff],
+            |r| Ok(PlanId(r.get(0)?)),
+        )
+    }
+
     /// Wake a dormant plan (the caller has checked that its cause wakes it: PLAN-D9). False
     /// when it was awake.
     pub fn wake_plan(&mut self, id: PlanId) -> Result<bool> {
