@@ -688,3 +688,47 @@ async fn uq_4_uq_5_the_job_s_first_segment_lists_nothing_a_later_one_the_person_
             .await;
     }
 }
+
+// UQ-13, END-3: a Bot still working on a line the person changes reads the change between
+// steps, with the line's short id, and its ending says what it did with it.
+#[tokio::test]
+async fn uq_13_a_working_bot_reads_the_change_with_its_id_and_disposes_of_it() {
+    let w = world();
+    let b = bot(
+        &w,
+        "Ada",
+        &format!(
+            r##"{{"steps":[{{"tool_calls":[{GATE}]}},
+                {{"text":"Green it is.","tool_calls":[{{"name":"end_turn","arguments":{{"reason":"answered",
+                  "inbox":[{{"id":"#1","disposition":"adopted"}}]}}}}]}}]}}"##
+        ),
+    );
+    let s = direct(&w, b);
+    let t = w.collab.direct_thread(s).unwrap();
+    let mut events = w.collab.store().subscribe();
+    let l = w
+        .collab
+        .post_line(s, "make the logo blue".into(), None)
+        .await
+        .unwrap();
+    assert_eq!(l.id.0, 1, "the script disposes of #1");
+    until(&mut events, "the turn holds at its gate", || at_gate(&w, t)).await;
+    w.collab
+        .edit_line(l.id, "make the logo green".into())
+        .await
+        .unwrap();
+    let note = unread(&w, t, &format!("line:{}:edit:1:to:{}", l.id.0, b.0))
+        .expect("the change waits for the working turn");
+    assert_eq!(note.mode, troupe_core::inbox::InboxMode::Steer);
+    assert!(
+        note.text.starts_with("#1 You changed this line."),
+        "{}",
+        note.text
+    );
+    let workspace = w.collab.store().read(|tx| tx.thread(t)).unwrap().workspace;
+    std::fs::write(std::path::Path::new(&workspace).join("go"), "").unwrap();
+    runs_ended(&mut events, t, 1).await;
+    let kept = w.collab.line_flow(l.id).unwrap().dispositions;
+    assert_eq!(kept.len(), 1, "{kept:?}");
+    assert_eq!(kept[0].disposition.disposition, "adopted");
+}

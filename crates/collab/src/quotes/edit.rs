@@ -141,9 +141,17 @@ fn deliver_change(
             } else {
                 InboxMode::Task
             };
+            // Read between steps, it carries the line's short id: the ending says what it did
+            // with the change (UQ-13, END-3), as for any line a working Bot reads.
+            let note = changed_line_note(&line.body, old);
+            let note = if running {
+                format!("#{} {note}", line.id.0)
+            } else {
+                note
+            };
             tx.deliver(
                 thread,
-                &Delivery::user_task(changed_line_note(&line.body, old))
+                &Delivery::user_task(note)
                     .with_mode(mode)
                     .with_key(format!("line:{}:edit:{version}:to:{}", line.id.0, bot.0)),
             )?;
