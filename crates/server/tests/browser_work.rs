@@ -435,6 +435,30 @@ async fn scenario(
     )
     .await?;
     wait_text(c, "#job-turns .job-turn-stop", "You stopped it").await?;
+    // HOLD-M9: the job view lists the stop over its conversation, with Lift; HOLD-M7: Stop
+    // this job makes the job's own stop, listed too, and its Lift takes it away.
+    wait_text(
+        c,
+        "#job-holds .job-hold[data-kind=\"session\"]",
+        "Stopped: The work in",
+    )
+    .await?;
+    click(c, "#job-holds .job-stop").await?;
+    wait_text(
+        c,
+        "#job-holds .job-hold[data-kind=\"plan\"]",
+        "Stopped: The job",
+    )
+    .await?;
+    let own = holds_over_job(http, daemon, plan).await?;
+    if own.len() != 1 {
+        bail!("Stop this job should make one hold on job one: {own:?}");
+    }
+    click(c, "#job-holds .job-hold[data-kind=\"plan\"] .job-hold-lift").await?;
+    wait_hidden(c, "#job-holds .job-hold[data-kind=\"plan\"]", SHORT).await?;
+    if !holds_over_job(http, daemon, plan).await?.is_empty() {
+        bail!("Lift in the job view should lift the job's stop");
+    }
     let turns = get(http, daemon, &format!("/v1/tasks/{plan}/turns")).await?;
     if turns[0]["status"] != "stopped" || turns[0]["stopped_by"].is_null() {
         bail!("the API should list job one's turn as stopped by the hold: {turns}");
@@ -442,4 +466,20 @@ async fn scenario(
     no_sideways_scroll(c, "the job's turns at 390 px").await?;
     save_screenshot(c, "browser-work-job-turns.png").await?;
     Ok(())
+}
+
+/// The holds in force on the job itself (scope `plan`).
+async fn holds_over_job(http: &reqwest::Client, daemon: &Daemon, plan: i64) -> Result<Vec<Value>> {
+    let all = get(http, daemon, "/v1/holds").await?;
+    Ok(all
+        .as_array()
+        .cloned()
+        .unwrap_or_default()
+        .into_iter()
+        .filter(|h| {
+            h["status"] == "in_force"
+                && h["scope"]["kind"] == "plan"
+                && h["scope"]["plan_id"] == plan
+        })
+        .collect())
 }

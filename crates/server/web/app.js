@@ -101,7 +101,8 @@
 
   // A job's view (deliverables.js): tickets, hand-overs, checks, reviews, the large-job banner.
   // Its work log (worklog.js), "What you asked for" (requirements.js), "Checks from what you
-  // said" (words_checks.js) and "Turns on this job" (job_turns.js) are sections of it.
+  // said" (words_checks.js), "Turns on this job" (job_turns.js) and its stops (job_holds.js)
+  // are sections of it.
   deliv = window.troupeDeliverables({
     $, el, state, api, showError, showJobs: (on) => work.showPanel(on),
     extras: [
@@ -109,6 +110,13 @@
       window.troupeRequirements({ el, api }),
       window.troupeWordsChecks({ el, api }),
       window.troupeJobTurns({ el, state, api }),
+      // Stop this job / Stop every Bot and the stops over the job, with Lift (job_holds.js).
+      window.troupeJobHolds({
+        el,
+        api,
+        describe: (h) => hold.describe(h),
+        holdsChanged: () => hold.reload(),
+      }),
     ],
   });
 

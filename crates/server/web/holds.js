@@ -531,5 +531,8 @@ window.troupeHolds = function (ctx) {
     reload();
   }
 
-  return { bind, start, enter, listen, renderComposer, noteSend, reload: schedule, isHeld };
+  // What a stop covers and who made it, as the Stops panel says it (the job view lists them too).
+  const describe = (h) => ({ scope: scopeText(h), source: sourceText(h) });
+
+  return { bind, start, enter, listen, renderComposer, noteSend, reload: schedule, isHeld, describe };
 };
