@@ -342,7 +342,7 @@ pub(crate) fn route_person_line(
     }
     // Jobs decide which work hears the line (C §3); desks hear what no job claims.
     let filed = match session.kind {
-        SessionKind::Group => crate::attribution::file_person_line(tx, line)?,
+        SessionKind::Group | SessionKind::Direct => crate::attribution::file_person_line(tx, line)?,
         _ => Vec::new(),
     };
     for &(b, how) in &recipients {

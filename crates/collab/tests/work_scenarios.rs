@@ -614,3 +614,75 @@ async fn send_message_with_only_a_parent_answers_where_that_line_was_said() {
         .any(|p| format!("{p:?}").contains("parent_id: message 999999 does not exist"));
     assert!(refused, "the unknown parent is named");
 }
+
+// C §3, WI-8 in a person's direct: a line the reader files under a job whose work is running
+// reaches that work between its steps; the desk only reads it, and no desk turn starts.
+#[tokio::test]
+async fn in_a_direct_a_line_filed_under_a_running_job_reaches_its_turn() {
+    let w = world();
+    let reader = script(
+        &w,
+        "reader",
+        r#"{"steps":[{"text":"{\"control\":\"neither\"}"}],"on_exhausted":"repeat_last",
+            "rules":[{"when_user_contains":"troupe-reader:filing","reply":{"text":"{\"belongs\":\"jobs\",\"jobs\":[\"plan_1\"]}"}}]}"#,
+    );
+    w.collab.set_role("reading", reader).unwrap();
+    let alpha = bot(
+        &w,
+        "Alpha",
+        &format!(
+            r##"{{"steps":[{{"text":"unused"}},{{"tool_calls":[{GATE}]}},
+                {{"text":"Chart drawn, axes labelled.","tool_calls":[{{"name":"end_turn","arguments":{{"reason":"done","inbox":[{{"id":"#2","disposition":"adopted"}}]}}}}]}}],
+              "rules":[{{"when_user_contains":"draw the chart","reply":{{"tool_calls":[{{"name":"work_on","arguments":{{"new":{{"title":"the chart"}}}}}}]}}}}]}}"##
+        ),
+    );
+    let s = direct(&w, alpha);
+    let desk = w.collab.direct_thread(s).unwrap();
+    let mut events = w.collab.store().subscribe();
+    w.collab
+        .post_line(s, "draw the chart".into(), None)
+        .await
+        .unwrap();
+    until(&mut events, "the job's turn holds at its gate", || {
+        job(&w, alpha).is_some_and(|j| at_gate(&w, j.thread_id))
+    })
+    .await;
+    let x = job(&w, alpha).unwrap();
+    assert_eq!(x.plan_id, Some(PlanId(1)));
+    let line = w
+        .collab
+        .post_line(s, "also label the axes".into(), None)
+        .await
+        .unwrap();
+    assert_eq!(line.id.0, 2, "the script disposes of #2");
+    let filed = w
+        .collab
+        .store()
+        .read(|tx| tx.filings_of_line(line.id))
+        .unwrap();
+    assert!(
+        filed.iter().any(|f| f.plan_id == PlanId(1)),
+        "filed by the reader: {filed:?}"
+    );
+    let mail = unread(
+        &w,
+        x.thread_id,
+        &format!("line:{}:to:{}", line.id.0, alpha.0),
+    )
+    .expect("the running segment has the line");
+    assert_eq!(mail.mode, InboxMode::Steer);
+    open_gate(&w, PlanId(1));
+    until(&mut events, "the job's turn ended", || {
+        !ends(&w, x.thread_id).is_empty()
+    })
+    .await;
+    assert_eq!(ends(&w, x.thread_id), vec!["done"]);
+    // The desk ran once, for the first line: the second woke no desk turn.
+    assert_eq!(ends(&w, desk).len(), 1, "{:?}", ends(&w, desk));
+    assert_eq!(
+        w.collab.line_flow(line.id).unwrap().dispositions[0]
+            .disposition
+            .disposition,
+        "adopted"
+    );
+}

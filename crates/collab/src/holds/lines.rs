@@ -143,10 +143,10 @@ pub(crate) fn lift_by_person_line(
     }
     let session = tx.session(line.session_id)?;
     let mut filed = filed.to_vec();
-    if session.kind == SessionKind::Direct {
-        // Lines in a direct are about the work the Bot does there. With one job there, that
-        // is the job; with several, the line is not carried out for any of them until the
-        // Bot's desk files it under one (CL-4: `lift_by_filing`).
+    if session.kind == SessionKind::Direct && filed.is_empty() {
+        // Lines in a direct are about the work the Bot does there. Unfiled, with one job
+        // there, that is the job; with several, the line is not carried out for any of them
+        // until the Bot's desk files it under one (CL-4: `lift_by_filing`).
         let plans = direct_plans(tx, &session)?;
         if plans.len() == 1 {
             filed.extend(plans);

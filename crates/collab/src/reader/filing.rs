@@ -87,8 +87,9 @@ impl UnsavedFiling {
 
 impl Collab {
     /// The line's filing reading, the stored one or a new one, and what to store (`None` when
-    /// it was stored already). No reading when it needs none: the line is not in a group, or
-    /// a quoted line's jobs already filed it (locked).
+    /// it was stored already). No reading when it needs none: the line is in neither a group
+    /// nor the person's direct, a quoted line's jobs already filed it (locked), or — in a
+    /// direct, where the Bot's desk does the work itself — no job is there to file it under.
     pub(crate) async fn read_filing_unsaved(
         &self,
         id: SessionMessageId,
@@ -99,7 +100,7 @@ impl Collab {
             }
             let line = tx.line(id)?;
             let session = tx.session(line.session_id)?;
-            if session.kind != SessionKind::Group {
+            if !matches!(session.kind, SessionKind::Group | SessionKind::Direct) {
                 return Ok(Ok(None));
             }
             if let Some(p) = line.parent_id
@@ -108,6 +109,9 @@ impl Collab {
                 return Ok(Ok(None));
             }
             let ids = line_candidates(tx, id)?;
+            if ids.is_empty() && session.kind == SessionKind::Direct {
+                return Ok(Ok(None));
+            }
             let now = tx.now();
             let mut shown = Vec::new();
             let mut shown_parts = Vec::new();
@@ -142,7 +146,10 @@ impl Collab {
             for l in tx.lines_before(line.session_id, id, FILING_LINES_BEFORE as u32)? {
                 before.push((crate::routing::speaker(tx, &l)?, l.body));
             }
-            let where_said = format!("group \"{}\"", session.title);
+            let where_said = match session.kind {
+                SessionKind::Direct => format!("the person's direct with \"{}\"", session.title),
+                _ => format!("group \"{}\"", session.title),
+            };
             Ok(Ok(Some((
                 filing_prompt(&line.body, &where_said, &before, &shown),
                 ids,
