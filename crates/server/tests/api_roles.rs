@@ -21,7 +21,17 @@ async fn a_role_is_set_and_listed() {
         json!({"role": "review", "endpoint": review, "key_present": null})
     );
 
-    let scripted = json!({"kind": "scripted", "model": "s", "script": "/nowhere.json"});
+    // A scripted endpoint's script is read when it is given: a missing file is refused.
+    let missing = json!({"kind": "scripted", "model": "s", "script": "/nowhere.json"});
+    let refused = app.put("/v1/roles/default", missing).await;
+    refused.expect_error(422, "invalid");
+    assert!(
+        refused.message().contains("/nowhere.json"),
+        "{}",
+        refused.message()
+    );
+    let path = app.script("default", json!({"steps": [{"text": "ok"}]}));
+    let scripted = json!({"kind": "scripted", "model": "s", "script": path});
     app.put("/v1/roles/default", scripted.clone())
         .await
         .expect(200);
