@@ -23,6 +23,7 @@ mod go_ahead;
 pub mod holds;
 mod judgement;
 mod key_names;
+pub mod last_change;
 pub mod ledger;
 mod line_flow;
 mod lines;

@@ -52,6 +52,8 @@ pub struct PlanView {
     /// Who its first open ticket waits on (C §13); null with no open ticket and in a
     /// parked, done or dormant job.
     pub ball: Option<Ball>,
+    /// What changed on it last, and when (PLAN-O7).
+    pub last_change: Option<crate::last_change::LastChange>,
 }
 
 impl PlanView {
@@ -78,6 +80,7 @@ impl PlanView {
             updated_at: p.updated_at,
             // Read from the job's tickets by the callers, in their transaction.
             ball: None,
+            last_change: None,
         }
     }
 }
@@ -189,8 +192,10 @@ impl Collab {
                 .into_iter()
                 .map(|p| {
                     let ball = job_ball(tx, &p)?;
+                    let last_change = Some(crate::last_change::last_change(tx, &p)?);
                     Ok(PlanView {
                         ball,
+                        last_change,
                         ..PlanView::of(p, &in_force)
                     })
                 })
@@ -355,8 +360,10 @@ impl Collab {
 fn plan_view(tx: &mut Tx<'_>, id: PlanId) -> Result<PlanView, StoreError> {
     let plan = tx.plan(id)?;
     let ball = job_ball(tx, &plan)?;
+    let last_change = Some(crate::last_change::last_change(tx, &plan)?);
     Ok(PlanView {
         ball,
+        last_change,
         ..PlanView::of(plan, &tx.holds_in_force()?)
     })
 }

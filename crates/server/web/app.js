@@ -110,6 +110,8 @@
       window.troupeRequirements({ el, api }),
       window.troupeWordsChecks({ el, api }),
       window.troupeJobTurns({ el, state, api }),
+      // "Last change …", Done / Parked / Dormant and what is left open (job_state.js).
+      window.troupeJobState({ el, api }),
       // Stop this job / Stop every Bot and the stops over the job, with Lift (job_holds.js).
       window.troupeJobHolds({
         el,

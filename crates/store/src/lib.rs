@@ -40,6 +40,7 @@ mod notes;
 mod notifications;
 mod permissions;
 mod picture_judgements;
+mod plan_changes;
 mod plans;
 mod projects;
 mod quality;
@@ -109,6 +110,7 @@ pub use notes::{NewNote, Note, NoteEdit, NoteEditOutcome, NoteId, NoteKind};
 pub use notifications::{NewNotification, Notification};
 pub use permissions::{COMMUNICATION, PermissionDecision, PermissionRequest, PermissionStatus};
 pub use picture_judgements::NewPictureJudgement;
+pub use plan_changes::NewestStageChange;
 pub use plans::{Filing, FilingSource, NewFiling, NewPlan, PlanRecord, PlanRevision};
 pub use projects::Project;
 pub use quality::{

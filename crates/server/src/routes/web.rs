@@ -45,6 +45,7 @@ const FILES: &[(&str, &str, &str)] = &[
     ),
     ("/job_turns.js", JS, include_str!("../../web/job_turns.js")),
     ("/job_holds.js", JS, include_str!("../../web/job_holds.js")),
+    ("/job_state.js", JS, include_str!("../../web/job_state.js")),
     ("/edit.js", JS, include_str!("../../web/edit.js")),
     ("/line_flow.js", JS, include_str!("../../web/line_flow.js")),
     ("/ceiling.js", JS, include_str!("../../web/ceiling.js")),
