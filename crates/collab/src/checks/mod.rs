@@ -14,6 +14,7 @@
 //! - `situation`: the job's checks in a segment's situation.
 
 pub mod bound;
+mod ffmpeg;
 pub mod manage;
 pub mod probe;
 pub mod replacement;

@@ -4,8 +4,8 @@
 //! and end. Without ffmpeg a video's facts still go; without ffprobe it is named only.
 
 use crate::checks::MediaProbe;
+use crate::checks::ffmpeg::Keep;
 use std::path::{Path, PathBuf};
-use std::process::Stdio;
 use std::time::Duration;
 use troupe_core::sample_standard::{
     Evidence, FRAMES, PICTURES, TextExcerpts, VideoFacts, excerpts, keyframe_counts,
@@ -150,19 +150,7 @@ pub async fn gather(
 
 /// Run ffmpeg with `args`, answering its standard output, or None (missing, failed, too slow).
 async fn ffmpeg(args: &[&str]) -> Option<Vec<u8>> {
-    let child = tokio::process::Command::new("ffmpeg")
-        .args(args)
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .kill_on_drop(true)
-        .spawn()
-        .ok()?;
-    let out = tokio::time::timeout(FFMPEG_LIMIT, child.wait_with_output())
-        .await
-        .ok()?
-        .ok()?;
-    out.status.success().then_some(out.stdout)
+    crate::checks::ffmpeg::ffmpeg(args, Keep::Stdout, FFMPEG_LIMIT).await
 }
 
 /// One fingerprint per keyframe: the frame shrunk to 16×9 grey, each pixel cut to 16 levels,

@@ -1,8 +1,8 @@
 //! AC-13/AC-14 with ffmpeg: where a video's scenes cut, a part's last and first frames, and
 //! a seam's two sides put side by side in one picture.
 
+use crate::checks::ffmpeg::Keep;
 use std::path::Path;
-use std::process::Stdio;
 use std::time::Duration;
 
 /// One ffmpeg call's time limit (scene detection reads the whole video).
@@ -12,25 +12,12 @@ const SCENE_SCORE: f64 = 0.3;
 /// The height both sides are scaled to in a seam's picture.
 const SIDE_HEIGHT: u32 = 360;
 
-/// Run ffmpeg; answers its standard error when it succeeds, None when it is missing, fails
-/// or runs too long.
+/// Run ffmpeg, overwriting what it writes; answers its log when it succeeds, None when it is
+/// missing, fails or runs too long.
 async fn ffmpeg(args: &[&str]) -> Option<String> {
-    let child = tokio::process::Command::new("ffmpeg")
-        .args(["-hide_banner", "-nostdin", "-y"])
-        .args(args)
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .kill_on_drop(true)
-        .spawn()
-        .ok()?;
-    let out = tokio::time::timeout(LIMIT, child.wait_with_output())
-        .await
-        .ok()?
-        .ok()?;
-    out.status
-        .success()
-        .then(|| String::from_utf8_lossy(&out.stderr).into_owned())
+    let args: Vec<&str> = std::iter::once("-y").chain(args.iter().copied()).collect();
+    let log = crate::checks::ffmpeg::ffmpeg(&args, Keep::Stderr, LIMIT).await?;
+    Some(String::from_utf8_lossy(&log).into_owned())
 }
 
 /// The times (seconds) where scene detection finds a cut, in order; None without ffmpeg.
