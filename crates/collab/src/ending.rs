@@ -88,6 +88,8 @@ struct Segment {
     /// Its newest words in the conversation it speaks in.
     last_words: Option<String>,
     answered: String,
+    /// The person's mail it read while working, by the short ids it was shown.
+    read: Vec<String>,
 }
 
 fn segment(tx: &Tx<'_>, run: RunId) -> Result<Option<Segment>, StoreError> {
@@ -118,6 +120,7 @@ fn segment(tx: &Tx<'_>, run: RunId) -> Result<Option<Segment>, StoreError> {
         opened_by_person: woken_by_person
             && trigger.as_ref().is_some_and(|t| t.author == Author::User),
         answered: trigger.map(|t| t.body).unwrap_or_default(),
+        read: read_user_mail(tx, run)?,
         seg,
         item,
         session: session.id,
@@ -129,7 +132,6 @@ fn segment(tx: &Tx<'_>, run: RunId) -> Result<Option<Segment>, StoreError> {
 fn facts(
     tx: &Tx<'_>,
     s: &Segment,
-    run: RunId,
     args: Option<&EndTurnArgs>,
     promised_later: Option<String>,
     bounced_once: Vec<BounceKind>,
@@ -139,7 +141,7 @@ fn facts(
         .unwrap_or(prose_reason(s.seg.mode == WorkMode::Desk));
     let answer_given =
         args.is_some_and(|a| a.answer.as_deref().is_some_and(|t| !t.trim().is_empty()));
-    let read = read_user_mail(tx, run)?;
+    let read = &s.read;
     let in_user_direct = s.kind == SessionKind::Direct;
     Ok(EndingFacts {
         reason,
@@ -147,7 +149,7 @@ fn facts(
         desk: s.seg.mode == WorkMode::Desk,
         answer_given,
         unacknowledged: match args {
-            Some(a) => unacknowledged(&read, &a.inbox),
+            Some(a) => unacknowledged(read, &a.inbox),
             None => Vec::new(),
         },
         obligations: owed(tx, &s.item)?,
@@ -184,8 +186,7 @@ fn end(
     app_line: Option<String>,
 ) -> Result<Decided, StoreError> {
     let mut code = code;
-    let read = read_user_mail(tx, run)?;
-    record_dispositions(tx, run, s.item.bot_id, &read, args)?;
+    record_dispositions(tx, run, s.item.bot_id, &s.read, args)?;
     let mut answered = Vec::new();
     if let Some(a) = args
         && a.reason == EndKind::Answered
@@ -303,7 +304,7 @@ fn decide(
         }
         Err(m) => return Ok((Decided::Bounce(format!("end_turn: {m}")), None)),
     };
-    let f = facts(tx, &s, run, Some(args), promised_later, bounced_once)?;
+    let f = facts(tx, &s, Some(args), promised_later, bounced_once)?;
     Ok(match evaluate(&f) {
         EndingVerdict::Bounce { kind, text, counts } => {
             if counts {
@@ -489,7 +490,7 @@ impl EndingHook for WorkEnding {
             if s.seg.mode != WorkMode::Work || owed(tx, &s.item)?.is_empty() {
                 return Ok(None);
             }
-            let f = facts(tx, &s, run, None, None, bounced_once.clone())?;
+            let f = facts(tx, &s, None, None, bounced_once.clone())?;
             Ok(Some(match evaluate(&f) {
                 EndingVerdict::Bounce { text, counts, .. } => {
                     if counts {

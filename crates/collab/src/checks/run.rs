@@ -16,10 +16,12 @@ use tokio_util::sync::CancellationToken;
 use troupe_core::acceptance_check::{command_inside, output_matches, path_inside};
 use troupe_core::{CheckId, PlanId, SubmissionId};
 use troupe_store::{CheckKind, CheckRecord, CheckRunRecord, NewCheckRun, RunOutcome};
-use troupe_tools::{KillPolicy, ShellArgs, ShellEnv, ToolContext, Workspace, run_shell};
+use troupe_tools::{
+    KillPolicy, ShellArgs, ShellEnv, ShellRecord, ToolContext, Workspace, run_shell,
+};
 
 /// AC-6: one command check at a time on this machine.
-pub(crate) static COMMANDS: Semaphore = Semaphore::const_new(1);
+static COMMANDS: Semaphore = Semaphore::const_new(1);
 
 /// The most of a file a content check reads.
 const MAX_READ: u64 = 64 * 1024 * 1024;
@@ -330,19 +332,27 @@ async fn file(c: &CheckRecord, ws: &Workspace) -> Outcome {
     Outcome::new(outcome, one_line(&detail))
 }
 
-async fn command(c: &CheckRecord, ws: Workspace) -> Outcome {
-    let cmd = c.command.as_deref().unwrap_or_default();
+/// Run check `c`'s command `cmd` (a command check's, or a seams check's list) in its `cwd`:
+/// judged against the workspace again first (AC-1: reaching outside is `blocked`, not run),
+/// then under `/bin/sh` in its own process group with exactly the shell's environment
+/// whitelist, one command check on the machine at a time. Err: how the run ends without it.
+pub(crate) async fn run_command(
+    c: &CheckRecord,
+    cmd: &str,
+    ws: Workspace,
+) -> Result<ShellRecord, Outcome> {
+    let blocked = |why: String| Outcome::new(RunOutcome::Blocked, format!("not run: {why}"));
     let depth = match c.cwd.as_deref().map(|d| path_inside(d, "cwd")).transpose() {
         Ok(d) => d.unwrap_or(0),
-        Err(e) => return Outcome::new(RunOutcome::Blocked, format!("not run: {}", e.message)),
+        Err(e) => return Err(blocked(e.message)),
     };
     if let Err(e) = command_inside(cmd, depth) {
-        return Outcome::new(RunOutcome::Blocked, format!("not run: {}", e.message));
+        return Err(blocked(e.message));
     }
     if let Some(dir) = c.cwd.as_deref()
         && let Err(e) = ws.resolve(dir)
     {
-        return Outcome::new(RunOutcome::Blocked, format!("not run: cwd {dir}: {e}"));
+        return Err(blocked(format!("cwd {dir}: {e}")));
     }
     let ctx = ToolContext {
         workspace: ws,
@@ -358,12 +368,22 @@ async fn command(c: &CheckRecord, ws: Workspace) -> Outcome {
     };
     let out = {
         let Ok(_machine_wide) = COMMANDS.acquire().await else {
-            return Outcome::new(RunOutcome::Error, "the command queue is closed");
+            return Err(Outcome::new(
+                RunOutcome::Error,
+                "the command queue is closed",
+            ));
         };
         run_shell(&args, &ctx, &KillPolicy::default()).await
     };
-    let Some(rec) = out.shell else {
-        return Outcome::new(RunOutcome::Error, one_line(&out.content));
+    out.shell
+        .ok_or_else(|| Outcome::new(RunOutcome::Error, one_line(&out.content)))
+}
+
+async fn command(c: &CheckRecord, ws: Workspace) -> Outcome {
+    let cmd = c.command.as_deref().unwrap_or_default();
+    let rec = match run_command(c, cmd, ws).await {
+        Ok(rec) => rec,
+        Err(o) => return o,
     };
     let mut o = if rec.timed_out {
         Outcome::new(

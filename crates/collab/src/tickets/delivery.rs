@@ -52,6 +52,7 @@ pub fn after_stage_change(
     // SC1: the sample approved holds the tickets waiting for it to its standard.
     crate::checks::sample::attach(tx, plan)?;
     let tickets = tx.tickets_of_plan(plan)?;
+    let deliverables = tx.plan_deliverables(plan)?;
     // T18: a hand-over (or a drop) that releases a ticket nobody started has its owner called
     // at the next tick.
     if matches!(
@@ -63,13 +64,15 @@ pub fn after_stage_change(
             | TicketStage::Dropped
     ) {
         let graph = crate::tickets::graph::nodes(&tickets);
-        let sample = tx.plan_deliverables(plan)?.sample_ticket_id;
-        if tickets.iter().any(|t| released(&graph, sample, t.id)) {
+        if tickets
+            .iter()
+            .any(|t| released(&graph, deliverables.sample_ticket_id, t.id))
+        {
             tx.mark_plan_released(plan)?;
         }
     }
     let stages: Vec<_> = tickets.iter().map(|t| t.stage).collect();
-    let delivered = tx.plan_deliverables(plan)?.delivered;
+    let delivered = deliverables.delivered;
     // The gates are read only when they could decide anything.
     let gates_passed = !delivered && job_wide_gates_passed(tx, plan)?;
     let change = delivery_after(delivered, &stages, gates_passed, moved.stage);

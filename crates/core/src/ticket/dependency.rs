@@ -284,13 +284,8 @@ pub fn released(graph: &[TicketNode], sample: Option<TicketId>, ticket: TicketId
     if node.stage != TicketStage::ToDo || !waits_for(graph, sample, ticket).is_empty() {
         return false;
     }
-    let held_to_sample = sample.is_some_and(|s| {
-        s != ticket && {
-            let before = sample_dependencies(graph, s);
-            !before.contains(&ticket)
-        }
-    });
-    !node.depends_on.is_empty() || held_to_sample
+    !node.depends_on.is_empty()
+        || sample.is_some_and(|s| held_to_sample(graph, s).contains(&ticket))
 }
 
 #[cfg(test)]

@@ -6,16 +6,15 @@
 //! cut the same way. Code is not for this check (AC-17); text and pictures are not mixed.
 
 use super::frames;
-use crate::checks::run::{COMMANDS, Outcome};
+use crate::checks::run::{Outcome, run_command};
 use std::path::{Path, PathBuf};
-use tokio_util::sync::CancellationToken;
-use troupe_core::acceptance_check::{command_inside, path_inside};
+use troupe_core::acceptance_check::path_inside;
 use troupe_core::seams::split::{Section, html_words, split_html, split_markdown};
 use troupe_core::seams::{
     PartKind, Source, natural_cmp, not_for_code, part_kind, source, stem, videos_are_recuts,
 };
 use troupe_store::{CheckRecord, RunOutcome};
-use troupe_tools::{KillPolicy, ShellArgs, ShellEnv, ToolContext, Workspace, run_shell};
+use troupe_tools::Workspace;
 
 /// The most parts one check judges: each seam is a picture or two excerpts in one call.
 pub const MAX_PARTS: usize = 40;
@@ -110,33 +109,7 @@ async fn listed(
     cmd: &str,
     ws: &Workspace,
 ) -> Result<Vec<(String, PathBuf)>, Outcome> {
-    let depth = match c.cwd.as_deref().map(|d| path_inside(d, "cwd")).transpose() {
-        Ok(d) => d.unwrap_or(0),
-        Err(e) => return Err(blocked(format!("not run: {}", e.message))),
-    };
-    if let Err(e) = command_inside(cmd, depth) {
-        return Err(blocked(format!("not run: {}", e.message)));
-    }
-    let ctx = ToolContext {
-        workspace: ws.clone(),
-        cancel: CancellationToken::new(),
-        env: ShellEnv::from_process_env(),
-        on_spawn: None,
-    };
-    let args = ShellArgs {
-        command: cmd.to_string(),
-        timeout_secs: u64::from(c.timeout_secs),
-        workdir: c.cwd.clone(),
-    };
-    let out = {
-        let Ok(_machine_wide) = COMMANDS.acquire().await else {
-            return Err(error("the command queue is closed"));
-        };
-        run_shell(&args, &ctx, &KillPolicy::default()).await
-    };
-    let Some(rec) = out.shell else {
-        return Err(error(one_line(&out.content)));
-    };
+    let rec = run_command(c, cmd, ws.clone()).await?;
     if rec.timed_out {
         return Err(error(format!(
             "the list command timed out after {} s",
@@ -351,8 +324,4 @@ async fn scenes(rel: &str, abs: &Path) -> Result<Vec<Part>, Outcome> {
             }
         })
         .collect())
-}
-
-fn one_line(s: &str) -> String {
-    troupe_tools::tail_chars(&s.split_whitespace().collect::<Vec<_>>().join(" "), 400)
 }
