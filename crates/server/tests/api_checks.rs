@@ -132,7 +132,24 @@ async fn api_a_seams_check_is_saved_from_a_glob_and_runs() {
     assert_eq!(run["outcome"], "failed");
     assert_eq!(run["detail"], "no file matches chapters/*.md");
     assert_eq!(run["for_reference"], false);
-    // With the parts there, the daemon's picture judge role answers.
+    // With the parts there but no model set, the run says which setting is missing.
+    let task = app.get(&format!("/v1/tasks/{p}")).await.expect(200);
+    let folder = std::path::PathBuf::from(task["folder"].as_str().unwrap());
+    let ws = folder.parent().unwrap().parent().unwrap();
+    std::fs::create_dir_all(ws.join("chapters")).unwrap();
+    std::fs::write(ws.join("chapters/1-intro.md"), "# Intro\nTea.\n").unwrap();
+    std::fs::write(ws.join("chapters/2-market.md"), "# Market\nOffices.\n").unwrap();
+    let run = app
+        .post(&format!("/v1/checks/{id}/run"), json!({}))
+        .await
+        .expect(200);
+    assert_eq!(run["outcome"], "error", "{run}");
+    let detail = run["detail"].as_str().unwrap();
+    assert!(
+        detail.starts_with("not judged: no model is set for the picture judge"),
+        "{detail}"
+    );
+    // With a model on the role, the daemon's picture judge answers.
     let judge = app.script(
         "judge",
         json!({"steps": [{"text": "{\"seams\": [{\"holds\": true}], \"whole_set\": {\"holds\": true}}"}]}),
@@ -143,12 +160,6 @@ async fn api_a_seams_check_is_saved_from_a_glob_and_runs() {
     )
     .await
     .expect(200);
-    let task = app.get(&format!("/v1/tasks/{p}")).await.expect(200);
-    let folder = std::path::PathBuf::from(task["folder"].as_str().unwrap());
-    let ws = folder.parent().unwrap().parent().unwrap();
-    std::fs::create_dir_all(ws.join("chapters")).unwrap();
-    std::fs::write(ws.join("chapters/1-intro.md"), "# Intro\nTea.\n").unwrap();
-    std::fs::write(ws.join("chapters/2-market.md"), "# Market\nOffices.\n").unwrap();
     let run = app
         .post(&format!("/v1/checks/{id}/run"), json!({}))
         .await

@@ -152,6 +152,13 @@ impl Checks {
             )?;
             match read {
                 Ok(Ok(a)) => return Ok(Ok(a)),
+                // No model to ask at all is a setting to make, not a judge that failed.
+                Err(why) if call.model.is_none() => {
+                    return Ok(Err(not_judged(&format!(
+                        "no model is set for the picture judge (Tools → Roles: picture_judge, \
+                         else default): {why}"
+                    ))));
+                }
                 Err(why) => {
                     return Ok(Err(not_judged(&format!("the judge gave no answer: {why}"))));
                 }
