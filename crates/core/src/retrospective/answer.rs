@@ -1,0 +1,162 @@
+//! The retrospective's answer (§11.3): one whole JSON object, or nothing is written.
+
+use super::LIST_MAX;
+use crate::reading::extract_json_object;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+/// A verdict on a conclusion an earlier retrospective drew, which this job tested.
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Verdict {
+    pub conclusion: String,
+    /// still_holds | happened_again | no_longer_holds
+    pub verdict: String,
+}
+
+pub const VERDICTS: [&str; 3] = ["still_holds", "happened_again", "no_longer_holds"];
+
+/// A memory written, rewritten (same subject) or merged (the `merges` subjects go into it).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct MemoryWrite {
+    pub subject: String,
+    pub body: String,
+    pub merges: Vec<String>,
+}
+
+/// The answer, read.
+#[derive(Clone, Debug, PartialEq, Eq, Default)]
+pub struct Answer {
+    pub summary: String,
+    pub tripped_up: Vec<String>,
+    pub sent_back_because: Vec<String>,
+    pub do_again: Vec<String>,
+    pub verdicts: Vec<Verdict>,
+    pub memories: Vec<MemoryWrite>,
+    pub forget: Vec<String>,
+}
+
+fn strings(v: &Value, key: &str) -> Result<Vec<String>, String> {
+    match v.get(key) {
+        None | Some(Value::Null) => Ok(Vec::new()),
+        Some(Value::Array(a)) => {
+            let mut out = Vec::new();
+            for x in a {
+                let s = x
+                    .as_str()
+                    .ok_or_else(|| format!("{key}: every entry must be a string"))?
+                    .trim();
+                if !s.is_empty() {
+                    out.push(s.to_string());
+                }
+            }
+            Ok(out)
+        }
+        Some(_) => Err(format!("{key} must be a list of strings")),
+    }
+}
+
+/// Read the model's text. The three lists keep their first five entries; the changes are all
+/// kept here and held to their limits one by one by [`super::changes::plan`].
+pub fn parse(raw: &str) -> Result<Answer, String> {
+    let v = extract_json_object(raw)?;
+    let summary = v
+        .get("summary")
+        .and_then(Value::as_str)
+        .map(str::trim)
+        .filter(|s| !s.is_empty())
+        .ok_or("summary is missing")?
+        .to_string();
+    let capped = |key: &str| -> Result<Vec<String>, String> {
+        let mut l = strings(&v, key)?;
+        l.truncate(LIST_MAX);
+        Ok(l)
+    };
+    let mut verdicts = Vec::new();
+    if let Some(list) = v.get("verdicts").filter(|x| !x.is_null()) {
+        let list = list.as_array().ok_or("verdicts must be a list")?;
+        for item in list {
+            let conclusion = item.get("conclusion").and_then(Value::as_str);
+            let verdict = item.get("verdict").and_then(Value::as_str);
+            match (conclusion, verdict) {
+                (Some(c), Some(k)) if VERDICTS.contains(&k) => verdicts.push(Verdict {
+                    conclusion: c.trim().to_string(),
+                    verdict: k.to_string(),
+                }),
+                _ => {
+                    return Err(format!(
+                        "each verdict is {{\"conclusion\", \"verdict\"}} with verdict one of {}",
+                        VERDICTS.join(", ")
+                    ));
+                }
+            }
+        }
+    }
+    let mut memories = Vec::new();
+    if let Some(list) = v.get("memories").filter(|x| !x.is_null()) {
+        let list = list.as_array().ok_or("memories must be a list")?;
+        for item in list {
+            let subject = item.get("subject").and_then(Value::as_str);
+            let body = item.get("body").and_then(Value::as_str);
+            let (Some(subject), Some(body)) = (subject, body) else {
+                return Err("each memory is {\"subject\", \"body\", \"merges\"?}".into());
+            };
+            memories.push(MemoryWrite {
+                subject: subject.to_string(),
+                body: body.to_string(),
+                merges: strings(item, "merges")?,
+            });
+        }
+    }
+    Ok(Answer {
+        summary,
+        tripped_up: capped("tripped_up")?,
+        sent_back_because: capped("sent_back_because")?,
+        do_again: capped("do_again")?,
+        verdicts,
+        memories,
+        forget: strings(&v, "forget")?,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_whole_answer_is_read_and_its_lists_capped_at_five() {
+        let a = parse(
+            r#"```json
+{"summary": "I handed over before checking the length.",
+ "tripped_up": ["a","b","c","d","e","f"],
+ "sent_back_because": ["too long"], "do_again": [],
+ "verdicts": [{"conclusion": "Check length first", "verdict": "happened_again"}],
+ "memories": [{"subject": "Length", "body": "Count words before handing over.", "merges": ["Words"]}],
+ "forget": ["Old habit"]}
+```"#,
+        )
+        .unwrap();
+        assert_eq!(a.tripped_up.len(), 5);
+        assert_eq!(a.sent_back_because, ["too long"]);
+        assert_eq!(a.verdicts[0].verdict, "happened_again");
+        assert_eq!(a.memories[0].merges, ["Words"]);
+        assert_eq!(a.forget, ["Old habit"]);
+    }
+
+    #[test]
+    fn anything_but_one_whole_object_is_refused() {
+        assert!(parse("{\"summary\": \"cut of").is_err());
+        assert!(parse("Here you go: {\"summary\": \"x\"} and more {}").is_err());
+        assert!(
+            parse("{\"tripped_up\": []}")
+                .unwrap_err()
+                .contains("summary")
+        );
+        assert!(
+            parse(r#"{"summary": "s", "verdicts": [{"conclusion": "c", "verdict": "maybe"}]}"#)
+                .unwrap_err()
+                .contains("still_holds")
+        );
+        assert!(parse(r#"{"summary": "s", "memories": [{"subject": "x"}]}"#).is_err());
+    }
+}
