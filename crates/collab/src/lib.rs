@@ -28,6 +28,7 @@ pub mod ledger;
 mod line_flow;
 mod lines;
 mod members;
+pub mod memories;
 mod nods;
 mod notifications;
 mod oneshot;
@@ -37,6 +38,7 @@ pub mod quality;
 mod quotes;
 mod reader;
 mod repeated_replies;
+pub mod retrospective;
 mod reviews;
 mod roles;
 mod routing;
@@ -111,6 +113,7 @@ pub fn extend_with(
         .context(Arc::new(quotes::QuoteSituation))
         .context(Arc::new(checks::ChecksSituation))
         .context(Arc::new(ledger::RequirementsSituation))
+        .context(Arc::new(memories::MemoriesSituation))
         .admission(Arc::new(holds::HoldAdmission))
         .admission(Arc::new(Membership))
         .admission(Arc::new(WorkSlots))

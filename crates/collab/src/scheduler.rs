@@ -1,5 +1,6 @@
 //! The daemon's scheduler tick (issue 16 item 1): one pass over everything that falls due by
-//! the store's clock — the supervisor first, then due check-backs, then external-job polls.
+//! the store's clock — the supervisor first, then due check-backs, then external-job polls,
+//! then the retrospectives of delivered jobs gone quiet.
 //! `troupe serve` runs it every 15 s; with `--manual-clock` only `POST /v1/debug/tick` does, so
 //! tests move the clock and tick instead of sleeping.
 //!
@@ -35,7 +36,7 @@ pub struct TickReport {
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct TickFailure {
-    /// `supervisor`, `check_backs` or `external_jobs`.
+    /// `supervisor`, `check_backs`, `external_jobs` or `retrospectives`.
     pub part: &'static str,
     pub error: String,
 }
@@ -122,6 +123,18 @@ impl Collab {
         let polled = self.poll_external_jobs(report.at).await;
         if let Some(r) = report.take("external_jobs", polled) {
             report.external_jobs = serde_json::to_value(r).ok();
+        }
+        // RS1–RS5, last: delivered jobs quiet for 30 min get their Bots' look back.
+        let looked = self.run_due_retrospectives().await;
+        if let Some(runs) = report.take("retrospectives", looked)
+            && !runs.is_empty()
+        {
+            let m = report
+                .supervisor
+                .get_or_insert_with(|| serde_json::Value::Object(Default::default()));
+            if let serde_json::Value::Object(m) = m {
+                m.insert("retrospectives".into(), serde_json::json!(runs));
+            }
         }
         report
     }

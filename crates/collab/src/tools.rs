@@ -561,6 +561,20 @@ pub fn registrations(host: &Arc<ToolHost>) -> Vec<ToolRegistration> {
             Arc::new(crate::tickets::layout::PlanItems),
         ),
         reg(
+            "remember",
+            "Keep a short note for yourself, read in every conversation and job you work in: \
+             a way of working you mean to hold to (not what happened). The same subject \
+             rewrites that memory; at most 20 are on.",
+            crate::memories::remember_spec(),
+            Arc::new(crate::memories::Remember),
+        ),
+        reg(
+            "forget",
+            "Drop one of your memories that is wrong or no longer holds, by its subject.",
+            crate::memories::forget_spec(),
+            Arc::new(crate::memories::Forget),
+        ),
+        reg(
             "end_turn",
             "End your turn, saying why. Answer a request another Bot made of you with reason \
              answered and the answer in `answer`; give each message you read (#id) a \

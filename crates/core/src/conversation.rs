@@ -6,13 +6,14 @@ use crate::thread::EndpointSpec;
 use serde::{Deserialize, Serialize};
 
 /// The model roles a person can point at an endpoint.
-pub const ROLES: [&str; 6] = [
+pub const ROLES: [&str; 7] = [
     "default",
     "reading",
     "scribe",
     "judgement",
     "review",
     "picture_judge",
+    "retrospective",
 ];
 
 pub fn validate_role(role: &str) -> Result<(), String> {

@@ -164,6 +164,28 @@ impl Tx<'_> {
         Ok(id)
     }
 
+    /// Jobs delivered between `from` and `to` (ms) and still delivered (RS2, RS3).
+    pub fn plans_delivered_between(&self, from: i64, to: i64) -> Result<Vec<(PlanId, i64)>> {
+        self.query_all(
+            "SELECT id, delivered_at FROM plans
+             WHERE delivered = 1 AND delivered_at IS NOT NULL AND delivered_at >= ?1
+               AND delivered_at <= ?2
+             ORDER BY id",
+            args![from, to],
+            |r| Ok((PlanId(r.get(0)?), r.get(1)?)),
+        )
+    }
+
+    /// The causes of a Bot's quality events on a job since `since` (RS4, RS5), oldest first.
+    pub fn quality_causes_of(&self, plan: PlanId, bot: BotId, since: i64) -> Result<Vec<String>> {
+        self.query_all(
+            "SELECT cause FROM quality_events
+             WHERE plan_id = ?1 AND bot_id = ?2 AND at >= ?3 ORDER BY id",
+            args![plan.0, bot.0, since],
+            |r| r.get(0),
+        )
+    }
+
     /// Whether this Bot's retrospective of this delivery is recorded.
     pub fn retrospective_recorded(
         &self,

@@ -1,0 +1,208 @@
+//! A Bot's memories (digest 003-B §11.4): the `remember` and `forget` tools a Bot keeps them
+//! with, the person's edits, and the situation block that shows a Bot its memories that are
+//! on at every model call, in every conversation and job it works in.
+
+use crate::tools::bad_arguments;
+use crate::{Collab, CollabError};
+use async_trait::async_trait;
+use serde::Deserialize;
+use serde_json::json;
+use troupe_core::BotId;
+use troupe_core::bot_memory::{BODY_MAX, ENABLED_MAX, SUBJECT_MAX};
+use troupe_core::thread::Thread;
+use troupe_engine::extension::{
+    ContextContributor, ContextParts, ToolCallContext, ToolHandler, ToolReply,
+};
+use troupe_store::{BotMemory, MemoryWriter, Store, StoreError};
+
+/// Shows a Bot its memories that are on.
+pub struct MemoriesSituation;
+
+fn situation(thread: &Thread, store: &Store) -> Result<Option<String>, StoreError> {
+    store.read(|tx| {
+        let Some((_, bot)) = tx.thread_session(thread.id)? else {
+            return Ok(None);
+        };
+        let on: Vec<BotMemory> = tx
+            .bot_memories(bot)?
+            .into_iter()
+            .filter(|m| m.enabled)
+            .collect();
+        if on.is_empty() {
+            return Ok(None);
+        }
+        let mut text = String::from(
+            "Your memories (ways of working you keep; `remember` rewrites one by its subject, \
+             `forget` drops one):",
+        );
+        for m in on {
+            text.push_str(&format!("\n- {}: {}", m.subject, m.body));
+        }
+        Ok(Some(text))
+    })
+}
+
+impl ContextContributor for MemoriesSituation {
+    fn name(&self) -> &str {
+        "memories"
+    }
+
+    fn contribute(&self, thread: &Thread, store: &Store, out: &mut ContextParts) {
+        match situation(thread, store) {
+            Ok(Some(text)) => out.situation.push(text),
+            Ok(None) => {}
+            Err(e) => {
+                tracing::warn!(thread = %thread.id, error = %e, "a Bot's memories could not be read")
+            }
+        }
+    }
+}
+
+pub(crate) fn remember_spec() -> serde_json::Value {
+    json!({
+        "type": "object",
+        "properties": {
+            "subject": {"type": "string", "description": format!("At most {SUBJECT_MAX} characters; the same subject rewrites that memory.")},
+            "body": {"type": "string", "description": format!("One way of working, at most {BODY_MAX} characters.")}
+        },
+        "required": ["subject", "body"],
+        "additionalProperties": false
+    })
+}
+
+pub(crate) fn forget_spec() -> serde_json::Value {
+    json!({
+        "type": "object",
+        "properties": {"subject": {"type": "string"}},
+        "required": ["subject"],
+        "additionalProperties": false
+    })
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RememberArgs {
+    subject: String,
+    body: String,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ForgetArgs {
+    subject: String,
+}
+
+fn refusal(tool: &str, e: StoreError) -> ToolReply {
+    ToolReply::error(match e {
+        StoreError::Invalid(m) | StoreError::Conflict(m) => format!("{tool}: {m}"),
+        other => format!("{tool}: internal: {other}; nothing was changed"),
+    })
+}
+
+/// `remember`: keep (or rewrite) a memory.
+pub(crate) struct Remember;
+
+#[async_trait]
+impl ToolHandler for Remember {
+    async fn call(&self, ctx: &ToolCallContext, arguments: &str) -> ToolReply {
+        let args: RememberArgs = match serde_json::from_str(arguments) {
+            Ok(a) => a,
+            Err(e) => return ToolReply::error(bad_arguments("remember", &e, &remember_spec())),
+        };
+        let done = ctx.store.write(|tx| {
+            let Some((_, bot)) = tx.thread_session(ctx.thread.id)? else {
+                return Err(StoreError::Invalid("only a Bot keeps memories".into()));
+            };
+            let (m, before) =
+                tx.write_bot_memory(bot, &args.subject, &args.body, MemoryWriter::Bot)?;
+            let on = tx.bot_memories(bot)?.iter().filter(|m| m.enabled).count();
+            Ok((m, before, on))
+        });
+        match done {
+            Ok((m, before, on)) => ToolReply::ok(format!(
+                "{} \"{}\" ({on} of {ENABLED_MAX} memories on).",
+                if before.is_some() {
+                    "Rewrote"
+                } else {
+                    "Remembered"
+                },
+                m.subject
+            )),
+            Err(e) => refusal("remember", e),
+        }
+    }
+}
+
+/// `forget`: drop a memory.
+pub(crate) struct Forget;
+
+#[async_trait]
+impl ToolHandler for Forget {
+    async fn call(&self, ctx: &ToolCallContext, arguments: &str) -> ToolReply {
+        let args: ForgetArgs = match serde_json::from_str(arguments) {
+            Ok(a) => a,
+            Err(e) => return ToolReply::error(bad_arguments("forget", &e, &forget_spec())),
+        };
+        let done = ctx.store.write(|tx| {
+            let Some((_, bot)) = tx.thread_session(ctx.thread.id)? else {
+                return Err(StoreError::Invalid("only a Bot keeps memories".into()));
+            };
+            tx.forget_bot_memory(bot, &args.subject)
+        });
+        match done {
+            Ok(Some(m)) => ToolReply::ok(format!("Forgot \"{}\".", m.subject)),
+            Ok(None) => ToolReply::error(format!(
+                "forget: you have no memory \"{}\"",
+                args.subject.trim()
+            )),
+            Err(e) => refusal("forget", e),
+        }
+    }
+}
+
+impl Collab {
+    /// A Bot's memories (404 for an unknown Bot).
+    pub fn bot_memories(&self, bot: BotId) -> Result<Vec<BotMemory>, CollabError> {
+        Ok(self.store().read(|tx| {
+            tx.bot(bot)?;
+            tx.bot_memories(bot)
+        })?)
+    }
+
+    /// The person adds a memory for a Bot, or rewrites the one with this subject.
+    pub fn add_bot_memory(
+        &self,
+        bot: BotId,
+        subject: &str,
+        body: &str,
+    ) -> Result<BotMemory, CollabError> {
+        Ok(self.store().write(|tx| {
+            tx.bot(bot)?;
+            // The person's words: no retrospective's mark stays on them.
+            tx.write_bot_memory(bot, subject, body, MemoryWriter::Bot)
+                .map(|(m, _)| m)
+        })?)
+    }
+
+    /// The person's edit: new words, or the memory turned on or off.
+    pub fn edit_bot_memory(
+        &self,
+        id: i64,
+        subject: Option<&str>,
+        body: Option<&str>,
+        enabled: Option<bool>,
+    ) -> Result<BotMemory, CollabError> {
+        if subject.is_none() && body.is_none() && enabled.is_none() {
+            return Err(CollabError::invalid(
+                "nothing to change: give subject, body or enabled",
+            ));
+        }
+        Ok(self
+            .store()
+            .write(|tx| tx.edit_bot_memory(id, subject, body, enabled))?)
+    }
+
+    pub fn delete_bot_memory(&self, id: i64) -> Result<BotMemory, CollabError> {
+        Ok(self.store().write(|tx| tx.delete_bot_memory(id))?)
+    }
+}

@@ -1,0 +1,289 @@
+//! The retrospective on the scheduler's tick (digest 003-B §11, RS1–RS5): a job delivered in
+//! the last week and quiet for 30 minutes gets one look back from each of the (at most three)
+//! Bots that handed over most in it. A Bot nothing went wrong for is recorded as skipped with
+//! no model call; the others are asked once, on the `retrospective` role if one is set, else
+//! on their own endpoint, and the changes their answer asks for are checked one by one and
+//! written with what each replaced. Nothing is posted: the job's view lists it.
+//!
+//! It waits while a stop covers the job or the Bot, while the engine step is off for the
+//! job's engine, and while the day's 12 calls or $2 are spent. Its one side effect is the
+//! Bot's own memories, written in the transaction that records it, so a crash mid-call only
+//! means it is asked again at the next tick.
+
+mod record;
+
+use crate::oneshot::call_once;
+use crate::{Collab, CollabError};
+use serde::Serialize;
+use serde_json::json;
+use std::time::Duration;
+use troupe_core::hold::HoldScope;
+use troupe_core::retrospective::{self as rs, answer, changes, prompt};
+use troupe_core::thread::AgentBinding;
+use troupe_core::{BotId, PlanId};
+use troupe_engine::ModelResolver;
+use troupe_llm::{ChatMessage, FinishReason};
+use troupe_store::{NewRetrospective, PlanRecord, Tx};
+
+/// A retrospective's answer may take this long (a high-thinking call on the Bot's model).
+const CALL_LIMIT: Duration = Duration::from_secs(180);
+const DAY_MS: i64 = 24 * 3_600_000;
+
+/// What one tick did for one Bot and job.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct RetrospectiveRun {
+    #[cfg_attr(feature = "openapi", schema(value_type = i64))]
+    pub task_id: PlanId,
+    #[cfg_attr(feature = "openapi", schema(value_type = i64))]
+    pub bot_id: BotId,
+    /// skipped | done | failed
+    pub state: String,
+}
+
+/// Whether a stop in force covers the job or the Bot's work on it.
+fn stopped(tx: &Tx<'_>, plan: &PlanRecord, bot: BotId) -> Result<bool, troupe_store::StoreError> {
+    Ok(tx.holds_in_force()?.iter().any(|h| match &h.scope {
+        HoldScope::Everything => true,
+        HoldScope::Plan { plan_id } => *plan_id == plan.id,
+        HoldScope::Session { session_id } => plan.home_session_id == Some(*session_id),
+        HoldScope::Bot { bot_id } => *bot_id == bot,
+        HoldScope::BotPlan { bot_id, plan_id } => *bot_id == bot && *plan_id == plan.id,
+        _ => false,
+    }))
+}
+
+/// One Bot's look back, ready to ask or to record as skipped.
+struct Due {
+    plan: PlanRecord,
+    delivered_at: i64,
+    bot: BotId,
+    since: Option<i64>,
+    went_wrong: Vec<String>,
+    input: Option<prompt::Input>,
+}
+
+impl Collab {
+    /// RS1–RS5 at one tick: every retrospective due now, one after another.
+    pub async fn run_due_retrospectives(&self) -> Result<Vec<RetrospectiveRun>, CollabError> {
+        let due = self.store().read(|tx| {
+            let now = tx.now();
+            let mut due = Vec::new();
+            for (id, delivered_at) in
+                tx.plans_delivered_between(now - rs::RECENT_MS, now - rs::QUIET_MS)?
+            {
+                let plan = tx.plan(id)?;
+                let engine = match plan.home_session_id {
+                    Some(s) => tx.session_engine(s)?,
+                    None => "general".into(),
+                };
+                let on = tx
+                    .engine_steps()?
+                    .iter()
+                    .any(|s| s.engine == engine && s.step == "retrospective" && s.enabled);
+                let last = crate::last_change::last_change(tx, &plan)?
+                    .at
+                    .max(plan.last_user_activity_at.unwrap_or(0));
+                if !on || !rs::due(delivered_at, last, now) {
+                    continue;
+                }
+                let by_bot = record::handovers_by_bot(tx, id)?;
+                let counts: Vec<(BotId, u32)> =
+                    by_bot.iter().map(|(b, v)| (*b, v.len() as u32)).collect();
+                for bot in rs::pick_bots(&counts) {
+                    if tx.retrospective_recorded(id, bot, delivered_at)? || stopped(tx, &plan, bot)?
+                    {
+                        continue;
+                    }
+                    let since = tx.last_retrospective_at(id, bot)?;
+                    let subs = &by_bot[&bot];
+                    let causes = tx.quality_causes_of(id, bot, since.unwrap_or(0))?;
+                    let again = record::times_per_ticket(tx, subs, since.unwrap_or(0))?;
+                    let went_wrong = rs::went_wrong(&causes, &again);
+                    let input = if went_wrong.is_empty() {
+                        None
+                    } else {
+                        Some(record::input(
+                            tx,
+                            &plan,
+                            bot,
+                            subs,
+                            went_wrong.clone(),
+                            since,
+                        )?)
+                    };
+                    due.push(Due {
+                        plan: plan.clone(),
+                        delivered_at,
+                        bot,
+                        since,
+                        went_wrong,
+                        input,
+                    });
+                }
+            }
+            Ok(due)
+        })?;
+        let mut out = Vec::new();
+        for d in due {
+            if let Some(run) = self.look_back(d).await? {
+                out.push(run);
+            }
+        }
+        Ok(out)
+    }
+
+    async fn look_back(&self, d: Due) -> Result<Option<RetrospectiveRun>, CollabError> {
+        let base = NewRetrospective {
+            plan_id: d.plan.id,
+            bot_id: d.bot,
+            delivered_at: d.delivered_at,
+            since_at: d.since,
+            state: "skipped",
+            went_wrong: d.went_wrong.clone(),
+            summary: None,
+            lists: json!({}),
+            model: None,
+            input_tokens: 0,
+            output_tokens: 0,
+            raw: None,
+            error: None,
+        };
+        let run = |state: &str| RetrospectiveRun {
+            task_id: d.plan.id,
+            bot_id: d.bot,
+            state: state.into(),
+        };
+        // RS4: nothing went wrong for this Bot — recorded, no model call.
+        let Some(input) = d.input else {
+            let kept = self.store().write(|tx| tx.record_retrospective(&base))?;
+            return Ok(kept.map(|_| run("skipped")));
+        };
+        // §11.5: the day's calls and dollars; over either, it waits for tomorrow.
+        let (calls, spent) = self.store().read(|tx| {
+            let now = tx.now();
+            tx.retrospective_spend_since(now - now.rem_euclid(DAY_MS))
+        })?;
+        if calls >= rs::DAY_LIMIT || spent >= rs::DAY_BUDGET_USD {
+            return Ok(None);
+        }
+        let bot = self.bot(d.bot)?;
+        let agent = match self.roles().get("retrospective") {
+            Some(_) => AgentBinding {
+                name: format!("retrospective of {}", bot.name),
+                system_prompt: String::new(),
+                role: "retrospective".into(),
+                endpoint: None,
+            },
+            None => crate::bots::binding_for(&bot),
+        };
+        let asked = match self.roles().resolve(&agent) {
+            Err(e) => Err((None, format!("no model to ask: {e}"))),
+            Ok(resolved) => {
+                let model = resolved.provider.model().to_string();
+                call_once(
+                    resolved.provider.as_ref(),
+                    "You look back on your own work on a delivered job and answer with JSON only.",
+                    ChatMessage::user(prompt::prompt(&input)),
+                    1_500,
+                    CALL_LIMIT,
+                    false,
+                )
+                .await
+                .map(|r| (model.clone(), r))
+                .map_err(|e| (Some(model), e))
+            }
+        };
+        let mut rec = NewRetrospective {
+            state: "failed",
+            ..base
+        };
+        let planned = match asked {
+            Err((model, e)) => {
+                rec.model = Some(model.unwrap_or_else(|| "none".into()));
+                rec.error = Some(e);
+                None
+            }
+            Ok((model, resp)) => {
+                rec.model = Some(model);
+                rec.input_tokens = resp.usage.input_tokens;
+                rec.output_tokens = resp.usage.output_tokens;
+                rec.raw = Some(resp.text.clone());
+                // §11.3: an answer cut off, or not one whole JSON object, writes nothing.
+                let read = if resp.finish == FinishReason::Length {
+                    Err("the answer was cut off at its length limit".to_string())
+                } else {
+                    answer::parse(&resp.text)
+                };
+                match read {
+                    Err(e) => {
+                        rec.error = Some(format!("nothing written: {e}"));
+                        None
+                    }
+                    Ok(a) => {
+                        rec.state = "done";
+                        rec.summary = Some(a.summary.clone());
+                        rec.lists = json!({
+                            "tripped_up": a.tripped_up,
+                            "sent_back_because": a.sent_back_because,
+                            "do_again": a.do_again,
+                            "verdicts": a.verdicts,
+                        });
+                        Some(a)
+                    }
+                }
+            }
+        };
+        let state = rec.state;
+        let kept = self.store().write(|tx| {
+            let Some(id) = tx.record_retrospective(&rec)? else {
+                return Ok(false);
+            };
+            if let Some(a) = &planned {
+                // Checked against the memories as they are in this write.
+                let held: Vec<changes::Held> = tx
+                    .bot_memories(d.bot)?
+                    .into_iter()
+                    .map(|m| changes::Held {
+                        subject: m.subject,
+                        body: m.body,
+                        enabled: m.enabled,
+                    })
+                    .collect();
+                for c in changes::plan(a, &held) {
+                    tx.apply_retrospective_change(
+                        id,
+                        d.bot,
+                        c.kind.as_str(),
+                        &c.subject,
+                        c.after.as_deref(),
+                        c.refused.as_deref(),
+                    )?;
+                }
+            }
+            Ok(true)
+        })?;
+        Ok(kept.then(|| run(state)))
+    }
+
+    /// A job's retrospectives, newest first (404 for an unknown job).
+    pub fn retrospectives(
+        &self,
+        plan: PlanId,
+    ) -> Result<Vec<troupe_store::RetrospectiveRecord>, CollabError> {
+        Ok(self.store().read(|tx| {
+            tx.plan(plan)?;
+            tx.retrospectives_of_plan(plan)
+        })?)
+    }
+
+    /// Undo one change of a retrospective, while it stands as written (409 once changed).
+    pub fn undo_retrospective_change(
+        &self,
+        change: i64,
+    ) -> Result<troupe_store::RetrospectiveChange, CollabError> {
+        Ok(self
+            .store()
+            .write(|tx| tx.undo_retrospective_change(change))?)
+    }
+}
