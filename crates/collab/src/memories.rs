@@ -160,6 +160,14 @@ impl ToolHandler for Forget {
     }
 }
 
+/// A store conflict under the code the API answers it with.
+pub(crate) fn coded(e: StoreError, code: &'static str) -> CollabError {
+    match e {
+        StoreError::Conflict(message) => CollabError::Conflict { code, message },
+        other => other.into(),
+    }
+}
+
 impl Collab {
     /// A Bot's memories (404 for an unknown Bot).
     pub fn bot_memories(&self, bot: BotId) -> Result<Vec<BotMemory>, CollabError> {
@@ -176,12 +184,14 @@ impl Collab {
         subject: &str,
         body: &str,
     ) -> Result<BotMemory, CollabError> {
-        Ok(self.store().write(|tx| {
-            tx.bot(bot)?;
-            // The person's words: no retrospective's mark stays on them.
-            tx.write_bot_memory(bot, subject, body, MemoryWriter::Bot)
-                .map(|(m, _)| m)
-        })?)
+        self.store()
+            .write(|tx| {
+                tx.bot(bot)?;
+                // The person's words: no retrospective's mark stays on them.
+                tx.write_bot_memory(bot, subject, body, MemoryWriter::Bot)
+                    .map(|(m, _)| m)
+            })
+            .map_err(|e| coded(e, "memory_off"))
     }
 
     /// The person's edit: new words, or the memory turned on or off.
@@ -197,9 +207,9 @@ impl Collab {
                 "nothing to change: give subject, body or enabled",
             ));
         }
-        Ok(self
-            .store()
-            .write(|tx| tx.edit_bot_memory(id, subject, body, enabled))?)
+        self.store()
+            .write(|tx| tx.edit_bot_memory(id, subject, body, enabled))
+            .map_err(|e| coded(e, "subject_taken"))
     }
 
     pub fn delete_bot_memory(&self, id: i64) -> Result<BotMemory, CollabError> {

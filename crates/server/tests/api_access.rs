@@ -300,6 +300,12 @@ async fn the_openapi_document_lists_every_route() {
         ("/v1/turns/{id}/model-problem", "put"),
         ("/v1/lessons", "get"),
         ("/v1/lessons/{id}", "patch"),
+        ("/v1/bots/{id}/memories", "get"),
+        ("/v1/bots/{id}/memories", "post"),
+        ("/v1/bot-memories/{id}", "patch"),
+        ("/v1/bot-memories/{id}", "delete"),
+        ("/v1/tasks/{id}/retrospectives", "get"),
+        ("/v1/retrospective-changes/{id}/undo", "post"),
     ]
     .into_iter()
     .map(|(p, m)| (p.to_string(), m.to_string()))

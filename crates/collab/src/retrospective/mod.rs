@@ -282,8 +282,8 @@ impl Collab {
         &self,
         change: i64,
     ) -> Result<troupe_store::RetrospectiveChange, CollabError> {
-        Ok(self
-            .store()
-            .write(|tx| tx.undo_retrospective_change(change))?)
+        self.store()
+            .write(|tx| tx.undo_retrospective_change(change))
+            .map_err(|e| crate::memories::coded(e, "not_undoable"))
     }
 }

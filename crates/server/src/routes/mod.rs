@@ -19,6 +19,7 @@ pub mod lattice;
 pub mod login_links;
 pub mod mcp;
 pub mod members;
+pub mod memories;
 pub mod messages;
 pub mod nodes;
 pub mod notes;
