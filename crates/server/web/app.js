@@ -66,6 +66,8 @@
     showError,
     renderSessions: () => renderSessions(),
     renderHeader: () => renderHeader(),
+    // Each Bot's "Memories" (bot_memories.js).
+    memories: window.troupeBotMemories({ el, api }),
   });
 
   // Stops (holds.js), created below; group.js tells it when members change.
@@ -119,6 +121,8 @@
         describe: (h) => hold.describe(h),
         holdsChanged: () => hold.reload(),
       }),
+      // Its Bots' look back once delivered, with Undo per change (job_retro.js).
+      window.troupeJobRetro({ el, state, api }),
     ],
   });
 

@@ -62,6 +62,7 @@ window.troupeBots = function (ctx) {
         const p = el("p", "bot-persona hint", bot.persona);
         li.appendChild(p);
       }
+      if (ctx.memories && !bot.scripted) li.appendChild(ctx.memories.section(bot));
       list.appendChild(li);
     }
     if (state.bots.size === 0) {

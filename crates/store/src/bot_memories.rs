@@ -23,6 +23,8 @@ pub struct BotMemory {
     pub retrospective_id: Option<i64>,
     pub created_at: i64,
     pub updated_at: i64,
+    /// The name of the job whose retrospective wrote it ("Written by the retrospective of …").
+    pub retrospective_of: Option<String>,
 }
 
 /// Who writes a memory.
@@ -34,8 +36,12 @@ pub enum MemoryWriter {
     Retrospective(i64),
 }
 
-const COLUMNS: &str =
-    "id, bot_id, subject, body, enabled, retrospective_id, created_at, updated_at";
+/// With the name of the job whose retrospective wrote it, for its mark.
+const SELECT: &str = "SELECT m.id, m.bot_id, m.subject, m.body, m.enabled, m.retrospective_id, \
+    m.created_at, m.updated_at, p.name
+    FROM bot_memories m
+    LEFT JOIN retrospectives r ON r.id = m.retrospective_id
+    LEFT JOIN plans p ON p.id = r.plan_id";
 
 fn row(r: &crate::db::Row) -> Result<BotMemory> {
     Ok(BotMemory {
@@ -47,6 +53,7 @@ fn row(r: &crate::db::Row) -> Result<BotMemory> {
         retrospective_id: r.get(5)?,
         created_at: r.get(6)?,
         updated_at: r.get(7)?,
+        retrospective_of: r.get(8)?,
     })
 }
 
@@ -58,19 +65,15 @@ impl Tx<'_> {
     /// A Bot's memories, oldest first.
     pub fn bot_memories(&self, bot: BotId) -> Result<Vec<BotMemory>> {
         self.query_all(
-            &format!("SELECT {COLUMNS} FROM bot_memories WHERE bot_id = ?1 ORDER BY id"),
+            &format!("{SELECT} WHERE m.bot_id = ?1 ORDER BY m.id"),
             args![bot.0],
             row,
         )
     }
 
     pub fn bot_memory(&self, id: i64) -> Result<BotMemory> {
-        self.query_opt(
-            &format!("SELECT {COLUMNS} FROM bot_memories WHERE id = ?1"),
-            args![id],
-            row,
-        )?
-        .ok_or_else(|| StoreError::not_found("memory", id))
+        self.query_opt(&format!("{SELECT} WHERE m.id = ?1"), args![id], row)?
+            .ok_or_else(|| StoreError::not_found("memory", id))
     }
 
     /// The Bot's memory with this subject, compared without case.

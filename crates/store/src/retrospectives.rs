@@ -153,13 +153,13 @@ impl Tx<'_> {
             |r| r.get(0),
         )?;
         if let Some(id) = id {
-            self.event(
-                "retrospective_recorded",
-                None,
-                None,
-                json!({"task_id": n.plan_id, "bot_id": n.bot_id, "retrospective_id": id,
-                       "state": n.state}),
-            )?;
+            // In the job's conversation, so the job's view hears it on its stream.
+            let payload = json!({"task_id": n.plan_id, "bot_id": n.bot_id,
+                                 "retrospective_id": id, "state": n.state});
+            match self.plan(n.plan_id)?.home_session_id {
+                Some(home) => self.session_event("retrospective_recorded", home, None, payload)?,
+                None => self.event("retrospective_recorded", None, None, payload)?,
+            }
         }
         Ok(id)
     }

@@ -46,6 +46,12 @@ const FILES: &[(&str, &str, &str)] = &[
     ("/job_turns.js", JS, include_str!("../../web/job_turns.js")),
     ("/job_holds.js", JS, include_str!("../../web/job_holds.js")),
     ("/job_state.js", JS, include_str!("../../web/job_state.js")),
+    ("/job_retro.js", JS, include_str!("../../web/job_retro.js")),
+    (
+        "/bot_memories.js",
+        JS,
+        include_str!("../../web/bot_memories.js"),
+    ),
     ("/edit.js", JS, include_str!("../../web/edit.js")),
     ("/line_flow.js", JS, include_str!("../../web/line_flow.js")),
     ("/ceiling.js", JS, include_str!("../../web/ceiling.js")),

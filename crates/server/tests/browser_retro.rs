@@ -1,0 +1,369 @@
+//! Real-browser test of a Bot's memories and a job's retrospective (digest 003-B §11), on an
+//! API served in-process with a manual clock (as `troupe serve --manual-clock`). The person
+//! adds a memory to Ada in the Bots panel; Ada's job, with a hand-over sent back, is delivered;
+//! the clock passes 30 minutes and a tick runs the retrospective. The page must show:
+//!
+//! - "Retrospective" in the job's view, arriving live: Ada looked back, the summary, why work
+//!   came back, and each change to her memories with before and now;
+//! - the rewritten memory marked "Written by the retrospective of “The report”" in the Bots
+//!   panel;
+//! - Undo on a change, after which the change says "undone", offers no Undo, and the memory it
+//!   wrote is gone.
+//!
+//! Needs Debian's `chromium` and `chromium-driver`; without them the test prints a notice and
+//! returns, unless `TROUPE_REQUIRE_BROWSER=1`:
+//!
+//! ```text
+//! cargo test -p troupe-server --test browser_retro
+//! ```
+//!
+//! Screenshot: `target/browser-retro.png`; on failure `target/browser-retro-failure.png`, with
+//! the page text printed.
+
+mod browser_support;
+
+use anyhow::{Result, bail};
+use browser_support::page::{SHORT, elements, fill, press, save_screenshot, wait_text};
+use browser_support::{ChromeDriver, chrome_path, chromedriver_path, connect, poll, target_dir};
+use fantoccini::Client;
+use serde_json::{Value, json};
+use std::sync::Arc;
+use troupe_collab::OpenPlan;
+use troupe_core::plan::RevisionCause;
+use troupe_core::submission::{ApprovedBy, SubmissionOrigin, SubmissionState};
+use troupe_core::{BotId, ManualClock, PlanId, SessionId};
+use troupe_engine::RoleTable;
+use troupe_engine::models::SecretSource;
+use troupe_server::AppState;
+use troupe_store::{NewQualityEvent, NewSubmission, QualityType, quality_cause};
+
+/// The API in-process on a loopback port, its clock moved only by the debug route.
+struct App {
+    base: String,
+    client: reqwest::Client,
+    state: AppState,
+    dir: tempfile::TempDir,
+    server: tokio::task::JoinHandle<()>,
+}
+
+impl Drop for App {
+    fn drop(&mut self) {
+        self.server.abort();
+    }
+}
+
+impl App {
+    async fn start() -> App {
+        let dir = tempfile::tempdir().unwrap();
+        let secrets: SecretSource = Arc::new(|name| std::env::var(name).ok());
+        let data = dir.path().join("data");
+        let now = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap()
+            .as_millis() as i64;
+        let boot = troupe_server::bootstrap::build_state(
+            &data,
+            troupe_server::bootstrap::BootOptions {
+                database: Some(troupe_store::testing::database_url_in(&data)),
+                manual_clock: Some(ManualClock::new(now)),
+                ..troupe_server::bootstrap::BootOptions::new(
+                    RoleTable::new(secrets.clone()),
+                    secrets,
+                )
+            },
+        )
+        .await
+        .unwrap();
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap();
+        let rule = troupe_server::hosts::HostRule::new(addr, &[]).unwrap();
+        let router = troupe_server::app(boot.state.clone(), rule);
+        let server = tokio::spawn(async move {
+            axum::serve(listener, router).await.unwrap();
+        });
+        App {
+            base: format!("http://{addr}"),
+            client: reqwest::Client::new(),
+            state: boot.state,
+            dir,
+            server,
+        }
+    }
+
+    fn url(&self, path: &str) -> String {
+        format!("{}{path}", self.base)
+    }
+
+    async fn send(
+        &self,
+        method: reqwest::Method,
+        path: &str,
+        body: Option<Value>,
+    ) -> Result<Value> {
+        let mut req = self.client.request(method, self.url(path));
+        if let Some(b) = body {
+            req = req.json(&b);
+        }
+        let r = req.send().await?;
+        let status = r.status().as_u16();
+        let v: Value = r.json().await.unwrap_or(Value::Null);
+        if !(200..300).contains(&status) {
+            bail!("{path}: {status} {v}");
+        }
+        Ok(v)
+    }
+}
+
+/// Ada answers every model call with this look back.
+fn lesson() -> Value {
+    json!({
+        "summary": "I handed the draft over before reading the brief again.",
+        "tripped_up": ["skipped the brief"],
+        "sent_back_because": ["off brief"],
+        "do_again": ["short sections"],
+        "verdicts": [],
+        "memories": [
+            {"subject": "Brief first", "body": "Read the brief again before handing over."},
+            {"subject": "Units", "body": "Every number gets its unit, checked before hand-over."}
+        ],
+        "forget": []
+    })
+}
+
+/// Ada, her direct, and her job "The report": a hand-over the person sent back, then one
+/// approved, and the job delivered now.
+async fn set_up(app: &App) -> Result<(BotId, SessionId, PlanId)> {
+    let script = json!({"steps": [{"text": lesson().to_string()}], "on_exhausted": "repeat_last"});
+    let path = app.dir.path().join("ada.json");
+    std::fs::write(&path, script.to_string())?;
+    let bot = app
+        .send(
+            reqwest::Method::POST,
+            "/v1/bots",
+            Some(
+                json!({"name": "Ada", "endpoint": {"kind": "scripted", "model": "s",
+                        "script": path.display().to_string()}}),
+            ),
+        )
+        .await?;
+    let ada = BotId(bot["id"].as_i64().unwrap());
+    let s = app
+        .send(
+            reqwest::Method::POST,
+            "/v1/sessions",
+            Some(json!({"kind": "direct", "bot_ids": [ada.0]})),
+        )
+        .await?;
+    let home = SessionId(s["id"].as_i64().unwrap());
+    let collab = &app.state.collab;
+    let plan = collab
+        .open_plan(OpenPlan {
+            home_session_id: home,
+            opening_line_id: None,
+            title: Some("The report".into()),
+            cause: RevisionCause::User,
+        })?
+        .id;
+    app.send(
+        reqwest::Method::POST,
+        &format!("/v1/tasks/{}/tickets", plan.0),
+        Some(json!({"title": "Draft", "owner_bot_id": ada.0})),
+    )
+    .await?;
+    collab.store().write(|tx| {
+        let ticket = tx.tickets_of_plan(plan)?[0].id;
+        for state in [SubmissionState::Rework, SubmissionState::Approved] {
+            let s = tx.create_submission(&NewSubmission {
+                ticket_id: ticket,
+                origin: SubmissionOrigin::Answer,
+                producer_bot_id: Some(ada),
+                run_id: None,
+                work_item_id: None,
+                content: Some("The draft.".into()),
+                note: String::new(),
+                claims: Vec::new(),
+                files: Vec::new(),
+                parts: Vec::new(),
+            })?;
+            if state == SubmissionState::Approved {
+                tx.approve_submission(s.id, ApprovedBy::NoReviewer, None, None)?;
+            } else {
+                tx.set_submission_state(s.id, state)?;
+            }
+        }
+        tx.quality_event(
+            NewQualityEvent::new(QualityType::Execution, quality_cause::USER_SENT_BACK)
+                .bot(Some(ada))
+                .plan(plan)
+                .ticket(ticket),
+        )?;
+        tx.set_plan_delivered(plan, true)?;
+        Ok(())
+    })?;
+    Ok((ada, home, plan))
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn retrospective_and_memories_on_the_page() {
+    let (driver_path, chrome) = (chromedriver_path(), chrome_path());
+    if !driver_path.exists() || !chrome.exists() {
+        let msg = format!(
+            "{} or {} not found: install chromium and chromium-driver (or set CHROMEDRIVER, CHROME_BIN)",
+            driver_path.display(),
+            chrome.display()
+        );
+        if std::env::var_os("TROUPE_REQUIRE_BROWSER").is_some() {
+            panic!("{msg}");
+        }
+        eprintln!("SKIPPED browser test: {msg}");
+        return;
+    }
+    let app = App::start().await;
+    let setup = set_up(&app).await.expect("set up");
+    let profile = app.dir.path().join("chrome-profile");
+    std::fs::create_dir_all(&profile).expect("profile dir");
+    let driver = ChromeDriver::start(&driver_path)
+        .await
+        .expect("start chromedriver");
+    let client = connect(&driver, &profile)
+        .await
+        .expect("open a chromium session");
+    let result = scenario(&client, &app, setup).await;
+    if let Err(err) = &result {
+        let diag = diagnostics(&client).await;
+        let _ = client.clone().close().await;
+        panic!(
+            "{err:#}\n{diag}\n--- chromedriver ---\n{}",
+            driver.process.log_text()
+        );
+    }
+    let _ = client.close().await;
+}
+
+async fn scenario(
+    c: &Client,
+    app: &App,
+    (ada, home, plan): (BotId, SessionId, PlanId),
+) -> Result<()> {
+    c.goto(&app.url(&format!("/#session={}", home.0))).await?;
+    let fold = format!(".bot-memories[data-bot-id=\"{}\"]", ada.0);
+
+    // The person gives Ada a memory in the Bots panel.
+    press(c, "#bots-details > summary").await?;
+    press(c, &format!("{fold} > summary")).await?;
+    wait_text(c, &format!("{fold} .bot-memory-list"), "No memories yet.").await?;
+    fill(c, &format!("{fold} .bot-memory-new-subject"), "Units").await?;
+    fill(
+        c,
+        &format!("{fold} .bot-memory-new-body"),
+        "Give every number its unit.",
+    )
+    .await?;
+    press(c, &format!("{fold} .bot-memory-add-button")).await?;
+    wait_text(
+        c,
+        &format!("{fold} .bot-memory"),
+        "Give every number its unit.",
+    )
+    .await?;
+    wait_text(c, &format!("{fold} > summary"), "Memories (1 of 20 on)").await?;
+
+    // The job's view, before the job has been quiet half an hour: no retrospective.
+    press(c, "#work-toggle").await?;
+    press(
+        c,
+        &format!("#jobs-list .job-open[data-plan-id=\"{}\"]", plan.0),
+    )
+    .await?;
+    wait_text(c, "#job-view", "The report").await?;
+    if elements(c, "#job-retro").await?.iter().any(|e| e.visible) {
+        bail!("a retrospective shows before any ran");
+    }
+
+    // Half an hour on, one tick: the section arrives over the job's live events.
+    app.send(
+        reqwest::Method::POST,
+        "/v1/debug/clock",
+        Some(json!({"advance_ms": 31 * 60_000})),
+    )
+    .await?;
+    let report = app
+        .send(reqwest::Method::POST, "/v1/debug/tick", Some(json!({})))
+        .await?;
+    let item = "#job-retro .job-retro-item[data-state=\"done\"]";
+    wait_text(c, item, "Ada looked back")
+        .await
+        .map_err(|e| anyhow::anyhow!("{e:#}; the tick said {report}"))?;
+    wait_text(
+        c,
+        item,
+        "I handed the draft over before reading the brief again.",
+    )
+    .await?;
+    wait_text(c, item, "off brief").await?;
+    wait_text(c, item, "New memory “Brief first”").await?;
+    wait_text(c, item, "Rewrote “Units”").await?;
+    save_screenshot(c, "browser-retro.png").await?;
+
+    // The rewritten memory carries the retrospective's mark in the Bots panel.
+    press(c, &format!("{fold} > summary")).await?;
+    press(c, &format!("{fold} > summary")).await?;
+    wait_text(
+        c,
+        &format!("{fold} .bot-memory-mark"),
+        "Written by the retrospective of “The report”",
+    )
+    .await?;
+
+    // Undo the new memory: the change says undone, offers no Undo, and the memory is gone.
+    press(
+        c,
+        "#job-retro .job-retro-undo[aria-label=\"Undo: New memory Brief first\"]",
+    )
+    .await?;
+    wait_text(c, item, "“Brief first” · undone").await?;
+    poll("the Undo button gone", SHORT, || async {
+        let left = elements(
+            c,
+            "#job-retro .job-retro-undo[aria-label=\"Undo: New memory Brief first\"]",
+        )
+        .await?;
+        Ok(left.is_empty().then_some(()))
+    })
+    .await?;
+    let memories = app
+        .send(
+            reqwest::Method::GET,
+            &format!("/v1/bots/{}/memories", ada.0),
+            None,
+        )
+        .await?;
+    let subjects: Vec<&str> = memories
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m["subject"].as_str().unwrap_or_default())
+        .collect();
+    if subjects != ["Units"] {
+        bail!("after Undo the memories are {subjects:?}");
+    }
+    Ok(())
+}
+
+/// A screenshot (`target/browser-retro-failure.png`) and the page text.
+async fn diagnostics(c: &Client) -> String {
+    let mut out = String::new();
+    if let Ok(png) = c.screenshot().await {
+        let path = target_dir().join("browser-retro-failure.png");
+        if std::fs::write(&path, png).is_ok() {
+            out.push_str(&format!("failure screenshot: {}\n", path.display()));
+        }
+    }
+    if let Ok(text) = c.execute("return document.body.innerText;", vec![]).await {
+        out.push_str(&format!(
+            "--- page text ---\n{}\n",
+            text.as_str().unwrap_or_default()
+        ));
+    }
+    out
+}
