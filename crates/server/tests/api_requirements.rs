@@ -186,7 +186,11 @@ async fn api_engine_steps_and_a_sessions_engine() {
     let steps = app.get("/v1/settings/engine-steps").await.expect(200);
     assert_eq!(
         steps,
-        json!({"coding": {"scribe": false}, "general": {"scribe": false}, "video": {"scribe": true}})
+        json!({
+            "coding": {"retrospective": true, "scribe": false},
+            "general": {"retrospective": true, "scribe": false},
+            "video": {"retrospective": true, "scribe": true}
+        })
     );
     let steps = app
         .put(
