@@ -38,7 +38,10 @@ fn lesson() -> serde_json::Value {
         "tripped_up": ["handed over without counting words"],
         "sent_back_because": ["too long"],
         "do_again": ["short sections"],
-        "verdicts": [],
+        "verdicts": [
+            {"conclusion": "Too long", "verdict": "happened_again"},
+            {"conclusion": "never concluded", "verdict": "still_holds"}
+        ],
         "memories": [
             {"subject": "Length first", "body": "Count the words against the brief before handing over."},
             {"subject": "Everything", "body": "x".repeat(200)}
@@ -183,6 +186,7 @@ async fn s_rs1_after_thirty_quiet_minutes_the_bot_sent_back_looks_back_and_the_c
         ]
     );
     assert_eq!(ada.sent_back_because, ["too long"]);
+    assert_eq!(ada.verdicts, json!([]), "no earlier conclusion to judge");
     // S-RS2: the over-long memory is refused with its reason; the other is written.
     let refused: Vec<_> = ada.changes.iter().map(|c| c.refused.is_some()).collect();
     assert_eq!(refused, [false, true], "{:?}", ada.changes);
@@ -249,6 +253,11 @@ async fn s_rs4_a_reopened_job_waits_for_its_next_delivery_which_covers_only_what
         .find(|r| r.bot_id == j.ada && r.id != first.id)
         .unwrap();
     assert_eq!(second.since_at, Some(first.at));
+    assert_eq!(
+        second.verdicts,
+        json!([{"conclusion": "Too long", "verdict": "happened_again"}]),
+        "a verdict only on what an earlier look back concluded"
+    );
     assert_eq!(
         second.went_wrong,
         ["a complaint sent approved work back for rework"],

@@ -18,6 +18,9 @@ pub fn subject(raw: &str) -> Result<String, String> {
     if s.contains(['\n', '\r']) {
         return Err("subject must be one line".into());
     }
+    if !s.chars().any(char::is_alphanumeric) {
+        return Err("subject says nothing (no letter or digit)".into());
+    }
     let n = s.chars().count();
     if n > SUBJECT_MAX {
         return Err(format!("subject is {n} characters; at most {SUBJECT_MAX}"));
@@ -30,6 +33,9 @@ pub fn body(raw: &str) -> Result<String, String> {
     let b = raw.trim();
     if b.is_empty() {
         return Err("body is empty".into());
+    }
+    if !b.chars().any(char::is_alphanumeric) {
+        return Err("body says nothing (no letter or digit)".into());
     }
     let n = b.chars().count();
     if n > BODY_MAX {
@@ -60,6 +66,8 @@ mod tests {
         assert_eq!(subject("  Renders ").unwrap(), "Renders");
         assert!(subject(" ").unwrap_err().contains("empty"));
         assert!(subject("a\nb").unwrap_err().contains("one line"));
+        assert!(subject("…").unwrap_err().contains("says nothing"));
+        assert!(body("...").unwrap_err().contains("says nothing"));
         assert!(subject(&"é".repeat(40)).is_ok(), "characters, not bytes");
         assert!(
             subject(&"x".repeat(41))

@@ -220,7 +220,15 @@ impl Collab {
                         rec.error = Some(format!("nothing written: {e}"));
                         None
                     }
-                    Ok(a) => {
+                    Ok(mut a) => {
+                        // A verdict is on a conclusion an earlier look back drew, or none.
+                        let earlier: Vec<String> = input
+                            .earlier
+                            .iter()
+                            .flat_map(|e| e.conclusions.iter().map(|c| c.to_lowercase()))
+                            .collect();
+                        a.verdicts
+                            .retain(|v| earlier.contains(&v.conclusion.trim().to_lowercase()));
                         rec.state = "done";
                         rec.summary = Some(a.summary.clone());
                         rec.lists = json!({

@@ -39,6 +39,9 @@ pub struct Answer {
 fn strings(v: &Value, key: &str) -> Result<Vec<String>, String> {
     match v.get(key) {
         None | Some(Value::Null) => Ok(Vec::new()),
+        // A lone string where a list was asked for is a list of one (small models write so).
+        Some(Value::String(x)) if !x.trim().is_empty() => Ok(vec![x.trim().to_string()]),
+        Some(Value::String(_)) => Ok(Vec::new()),
         Some(Value::Array(a)) => {
             let mut out = Vec::new();
             for x in a {
@@ -158,5 +161,18 @@ mod tests {
                 .contains("still_holds")
         );
         assert!(parse(r#"{"summary": "s", "memories": [{"subject": "x"}]}"#).is_err());
+        assert!(parse(r#"{"summary": "s", "forget": 3}"#).is_err());
+    }
+
+    #[test]
+    fn a_lone_string_where_a_list_is_asked_for_is_a_list_of_one() {
+        let a = parse(
+            r#"{"summary": "s", "forget": "Old", "tripped_up": "",
+                "memories": [{"subject": "A", "body": "B", "merges": "C"}]}"#,
+        )
+        .unwrap();
+        assert_eq!(a.forget, ["Old"]);
+        assert!(a.tripped_up.is_empty());
+        assert_eq!(a.memories[0].merges, ["C"]);
     }
 }

@@ -156,9 +156,10 @@ pub fn prompt(i: &Input) -> String {
          \"do_again\": what worked and you will do again (at most 5),\n \
          \"verdicts\": for each earlier conclusion this job tested, {\"conclusion\": its words, \
          \"verdict\": \"still_holds\" | \"happened_again\" | \"no_longer_holds\"},\n \
-         \"memories\": at most 3 of {\"subject\": at most 40 characters, \"body\": at most 160 \
-         characters, \"merges\": subjects of memories folded into this one} — a subject you \
-         have already is rewritten,\n \
+         \"memories\": at most 3 of {\"subject\": two to five words, \"body\": one short \
+         sentence, \"merges\": [subjects of your memories folded into this one]} — a subject \
+         you have already is rewritten; a subject over 40 characters or a body over 160 is \
+         refused,\n \
          \"forget\": subjects of at most 3 memories that are wrong or no longer hold}\n\
          Write ways of working, not what happened: never copy the list of what went wrong or \
          the requirements into a memory. Do not judge the model you run on.\n",
