@@ -11,6 +11,12 @@ window.troupeJobRetro = function (ctx) {
   const { el, state, api } = ctx;
   const enc = encodeURIComponent;
 
+  const VERDICT = {
+    still_holds: "still holds",
+    happened_again: "happened again",
+    no_longer_holds: "no longer holds",
+  };
+
   const view = { planId: null, items: [], gen: 0 };
   let box = null;
   let list = null;
@@ -129,6 +135,10 @@ window.troupeJobRetro = function (ctx) {
         bullets("Tripped up", r.tripped_up),
         bullets("Sent back because", r.sent_back_because),
         bullets("Do again", r.do_again),
+        bullets(
+          "Earlier conclusions",
+          (r.verdicts || []).map((v) => v.conclusion + " — " + (VERDICT[v.verdict] || v.verdict))
+        ),
       ]) {
         if (part) card.appendChild(part);
       }
