@@ -37,6 +37,7 @@ mod projection;
 pub mod quality;
 mod quotes;
 mod reader;
+pub mod reflection;
 mod repeated_replies;
 pub mod retrospective;
 mod reviews;
@@ -114,6 +115,7 @@ pub fn extend_with(
         .context(Arc::new(checks::ChecksSituation))
         .context(Arc::new(ledger::RequirementsSituation))
         .context(Arc::new(memories::MemoriesSituation))
+        .context(Arc::new(reflection::ChecklistSituation))
         .admission(Arc::new(holds::HoldAdmission))
         .admission(Arc::new(Membership))
         .admission(Arc::new(WorkSlots))

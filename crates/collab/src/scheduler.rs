@@ -36,7 +36,7 @@ pub struct TickReport {
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct TickFailure {
-    /// `supervisor`, `check_backs`, `external_jobs` or `retrospectives`.
+    /// `supervisor`, `check_backs`, `external_jobs`, `retrospectives` or `reflections`.
     pub part: &'static str,
     pub error: String,
 }
@@ -134,6 +134,18 @@ impl Collab {
                 .get_or_insert_with(|| serde_json::Value::Object(Default::default()));
             if let serde_json::Value::Object(m) = m {
                 m.insert("retrospectives".into(), serde_json::json!(runs));
+            }
+        }
+        // §10.2: overturned approvals and ceilings get the Bot's reflection.
+        let reflected = self.run_due_reflections().await;
+        if let Some(runs) = report.take("reflections", reflected)
+            && !runs.is_empty()
+        {
+            let m = report
+                .supervisor
+                .get_or_insert_with(|| serde_json::Value::Object(Default::default()));
+            if let serde_json::Value::Object(m) = m {
+                m.insert("reflections".into(), serde_json::json!(runs));
             }
         }
         report

@@ -6,7 +6,7 @@ use crate::thread::EndpointSpec;
 use serde::{Deserialize, Serialize};
 
 /// The model roles a person can point at an endpoint.
-pub const ROLES: [&str; 7] = [
+pub const ROLES: [&str; 8] = [
     "default",
     "reading",
     "scribe",
@@ -14,6 +14,7 @@ pub const ROLES: [&str; 7] = [
     "review",
     "picture_judge",
     "retrospective",
+    "reflection",
 ];
 
 pub fn validate_role(role: &str) -> Result<(), String> {

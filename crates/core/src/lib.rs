@@ -40,6 +40,7 @@ pub mod plan_name;
 pub mod quality;
 pub mod quote;
 pub mod reading;
+pub mod reflection;
 pub mod repeat;
 pub mod repeated_reply;
 pub mod requirement;

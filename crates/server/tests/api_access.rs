@@ -306,6 +306,10 @@ async fn the_openapi_document_lists_every_route() {
         ("/v1/bot-memories/{id}", "delete"),
         ("/v1/tasks/{id}/retrospectives", "get"),
         ("/v1/retrospective-changes/{id}/undo", "post"),
+        ("/v1/tasks/{id}/reflections", "get"),
+        ("/v1/reflections/{id}/answer", "post"),
+        ("/v1/checklist-items", "get"),
+        ("/v1/checklist-items/{id}", "patch"),
     ]
     .into_iter()
     .map(|(p, m)| (p.to_string(), m.to_string()))

@@ -187,9 +187,9 @@ async fn api_engine_steps_and_a_sessions_engine() {
     assert_eq!(
         steps,
         json!({
-            "coding": {"retrospective": true, "scribe": false},
-            "general": {"retrospective": true, "scribe": false},
-            "video": {"retrospective": true, "scribe": true}
+            "coding": {"reflection": true, "retrospective": true, "scribe": false},
+            "general": {"reflection": false, "retrospective": true, "scribe": false},
+            "video": {"reflection": true, "retrospective": true, "scribe": true}
         })
     );
     let steps = app

@@ -48,6 +48,7 @@ mod quality;
 mod quality_report;
 mod quotes;
 mod records;
+mod reflections;
 mod replacement_cards;
 mod requirements;
 mod retrospectives;
@@ -122,6 +123,7 @@ pub use quality::{
 pub use quality_report::{ModelPrice, QualityReport, QualityReportRow};
 pub use quotes::{LineVersion, NewQuote, QuoteFiling, UserQuote};
 pub use records::{CommandRecord, ModelCallRecord, RefusalRecord, ToolCallRecord};
+pub use reflections::{ChecklistItem, NewReflection, ReflectionRecord};
 pub use replacement_cards::{NewReplacementCard, ReplacementCard};
 pub use requirements::{NewRequirement, RequirementChange, RequirementRecord};
 pub use retrospectives::{NewRetrospective, RetrospectiveChange, RetrospectiveRecord};

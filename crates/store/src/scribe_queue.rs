@@ -9,7 +9,7 @@ use troupe_core::{PlanId, SessionId, SessionMessageId};
 /// The engines a conversation can run.
 pub const ENGINES: &[&str] = &["video", "general", "coding"];
 /// The steps an engine can switch.
-pub const ENGINE_STEPS: &[&str] = &["scribe", "retrospective"];
+pub const ENGINE_STEPS: &[&str] = &["scribe", "retrospective", "reflection"];
 
 /// One queued line.
 #[derive(Clone, Debug, PartialEq)]

@@ -27,7 +27,11 @@ pub(super) fn scope_name(
 /// §5.8: where the user last spoke about the job — a group, or their direct with the Bot whose
 /// work it is, never a direct with another Bot; archived conversations skipped; else the job's
 /// own conversation.
-fn place(tx: &Tx<'_>, plan: PlanId, bot: Option<BotId>) -> Result<Option<SessionId>, StoreError> {
+pub(crate) fn place(
+    tx: &Tx<'_>,
+    plan: PlanId,
+    bot: Option<BotId>,
+) -> Result<Option<SessionId>, StoreError> {
     let home = tx.plan(plan)?.home_session_id;
     for s in tx.sessions_user_spoke_about(plan)? {
         let session = tx.session(s)?;

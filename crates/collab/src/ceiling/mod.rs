@@ -7,7 +7,7 @@
 //! (`answer`).
 
 mod answer;
-mod card;
+pub(crate) mod card;
 
 pub use answer::CeilingAnswer;
 

@@ -42,7 +42,11 @@ pub struct RetrospectiveRun {
 }
 
 /// Whether a stop in force covers the job or the Bot's work on it.
-fn stopped(tx: &Tx<'_>, plan: &PlanRecord, bot: BotId) -> Result<bool, troupe_store::StoreError> {
+pub(crate) fn stopped(
+    tx: &Tx<'_>,
+    plan: &PlanRecord,
+    bot: BotId,
+) -> Result<bool, troupe_store::StoreError> {
     Ok(tx.holds_in_force()?.iter().any(|h| match &h.scope {
         HoldScope::Everything => true,
         HoldScope::Plan { plan_id } => *plan_id == plan.id,

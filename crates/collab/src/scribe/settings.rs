@@ -39,7 +39,7 @@ impl Collab {
             }
             if let Some(step) = steps.keys().find(|s| !ENGINE_STEPS.contains(&s.as_str())) {
                 return Err(CollabError::invalid(format!(
-                    "{engine}.{step}: not a switchable step (scribe, retrospective)"
+                    "{engine}.{step}: not a switchable step (scribe, retrospective, reflection)"
                 )));
             }
         }

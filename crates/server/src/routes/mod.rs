@@ -27,6 +27,7 @@ pub mod notifications;
 pub mod permissions;
 pub mod plans;
 pub mod quality;
+pub mod reflections;
 pub mod requirements;
 pub mod roles;
 pub mod sessions;

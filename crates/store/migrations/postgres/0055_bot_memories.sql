@@ -69,11 +69,3 @@ CREATE TABLE retrospective_changes (
     CHECK (refused IS NULL OR undone_at IS NULL)
 );
 CREATE INDEX retrospective_changes_of ON retrospective_changes(retrospective_id);
-
--- The retrospective is a switchable engine step, on in all three engines (ADR 0085).
-ALTER TABLE engine_steps DROP CONSTRAINT engine_steps_step_check;
-ALTER TABLE engine_steps ADD CONSTRAINT engine_steps_step_check
-    CHECK (step IN ('scribe', 'retrospective'));
-INSERT INTO engine_steps (engine, step, enabled, updated_at) VALUES
-    ('video', 'retrospective', 1, 0), ('general', 'retrospective', 1, 0),
-    ('coding', 'retrospective', 1, 0);

@@ -69,18 +69,3 @@ CREATE TABLE retrospective_changes (
     CHECK (refused IS NULL OR undone_at IS NULL)
 );
 CREATE INDEX retrospective_changes_of ON retrospective_changes(retrospective_id);
-
--- The retrospective is a switchable engine step, on in all three engines (ADR 0085).
-CREATE TABLE engine_steps_next (
-    engine     TEXT    NOT NULL CHECK (engine IN ('video', 'general', 'coding')),
-    step       TEXT    NOT NULL CHECK (step IN ('scribe', 'retrospective')),
-    enabled    INTEGER NOT NULL CHECK (enabled IN (0, 1)),
-    updated_at INTEGER NOT NULL,
-    PRIMARY KEY (engine, step)
-);
-INSERT INTO engine_steps_next SELECT engine, step, enabled, updated_at FROM engine_steps;
-DROP TABLE engine_steps;
-ALTER TABLE engine_steps_next RENAME TO engine_steps;
-INSERT INTO engine_steps (engine, step, enabled, updated_at) VALUES
-    ('video', 'retrospective', 1, 0), ('general', 'retrospective', 1, 0),
-    ('coding', 'retrospective', 1, 0);
