@@ -83,6 +83,20 @@ async fn an_overturned_approvals_proposal_adopted_over_http_and_its_item_retired
     app.post(&path, json!({"adopt": false}))
         .await
         .expect_error(409, "answered");
+    // Its card's buttons are the same answer: pressed again, it is closed.
+    let card = format!("/v1/messages/{}/control", r["message_id"]);
+    app.post(&card, json!({"action": "maybe"}))
+        .await
+        .expect_error(422, "invalid");
+    app.post(&card, json!({"action": "no"}))
+        .await
+        .expect_error(409, "card_closed");
+    let line = app
+        .get(&format!("/v1/messages/{}", r["message_id"]))
+        .await
+        .expect(200);
+    assert_eq!(line["control"]["answer"], "adopted");
+    assert_eq!(line["control"]["offer"], json!([]));
 
     let items = app
         .get(&format!("/v1/checklist-items?bot_id={ben}"))

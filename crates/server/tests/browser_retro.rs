@@ -8,7 +8,10 @@
 //! - the rewritten memory marked "Written by the retrospective of “The report”" in the Bots
 //!   panel;
 //! - Undo on a change, after which the change says "undone", offers no Undo, and the memory it
-//!   wrote is gone.
+//!   wrote is gone;
+//! - (a second test) a reflection's proposal card (§10.2) in the conversation with Adopt and
+//!   No; Adopt answers it, and the Lessons page lists the adopted item, which
+//!   Turn off retires.
 //!
 //! Needs Debian's `chromium` and `chromium-driver`; without them the test prints a notice and
 //! returns, unless `TROUPE_REQUIRE_BROWSER=1`:
@@ -346,6 +349,148 @@ async fn scenario(
         .collect();
     if subjects != ["Units"] {
         bail!("after Undo the memories are {subjects:?}");
+    }
+    Ok(())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_reflections_card_adopted_on_the_page() {
+    let (driver_path, chrome) = (chromedriver_path(), chrome_path());
+    if !driver_path.exists() || !chrome.exists() {
+        if std::env::var_os("TROUPE_REQUIRE_BROWSER").is_some() {
+            panic!(
+                "{} or {} not found",
+                driver_path.display(),
+                chrome.display()
+            );
+        }
+        eprintln!("SKIPPED browser test: chromium or chromium-driver not found");
+        return;
+    }
+    let app = App::start().await;
+    let profile = app.dir.path().join("chrome-profile");
+    std::fs::create_dir_all(&profile).expect("profile dir");
+    let driver = ChromeDriver::start(&driver_path)
+        .await
+        .expect("start chromedriver");
+    let client = connect(&driver, &profile)
+        .await
+        .expect("open a chromium session");
+    let result = reflection_scenario(&client, &app).await;
+    if let Err(err) = &result {
+        let diag = diagnostics(&client).await;
+        let _ = client.clone().close().await;
+        panic!(
+            "{err:#}\n{diag}\n--- chromedriver ---\n{}",
+            driver.process.log_text()
+        );
+    }
+    let _ = client.close().await;
+}
+
+async fn reflection_scenario(c: &Client, app: &App) -> Result<()> {
+    let proposal = json!({"proposal": "checklist", "when": "before_reviewing",
+                          "text": "Open every file handed over before approving."});
+    let script = json!({"steps": [{"text": proposal.to_string()}], "on_exhausted": "repeat_last"});
+    let path = app.dir.path().join("ben.json");
+    std::fs::write(&path, script.to_string())?;
+    let bot = app
+        .send(
+            reqwest::Method::POST,
+            "/v1/bots",
+            Some(
+                json!({"name": "Ben", "endpoint": {"kind": "scripted", "model": "s",
+                        "script": path.display().to_string()}}),
+            ),
+        )
+        .await?;
+    let ben = BotId(bot["id"].as_i64().unwrap());
+    let s = app
+        .send(
+            reqwest::Method::POST,
+            "/v1/sessions",
+            Some(json!({"kind": "direct", "bot_ids": [ben.0]})),
+        )
+        .await?;
+    let home = SessionId(s["id"].as_i64().unwrap());
+    app.send(
+        reqwest::Method::PUT,
+        "/v1/settings/engine-steps",
+        Some(json!({"general": {"reflection": true}})),
+    )
+    .await?;
+    let collab = &app.state.collab;
+    let plan = collab
+        .open_plan(OpenPlan {
+            home_session_id: home,
+            opening_line_id: None,
+            title: Some("The report".into()),
+            cause: RevisionCause::User,
+        })?
+        .id;
+    let t = app
+        .send(
+            reqwest::Method::POST,
+            &format!("/v1/tasks/{}/tickets", plan.0),
+            Some(json!({"title": "Draft"})),
+        )
+        .await?;
+    let ticket = troupe_core::TicketId(t["id"].as_i64().unwrap());
+    c.goto(&app.url(&format!("/#session={}", home.0))).await?;
+    collab.store().write(|tx| {
+        tx.quality_event(
+            NewQualityEvent::new(QualityType::ReviewMiss, quality_cause::REVIEW_MISS)
+                .bot(Some(ben))
+                .plan(plan)
+                .ticket(ticket),
+        )
+    })?;
+    app.send(reqwest::Method::POST, "/v1/debug/tick", Some(json!({})))
+        .await?;
+
+    let card = ".ceiling[data-card=\"reflection\"]";
+    wait_text(
+        c,
+        card,
+        "Ben proposes a checklist item for itself, read before reviewing",
+    )
+    .await?;
+    wait_text(
+        c,
+        &format!("{card} .ceiling-action[data-action=\"adopt\"]"),
+        "Adopt",
+    )
+    .await?;
+    wait_text(
+        c,
+        &format!("{card} .ceiling-action[data-action=\"no\"]"),
+        "No",
+    )
+    .await?;
+    press(c, &format!("{card} .ceiling-action[data-action=\"adopt\"]")).await?;
+    wait_text(c, &format!("{card} .ceiling-chosen"), "You chose: Adopt").await?;
+
+    // The Lessons page lists the item; Turn off retires it.
+    press(c, ".page-open[data-page=\"lessons\"]").await?;
+    let row = "tr.checklist-row";
+    wait_text(c, row, "Open every file handed over before approving.").await?;
+    wait_text(c, row, "before reviewing").await?;
+    press(c, &format!("{row} .checklist-toggle")).await?;
+    wait_text(
+        c,
+        &format!("{row}[data-enabled=\"false\"] .checklist-toggle"),
+        "Turn on",
+    )
+    .await?;
+    let items = app
+        .send(
+            reqwest::Method::GET,
+            &format!("/v1/checklist-items?bot_id={}", ben.0),
+            None,
+        )
+        .await?;
+    if items[0]["enabled"] != json!(false) {
+        bail!("the item is still on: {items}");
     }
     Ok(())
 }

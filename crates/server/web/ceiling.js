@@ -6,7 +6,8 @@
 // another way (its `closed`, or a press answered 409 `card_closed`) has no buttons and says
 // why. The replacement card of checks from the user's words (C §16 CW-18,
 // `{kind: "replacement"}`) is drawn the same way with its own buttons; its "Change" puts the
-// answer's `prefill` in the composer. app.js calls decorate on every line it draws.
+// answer's `prefill` in the composer; so is a reflection's proposal (`{kind: "reflection"}`,
+// B §10.2) with Adopt and No. app.js calls decorate on every line it draws.
 "use strict";
 
 window.troupeCeiling = function (ctx) {
@@ -25,8 +26,10 @@ window.troupeCeiling = function (ctx) {
       change: "Change",
       keep_old: "Keep the old one",
     },
+    // A reflection's proposal (B §10.2): answered `adopted` or `declined`.
+    reflection: { adopt: "Adopt", no: "No", adopted: "Adopt", declined: "No" },
   };
-  const SECONDARY = new Set(["carry_on", "keep_old"]);
+  const SECONDARY = new Set(["carry_on", "keep_old", "no"]);
   const SHUT = { withdrawn: "Withdrawn: the new number no longer stands.", reposted: "Asked again below." };
   // Why a card took no press, by line id, kept through redraws.
   const closed = new Map();
@@ -113,6 +116,17 @@ window.troupeCeiling = function (ctx) {
   }
 
   function listen(es, live) {
+    es.addEventListener("reflection_proposed", (e) => {
+      if (!live()) return;
+      try {
+        const id = JSON.parse(e.data).payload.message_id;
+        api("GET", "/v1/messages/" + enc(id))
+          .then((m) => m.control && upsertMessage(m))
+          .catch(() => {});
+      } catch (err) {
+        /* not an event of this shape */
+      }
+    });
     es.addEventListener("ceiling_reached", () => {
       if (!live()) return;
       for (const id of bare.splice(0)) {

@@ -76,7 +76,7 @@ window.troupeQuality = function (ctx) {
   function follow() {
     if (es) return;
     es = window.troupeHttp.globalEvents();
-    for (const kind of ["quality_event", "lesson_learned", "lesson_changed"]) {
+    for (const kind of ["quality_event", "lesson_learned", "lesson_changed", "reflection_answered"]) {
       es.addEventListener(kind, () => showing && load());
     }
   }
@@ -237,7 +237,49 @@ window.troupeQuality = function (ctx) {
     }
     box.appendChild(t);
     if (!(list || []).length) box.appendChild(el("p", "hint", "No lessons: no search has timed out."));
+    await checklist(box);
     return box;
+  }
+
+  // Checklist items adopted from a reflection's proposal (B §10.2): read in their Bot's
+  // situation while on; Turn off retires one, Turn on restores it.
+  async function checklist(box) {
+    const items = await api("GET", "/v1/checklist-items");
+    box.appendChild(head("Checklist items", "Lessons a Bot proposed after an overturned approval or a part that kept failing, and you adopted. Each is read in that Bot's situation while it is on."));
+    const [t, body] = table("checklist", ["Bot", "Read", "Item", ""]);
+    for (const i of items || []) {
+      const tr = el("tr", "checklist-row");
+      tr.dataset.id = i.id;
+      tr.dataset.enabled = String(i.enabled);
+      const bot = state.bots && state.bots.get(i.bot_id);
+      cells(tr, [bot ? bot.name : "Bot " + i.bot_id, i.when.replace(/_/g, " "), i.text]);
+      const td = el("td");
+      const b = el("button", "secondary checklist-toggle", i.enabled ? "Turn off" : "Turn on");
+      b.type = "button";
+      const err = el("p", "error checklist-error");
+      err.setAttribute("role", "alert");
+      err.hidden = true;
+      b.addEventListener("click", async () => {
+        b.disabled = true;
+        err.hidden = true;
+        try {
+          const saved = await api("PATCH", "/v1/checklist-items/" + enc(i.id), { enabled: !i.enabled });
+          i.enabled = saved.enabled;
+          tr.dataset.enabled = String(saved.enabled);
+          b.textContent = saved.enabled ? "Turn off" : "Turn on";
+        } catch (e) {
+          err.textContent = e.message;
+          err.hidden = false;
+        } finally {
+          b.disabled = false;
+        }
+      });
+      td.append(b, err);
+      tr.appendChild(td);
+      body.appendChild(tr);
+    }
+    box.appendChild(t);
+    if (!(items || []).length) box.appendChild(el("p", "hint", "No checklist items adopted yet."));
   }
 
   function bind() {

@@ -3,7 +3,7 @@
 //! nothing, failed or skipped — and the checklist items adopted from them.
 
 use crate::{Result, StoreError, Tx, args};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 use troupe_core::reflection::When;
 use troupe_core::{BotId, CheckId, PlanId, SessionMessageId, TicketId};
@@ -29,7 +29,7 @@ pub struct NewReflection {
 
 /// A recorded reflection.
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct ReflectionRecord {
     pub id: i64,
     #[cfg_attr(feature = "openapi", schema(value_type = i64))]

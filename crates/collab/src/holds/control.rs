@@ -35,6 +35,9 @@ pub struct ControlOutcome {
     /// A replacement card's answer (C §16 CW-18), when the line was one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub replacement: Option<crate::checks::replacement::ReplacementAnswer>,
+    /// A reflection's proposal answered (B §10.2: adopt or no), when the line was its card.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reflection: Option<troupe_store::ReflectionRecord>,
 }
 
 /// Whether a hold in force is within what the line named, for Continue's old rule: the same
@@ -66,6 +69,29 @@ impl Collab {
             let answer = self.answer_ceiling(&line, &req.action)?;
             return Ok(ControlOutcome {
                 ceiling: Some(answer),
+                ..ControlOutcome::default()
+            });
+        }
+        if let Some(c) = line.control.as_ref().filter(|c| c["kind"] == "reflection") {
+            let adopt = match req.action.as_str() {
+                "adopt" => true,
+                "no" => false,
+                other => {
+                    return Err(CollabError::invalid(format!(
+                        "action: '{other}' is not adopt or no"
+                    )));
+                }
+            };
+            let id = c["reflection_id"].as_i64().unwrap_or_default();
+            let answered = self.answer_reflection(id, adopt).map_err(|e| match e {
+                CollabError::Conflict { message, .. } => CollabError::Conflict {
+                    code: "card_closed",
+                    message,
+                },
+                other => other,
+            })?;
+            return Ok(ControlOutcome {
+                reflection: Some(answered),
                 ..ControlOutcome::default()
             });
         }

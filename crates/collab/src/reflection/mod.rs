@@ -364,5 +364,12 @@ fn post_card(
             "offer": ["adopt", "no"],
         }),
     )?;
-    tx.set_reflection_card(r.id, line.id)
+    tx.set_reflection_card(r.id, line.id)?;
+    // The line's own event carried no buttons: the page reads the card again on this one.
+    tx.session_event(
+        "reflection_proposed",
+        session,
+        None,
+        json!({"task_id": r.task_id, "reflection_id": r.id, "message_id": line.id}),
+    )
 }
