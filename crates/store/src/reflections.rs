@@ -107,15 +107,15 @@ fn item(r: &crate::db::Row) -> Result<ChecklistItem> {
     })
 }
 
+/// A quality event that calls for a reflection: `(event id, cause, bot, plan, ticket)`.
+pub type ReflectionCause = (i64, String, BotId, PlanId, TicketId);
+
 const ITEM_COLUMNS: &str = "id, bot_id, read_when, text, reflection_id, enabled, created_at";
 
 impl Tx<'_> {
     /// The overturned approvals and ceilings since `since` no reflection answers yet, oldest
     /// first: `(event id, cause, bot, plan, ticket)`.
-    pub fn reflection_causes_since(
-        &self,
-        since: i64,
-    ) -> Result<Vec<(i64, String, BotId, PlanId, TicketId)>> {
+    pub fn reflection_causes_since(&self, since: i64) -> Result<Vec<ReflectionCause>> {
         self.query_all(
             "SELECT q.id, q.cause, q.bot_id, q.plan_id, q.ticket_id FROM quality_events q
              WHERE q.cause IN ('review_miss', 'ceiling') AND q.at >= ?1
