@@ -3,6 +3,7 @@
 
 use std::time::Duration;
 use tokio_util::sync::CancellationToken;
+use troupe_core::conversation::Bot;
 use troupe_core::thread::AgentBinding;
 use troupe_engine::ModelResolver;
 use troupe_llm::{ChatMessage, ModelRequest, ModelResponse, Provider};
@@ -27,6 +28,51 @@ pub(crate) async fn call_text(
     )
     .await
     .map(|resp| (resp.text, model))
+}
+
+/// Where a Bot's own look back runs (the retrospective, the reflection): on `role` when one
+/// is set, else on the Bot's own endpoint.
+pub(crate) fn role_or_own(
+    roles: &crate::roles::SharedRoles,
+    role: &str,
+    bot: &Bot,
+) -> AgentBinding {
+    match roles.get(role) {
+        Some(_) => AgentBinding {
+            name: format!("{role} of {}", bot.name),
+            system_prompt: String::new(),
+            role: role.into(),
+            endpoint: None,
+        },
+        None => crate::bots::binding_for(bot),
+    }
+}
+
+/// One tool-free call as a Bot, at its model's own thinking: the model and its answer, or
+/// why there is none (with the model, when one was resolved).
+pub(crate) async fn ask_as_bot(
+    resolver: &dyn ModelResolver,
+    agent: &AgentBinding,
+    system: &str,
+    prompt: String,
+    max_tokens: u32,
+    limit: Duration,
+) -> Result<(String, ModelResponse), (Option<String>, String)> {
+    let resolved = resolver
+        .resolve(agent)
+        .map_err(|e| (None, format!("no model to ask: {e}")))?;
+    let model = resolved.provider.model().to_string();
+    call_once(
+        resolved.provider.as_ref(),
+        system,
+        ChatMessage::user(prompt),
+        max_tokens,
+        limit,
+        false,
+    )
+    .await
+    .map(|r| (model.clone(), r))
+    .map_err(|e| (Some(model.clone()), e))
 }
 
 /// One tool-free attempt with `message` on `provider`, within `limit`; `lightest_thinking`

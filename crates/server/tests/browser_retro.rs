@@ -25,97 +25,18 @@
 
 mod browser_support;
 
+use browser_support::in_process::App;
+
 use anyhow::{Result, bail};
 use browser_support::page::{SHORT, elements, fill, press, save_screenshot, wait_text};
 use browser_support::{ChromeDriver, chrome_path, chromedriver_path, connect, poll, target_dir};
 use fantoccini::Client;
 use serde_json::{Value, json};
-use std::sync::Arc;
 use troupe_collab::OpenPlan;
 use troupe_core::plan::RevisionCause;
 use troupe_core::submission::{ApprovedBy, SubmissionOrigin, SubmissionState};
-use troupe_core::{BotId, ManualClock, PlanId, SessionId};
-use troupe_engine::RoleTable;
-use troupe_engine::models::SecretSource;
-use troupe_server::AppState;
+use troupe_core::{BotId, PlanId, SessionId};
 use troupe_store::{NewQualityEvent, NewSubmission, QualityType, quality_cause};
-
-/// The API in-process on a loopback port, its clock moved only by the debug route.
-struct App {
-    base: String,
-    client: reqwest::Client,
-    state: AppState,
-    dir: tempfile::TempDir,
-    server: tokio::task::JoinHandle<()>,
-}
-
-impl Drop for App {
-    fn drop(&mut self) {
-        self.server.abort();
-    }
-}
-
-impl App {
-    async fn start() -> App {
-        let dir = tempfile::tempdir().unwrap();
-        let secrets: SecretSource = Arc::new(|name| std::env::var(name).ok());
-        let data = dir.path().join("data");
-        let now = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .unwrap()
-            .as_millis() as i64;
-        let boot = troupe_server::bootstrap::build_state(
-            &data,
-            troupe_server::bootstrap::BootOptions {
-                database: Some(troupe_store::testing::database_url_in(&data)),
-                manual_clock: Some(ManualClock::new(now)),
-                ..troupe_server::bootstrap::BootOptions::new(
-                    RoleTable::new(secrets.clone()),
-                    secrets,
-                )
-            },
-        )
-        .await
-        .unwrap();
-        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-        let addr = listener.local_addr().unwrap();
-        let rule = troupe_server::hosts::HostRule::new(addr, &[]).unwrap();
-        let router = troupe_server::app(boot.state.clone(), rule);
-        let server = tokio::spawn(async move {
-            axum::serve(listener, router).await.unwrap();
-        });
-        App {
-            base: format!("http://{addr}"),
-            client: reqwest::Client::new(),
-            state: boot.state,
-            dir,
-            server,
-        }
-    }
-
-    fn url(&self, path: &str) -> String {
-        format!("{}{path}", self.base)
-    }
-
-    async fn send(
-        &self,
-        method: reqwest::Method,
-        path: &str,
-        body: Option<Value>,
-    ) -> Result<Value> {
-        let mut req = self.client.request(method, self.url(path));
-        if let Some(b) = body {
-            req = req.json(&b);
-        }
-        let r = req.send().await?;
-        let status = r.status().as_u16();
-        let v: Value = r.json().await.unwrap_or(Value::Null);
-        if !(200..300).contains(&status) {
-            bail!("{path}: {status} {v}");
-        }
-        Ok(v)
-    }
-}
 
 /// Ada answers every model call with this look back.
 fn lesson() -> Value {
@@ -137,27 +58,8 @@ fn lesson() -> Value {
 /// approved, and the job delivered now.
 async fn set_up(app: &App) -> Result<(BotId, SessionId, PlanId)> {
     let script = json!({"steps": [{"text": lesson().to_string()}], "on_exhausted": "repeat_last"});
-    let path = app.dir.path().join("ada.json");
-    std::fs::write(&path, script.to_string())?;
-    let bot = app
-        .send(
-            reqwest::Method::POST,
-            "/v1/bots",
-            Some(
-                json!({"name": "Ada", "endpoint": {"kind": "scripted", "model": "s",
-                        "script": path.display().to_string()}}),
-            ),
-        )
-        .await?;
-    let ada = BotId(bot["id"].as_i64().unwrap());
-    let s = app
-        .send(
-            reqwest::Method::POST,
-            "/v1/sessions",
-            Some(json!({"kind": "direct", "bot_ids": [ada.0]})),
-        )
-        .await?;
-    let home = SessionId(s["id"].as_i64().unwrap());
+    let ada = app.scripted_bot("Ada", &script.to_string()).await;
+    let home = app.direct(ada).await;
     let collab = &app.state.collab;
     let plan = collab
         .open_plan(OpenPlan {
@@ -206,8 +108,9 @@ async fn set_up(app: &App) -> Result<(BotId, SessionId, PlanId)> {
     Ok((ada, home, plan))
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn retrospective_and_memories_on_the_page() {
+/// Chromium on a fresh profile, or None (with a notice) when it is not installed and
+/// `TROUPE_REQUIRE_BROWSER` is unset.
+async fn open_browser(app: &App) -> Option<(ChromeDriver, Client)> {
     let (driver_path, chrome) = (chromedriver_path(), chrome_path());
     if !driver_path.exists() || !chrome.exists() {
         let msg = format!(
@@ -219,10 +122,8 @@ async fn retrospective_and_memories_on_the_page() {
             panic!("{msg}");
         }
         eprintln!("SKIPPED browser test: {msg}");
-        return;
+        return None;
     }
-    let app = App::start().await;
-    let setup = set_up(&app).await.expect("set up");
     let profile = app.dir.path().join("chrome-profile");
     std::fs::create_dir_all(&profile).expect("profile dir");
     let driver = ChromeDriver::start(&driver_path)
@@ -231,7 +132,11 @@ async fn retrospective_and_memories_on_the_page() {
     let client = connect(&driver, &profile)
         .await
         .expect("open a chromium session");
-    let result = scenario(&client, &app, setup).await;
+    Some((driver, client))
+}
+
+/// Close the browser; a failed scenario panics with the page and chromedriver's log.
+async fn finish(result: Result<()>, driver: ChromeDriver, client: Client) {
     if let Err(err) = &result {
         let diag = diagnostics(&client).await;
         let _ = client.clone().close().await;
@@ -241,6 +146,17 @@ async fn retrospective_and_memories_on_the_page() {
         );
     }
     let _ = client.close().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn retrospective_and_memories_on_the_page() {
+    let app = App::start().await;
+    let Some((driver, client)) = open_browser(&app).await else {
+        return;
+    };
+    let setup = set_up(&app).await.expect("set up");
+    let result = scenario(&client, &app, setup).await;
+    finish(result, driver, client).await;
 }
 
 async fn scenario(
@@ -355,64 +271,20 @@ async fn scenario(
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_reflections_card_adopted_on_the_page() {
-    let (driver_path, chrome) = (chromedriver_path(), chrome_path());
-    if !driver_path.exists() || !chrome.exists() {
-        if std::env::var_os("TROUPE_REQUIRE_BROWSER").is_some() {
-            panic!(
-                "{} or {} not found",
-                driver_path.display(),
-                chrome.display()
-            );
-        }
-        eprintln!("SKIPPED browser test: chromium or chromium-driver not found");
-        return;
-    }
     let app = App::start().await;
-    let profile = app.dir.path().join("chrome-profile");
-    std::fs::create_dir_all(&profile).expect("profile dir");
-    let driver = ChromeDriver::start(&driver_path)
-        .await
-        .expect("start chromedriver");
-    let client = connect(&driver, &profile)
-        .await
-        .expect("open a chromium session");
+    let Some((driver, client)) = open_browser(&app).await else {
+        return;
+    };
     let result = reflection_scenario(&client, &app).await;
-    if let Err(err) = &result {
-        let diag = diagnostics(&client).await;
-        let _ = client.clone().close().await;
-        panic!(
-            "{err:#}\n{diag}\n--- chromedriver ---\n{}",
-            driver.process.log_text()
-        );
-    }
-    let _ = client.close().await;
+    finish(result, driver, client).await;
 }
 
 async fn reflection_scenario(c: &Client, app: &App) -> Result<()> {
     let proposal = json!({"proposal": "checklist", "when": "before_reviewing",
                           "text": "Open every file handed over before approving."});
     let script = json!({"steps": [{"text": proposal.to_string()}], "on_exhausted": "repeat_last"});
-    let path = app.dir.path().join("ben.json");
-    std::fs::write(&path, script.to_string())?;
-    let bot = app
-        .send(
-            reqwest::Method::POST,
-            "/v1/bots",
-            Some(
-                json!({"name": "Ben", "endpoint": {"kind": "scripted", "model": "s",
-                        "script": path.display().to_string()}}),
-            ),
-        )
-        .await?;
-    let ben = BotId(bot["id"].as_i64().unwrap());
-    let s = app
-        .send(
-            reqwest::Method::POST,
-            "/v1/sessions",
-            Some(json!({"kind": "direct", "bot_ids": [ben.0]})),
-        )
-        .await?;
-    let home = SessionId(s["id"].as_i64().unwrap());
+    let ben = app.scripted_bot("Ben", &script.to_string()).await;
+    let home = app.direct(ben).await;
     app.send(
         reqwest::Method::PUT,
         "/v1/settings/engine-steps",

@@ -30,14 +30,15 @@
 
 mod browser_support;
 
+use browser_support::in_process::App;
+
 use anyhow::{Context, Result, anyhow, bail};
 use browser_support::page::{
     SHORT, elements, no_sideways_scroll, pick, press, save_screenshot, wait_text,
 };
 use browser_support::{ChromeDriver, chrome_path, chromedriver_path, connect, poll, target_dir};
 use fantoccini::{Client, Locator};
-use serde_json::{Value, json};
-use std::sync::Arc;
+use serde_json::json;
 use troupe_collab::OpenPlan;
 use troupe_collab::submissions::handover::{HandOver, record};
 use troupe_collab::submissions::{Hooks, SubmissionPass};
@@ -50,12 +51,7 @@ use troupe_core::submission::{SubmissionOrigin, SubmissionState};
 use troupe_core::thread::Interaction;
 use troupe_core::ticket::{AppPass, StageSource, TicketStage};
 use troupe_core::work_item::{WorkMode, WorkState};
-use troupe_core::{
-    BotId, ManualClock, PlanId, RunId, SessionId, SessionMessageId, TicketId, WorkItemId,
-};
-use troupe_engine::RoleTable;
-use troupe_engine::models::SecretSource;
-use troupe_server::AppState;
+use troupe_core::{BotId, PlanId, RunId, SessionId, SessionMessageId, TicketId, WorkItemId};
 use troupe_store::{
     CommandRecord, FilingSource, NewFiling, NewLine, NewRequirement, NewSubmission, NewThread,
     NewWorkItem, SubmissionRecord, SubmittedFile,
@@ -75,111 +71,6 @@ const ESCAPE: &str = "\u{E00C}";
 const SHIFT: &str = "\u{E008}";
 /// Releases the modifiers a key sequence pressed.
 const RELEASE: &str = "\u{E000}";
-
-/// The API in-process on a loopback port, its clock moved only by the debug route.
-struct App {
-    base: String,
-    client: reqwest::Client,
-    state: AppState,
-    dir: tempfile::TempDir,
-    server: tokio::task::JoinHandle<()>,
-}
-
-impl Drop for App {
-    fn drop(&mut self) {
-        self.server.abort();
-    }
-}
-
-impl App {
-    async fn start() -> App {
-        let dir = tempfile::tempdir().unwrap();
-        let secrets: SecretSource = Arc::new(|name| std::env::var(name).ok());
-        let data = dir.path().join("data");
-        let clock = ManualClock::new(
-            std::time::SystemTime::now()
-                .duration_since(std::time::UNIX_EPOCH)
-                .unwrap()
-                .as_millis() as i64,
-        );
-        let boot = troupe_server::bootstrap::build_state(
-            &data,
-            troupe_server::bootstrap::BootOptions {
-                database: Some(troupe_store::testing::database_url_in(&data)),
-                manual_clock: Some(clock),
-                ..troupe_server::bootstrap::BootOptions::new(
-                    RoleTable::new(secrets.clone()),
-                    secrets,
-                )
-            },
-        )
-        .await
-        .unwrap();
-        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-        let addr = listener.local_addr().unwrap();
-        let rule = troupe_server::hosts::HostRule::new(addr, &[]).unwrap();
-        let router = troupe_server::app(boot.state.clone(), rule);
-        let server = tokio::spawn(async move {
-            axum::serve(listener, router).await.unwrap();
-        });
-        App {
-            base: format!("http://{addr}"),
-            client: reqwest::Client::new(),
-            state: boot.state,
-            dir,
-            server,
-        }
-    }
-
-    fn url(&self, path: &str) -> String {
-        format!("{}{path}", self.base)
-    }
-
-    async fn call(&self, method: reqwest::Method, path: &str, body: Option<Value>) -> (u16, Value) {
-        let mut req = self.client.request(method, self.url(path));
-        if let Some(b) = body {
-            req = req.json(&b);
-        }
-        let r = req.send().await.unwrap();
-        let status = r.status().as_u16();
-        (status, r.json().await.unwrap_or(Value::Null))
-    }
-
-    async fn post(&self, path: &str, body: Value) -> Value {
-        let (status, v) = self.call(reqwest::Method::POST, path, Some(body)).await;
-        assert!(status == 200 || status == 201, "POST {path}: {status} {v}");
-        v
-    }
-
-    async fn get(&self, path: &str) -> Value {
-        let (status, v) = self.call(reqwest::Method::GET, path, None).await;
-        assert_eq!(status, 200, "GET {path}: {v}");
-        v
-    }
-
-    async fn scripted_bot(&self, name: &str, script: &str) -> BotId {
-        let path = self.dir.path().join(format!("{name}.json"));
-        std::fs::write(&path, script).unwrap();
-        let bot = self
-            .post(
-                "/v1/bots",
-                json!({"name": name, "endpoint": {"kind": "scripted", "model": "s",
-                       "script": path.display().to_string()}}),
-            )
-            .await;
-        BotId(bot["id"].as_i64().unwrap())
-    }
-
-    async fn direct(&self, bot: BotId) -> SessionId {
-        let s = self
-            .post(
-                "/v1/sessions",
-                json!({"kind": "direct", "bot_ids": [bot.0]}),
-            )
-            .await;
-        SessionId(s["id"].as_i64().unwrap())
-    }
-}
 
 struct Setup {
     home: SessionId,

@@ -42,13 +42,7 @@ impl Tx<'_> {
         &mut self,
         c: &NewAcceptanceCheckCall,
     ) -> Result<Option<f64>> {
-        let price: Option<(f64, f64)> = self.query_opt(
-            "SELECT input_per_mtok, output_per_mtok FROM model_prices WHERE model = ?1",
-            args![c.model],
-            |r| Ok((r.get(0)?, r.get(1)?)),
-        )?;
-        let cost = price
-            .map(|(i, o)| (c.input_tokens as f64 * i + c.output_tokens as f64 * o) / 1_000_000.0);
+        let cost = self.cost_of_call(Some(&c.model), c.input_tokens, c.output_tokens)?;
         self.exec(
             "INSERT INTO acceptance_check_calls (check_id, model, pictures, input_tokens,
                  output_tokens, cost_usd, answer, raw, at)

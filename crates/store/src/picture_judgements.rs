@@ -22,13 +22,7 @@ pub struct NewPictureJudgement {
 impl Tx<'_> {
     /// Record a judgement, priced now; answers its cost (None: the model has no price).
     pub fn record_picture_judgement(&mut self, j: &NewPictureJudgement) -> Result<Option<f64>> {
-        let price: Option<(f64, f64)> = self.query_opt(
-            "SELECT input_per_mtok, output_per_mtok FROM model_prices WHERE model = ?1",
-            args![j.model],
-            |r| Ok((r.get(0)?, r.get(1)?)),
-        )?;
-        let cost = price
-            .map(|(i, o)| (j.input_tokens as f64 * i + j.output_tokens as f64 * o) / 1_000_000.0);
+        let cost = self.cost_of_call(Some(&j.model), j.input_tokens, j.output_tokens)?;
         self.exec(
             "INSERT INTO picture_judgements (check_id, submission_id, model, pictures,
                  input_tokens, output_tokens, cost_usd, verdict, raw, at)

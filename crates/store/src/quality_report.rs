@@ -222,6 +222,25 @@ impl Tx<'_> {
         )
     }
 
+    /// What a call of `model` with these tokens cost in US dollars, by its price now; None
+    /// for a model with no price (or no model).
+    pub fn cost_of_call(
+        &self,
+        model: Option<&str>,
+        input: u64,
+        output: u64,
+    ) -> Result<Option<f64>> {
+        let Some(model) = model else {
+            return Ok(None);
+        };
+        let price: Option<(f64, f64)> = self.query_opt(
+            "SELECT input_per_mtok, output_per_mtok FROM model_prices WHERE model = ?1",
+            args![model],
+            |r| Ok((r.get(0)?, r.get(1)?)),
+        )?;
+        Ok(price.map(|(i, o)| (input as f64 * i + output as f64 * o) / 1_000_000.0))
+    }
+
     /// Price a model (or change its price); prices are per million tokens, not negative.
     pub fn set_model_price(&mut self, model: &str, input: f64, output: f64) -> Result<ModelPrice> {
         let model = model.trim();

@@ -163,16 +163,7 @@ impl Tx<'_> {
 
     /// Record a reflection, priced from `model_prices`. None: one is recorded for its event.
     pub fn record_reflection(&mut self, n: &NewReflection) -> Result<Option<ReflectionRecord>> {
-        let price: Option<(f64, f64)> = match &n.model {
-            Some(m) => self.query_opt(
-                "SELECT input_per_mtok, output_per_mtok FROM model_prices WHERE model = ?1",
-                args![m],
-                |r| Ok((r.get(0)?, r.get(1)?)),
-            )?,
-            None => None,
-        };
-        let cost = price
-            .map(|(i, o)| (n.input_tokens as f64 * i + n.output_tokens as f64 * o) / 1_000_000.0);
+        let cost = self.cost_of_call(n.model.as_deref(), n.input_tokens, n.output_tokens)?;
         let id: Option<i64> = self.query_opt(
             "INSERT INTO reflections (bot_id, plan_id, ticket_id, quality_event_id, cause, state,
                  proposal, model, input_tokens, output_tokens, cost_usd, raw, error, at)

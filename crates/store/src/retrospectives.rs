@@ -116,16 +116,7 @@ impl Tx<'_> {
     /// Record a retrospective, priced from `model_prices` when its model has one. None: one
     /// is recorded for this Bot and delivery already (another node, or an earlier tick).
     pub fn record_retrospective(&mut self, n: &NewRetrospective) -> Result<Option<i64>> {
-        let price: Option<(f64, f64)> = match &n.model {
-            Some(m) => self.query_opt(
-                "SELECT input_per_mtok, output_per_mtok FROM model_prices WHERE model = ?1",
-                args![m],
-                |r| Ok((r.get(0)?, r.get(1)?)),
-            )?,
-            None => None,
-        };
-        let cost = price
-            .map(|(i, o)| (n.input_tokens as f64 * i + n.output_tokens as f64 * o) / 1_000_000.0);
+        let cost = self.cost_of_call(n.model.as_deref(), n.input_tokens, n.output_tokens)?;
         let id: Option<i64> = self.query_opt(
             "INSERT INTO retrospectives (plan_id, bot_id, delivered_at, since_at, state,
                  went_wrong, summary, lists, model, input_tokens, output_tokens, cost_usd, raw,

@@ -8,7 +8,7 @@
 
 mod situation;
 
-use crate::oneshot::call_once;
+use crate::oneshot::{ask_as_bot, role_or_own};
 use crate::{Collab, CollabError};
 use serde_json::json;
 use std::time::Duration;
@@ -16,10 +16,8 @@ use troupe_core::acceptance_check::Kind;
 use troupe_core::conversation::{Author, LineKind};
 use troupe_core::reflection::{self as rf, Proposal, When};
 use troupe_core::submission::CheckSource;
-use troupe_core::thread::AgentBinding;
 use troupe_core::{BotId, PlanId, TicketId};
-use troupe_engine::ModelResolver;
-use troupe_llm::{ChatMessage, FinishReason};
+use troupe_llm::FinishReason;
 use troupe_store::{CheckKind, NewCheck, NewLine, NewReflection, ReflectionRecord, StoreError, Tx};
 
 pub use situation::ChecklistSituation;
@@ -104,14 +102,7 @@ impl Collab {
             let mut due = Vec::new();
             for (event, cause, bot, plan, ticket) in tx.reflection_causes_since(now - DAY_MS)? {
                 let p = tx.plan(plan)?;
-                let engine = match p.home_session_id {
-                    Some(s) => tx.session_engine(s)?,
-                    None => "general".into(),
-                };
-                let on = tx
-                    .engine_steps()?
-                    .iter()
-                    .any(|s| s.engine == engine && s.step == "reflection" && s.enabled);
+                let on = crate::scribe::settings::step_on(tx, &p, "reflection")?;
                 if !on || crate::retrospective::stopped(tx, &p, bot)? {
                     continue;
                 }
@@ -174,56 +165,39 @@ impl Collab {
         if calls >= rf::DAY_LIMIT || spent >= rf::DAY_BUDGET_USD {
             return Ok(None);
         }
-        let bot = self.bot(d.bot)?;
-        let agent = match self.roles().get("reflection") {
-            Some(_) => AgentBinding {
-                name: format!("reflection of {}", bot.name),
-                system_prompt: String::new(),
-                role: "reflection".into(),
-                endpoint: None,
-            },
-            None => crate::bots::binding_for(&bot),
-        };
+        let agent = role_or_own(self.roles(), "reflection", &self.bot(d.bot)?);
+        let asked = ask_as_bot(
+            self.roles(),
+            &agent,
+            "You look back on one ticket that went wrong and answer with JSON only.",
+            rf::prompt(&input),
+            600,
+            CALL_LIMIT,
+        )
+        .await;
         rec.state = "failed";
-        let proposal = match self.roles().resolve(&agent) {
-            Err(e) => {
-                rec.model = Some("none".into());
-                rec.error = Some(format!("no model to ask: {e}"));
+        let proposal = match asked {
+            Err((model, e)) => {
+                rec.model = Some(model.unwrap_or_else(|| "none".into()));
+                rec.error = Some(e);
                 None
             }
-            Ok(resolved) => {
-                rec.model = Some(resolved.provider.model().to_string());
-                let asked = call_once(
-                    resolved.provider.as_ref(),
-                    "You look back on one ticket that went wrong and answer with JSON only.",
-                    ChatMessage::user(rf::prompt(&input)),
-                    600,
-                    CALL_LIMIT,
-                    false,
-                )
-                .await;
-                match asked {
+            Ok((model, resp)) => {
+                rec.model = Some(model);
+                rec.input_tokens = resp.usage.input_tokens;
+                rec.output_tokens = resp.usage.output_tokens;
+                rec.raw = Some(resp.text.clone());
+                let read = if resp.finish == FinishReason::Length {
+                    Err("the answer was cut off at its length limit".to_string())
+                } else {
+                    rf::parse(&resp.text)
+                };
+                match read {
                     Err(e) => {
-                        rec.error = Some(e);
+                        rec.error = Some(format!("nothing proposed: {e}"));
                         None
                     }
-                    Ok(resp) => {
-                        rec.input_tokens = resp.usage.input_tokens;
-                        rec.output_tokens = resp.usage.output_tokens;
-                        rec.raw = Some(resp.text.clone());
-                        let read = if resp.finish == FinishReason::Length {
-                            Err("the answer was cut off at its length limit".to_string())
-                        } else {
-                            rf::parse(&resp.text)
-                        };
-                        match read {
-                            Err(e) => {
-                                rec.error = Some(format!("nothing proposed: {e}"));
-                                None
-                            }
-                            Ok(p) => Some(p),
-                        }
-                    }
+                    Ok(p) => Some(p),
                 }
             }
         };

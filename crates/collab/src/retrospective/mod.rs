@@ -12,17 +12,15 @@
 
 mod record;
 
-use crate::oneshot::call_once;
+use crate::oneshot::{ask_as_bot, role_or_own};
 use crate::{Collab, CollabError};
 use serde::Serialize;
 use serde_json::json;
 use std::time::Duration;
 use troupe_core::hold::HoldScope;
 use troupe_core::retrospective::{self as rs, answer, changes, prompt};
-use troupe_core::thread::AgentBinding;
 use troupe_core::{BotId, PlanId};
-use troupe_engine::ModelResolver;
-use troupe_llm::{ChatMessage, FinishReason};
+use troupe_llm::FinishReason;
 use troupe_store::{NewRetrospective, PlanRecord, Tx};
 
 /// A retrospective's answer may take this long (a high-thinking call on the Bot's model).
@@ -77,14 +75,7 @@ impl Collab {
                 tx.plans_delivered_between(now - rs::RECENT_MS, now - rs::QUIET_MS)?
             {
                 let plan = tx.plan(id)?;
-                let engine = match plan.home_session_id {
-                    Some(s) => tx.session_engine(s)?,
-                    None => "general".into(),
-                };
-                let on = tx
-                    .engine_steps()?
-                    .iter()
-                    .any(|s| s.engine == engine && s.step == "retrospective" && s.enabled);
+                let on = crate::scribe::settings::step_on(tx, &plan, "retrospective")?;
                 let last = crate::last_change::last_change(tx, &plan)?
                     .at
                     .max(plan.last_user_activity_at.unwrap_or(0));
@@ -171,33 +162,16 @@ impl Collab {
         if calls >= rs::DAY_LIMIT || spent >= rs::DAY_BUDGET_USD {
             return Ok(None);
         }
-        let bot = self.bot(d.bot)?;
-        let agent = match self.roles().get("retrospective") {
-            Some(_) => AgentBinding {
-                name: format!("retrospective of {}", bot.name),
-                system_prompt: String::new(),
-                role: "retrospective".into(),
-                endpoint: None,
-            },
-            None => crate::bots::binding_for(&bot),
-        };
-        let asked = match self.roles().resolve(&agent) {
-            Err(e) => Err((None, format!("no model to ask: {e}"))),
-            Ok(resolved) => {
-                let model = resolved.provider.model().to_string();
-                call_once(
-                    resolved.provider.as_ref(),
-                    "You look back on your own work on a delivered job and answer with JSON only.",
-                    ChatMessage::user(prompt::prompt(&input)),
-                    1_500,
-                    CALL_LIMIT,
-                    false,
-                )
-                .await
-                .map(|r| (model.clone(), r))
-                .map_err(|e| (Some(model), e))
-            }
-        };
+        let agent = role_or_own(self.roles(), "retrospective", &self.bot(d.bot)?);
+        let asked = ask_as_bot(
+            self.roles(),
+            &agent,
+            "You look back on your own work on a delivered job and answer with JSON only.",
+            prompt::prompt(&input),
+            1_500,
+            CALL_LIMIT,
+        )
+        .await;
         let mut rec = NewRetrospective {
             state: "failed",
             ..base

@@ -5,7 +5,7 @@ use crate::{Collab, CollabError};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use troupe_core::SessionId;
-use troupe_store::{ENGINE_STEPS, ENGINES};
+use troupe_store::{ENGINE_STEPS, ENGINES, PlanRecord, StoreError, Tx};
 
 /// `{engine: {step: on}}` for every engine and step.
 pub type EngineSteps = BTreeMap<String, BTreeMap<String, bool>>;
@@ -17,6 +17,18 @@ pub type EngineSteps = BTreeMap<String, BTreeMap<String, bool>>;
 pub struct SessionEngine {
     /// video | general | coding
     pub engine: String,
+}
+
+/// Whether `step` is on in the engine of the job's conversation (a job with none: general).
+pub(crate) fn step_on(tx: &Tx<'_>, plan: &PlanRecord, step: &str) -> Result<bool, StoreError> {
+    let engine = match plan.home_session_id {
+        Some(s) => tx.session_engine(s)?,
+        None => "general".into(),
+    };
+    Ok(tx
+        .engine_steps()?
+        .iter()
+        .any(|s| s.engine == engine && s.step == step && s.enabled))
 }
 
 impl Collab {

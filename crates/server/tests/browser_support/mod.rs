@@ -19,6 +19,7 @@ use fantoccini::{Client, ClientBuilder};
 use hyper_util::client::legacy::connect::HttpConnector;
 use serde_json::json;
 
+pub mod in_process;
 pub mod page;
 
 /// The workspace root (`crates/server/../..`).
