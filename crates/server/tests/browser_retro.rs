@@ -29,7 +29,7 @@ use browser_support::in_process::App;
 
 use anyhow::{Result, bail};
 use browser_support::page::{SHORT, elements, fill, press, save_screenshot, wait_text};
-use browser_support::{ChromeDriver, chrome_path, chromedriver_path, connect, poll, target_dir};
+use browser_support::{ChromeDriver, chrome_path, chromedriver_path, connect, poll};
 use fantoccini::Client;
 use serde_json::{Value, json};
 use troupe_collab::OpenPlan;
@@ -138,7 +138,9 @@ async fn open_browser(app: &App) -> Option<(ChromeDriver, Client)> {
 /// Close the browser; a failed scenario panics with the page and chromedriver's log.
 async fn finish(result: Result<()>, driver: ChromeDriver, client: Client) {
     if let Err(err) = &result {
-        let diag = diagnostics(&client).await;
+        let diag =
+            browser_support::in_process::page_diagnostics(&client, "browser-retro-failure.png")
+                .await;
         let _ = client.clone().close().await;
         panic!(
             "{err:#}\n{diag}\n--- chromedriver ---\n{}",
@@ -365,22 +367,4 @@ async fn reflection_scenario(c: &Client, app: &App) -> Result<()> {
         bail!("the item is still on: {items}");
     }
     Ok(())
-}
-
-/// A screenshot (`target/browser-retro-failure.png`) and the page text.
-async fn diagnostics(c: &Client) -> String {
-    let mut out = String::new();
-    if let Ok(png) = c.screenshot().await {
-        let path = target_dir().join("browser-retro-failure.png");
-        if std::fs::write(&path, png).is_ok() {
-            out.push_str(&format!("failure screenshot: {}\n", path.display()));
-        }
-    }
-    if let Ok(text) = c.execute("return document.body.innerText;", vec![]).await {
-        out.push_str(&format!(
-            "--- page text ---\n{}\n",
-            text.as_str().unwrap_or_default()
-        ));
-    }
-    out
 }

@@ -36,7 +36,7 @@ use anyhow::{Context, Result, anyhow, bail};
 use browser_support::page::{
     SHORT, elements, no_sideways_scroll, pick, press, save_screenshot, wait_text,
 };
-use browser_support::{ChromeDriver, chrome_path, chromedriver_path, connect, poll, target_dir};
+use browser_support::{ChromeDriver, chrome_path, chromedriver_path, connect, poll};
 use fantoccini::{Client, Locator};
 use serde_json::json;
 use troupe_collab::OpenPlan;
@@ -111,7 +111,11 @@ async fn supervision() {
         .expect("open a chromium session");
     let result = scenario(&client, &app, &setup).await;
     if let Err(err) = &result {
-        let diag = diagnostics(&client).await;
+        let diag = browser_support::in_process::page_diagnostics(
+            &client,
+            "browser-supervision-failure.png",
+        )
+        .await;
         let _ = client.clone().close().await;
         panic!(
             "{err:#}\n{diag}\n--- chromedriver ---\n{}",
@@ -611,22 +615,4 @@ async fn open_editor(c: &Client, editor: &str) -> Result<fantoccini::elements::E
     })
     .await?;
     Ok(c.find(Locator::Css(editor)).await?)
-}
-
-/// A screenshot (`target/browser-supervision-failure.png`) and the page text.
-async fn diagnostics(c: &Client) -> String {
-    let mut out = String::new();
-    if let Ok(png) = c.screenshot().await {
-        let path = target_dir().join("browser-supervision-failure.png");
-        if std::fs::write(&path, png).is_ok() {
-            out.push_str(&format!("failure screenshot: {}\n", path.display()));
-        }
-    }
-    if let Ok(text) = c.execute("return document.body.innerText;", vec![]).await {
-        out.push_str(&format!(
-            "--- page text ---\n{}\n",
-            text.as_str().unwrap_or_default()
-        ));
-    }
-    out
 }

@@ -133,3 +133,21 @@ impl App {
         SessionId(s["id"].as_i64().unwrap())
     }
 }
+
+/// What to print when a scenario fails: a screenshot (`target/<shot>`) and the page's text.
+pub async fn page_diagnostics(c: &fantoccini::Client, shot: &str) -> String {
+    let mut out = String::new();
+    if let Ok(png) = c.screenshot().await {
+        let path = super::target_dir().join(shot);
+        if std::fs::write(&path, png).is_ok() {
+            out.push_str(&format!("failure screenshot: {}\n", path.display()));
+        }
+    }
+    if let Ok(text) = c.execute("return document.body.innerText;", vec![]).await {
+        out.push_str(&format!(
+            "--- page text ---\n{}\n",
+            text.as_str().unwrap_or_default()
+        ));
+    }
+    out
+}
