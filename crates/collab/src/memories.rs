@@ -1,6 +1,6 @@
 //! A Bot's memories (digest 003-B §11.4): the `remember` and `forget` tools a Bot keeps them
 //! with, the person's edits, and the situation block that shows a Bot its memories that are
-//! on at every model call, in every conversation and job it works in.
+//! on (and its adopted checklist) at every model call, in every conversation and job.
 
 use crate::tools::bad_arguments;
 use crate::{Collab, CollabError};
@@ -15,44 +15,59 @@ use troupe_engine::extension::{
 };
 use troupe_store::{BotMemory, MemoryWriter, Store, StoreError};
 
-/// Shows a Bot its memories that are on.
-pub struct MemoriesSituation;
+/// Shows a Bot what it keeps for itself, in one read per model call: its memories that are
+/// on, and the checklist items the person adopted from its reflections (§10.2).
+pub struct KeptSituation;
 
-fn situation(thread: &Thread, store: &Store) -> Result<Option<String>, StoreError> {
+fn memories_block(on: Vec<BotMemory>) -> Option<String> {
+    if on.is_empty() {
+        return None;
+    }
+    let mut text = String::from(
+        "Your memories (ways of working you keep; `remember` rewrites one by its subject, \
+         `forget` drops one):",
+    );
+    for m in on {
+        text.push_str(&format!("\n- {}: {}", m.subject, m.body));
+    }
+    Some(text)
+}
+
+fn kept(thread: &Thread, store: &Store) -> Result<Vec<String>, StoreError> {
     store.read(|tx| {
         let Some((_, bot)) = tx.thread_session(thread.id)? else {
-            return Ok(None);
+            return Ok(Vec::new());
         };
-        let on: Vec<BotMemory> = tx
+        let memories = tx
             .bot_memories(bot)?
             .into_iter()
             .filter(|m| m.enabled)
             .collect();
-        if on.is_empty() {
-            return Ok(None);
-        }
-        let mut text = String::from(
-            "Your memories (ways of working you keep; `remember` rewrites one by its subject, \
-             `forget` drops one):",
-        );
-        for m in on {
-            text.push_str(&format!("\n- {}: {}", m.subject, m.body));
-        }
-        Ok(Some(text))
+        let items = tx
+            .checklist_items(Some(bot))?
+            .into_iter()
+            .filter(|i| i.enabled)
+            .collect();
+        Ok([
+            memories_block(memories),
+            crate::reflection::checklist_block(items),
+        ]
+        .into_iter()
+        .flatten()
+        .collect())
     })
 }
 
-impl ContextContributor for MemoriesSituation {
+impl ContextContributor for KeptSituation {
     fn name(&self) -> &str {
-        "memories"
+        "kept"
     }
 
     fn contribute(&self, thread: &Thread, store: &Store, out: &mut ContextParts) {
-        match situation(thread, store) {
-            Ok(Some(text)) => out.situation.push(text),
-            Ok(None) => {}
+        match kept(thread, store) {
+            Ok(blocks) => out.situation.extend(blocks),
             Err(e) => {
-                tracing::warn!(thread = %thread.id, error = %e, "a Bot's memories could not be read")
+                tracing::warn!(thread = %thread.id, error = %e, "what a Bot keeps could not be read")
             }
         }
     }
@@ -187,8 +202,7 @@ impl Collab {
         self.store()
             .write(|tx| {
                 tx.bot(bot)?;
-                // The person's words: no retrospective's mark stays on them.
-                tx.write_bot_memory(bot, subject, body, MemoryWriter::Bot)
+                tx.write_bot_memory(bot, subject, body, MemoryWriter::Person)
                     .map(|(m, _)| m)
             })
             .map_err(|e| coded(e, "memory_off"))

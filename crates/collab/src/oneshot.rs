@@ -6,7 +6,8 @@ use tokio_util::sync::CancellationToken;
 use troupe_core::conversation::Bot;
 use troupe_core::thread::AgentBinding;
 use troupe_engine::ModelResolver;
-use troupe_llm::{ChatMessage, ModelRequest, ModelResponse, Provider};
+use troupe_llm::{ChatMessage, FinishReason, ModelRequest, ModelResponse, Provider};
+use troupe_store::CallRecord;
 
 /// The answer's text, or why there is none (no endpoint, the call failed, out of time). A
 /// reading: it asks for the lightest thinking level the endpoint lists.
@@ -48,8 +49,9 @@ pub(crate) fn role_or_own(
     }
 }
 
-/// One tool-free call as a Bot, at its model's own thinking: the model and its answer, or
-/// why there is none (with the model, when one was resolved).
+/// One tool-free call as a Bot, at its model's own thinking: the call as its record keeps it,
+/// and the answer's text — or why there is none (no model, the call failed, or the answer was
+/// cut off at its length limit, which is no whole answer).
 pub(crate) async fn ask_as_bot(
     resolver: &dyn ModelResolver,
     agent: &AgentBinding,
@@ -57,22 +59,45 @@ pub(crate) async fn ask_as_bot(
     prompt: String,
     max_tokens: u32,
     limit: Duration,
-) -> Result<(String, ModelResponse), (Option<String>, String)> {
-    let resolved = resolver
-        .resolve(agent)
-        .map_err(|e| (None, format!("no model to ask: {e}")))?;
-    let model = resolved.provider.model().to_string();
-    call_once(
+) -> (CallRecord, Result<String, String>) {
+    let resolved = match resolver.resolve(agent) {
+        Ok(r) => r,
+        Err(e) => {
+            let call = CallRecord {
+                model: Some("none".into()),
+                ..CallRecord::default()
+            };
+            return (call, Err(format!("no model to ask: {e}")));
+        }
+    };
+    let mut call = CallRecord {
+        model: Some(resolved.provider.model().to_string()),
+        ..CallRecord::default()
+    };
+    let message = ChatMessage::user(prompt);
+    let resp = call_once(
         resolved.provider.as_ref(),
         system,
-        ChatMessage::user(prompt),
+        message,
         max_tokens,
         limit,
         false,
     )
-    .await
-    .map(|r| (model.clone(), r))
-    .map_err(|e| (Some(model.clone()), e))
+    .await;
+    let answer = match resp {
+        Err(e) => Err(e),
+        Ok(r) => {
+            call.input_tokens = r.usage.input_tokens;
+            call.output_tokens = r.usage.output_tokens;
+            call.raw = Some(r.text.clone());
+            if r.finish == FinishReason::Length {
+                Err("the answer was cut off at its length limit".into())
+            } else {
+                Ok(r.text)
+            }
+        }
+    };
+    (call, answer)
 }
 
 /// One tool-free attempt with `message` on `provider`, within `limit`; `lightest_thinking`

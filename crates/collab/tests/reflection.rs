@@ -9,7 +9,7 @@ mod support;
 use serde_json::json;
 use support::supervise::*;
 use support::*;
-use troupe_collab::reflection::ChecklistSituation;
+use troupe_collab::memories::KeptSituation;
 use troupe_collab::scribe::settings::EngineSteps;
 use troupe_core::submission::CheckSource;
 use troupe_core::{BotId, ManualClock, PlanId, SessionId, TicketId};
@@ -96,7 +96,7 @@ fn situation_of(w: &World, s: SessionId, b: BotId) -> String {
     let t = thread_of(w, s, b);
     let thread = w.collab.store().read(|tx| tx.thread(t)).unwrap();
     let mut parts = ContextParts::default();
-    ChecklistSituation.contribute(&thread, w.collab.store(), &mut parts);
+    KeptSituation.contribute(&thread, w.collab.store(), &mut parts);
     parts.situation.join("\n")
 }
 
@@ -238,4 +238,48 @@ async fn declined_the_proposal_changes_nothing() {
     assert_eq!(r.state, "declined");
     assert!(j.w.collab.checklist_items(Some(j.ada)).unwrap().is_empty());
     assert_eq!(cards(&j)[0]["control"]["answer"], "declined");
+}
+
+#[tokio::test]
+async fn twenty_reflections_a_day_then_the_next_waits_for_tomorrow() {
+    let item =
+        json!({"proposal": "checklist", "when": "before_handing_over", "text": "Count words."});
+    let j = job(item, json!({"proposal": "nothing"}), true);
+    let now = j.w.collab.store().now();
+    j.w.collab
+        .store()
+        .write(|tx| {
+            for _ in 0..20 {
+                let e = tx
+                    .quality_event(
+                        NewQualityEvent::new(QualityType::Orchestration, quality_cause::STALL)
+                            .plan(j.plan),
+                    )?
+                    .unwrap();
+                tx.raw_execute(&format!(
+                    "INSERT INTO reflections (bot_id, plan_id, ticket_id, quality_event_id, cause,
+                         state, model, at)
+                     VALUES ({}, {}, {}, {}, 'ceiling', 'nothing', 'm', {now})",
+                    j.ben.0, j.plan.0, j.ticket.0, e.id
+                ))?;
+            }
+            Ok(())
+        })
+        .unwrap();
+    happened(&j, quality_cause::CEILING, j.ada);
+    assert!(
+        j.w.collab.run_due_reflections().await.unwrap().is_empty(),
+        "the day is spent"
+    );
+    j.clock.advance(3_600_000);
+    assert!(j.w.collab.run_due_reflections().await.unwrap().is_empty());
+    // The next day (still within a day of its cause) it is asked.
+    let to_midnight = 24 * 3_600_000 - (now + 3_600_000).rem_euclid(24 * 3_600_000);
+    j.clock.advance(to_midnight);
+    let runs = j.w.collab.run_due_reflections().await.unwrap();
+    assert_eq!(
+        (runs.len(), runs[0].state.as_str()),
+        (1, "proposed"),
+        "{runs:?}"
+    );
 }

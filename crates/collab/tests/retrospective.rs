@@ -11,7 +11,7 @@ use serde_json::json;
 use support::holds::bot_stop;
 use support::supervise::*;
 use support::*;
-use troupe_collab::memories::MemoriesSituation;
+use troupe_collab::memories::KeptSituation;
 use troupe_core::submission::{ApprovedBy, SubmissionOrigin, SubmissionState};
 use troupe_core::{BotId, ManualClock, PlanId, TicketId};
 use troupe_engine::extension::{ContextContributor, ContextParts};
@@ -346,7 +346,7 @@ async fn a_memory_the_bot_keeps_with_remember_is_in_its_situation_at_its_next_ca
     );
     let thread = w.collab.store().read(|tx| tx.thread(t)).unwrap();
     let mut parts = ContextParts::default();
-    MemoriesSituation.contribute(&thread, w.collab.store(), &mut parts);
+    KeptSituation.contribute(&thread, w.collab.store(), &mut parts);
     assert!(
         parts
             .situation
@@ -359,6 +359,34 @@ async fn a_memory_the_bot_keeps_with_remember_is_in_its_situation_at_its_next_ca
         .edit_bot_memory(kept[0].id, None, None, Some(false))
         .unwrap();
     let mut parts = ContextParts::default();
-    MemoriesSituation.contribute(&thread, w.collab.store(), &mut parts);
+    KeptSituation.contribute(&thread, w.collab.store(), &mut parts);
     assert!(parts.situation.is_empty());
+}
+
+#[tokio::test]
+async fn the_days_twelve_calls_spent_a_look_back_waits_for_tomorrow_and_a_skip_does_not() {
+    let j = job(lesson());
+    j.clock.advance(31 * MIN);
+    // Twelve calls already made today (Ben's, on deliveries long past).
+    let (now, ada, ben) = (j.w.collab.store().now(), j.ada, j.ben);
+    j.w.collab
+        .store()
+        .write(|tx| {
+            for n in 0..12 {
+                tx.raw_execute(&format!(
+                    "INSERT INTO retrospectives (plan_id, bot_id, delivered_at, state, model, at)
+                     VALUES ({}, {}, {n}, 'done', 'm', {now})",
+                    j.plan.0, ben.0
+                ))?;
+            }
+            Ok(())
+        })
+        .unwrap();
+    let runs = j.w.collab.run_due_retrospectives().await.unwrap();
+    assert_eq!(runs.len(), 1, "{runs:?}");
+    assert_eq!((runs[0].bot_id, runs[0].state.as_str()), (j.ben, "skipped"));
+    j.clock.advance(24 * 60 * MIN);
+    let runs = j.w.collab.run_due_retrospectives().await.unwrap();
+    assert_eq!(runs.len(), 1, "{runs:?}");
+    assert_eq!((runs[0].bot_id, runs[0].state.as_str()), (ada, "done"));
 }

@@ -3,8 +3,8 @@
 // and this section is where it shows: who looked back (or was skipped, nothing having gone
 // wrong for it), the summary, where it tripped up, why work came back, what to do again, and
 // each change to its memories — opened to show before and now, one not made with why — with
-// Undo while the change stands as written. Read again on retrospective_recorded and on every
-// memory change; text is set with textContent. deliverables.js mounts it.
+// Undo while the change stands as written. Read again on retrospective_recorded and after an
+// Undo; text is set with textContent. deliverables.js mounts it.
 "use strict";
 
 window.troupeJobRetro = function (ctx) {
@@ -69,7 +69,6 @@ window.troupeJobRetro = function (ctx) {
     es.addEventListener("retrospective_recorded", (e) => {
       if (mine(e)) load();
     });
-    es.addEventListener("bot_memory_changed", () => load());
   }
 
   function botName(id) {

@@ -32,6 +32,8 @@ pub struct BotMemory {
 pub enum MemoryWriter {
     /// The Bot, in a turn (its `remember` tool).
     Bot,
+    /// The person, through the API or the page.
+    Person,
     /// The Bot's retrospective (its id).
     Retrospective(i64),
 }
@@ -98,7 +100,7 @@ impl Tx<'_> {
         let subject = bot_memory::subject(subject).map_err(invalid)?;
         let body = bot_memory::body(body).map_err(invalid)?;
         let mark = match by {
-            MemoryWriter::Bot => None,
+            MemoryWriter::Bot | MemoryWriter::Person => None,
             MemoryWriter::Retrospective(r) => Some(r),
         };
         let (id, before) = match self.bot_memory_by_subject(bot, &subject)? {

@@ -120,7 +120,7 @@ pub use projects::Project;
 pub use quality::{
     NewQualityEvent, QualityEventRecord, QualityFilter, QualityType, cause as quality_cause,
 };
-pub use quality_report::{ModelPrice, QualityReport, QualityReportRow};
+pub use quality_report::{CallRecord, ModelPrice, QualityReport, QualityReportRow};
 pub use quotes::{LineVersion, NewQuote, QuoteFiling, UserQuote};
 pub use records::{CommandRecord, ModelCallRecord, RefusalRecord, ToolCallRecord};
 pub use reflections::{ChecklistItem, NewReflection, ReflectionRecord};

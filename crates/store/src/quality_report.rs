@@ -269,3 +269,14 @@ impl Tx<'_> {
         })
     }
 }
+
+/// One model call of the app's own, as its record keeps it (a retrospective, a reflection):
+/// no model when the call was never made.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct CallRecord {
+    pub model: Option<String>,
+    pub input_tokens: u64,
+    pub output_tokens: u64,
+    /// The answer's text, as it came.
+    pub raw: Option<String>,
+}

@@ -2,7 +2,7 @@
 //! for one (an overturned approval, a capability ceiling) — proposed, adopted, declined,
 //! nothing, failed or skipped — and the checklist items adopted from them.
 
-use crate::{Result, StoreError, Tx, args};
+use crate::{CallRecord, Result, StoreError, Tx, args};
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 use troupe_core::reflection::When;
@@ -20,10 +20,8 @@ pub struct NewReflection {
     /// proposed | nothing | failed | skipped
     pub state: &'static str,
     pub proposal: Option<Value>,
-    pub model: Option<String>,
-    pub input_tokens: u64,
-    pub output_tokens: u64,
-    pub raw: Option<String>,
+    /// The model call, none made for a skipped one.
+    pub call: CallRecord,
     pub error: Option<String>,
 }
 
@@ -163,7 +161,11 @@ impl Tx<'_> {
 
     /// Record a reflection, priced from `model_prices`. None: one is recorded for its event.
     pub fn record_reflection(&mut self, n: &NewReflection) -> Result<Option<ReflectionRecord>> {
-        let cost = self.cost_of_call(n.model.as_deref(), n.input_tokens, n.output_tokens)?;
+        let cost = self.cost_of_call(
+            n.call.model.as_deref(),
+            n.call.input_tokens,
+            n.call.output_tokens,
+        )?;
         let id: Option<i64> = self.query_opt(
             "INSERT INTO reflections (bot_id, plan_id, ticket_id, quality_event_id, cause, state,
                  proposal, model, input_tokens, output_tokens, cost_usd, raw, error, at)
@@ -178,11 +180,11 @@ impl Tx<'_> {
                 n.cause,
                 n.state,
                 n.proposal.as_ref().map(|p| p.to_string()),
-                n.model,
-                n.input_tokens as i64,
-                n.output_tokens as i64,
+                n.call.model,
+                n.call.input_tokens as i64,
+                n.call.output_tokens as i64,
                 cost,
-                n.raw,
+                n.call.raw,
                 n.error,
                 self.now
             ],

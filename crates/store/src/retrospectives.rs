@@ -3,7 +3,7 @@
 //! what the change replaced, so the person can undo it while it still stands as written.
 
 use crate::bot_memories::MemoryWriter;
-use crate::{Result, StoreError, Tx, args};
+use crate::{CallRecord, Result, StoreError, Tx, args};
 use serde::Serialize;
 use serde_json::{Value, json};
 use troupe_core::{BotId, PlanId};
@@ -22,10 +22,8 @@ pub struct NewRetrospective {
     pub summary: Option<String>,
     /// `{tripped_up, sent_back_because, do_again, verdicts}`.
     pub lists: Value,
-    pub model: Option<String>,
-    pub input_tokens: u64,
-    pub output_tokens: u64,
-    pub raw: Option<String>,
+    /// The model call, none made for a skipped one.
+    pub call: CallRecord,
     pub error: Option<String>,
 }
 
@@ -112,11 +110,33 @@ fn row(r: &crate::db::Row) -> Result<RetrospectiveRecord> {
     })
 }
 
+/// Whether a made change still stands as the retrospective made it, against the Bot's
+/// memories now.
+fn stands(c: &RetrospectiveChange, memories: &[crate::BotMemory]) -> bool {
+    if c.refused.is_some() || c.undone_at.is_some() {
+        return false;
+    }
+    let subject = c.subject.to_lowercase();
+    let now = memories
+        .iter()
+        .find(|m| m.subject.to_lowercase() == subject);
+    match c.kind.as_str() {
+        "write" => now.is_some_and(|m| {
+            m.retrospective_id == Some(c.retrospective_id) && Some(&m.body) == c.after.as_ref()
+        }),
+        _ => now.is_none(),
+    }
+}
+
 impl Tx<'_> {
     /// Record a retrospective, priced from `model_prices` when its model has one. None: one
     /// is recorded for this Bot and delivery already (another node, or an earlier tick).
     pub fn record_retrospective(&mut self, n: &NewRetrospective) -> Result<Option<i64>> {
-        let cost = self.cost_of_call(n.model.as_deref(), n.input_tokens, n.output_tokens)?;
+        let cost = self.cost_of_call(
+            n.call.model.as_deref(),
+            n.call.input_tokens,
+            n.call.output_tokens,
+        )?;
         let id: Option<i64> = self.query_opt(
             "INSERT INTO retrospectives (plan_id, bot_id, delivered_at, since_at, state,
                  went_wrong, summary, lists, model, input_tokens, output_tokens, cost_usd, raw,
@@ -133,11 +153,11 @@ impl Tx<'_> {
                 json!(n.went_wrong).to_string(),
                 n.summary,
                 n.lists.to_string(),
-                n.model,
-                n.input_tokens as i64,
-                n.output_tokens as i64,
+                n.call.model,
+                n.call.input_tokens as i64,
+                n.call.output_tokens as i64,
                 cost,
-                n.raw,
+                n.call.raw,
                 n.error,
                 self.now
             ],
@@ -164,6 +184,17 @@ impl Tx<'_> {
              ORDER BY id",
             args![from, to],
             |r| Ok((PlanId(r.get(0)?), r.get(1)?)),
+        )
+    }
+
+    /// How many hand-overs each Bot made on a job (RS3 picks from these).
+    pub fn handover_counts(&self, plan: PlanId) -> Result<Vec<(BotId, u32)>> {
+        self.query_all(
+            "SELECT producer_bot_id, count(*) FROM submissions
+             WHERE plan_id = ?1 AND producer_bot_id IS NOT NULL
+             GROUP BY producer_bot_id ORDER BY producer_bot_id",
+            args![plan.0],
+            |r| Ok((BotId(r.get(0)?), r.get::<i64>(1)? as u32)),
         )
     }
 
@@ -264,47 +295,50 @@ impl Tx<'_> {
     }
 
     pub fn retrospective_change(&self, id: i64) -> Result<RetrospectiveChange> {
-        let (c, bot) = self
-            .query_opt(
+        self.changes_where("c.id", id)?
+            .pop()
+            .ok_or_else(|| StoreError::not_found("retrospective change", id))
+    }
+
+    /// Changes by `column` (`c.id` or `c.retrospective_id`), oldest first, each with whether
+    /// it still stands (the Bot's memories read once).
+    fn changes_where(&self, column: &str, id: i64) -> Result<Vec<RetrospectiveChange>> {
+        let found = self.query_all(
+            &format!(
                 "SELECT c.id, c.retrospective_id, c.kind, c.subject, c.before_body, c.after_body,
                         c.refused, c.undone_at, r.bot_id
                  FROM retrospective_changes c JOIN retrospectives r ON r.id = c.retrospective_id
-                 WHERE c.id = ?1",
-                args![id],
-                |r| {
-                    Ok((
-                        RetrospectiveChange {
-                            id: r.get(0)?,
-                            retrospective_id: r.get(1)?,
-                            kind: r.get(2)?,
-                            subject: r.get(3)?,
-                            before: r.get(4)?,
-                            after: r.get(5)?,
-                            refused: r.get(6)?,
-                            undone_at: r.get(7)?,
-                            undoable: false,
-                        },
-                        BotId(r.get(8)?),
-                    ))
-                },
-            )?
-            .ok_or_else(|| StoreError::not_found("retrospective change", id))?;
-        let undoable = self.change_stands(&c, bot)?;
-        Ok(RetrospectiveChange { undoable, ..c })
-    }
-
-    /// Whether a made change still stands as the retrospective made it.
-    fn change_stands(&self, c: &RetrospectiveChange, bot: BotId) -> Result<bool> {
-        if c.refused.is_some() || c.undone_at.is_some() {
-            return Ok(false);
-        }
-        let now = self.bot_memory_by_subject(bot, &c.subject)?;
-        Ok(match c.kind.as_str() {
-            "write" => now.is_some_and(|m| {
-                m.retrospective_id == Some(c.retrospective_id) && Some(&m.body) == c.after.as_ref()
-            }),
-            _ => now.is_none(),
-        })
+                 WHERE {column} = ?1 ORDER BY c.id"
+            ),
+            args![id],
+            |r| {
+                Ok((
+                    RetrospectiveChange {
+                        id: r.get(0)?,
+                        retrospective_id: r.get(1)?,
+                        kind: r.get(2)?,
+                        subject: r.get(3)?,
+                        before: r.get(4)?,
+                        after: r.get(5)?,
+                        refused: r.get(6)?,
+                        undone_at: r.get(7)?,
+                        undoable: false,
+                    },
+                    BotId(r.get(8)?),
+                ))
+            },
+        )?;
+        let Some((_, bot)) = found.first() else {
+            return Ok(Vec::new());
+        };
+        let memories = self.bot_memories(*bot)?;
+        Ok(found
+            .into_iter()
+            .map(|(c, _)| RetrospectiveChange {
+                undoable: stands(&c, &memories),
+                ..c
+            })
+            .collect())
     }
 
     /// Undo a change that still stands; one changed since is refused (it is new now: S-RS3).
@@ -364,14 +398,7 @@ impl Tx<'_> {
             row,
         )?;
         for r in &mut out {
-            let ids: Vec<i64> = self.query_all(
-                "SELECT id FROM retrospective_changes WHERE retrospective_id = ?1 ORDER BY id",
-                args![r.id],
-                |x| x.get(0),
-            )?;
-            for c in ids {
-                r.changes.push(self.retrospective_change(c)?);
-            }
+            r.changes = self.changes_where("c.retrospective_id", r.id)?;
         }
         Ok(out)
     }

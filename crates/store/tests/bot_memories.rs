@@ -8,7 +8,9 @@ use std::sync::Arc;
 use troupe_core::conversation::{Author, SessionKind};
 use troupe_core::plan::{PlanSpec, RevisionCause};
 use troupe_core::{BotId, ManualClock, PlanId};
-use troupe_store::{MemoryWriter, NewBot, NewLine, NewPlan, NewRetrospective, Store, StoreError};
+use troupe_store::{
+    CallRecord, MemoryWriter, NewBot, NewLine, NewPlan, NewRetrospective, Store, StoreError,
+};
 
 fn store() -> Store {
     troupe_store::testing::open(Arc::new(ManualClock::new(1_000)))
@@ -51,10 +53,12 @@ fn retro(plan: PlanId, bot: BotId, delivered_at: i64) -> NewRetrospective {
         summary: Some("I handed over too early.".into()),
         lists: json!({"tripped_up": ["length"], "sent_back_because": [], "do_again": [],
                       "verdicts": []}),
-        model: Some("m".into()),
-        input_tokens: 1_000,
-        output_tokens: 100,
-        raw: None,
+        call: CallRecord {
+            model: Some("m".into()),
+            input_tokens: 1_000,
+            output_tokens: 100,
+            raw: None,
+        },
         error: None,
     }
 }
@@ -138,7 +142,7 @@ fn a_retrospective_is_recorded_once_per_bot_and_delivery_and_counts_against_the_
     assert_eq!(twice, None, "another node or tick recorded it already");
     let skipped = NewRetrospective {
         state: "skipped",
-        model: None,
+        call: CallRecord::default(),
         went_wrong: vec![],
         summary: None,
         ..retro(plan, bot, 900)

@@ -17,10 +17,11 @@ use troupe_core::conversation::{Author, LineKind};
 use troupe_core::reflection::{self as rf, Proposal, When};
 use troupe_core::submission::CheckSource;
 use troupe_core::{BotId, PlanId, TicketId};
-use troupe_llm::FinishReason;
-use troupe_store::{CheckKind, NewCheck, NewLine, NewReflection, ReflectionRecord, StoreError, Tx};
+use troupe_store::{
+    CallRecord, CheckKind, NewCheck, NewLine, NewReflection, ReflectionRecord, StoreError, Tx,
+};
 
-pub use situation::ChecklistSituation;
+pub(crate) use situation::checklist_block;
 
 const CALL_LIMIT: Duration = Duration::from_secs(180);
 const DAY_MS: i64 = 24 * 3_600_000;
@@ -145,10 +146,7 @@ impl Collab {
             cause: d.cause,
             state: "skipped",
             proposal: None,
-            model: None,
-            input_tokens: 0,
-            output_tokens: 0,
-            raw: None,
+            call: CallRecord::default(),
             error: None,
         };
         let input = match d.input {
@@ -166,7 +164,7 @@ impl Collab {
             return Ok(None);
         }
         let agent = role_or_own(self.roles(), "reflection", &self.bot(d.bot)?);
-        let asked = ask_as_bot(
+        let (call, answer) = ask_as_bot(
             self.roles(),
             &agent,
             "You look back on one ticket that went wrong and answer with JSON only.",
@@ -176,30 +174,13 @@ impl Collab {
         )
         .await;
         rec.state = "failed";
-        let proposal = match asked {
-            Err((model, e)) => {
-                rec.model = Some(model.unwrap_or_else(|| "none".into()));
-                rec.error = Some(e);
+        rec.call = call;
+        let proposal = match answer.and_then(|text| rf::parse(&text)) {
+            Err(e) => {
+                rec.error = Some(format!("nothing proposed: {e}"));
                 None
             }
-            Ok((model, resp)) => {
-                rec.model = Some(model);
-                rec.input_tokens = resp.usage.input_tokens;
-                rec.output_tokens = resp.usage.output_tokens;
-                rec.raw = Some(resp.text.clone());
-                let read = if resp.finish == FinishReason::Length {
-                    Err("the answer was cut off at its length limit".to_string())
-                } else {
-                    rf::parse(&resp.text)
-                };
-                match read {
-                    Err(e) => {
-                        rec.error = Some(format!("nothing proposed: {e}"));
-                        None
-                    }
-                    Ok(p) => Some(p),
-                }
-            }
+            Ok(p) => Some(p),
         };
         if let Some(p) = &proposal {
             rec.state = if *p == Proposal::Nothing {

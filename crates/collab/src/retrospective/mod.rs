@@ -20,8 +20,7 @@ use std::time::Duration;
 use troupe_core::hold::HoldScope;
 use troupe_core::retrospective::{self as rs, answer, changes, prompt};
 use troupe_core::{BotId, PlanId};
-use troupe_llm::FinishReason;
-use troupe_store::{NewRetrospective, PlanRecord, Tx};
+use troupe_store::{CallRecord, NewRetrospective, PlanRecord, Tx};
 
 /// A retrospective's answer may take this long (a high-thinking call on the Bot's model).
 const CALL_LIMIT: Duration = Duration::from_secs(180);
@@ -55,6 +54,17 @@ pub(crate) fn stopped(
     }))
 }
 
+/// A verdict is on a conclusion an earlier look back drew, or it is dropped.
+fn keep_tested_verdicts(a: &mut answer::Answer, input: &prompt::Input) {
+    let earlier: Vec<String> = input
+        .earlier
+        .iter()
+        .flat_map(|e| e.conclusions.iter().map(|c| c.to_lowercase()))
+        .collect();
+    a.verdicts
+        .retain(|v| earlier.contains(&v.conclusion.trim().to_lowercase()));
+}
+
 /// One Bot's look back, ready to ask or to record as skipped.
 struct Due {
     plan: PlanRecord,
@@ -82,16 +92,20 @@ impl Collab {
                 if !on || !rs::due(delivered_at, last, now) {
                     continue;
                 }
-                let by_bot = record::handovers_by_bot(tx, id)?;
-                let counts: Vec<(BotId, u32)> =
-                    by_bot.iter().map(|(b, v)| (*b, v.len() as u32)).collect();
-                for bot in rs::pick_bots(&counts) {
+                // A delivery whose Bots all looked back costs the tick these counts only; the
+                // hand-overs themselves are read for a Bot still to look back.
+                let mut by_bot = None;
+                for bot in rs::pick_bots(&tx.handover_counts(id)?) {
                     if tx.retrospective_recorded(id, bot, delivered_at)? || stopped(tx, &plan, bot)?
                     {
                         continue;
                     }
+                    let by_bot = match &mut by_bot {
+                        Some(b) => b,
+                        None => by_bot.insert(record::handovers_by_bot(tx, id)?),
+                    };
                     let since = tx.last_retrospective_at(id, bot)?;
-                    let subs = &by_bot[&bot];
+                    let subs = by_bot.get(&bot).map(Vec::as_slice).unwrap_or_default();
                     let causes = tx.quality_causes_of(id, bot, since.unwrap_or(0))?;
                     let again = record::times_per_ticket(tx, subs, since.unwrap_or(0))?;
                     let went_wrong = rs::went_wrong(&causes, &again);
@@ -138,10 +152,7 @@ impl Collab {
             went_wrong: d.went_wrong.clone(),
             summary: None,
             lists: json!({}),
-            model: None,
-            input_tokens: 0,
-            output_tokens: 0,
-            raw: None,
+            call: CallRecord::default(),
             error: None,
         };
         let run = |state: &str| RetrospectiveRun {
@@ -163,7 +174,7 @@ impl Collab {
             return Ok(None);
         }
         let agent = role_or_own(self.roles(), "retrospective", &self.bot(d.bot)?);
-        let asked = ask_as_bot(
+        let (call, answer) = ask_as_bot(
             self.roles(),
             &agent,
             "You look back on your own work on a delivered job and answer with JSON only.",
@@ -174,50 +185,26 @@ impl Collab {
         .await;
         let mut rec = NewRetrospective {
             state: "failed",
+            call,
             ..base
         };
-        let planned = match asked {
-            Err((model, e)) => {
-                rec.model = Some(model.unwrap_or_else(|| "none".into()));
-                rec.error = Some(e);
+        // §11.3: an answer cut off, or not one whole JSON object, writes nothing.
+        let planned = match answer.and_then(|text| answer::parse(&text)) {
+            Err(e) => {
+                rec.error = Some(format!("nothing written: {e}"));
                 None
             }
-            Ok((model, resp)) => {
-                rec.model = Some(model);
-                rec.input_tokens = resp.usage.input_tokens;
-                rec.output_tokens = resp.usage.output_tokens;
-                rec.raw = Some(resp.text.clone());
-                // §11.3: an answer cut off, or not one whole JSON object, writes nothing.
-                let read = if resp.finish == FinishReason::Length {
-                    Err("the answer was cut off at its length limit".to_string())
-                } else {
-                    answer::parse(&resp.text)
-                };
-                match read {
-                    Err(e) => {
-                        rec.error = Some(format!("nothing written: {e}"));
-                        None
-                    }
-                    Ok(mut a) => {
-                        // A verdict is on a conclusion an earlier look back drew, or none.
-                        let earlier: Vec<String> = input
-                            .earlier
-                            .iter()
-                            .flat_map(|e| e.conclusions.iter().map(|c| c.to_lowercase()))
-                            .collect();
-                        a.verdicts
-                            .retain(|v| earlier.contains(&v.conclusion.trim().to_lowercase()));
-                        rec.state = "done";
-                        rec.summary = Some(a.summary.clone());
-                        rec.lists = json!({
-                            "tripped_up": a.tripped_up,
-                            "sent_back_because": a.sent_back_because,
-                            "do_again": a.do_again,
-                            "verdicts": a.verdicts,
-                        });
-                        Some(a)
-                    }
-                }
+            Ok(mut a) => {
+                keep_tested_verdicts(&mut a, &input);
+                rec.state = "done";
+                rec.summary = Some(a.summary.clone());
+                rec.lists = json!({
+                    "tripped_up": a.tripped_up,
+                    "sent_back_because": a.sent_back_because,
+                    "do_again": a.do_again,
+                    "verdicts": a.verdicts,
+                });
+                Some(a)
             }
         };
         let state = rec.state;
