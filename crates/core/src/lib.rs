@@ -51,6 +51,7 @@ pub mod runtime_boss;
 pub mod sample_standard;
 pub mod scribe_patch;
 pub mod seams;
+pub mod skill;
 pub mod submission;
 pub mod supervisor;
 pub mod thread;

@@ -6,6 +6,7 @@ mod agenda;
 mod blueprint_loops;
 mod boss_channels;
 mod bot_memories;
+mod bot_skills;
 mod ceiling;
 mod channels;
 mod check_backs;
@@ -43,6 +44,7 @@ mod permissions;
 mod picture_judgements;
 mod plan_changes;
 mod plans;
+mod project_skills;
 mod projects;
 mod quality;
 mod quality_report;
@@ -80,6 +82,7 @@ pub use acceptance_check_calls::{AcceptanceCheckCall, NewAcceptanceCheckCall};
 pub use agenda::{AgendaEdit, AgendaId, AgendaItem, AgendaStatus, NewAgendaItem};
 pub use blueprint_loops::{LoopBinding, NewBlueprintLoop};
 pub use bot_memories::{BotMemory, MemoryWriter};
+pub use bot_skills::{BotSkill, SkillText, SkillWriter};
 pub use ceiling::{CardState, CeilingCard, HandOverFailure, NewCeilingCard};
 pub use channels::{
     ChannelChat, ChannelMessage, ChannelOutbound, NewChannelOutbound, OutboundKind, OutboundStatus,
@@ -116,6 +119,7 @@ pub use permissions::{COMMUNICATION, PermissionDecision, PermissionRequest, Perm
 pub use picture_judgements::NewPictureJudgement;
 pub use plan_changes::NewestStageChange;
 pub use plans::{Filing, FilingSource, NewFiling, NewPlan, PlanRecord, PlanRevision};
+pub use project_skills::ProjectSkill;
 pub use projects::Project;
 pub use quality::{
     NewQualityEvent, QualityEventRecord, QualityFilter, QualityType, cause as quality_cause,

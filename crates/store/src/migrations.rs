@@ -30,7 +30,7 @@ const SQLITE: &[Migration] = migrations!("sqlite":
     "0045_picture_judgements", "0046_part_filings", "0047_bot_work_segments",
     "0048_line_delivery_lookups", "0049_events_kind_partial", "0050_thread_workspace_root",
     "0051_ask_closed_why", "0052_seams_checks", "0053_line_dispositions",
-    "0054_ticket_release", "0055_bot_memories", "0056_reflections",
+    "0054_ticket_release", "0055_bot_memories", "0056_reflections", "0057_skills",
 );
 
 const POSTGRES: &[Migration] = migrations!("postgres":
@@ -48,7 +48,7 @@ const POSTGRES: &[Migration] = migrations!("postgres":
     "0045_picture_judgements", "0046_part_filings", "0047_bot_work_segments",
     "0048_line_delivery_lookups", "0049_events_kind_partial", "0050_thread_workspace_root",
     "0051_ask_closed_why", "0052_seams_checks", "0053_line_dispositions",
-    "0054_ticket_release", "0055_bot_memories", "0056_reflections",
+    "0054_ticket_release", "0055_bot_memories", "0056_reflections", "0057_skills",
 );
 
 const _: () = assert!(

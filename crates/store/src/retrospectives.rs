@@ -3,6 +3,7 @@
 //! what the change replaced, so the person can undo it while it still stands as written.
 
 use crate::bot_memories::MemoryWriter;
+use crate::bot_skills::{SkillText, SkillWriter};
 use crate::{CallRecord, Result, StoreError, Tx, args};
 use serde::Serialize;
 use serde_json::{Value, json};
@@ -33,6 +34,8 @@ pub struct NewRetrospective {
 pub struct RetrospectiveChange {
     pub id: i64,
     pub retrospective_id: i64,
+    /// memory | skill (a skill's change is to its text; its subject is the skill's name)
+    pub target: String,
     /// write | delete
     pub kind: String,
     pub subject: String,
@@ -111,10 +114,22 @@ fn row(r: &crate::db::Row) -> Result<RetrospectiveRecord> {
 }
 
 /// Whether a made change still stands as the retrospective made it, against the Bot's
-/// memories now.
-fn stands(c: &RetrospectiveChange, memories: &[crate::BotMemory]) -> bool {
+/// memories and skills now.
+fn stands(
+    c: &RetrospectiveChange,
+    memories: &[crate::BotMemory],
+    skills: &[crate::BotSkill],
+) -> bool {
     if c.refused.is_some() || c.undone_at.is_some() {
         return false;
+    }
+    if c.target == "skill" {
+        let name = c.subject.to_lowercase();
+        return skills.iter().any(|s| {
+            s.name.to_lowercase() == name
+                && s.retrospective_id == Some(c.retrospective_id)
+                && Some(&s.body) == c.after.as_ref()
+        });
     }
     let subject = c.subject.to_lowercase();
     let now = memories
@@ -294,6 +309,33 @@ impl Tx<'_> {
         self.retrospective_change(id)
     }
 
+    /// Record one change to a skill (written whole from the retrospective's edit, already
+    /// checked against §11.4) and, unless refused, make it. A new skill needs its catalog line.
+    pub fn apply_retrospective_skill_change(
+        &mut self,
+        retrospective: i64,
+        bot: BotId,
+        text: &SkillText<'_>,
+        refused: Option<&str>,
+    ) -> Result<RetrospectiveChange> {
+        let mut before = None;
+        let mut refused = refused.map(String::from);
+        if refused.is_none() {
+            match self.write_bot_skill(bot, text, SkillWriter::Retrospective(retrospective)) {
+                Ok((_, b)) => before = b,
+                Err(StoreError::Invalid(m) | StoreError::Conflict(m)) => refused = Some(m),
+                Err(e) => return Err(e),
+            }
+        }
+        let id = self.insert(
+            "INSERT INTO retrospective_changes (retrospective_id, target, kind, subject,
+                 before_body, after_body, refused)
+             VALUES (?1, 'skill', 'write', ?2, ?3, ?4, ?5)",
+            args![retrospective, text.name.trim(), before, text.body, refused],
+        )?;
+        self.retrospective_change(id)
+    }
+
     pub fn retrospective_change(&self, id: i64) -> Result<RetrospectiveChange> {
         self.changes_where("c.id", id)?
             .pop()
@@ -306,7 +348,7 @@ impl Tx<'_> {
         let found = self.query_all(
             &format!(
                 "SELECT c.id, c.retrospective_id, c.kind, c.subject, c.before_body, c.after_body,
-                        c.refused, c.undone_at, r.bot_id
+                        c.refused, c.undone_at, r.bot_id, c.target
                  FROM retrospective_changes c JOIN retrospectives r ON r.id = c.retrospective_id
                  WHERE {column} = ?1 ORDER BY c.id"
             ),
@@ -316,6 +358,7 @@ impl Tx<'_> {
                     RetrospectiveChange {
                         id: r.get(0)?,
                         retrospective_id: r.get(1)?,
+                        target: r.get(9)?,
                         kind: r.get(2)?,
                         subject: r.get(3)?,
                         before: r.get(4)?,
@@ -332,10 +375,11 @@ impl Tx<'_> {
             return Ok(Vec::new());
         };
         let memories = self.bot_memories(*bot)?;
+        let skills = self.bot_skills(*bot)?;
         Ok(found
             .into_iter()
             .map(|(c, _)| RetrospectiveChange {
-                undoable: stands(&c, &memories),
+                undoable: stands(&c, &memories, &skills),
                 ..c
             })
             .collect())
@@ -350,7 +394,10 @@ impl Tx<'_> {
             } else if c.refused.is_some() {
                 "this change was not made".into()
             } else {
-                "the memory changed since the retrospective wrote it; the change is new now".into()
+                format!(
+                    "the {} changed since the retrospective wrote it; the change is new now",
+                    c.target
+                )
             }));
         }
         let bot: BotId = self.query_one(
@@ -358,6 +405,19 @@ impl Tx<'_> {
             args![c.retrospective_id],
             |r| Ok(BotId(r.get(0)?)),
         )?;
+        if c.target == "skill" {
+            if let Some(s) = self.bot_skill_by_name(bot, &c.subject)? {
+                match c.before.as_deref() {
+                    None => self.delete_bot_skill(s.id).map(|_| ())?,
+                    Some(before) => self.restore_bot_skill(s.id, before).map(|_| ())?,
+                }
+            }
+            self.exec(
+                "UPDATE retrospective_changes SET undone_at = ?2 WHERE id = ?1",
+                args![id, self.now],
+            )?;
+            return self.retrospective_change(id);
+        }
         match (c.kind.as_str(), c.before.as_deref()) {
             ("write", None) => {
                 if let Some(m) = self.bot_memory_by_subject(bot, &c.subject)? {
