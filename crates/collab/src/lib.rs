@@ -48,6 +48,7 @@ pub mod scribe;
 mod segment_situation;
 mod sessions;
 mod situation;
+pub mod skills;
 pub mod submissions;
 pub mod supervisor;
 mod threads;

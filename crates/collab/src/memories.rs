@@ -16,7 +16,8 @@ use troupe_engine::extension::{
 use troupe_store::{BotMemory, MemoryWriter, Store, StoreError};
 
 /// Shows a Bot what it keeps for itself, in one read per model call: its memories that are
-/// on, and the checklist items the person adopted from its reflections (§10.2).
+/// on, the checklist items the person adopted from its reflections (§10.2), and its catalog
+/// of skills (its own and the project skills that are on).
 pub struct KeptSituation;
 
 fn memories_block(on: Vec<BotMemory>) -> Option<String> {
@@ -48,9 +49,11 @@ fn kept(thread: &Thread, store: &Store) -> Result<Vec<String>, StoreError> {
             .into_iter()
             .filter(|i| i.enabled)
             .collect();
+        let catalog = crate::skills::catalog_block(&tx.skill_catalog(bot)?);
         Ok([
             memories_block(memories),
             crate::reflection::checklist_block(items),
+            catalog,
         ]
         .into_iter()
         .flatten()

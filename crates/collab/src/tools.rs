@@ -575,6 +575,32 @@ pub fn registrations(host: &Arc<ToolHost>) -> Vec<ToolRegistration> {
             Arc::new(crate::memories::Forget),
         ),
         reg(
+            "write_skill",
+            "Keep one of your skills: how you do a kind of work, read whole with read_skill \
+             when that work comes. The same name rewrites it; a new one needs a description.",
+            crate::skills::write_skill_spec(),
+            Arc::new(crate::skills::WriteSkill),
+        ),
+        reg(
+            "delete_skill",
+            "Delete one of your own skills that is wrong or no longer used, by its name.",
+            crate::skills::delete_skill_spec(),
+            Arc::new(crate::skills::DeleteSkill),
+        ),
+        {
+            // Reads only, so a hold leaves it offered (HOLD-T2) and the kernel may run it early.
+            let mut r = reg(
+                "read_skill",
+                "Read one of the skills in your catalog, whole: yours, or a project skill \
+                 shared with every Bot.",
+                crate::skills::read_skill_spec(),
+                Arc::new(crate::skills::ReadSkill),
+            );
+            r.read_only = true;
+            r.handler = Arc::new(crate::skills::ReadSkill);
+            r
+        },
+        reg(
             "end_turn",
             "End your turn, saying why. Answer a request another Bot made of you with reason \
              answered and the answer in `answer`; give each message you read (#id) a \

@@ -390,3 +390,64 @@ async fn the_days_twelve_calls_spent_a_look_back_waits_for_tomorrow_and_a_skip_d
     assert_eq!(runs.len(), 1, "{runs:?}");
     assert_eq!((runs[0].bot_id, runs[0].state.as_str()), (ada, "done"));
 }
+
+#[tokio::test]
+async fn s_rs2_a_skill_rewritten_whole_is_refused_and_the_other_changes_are_written() {
+    let mut answer = lesson();
+    answer["skills"] = json!([
+        {"skill": "Drafts", "body": "Write whatever the brief seems to want."},
+        {"new_skill": "Length", "description": "Keeping to a length",
+         "body": "Count the words before handing over."},
+        {"skill": "Drafts", "append": "Count the words."}
+    ]);
+    let j = job(answer);
+    let drafts =
+        j.w.collab
+            .add_bot_skill(
+                j.ada,
+                "Drafts",
+                "How I draft",
+                "Outline in `outline.md` first.\n\nWrite short sections.",
+            )
+            .unwrap();
+    j.clock.advance(31 * MIN);
+    j.w.collab.run_due_retrospectives().await.unwrap();
+    let ada = looked_back(&j.w, j.plan)
+        .into_iter()
+        .find(|r| r.bot_id == j.ada)
+        .unwrap();
+    let skills: Vec<_> = ada.changes.iter().filter(|c| c.target == "skill").collect();
+    assert_eq!(skills.len(), 3, "{skills:?}");
+    assert!(
+        skills[0]
+            .refused
+            .as_deref()
+            .unwrap()
+            .contains("rewritten whole"),
+        "{skills:?}"
+    );
+    assert_eq!(
+        skills[0].after.as_deref(),
+        Some("Write whatever the brief seems to want.")
+    );
+    assert_eq!(skills[1].refused, None, "{skills:?}");
+    assert!(skills[1].undoable);
+    assert!(
+        skills[2]
+            .refused
+            .as_deref()
+            .unwrap()
+            .contains("more than 2"),
+        "{skills:?}"
+    );
+    // The memory the answer asked for is written beside them.
+    assert_eq!(
+        j.w.collab.bot_memories(j.ada).unwrap()[0].subject,
+        "Length first"
+    );
+    let kept = j.w.collab.bot_skills(j.ada).unwrap();
+    let draft = kept.iter().find(|s| s.id == drafts.id).unwrap();
+    assert_eq!(draft.body, drafts.body, "the rewrite was not written");
+    let length = kept.iter().find(|s| s.name == "Length").unwrap();
+    assert_eq!(length.retrospective_id, Some(ada.id));
+}

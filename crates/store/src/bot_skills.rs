@@ -29,6 +29,15 @@ pub struct BotSkill {
     pub updated_at: i64,
 }
 
+/// One line of a Bot's catalog: a skill's name and what it is for, not its text.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CatalogEntry {
+    pub name: String,
+    pub description: String,
+    /// A project skill: its owner's name. None: the Bot's own.
+    pub shared_from: Option<String>,
+}
+
 /// Who writes a skill.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub enum SkillWriter {
@@ -82,6 +91,26 @@ impl Tx<'_> {
             &format!("{SELECT} WHERE s.bot_id = ?1 ORDER BY lower(s.name)"),
             args![bot.0],
             row,
+        )
+    }
+
+    /// The Bot's catalog, read at every model call: its own skills, then the project skills
+    /// that are on, by name and catalog line only.
+    pub fn skill_catalog(&self, bot: BotId) -> Result<Vec<CatalogEntry>> {
+        self.query_all(
+            "SELECT name, description, NULL, 0 FROM bot_skills WHERE bot_id = ?1
+             UNION ALL
+             SELECT ps.name, ps.description, b.name, 1 FROM project_skills ps
+             JOIN bots b ON b.id = ps.owner_bot_id WHERE ps.enabled = 1
+             ORDER BY 4, 1",
+            args![bot.0],
+            |r| {
+                Ok(CatalogEntry {
+                    name: r.get(0)?,
+                    description: r.get(1)?,
+                    shared_from: r.get(2)?,
+                })
+            },
         )
     }
 

@@ -82,7 +82,7 @@ pub use acceptance_check_calls::{AcceptanceCheckCall, NewAcceptanceCheckCall};
 pub use agenda::{AgendaEdit, AgendaId, AgendaItem, AgendaStatus, NewAgendaItem};
 pub use blueprint_loops::{LoopBinding, NewBlueprintLoop};
 pub use bot_memories::{BotMemory, MemoryWriter};
-pub use bot_skills::{BotSkill, SkillText, SkillWriter};
+pub use bot_skills::{BotSkill, CatalogEntry, SkillText, SkillWriter};
 pub use ceiling::{CardState, CeilingCard, HandOverFailure, NewCeilingCard};
 pub use channels::{
     ChannelChat, ChannelMessage, ChannelOutbound, NewChannelOutbound, OutboundKind, OutboundStatus,

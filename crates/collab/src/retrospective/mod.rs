@@ -18,9 +18,9 @@ use serde::Serialize;
 use serde_json::json;
 use std::time::Duration;
 use troupe_core::hold::HoldScope;
-use troupe_core::retrospective::{self as rs, answer, changes, prompt};
+use troupe_core::retrospective::{self as rs, answer, changes, prompt, skill_changes};
 use troupe_core::{BotId, PlanId};
-use troupe_store::{CallRecord, NewRetrospective, PlanRecord, Tx};
+use troupe_store::{CallRecord, NewRetrospective, PlanRecord, SkillText, Tx};
 
 /// A retrospective's answer may take this long (a high-thinking call on the Bot's model).
 const CALL_LIMIT: Duration = Duration::from_secs(180);
@@ -232,6 +232,25 @@ impl Collab {
                         c.after.as_deref(),
                         c.refused.as_deref(),
                     )?;
+                }
+                // Skills likewise, against the skills as they are in this write.
+                let skills: Vec<skill_changes::HeldSkill> = tx
+                    .bot_skills(d.bot)?
+                    .into_iter()
+                    .map(|s| skill_changes::HeldSkill {
+                        name: s.name,
+                        body: s.body,
+                    })
+                    .collect();
+                let shared: Vec<String> =
+                    tx.project_skills()?.into_iter().map(|p| p.name).collect();
+                for c in skill_changes::plan(a, &skills, &shared) {
+                    let text = SkillText {
+                        name: &c.name,
+                        description: c.description.as_deref(),
+                        body: &c.after,
+                    };
+                    tx.apply_retrospective_skill_change(id, d.bot, &text, c.refused.as_deref())?;
                 }
             }
             Ok(true)

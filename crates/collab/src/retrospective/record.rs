@@ -1,6 +1,7 @@
 //! What a Bot looking back reads (§11.2): the job's record — the person's words, its own
 //! hand-overs and what became of them, the requirements ledger, what went wrong for it, its
-//! memories and earlier retrospectives — and never the transcript.
+//! memories, skills and checklist, the project skills, and its earlier retrospectives — and
+//! never the transcript.
 
 use std::collections::BTreeMap;
 use troupe_core::retrospective::prompt::{Earlier, HandOver, Input, Requirement};
@@ -111,6 +112,23 @@ pub(crate) fn input(
         .into_iter()
         .map(|m| (m.subject, m.body, m.enabled))
         .collect();
+    let skills = tx
+        .bot_skills(bot)?
+        .into_iter()
+        .map(|s| (s.name, s.description, s.body))
+        .collect();
+    let project_skills = tx
+        .project_skills()?
+        .into_iter()
+        .filter(|p| p.enabled)
+        .map(|p| (p.name, p.description))
+        .collect();
+    let checklist = tx
+        .checklist_items(Some(bot))?
+        .into_iter()
+        .filter(|i| i.enabled)
+        .map(|i| format!("{}: {}", i.when, i.text))
+        .collect();
     let earlier = tx
         .retrospectives_of_bot(bot)?
         .into_iter()
@@ -129,9 +147,10 @@ pub(crate) fn input(
                 .changes
                 .iter()
                 .filter(|c| c.undone_at.is_some())
-                .map(|c| match &c.after {
-                    Some(a) => format!("{}: {a}", c.subject),
-                    None => format!("forgetting {}", c.subject),
+                .map(|c| match (c.target.as_str(), &c.after) {
+                    ("skill", _) => format!("your change to the skill {}", c.subject),
+                    (_, Some(a)) => format!("{}: {a}", c.subject),
+                    (_, None) => format!("forgetting {}", c.subject),
                 })
                 .collect(),
         })
@@ -145,6 +164,9 @@ pub(crate) fn input(
         requirements,
         went_wrong,
         memories,
+        skills,
+        project_skills,
+        checklist,
         earlier,
         since_last: since.is_some(),
     })

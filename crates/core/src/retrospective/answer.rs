@@ -2,6 +2,7 @@
 
 use super::LIST_MAX;
 use crate::reading::extract_json_object;
+use crate::skill::edit::Edit;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
@@ -24,6 +25,24 @@ pub struct MemoryWrite {
     pub merges: Vec<String>,
 }
 
+/// What the answer asks of one skill.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum SkillAsk {
+    /// An edit of one of the Bot's skills.
+    Edit(Edit),
+    /// A new skill.
+    Create { description: String, body: String },
+    /// A shape no retrospective may ask for: recorded as not made, with why.
+    Unreadable(String),
+}
+
+/// A change to one skill, by its name.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SkillChange {
+    pub name: String,
+    pub ask: SkillAsk,
+}
+
 /// The answer, read.
 #[derive(Clone, Debug, PartialEq, Eq, Default)]
 pub struct Answer {
@@ -34,6 +53,7 @@ pub struct Answer {
     pub verdicts: Vec<Verdict>,
     pub memories: Vec<MemoryWrite>,
     pub forget: Vec<String>,
+    pub skills: Vec<SkillChange>,
 }
 
 fn strings(v: &Value, key: &str) -> Result<Vec<String>, String> {
@@ -57,6 +77,49 @@ fn strings(v: &Value, key: &str) -> Result<Vec<String>, String> {
         }
         Some(_) => Err(format!("{key} must be a list of strings")),
     }
+}
+
+fn text(item: &Value, key: &str) -> Option<String> {
+    item.get(key)
+        .and_then(Value::as_str)
+        .map(str::trim)
+        .filter(|t| !t.is_empty())
+        .map(String::from)
+}
+
+/// One entry of `skills`: `{"skill", "append"}`, `{"skill", "after_passage", "add"}`,
+/// `{"skill", "correct", "to"}`, `{"skill", "body"}` (checked as one of those), or
+/// `{"new_skill", "description", "body"}`.
+fn skill_change(item: &Value) -> Result<SkillChange, String> {
+    let shape = "each skill change names its \"skill\" (or \"new_skill\")";
+    if let Some(name) = text(item, "new_skill") {
+        let ask = match (text(item, "description"), text(item, "body")) {
+            (Some(description), Some(body)) => SkillAsk::Create { description, body },
+            _ => SkillAsk::Unreadable("a new skill needs a description and a body".into()),
+        };
+        return Ok(SkillChange { name, ask });
+    }
+    let name = text(item, "skill").ok_or(shape)?;
+    let passage = item.get("after_passage").and_then(Value::as_u64);
+    let ask = if let Some(t) = text(item, "append") {
+        SkillAsk::Edit(Edit::Append(t))
+    } else if let (Some(sentence), Some(p)) = (text(item, "add"), passage) {
+        SkillAsk::Edit(Edit::AddSentence {
+            passage: p as usize,
+            sentence,
+        })
+    } else if let (Some(wrong), Some(right)) = (text(item, "correct"), text(item, "to")) {
+        SkillAsk::Edit(Edit::Correct { wrong, right })
+    } else if let Some(body) = text(item, "body") {
+        SkillAsk::Edit(Edit::Whole(body))
+    } else {
+        SkillAsk::Unreadable(
+            "not an edit a retrospective may make (append, add after a passage, correct one \
+             sentence)"
+                .into(),
+        )
+    };
+    Ok(SkillChange { name, ask })
 }
 
 /// Read the model's text. The three lists keep their first five entries; the changes are all
@@ -111,6 +174,13 @@ pub fn parse(raw: &str) -> Result<Answer, String> {
             });
         }
     }
+    let mut skills = Vec::new();
+    if let Some(list) = v.get("skills").filter(|x| !x.is_null()) {
+        let list = list.as_array().ok_or("skills must be a list")?;
+        for item in list {
+            skills.push(skill_change(item)?);
+        }
+    }
     Ok(Answer {
         summary,
         tripped_up: capped("tripped_up")?,
@@ -119,6 +189,7 @@ pub fn parse(raw: &str) -> Result<Answer, String> {
         verdicts,
         memories,
         forget: strings(&v, "forget")?,
+        skills,
     })
 }
 
@@ -162,6 +233,39 @@ mod tests {
         );
         assert!(parse(r#"{"summary": "s", "memories": [{"subject": "x"}]}"#).is_err());
         assert!(parse(r#"{"summary": "s", "forget": 3}"#).is_err());
+    }
+
+    #[test]
+    fn skill_changes_are_read_by_their_shape() {
+        let a = parse(
+            r#"{"summary": "s", "skills": [
+                {"skill": "Renders", "append": "Count frames."},
+                {"skill": "Renders", "after_passage": 2, "add": "Never upscale."},
+                {"skill": "Captions", "correct": "Burn them.", "to": "Burn them in."},
+                {"skill": "Captions", "body": "All new."},
+                {"new_skill": "Briefs", "description": "Reading briefs", "body": "Read twice."},
+                {"new_skill": "Half"},
+                {"skill": "Renders", "delete": true}]}"#,
+        )
+        .unwrap();
+        let asks: Vec<&SkillAsk> = a.skills.iter().map(|c| &c.ask).collect();
+        assert_eq!(
+            asks[0],
+            &SkillAsk::Edit(Edit::Append("Count frames.".into()))
+        );
+        assert_eq!(
+            asks[1],
+            &SkillAsk::Edit(Edit::AddSentence {
+                passage: 2,
+                sentence: "Never upscale.".into()
+            })
+        );
+        assert!(matches!(asks[2], SkillAsk::Edit(Edit::Correct { .. })));
+        assert_eq!(asks[3], &SkillAsk::Edit(Edit::Whole("All new.".into())));
+        assert!(matches!(asks[4], SkillAsk::Create { .. }));
+        assert!(matches!(asks[5], SkillAsk::Unreadable(m) if m.contains("description")));
+        assert!(matches!(asks[6], SkillAsk::Unreadable(m) if m.contains("not an edit")));
+        assert!(parse(r#"{"summary": "s", "skills": [{"append": "x"}]}"#).is_err());
     }
 
     #[test]

@@ -1,15 +1,13 @@
 //! The retrospective (digest 003-B §11, ADR 0062): once a delivered job has been quiet for
 //! 30 minutes, each of the (at most three) Bots that handed over most in it looks back once at
 //! its own conduct from the job's record — never the transcript — and works what it learned
-//! into its own memories, within the memory tool's limits. A Bot nothing went wrong for is
-//! recorded as skipped without a model call (RS4).
-//!
-//! Troupe's Bots have memories but no skills, so the skill changes of §11.3 are not part of
-//! the answer here.
+//! into its own memories and skills, within the memory tool's limits and the skill edit
+//! rules. A Bot nothing went wrong for is recorded as skipped without a model call (RS4).
 
 pub mod answer;
 pub mod changes;
 pub mod prompt;
+pub mod skill_changes;
 
 use crate::BotId;
 use crate::quality::cause;

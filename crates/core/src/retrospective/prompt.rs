@@ -49,6 +49,12 @@ pub struct Input {
     pub went_wrong: Vec<String>,
     /// The Bot's memories: subject, body, on.
     pub memories: Vec<(String, String, bool)>,
+    /// The Bot's skills: name, catalog line, text.
+    pub skills: Vec<(String, String, String)>,
+    /// The project skills that are on: name, catalog line (read, never changed).
+    pub project_skills: Vec<(String, String)>,
+    /// The checklist items the person adopted from its reflections.
+    pub checklist: Vec<String>,
     pub earlier: Vec<Earlier>,
     /// Set after a reopen: only what went wrong since the last retrospective counts.
     pub since_last: bool,
@@ -135,6 +141,27 @@ pub fn prompt(i: &Input) -> String {
         })
         .collect();
     list(&mut out, "Your memories", &mems);
+    let _ = writeln!(out, "\n## Your skills (passages numbered)");
+    if i.skills.is_empty() {
+        out.push_str("(none)\n");
+    }
+    for (name, description, body) in &i.skills {
+        let _ = writeln!(out, "### {name} — {description}");
+        for (n, p) in crate::skill::edit::passages(body).iter().enumerate() {
+            let _ = writeln!(out, "[{}] {p}", n + 1);
+        }
+    }
+    let shared: Vec<String> = i
+        .project_skills
+        .iter()
+        .map(|(n, d)| format!("{n}: {d}"))
+        .collect();
+    list(
+        &mut out,
+        "Project skills (shared with every Bot; not yours to change)",
+        &shared,
+    );
+    list(&mut out, "Your checklist", &i.checklist);
     let _ = writeln!(out, "\n## Your earlier retrospectives");
     if i.earlier.is_empty() {
         out.push_str("(none)\n");
@@ -160,7 +187,13 @@ pub fn prompt(i: &Input) -> String {
          sentence, \"merges\": [subjects of your memories folded into this one]} — a subject \
          you have already is rewritten; a subject over 40 characters or a body over 160 is \
          refused,\n \
-         \"forget\": subjects of at most 3 memories that are wrong or no longer hold}\n\
+         \"forget\": subjects of at most 3 memories that are wrong or no longer hold,\n \
+         \"skills\": at most 2 changes to your skills, at most 1 of them a new skill, each one \
+         of {\"skill\": name, \"append\": one passage for its end} | {\"skill\": name, \
+         \"after_passage\": number, \"add\": one sentence} | {\"skill\": name, \"correct\": one \
+         wrong sentence as the skill has it, \"to\": the right sentence} | {\"new_skill\": name, \
+         \"description\": one line on what it is for, \"body\": its text}}\n\
+         Never rewrite a skill whole; keep every `name`, file name, link and variable it has.\n\
          Write ways of working, not what happened: never copy the list of what went wrong or \
          the requirements into a memory. Do not judge the model you run on.\n",
     );
@@ -191,6 +224,12 @@ mod tests {
             }],
             went_wrong: vec!["a review rejected a hand-over".into()],
             memories: vec![("Tone".into(), "Formal.".into(), false)],
+            skills: vec![(
+                "Reports".into(),
+                "Writing reports".into(),
+                "Outline first.\n\nCount the words.".into(),
+            )],
+            project_skills: vec![("House style".into(), "How we write".into())],
             since_last: true,
             ..Input::default()
         });
@@ -199,5 +238,10 @@ mod tests {
         assert!(p.contains("Under 500 words (said 2×, first said after a hand-over)"));
         assert!(p.contains("Tone: Formal. (turned off by the person: do not touch)"));
         assert!(p.contains("only what went wrong since then"));
+        assert!(
+            p.contains("### Reports — Writing reports\n[1] Outline first.\n[2] Count the words.")
+        );
+        assert!(p.contains("not yours to change)\n- House style: How we write"));
+        assert!(p.contains("\"after_passage\""));
     }
 }

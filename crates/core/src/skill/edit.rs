@@ -17,6 +17,24 @@ pub enum Edit {
     AddSentence { passage: usize, sentence: String },
     /// One wrong sentence, quoted as the skill has it, corrected.
     Correct { wrong: String, right: String },
+    /// The whole new text: written only if it differs from the skill as one of the edits above.
+    Whole(String),
+}
+
+impl Edit {
+    /// The edit as the record shows one that was not made.
+    pub fn describe(&self) -> String {
+        match self {
+            Edit::Append(t) => format!("add at the end: {}", t.trim()),
+            Edit::AddSentence { passage, sentence } => {
+                format!("add after passage {passage}: {}", sentence.trim())
+            }
+            Edit::Correct { wrong, right } => {
+                format!("correct \"{}\" to \"{}\"", wrong.trim(), right.trim())
+            }
+            Edit::Whole(t) => t.trim().to_string(),
+        }
+    }
 }
 
 /// What an accepted change did.
@@ -127,13 +145,10 @@ pub fn kept_names(text: &str) -> BTreeSet<String> {
     out
 }
 
-/// Whether `after` is an edit of `before` a retrospective may write, and which.
+/// Whether `after` is an edit of `before` a retrospective may write, and which: its shape
+/// first (a rewrite is refused as one), then the names it must keep.
 pub fn check(before: &str, after: &str) -> Result<Shape, String> {
-    let bp = passages(before);
-    let ap = passages(after);
-    if bp == ap {
-        return Err("the skill already says this".into());
-    }
+    let shape = shape(before, after)?;
     let lost: Vec<String> = kept_names(before)
         .into_iter()
         .filter(|n| !after.contains(n.as_str()))
@@ -146,6 +161,15 @@ pub fn check(before: &str, after: &str) -> Result<Shape, String> {
                 .collect::<Vec<_>>()
                 .join(", ")
         ));
+    }
+    Ok(shape)
+}
+
+fn shape(before: &str, after: &str) -> Result<Shape, String> {
+    let bp = passages(before);
+    let ap = passages(after);
+    if bp == ap {
+        return Err("the skill already says this".into());
     }
     if ap.len() == bp.len() + 1 && ap[..bp.len()] == bp[..] {
         return Ok(Shape::PassageAppended);
@@ -171,6 +195,7 @@ pub fn check(before: &str, after: &str) -> Result<Shape, String> {
 /// Make `edit` on `body` and check the result; answers the new text.
 pub fn apply(body: &str, edit: &Edit) -> Result<String, String> {
     let after = match edit {
+        Edit::Whole(text) => text.trim().to_string(),
         Edit::Append(text) => {
             let text = text.trim();
             if text.is_empty() {
@@ -363,6 +388,18 @@ mod tests {
             },
         );
         assert!(swallowed.unwrap_err().contains("rewritten whole"));
+    }
+
+    #[test]
+    fn a_whole_new_text_is_written_only_as_one_of_the_edits() {
+        let one_more = format!("{SKILL} Say which brief you read.");
+        assert_eq!(
+            apply(SKILL, &Edit::Whole(one_more.clone())).unwrap(),
+            one_more
+        );
+        let rewritten = Edit::Whole("Render however you like.".into());
+        assert!(apply(SKILL, &rewritten).is_err());
+        assert_eq!(rewritten.describe(), "Render however you like.");
     }
 
     #[test]
