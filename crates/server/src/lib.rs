@@ -95,6 +95,7 @@ pub fn api() -> (Router<AppState>, utoipa::openapi::OpenApi) {
         .merge(routes::unread::router())
         .merge(routes::quality::router())
         .merge(routes::memories::router())
+        .merge(routes::skills::router())
         .merge(routes::reflections::router())
         .merge(routes::login_links::router())
         .split_for_parts()

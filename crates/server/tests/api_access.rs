@@ -310,6 +310,16 @@ async fn the_openapi_document_lists_every_route() {
         ("/v1/reflections/{id}/answer", "post"),
         ("/v1/checklist-items", "get"),
         ("/v1/checklist-items/{id}", "patch"),
+        ("/v1/bots/{id}/skills", "get"),
+        ("/v1/bots/{id}/skills", "post"),
+        ("/v1/skills/{id}", "get"),
+        ("/v1/skills/{id}", "patch"),
+        ("/v1/skills/{id}", "delete"),
+        ("/v1/skills/{id}/share", "post"),
+        ("/v1/project-skills", "get"),
+        ("/v1/project-skills/{id}", "patch"),
+        ("/v1/project-skills/{id}", "delete"),
+        ("/v1/project-skills/{id}/update", "post"),
     ]
     .into_iter()
     .map(|(p, m)| (p.to_string(), m.to_string()))

@@ -150,10 +150,10 @@ async fn list_retrospectives(
     post, path = "/v1/retrospective-changes/{id}/undo", tag = "tasks",
     params(("id" = i64, Path, description = "Retrospective change id")),
     responses(
-        (status = 200, description = "The change, undone: the memory is as it was before", body = RetrospectiveChange),
+        (status = 200, description = "The change, undone: the memory or skill is as it was before (a skill the retrospective made is deleted)", body = RetrospectiveChange),
         (status = 400, description = "The id is not a number", body = ErrorBody),
         (status = 404, description = "No such change", body = ErrorBody),
-        (status = 409, description = "Not made, undone already, or the memory changed since (the change is new now)", body = ErrorBody),
+        (status = 409, description = "not_undoable: not made, undone already, or the memory or skill changed since (the change is new now)", body = ErrorBody),
     )
 )]
 async fn undo_change(
