@@ -4,7 +4,7 @@
 //! the clock passes 30 minutes and a tick runs the retrospective. The page must show:
 //!
 //! - "Retrospective" in the job's view, arriving live: Ada looked back, the summary, why work
-//!   came back, and each change to her memories with before and now;
+//!   came back, and each change to her memories with before and now, and the skill she made;
 //! - the rewritten memory marked "Written by the retrospective of “The report”" in the Bots
 //!   panel;
 //! - Undo on a change, after which the change says "undone", offers no Undo, and the memory it
@@ -25,11 +25,11 @@
 
 mod browser_support;
 
-use browser_support::in_process::App;
+use browser_support::in_process::{App, finish};
 
 use anyhow::{Result, bail};
 use browser_support::page::{SHORT, elements, fill, press, save_screenshot, wait_text};
-use browser_support::{ChromeDriver, chrome_path, chromedriver_path, connect, poll};
+use browser_support::poll;
 use fantoccini::Client;
 use serde_json::{Value, json};
 use troupe_collab::OpenPlan;
@@ -50,7 +50,10 @@ fn lesson() -> Value {
             {"subject": "Brief first", "body": "Read the brief again before handing over."},
             {"subject": "Units", "body": "Every number gets its unit, checked before hand-over."}
         ],
-        "forget": []
+        "forget": [],
+        "skills": [
+            {"new_skill": "Briefs", "description": "Reading a brief", "body": "Read it twice."}
+        ]
     })
 }
 
@@ -108,57 +111,15 @@ async fn set_up(app: &App) -> Result<(BotId, SessionId, PlanId)> {
     Ok((ada, home, plan))
 }
 
-/// Chromium on a fresh profile, or None (with a notice) when it is not installed and
-/// `TROUPE_REQUIRE_BROWSER` is unset.
-async fn open_browser(app: &App) -> Option<(ChromeDriver, Client)> {
-    let (driver_path, chrome) = (chromedriver_path(), chrome_path());
-    if !driver_path.exists() || !chrome.exists() {
-        let msg = format!(
-            "{} or {} not found: install chromium and chromium-driver (or set CHROMEDRIVER, CHROME_BIN)",
-            driver_path.display(),
-            chrome.display()
-        );
-        if std::env::var_os("TROUPE_REQUIRE_BROWSER").is_some() {
-            panic!("{msg}");
-        }
-        eprintln!("SKIPPED browser test: {msg}");
-        return None;
-    }
-    let profile = app.dir.path().join("chrome-profile");
-    std::fs::create_dir_all(&profile).expect("profile dir");
-    let driver = ChromeDriver::start(&driver_path)
-        .await
-        .expect("start chromedriver");
-    let client = connect(&driver, &profile)
-        .await
-        .expect("open a chromium session");
-    Some((driver, client))
-}
-
-/// Close the browser; a failed scenario panics with the page and chromedriver's log.
-async fn finish(result: Result<()>, driver: ChromeDriver, client: Client) {
-    if let Err(err) = &result {
-        let diag =
-            browser_support::in_process::page_diagnostics(&client, "browser-retro-failure.png")
-                .await;
-        let _ = client.clone().close().await;
-        panic!(
-            "{err:#}\n{diag}\n--- chromedriver ---\n{}",
-            driver.process.log_text()
-        );
-    }
-    let _ = client.close().await;
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn retrospective_and_memories_on_the_page() {
     let app = App::start().await;
-    let Some((driver, client)) = open_browser(&app).await else {
+    let Some((driver, client)) = app.open_browser().await else {
         return;
     };
     let setup = set_up(&app).await.expect("set up");
     let result = scenario(&client, &app, setup).await;
-    finish(result, driver, client).await;
+    finish(result, driver, client, "browser-retro-failure.png").await;
 }
 
 async fn scenario(
@@ -224,6 +185,7 @@ async fn scenario(
     wait_text(c, item, "off brief").await?;
     wait_text(c, item, "New memory “Brief first”").await?;
     wait_text(c, item, "Rewrote “Units”").await?;
+    wait_text(c, item, "New skill “Briefs”").await?;
     save_screenshot(c, "browser-retro.png").await?;
 
     // The rewritten memory carries the retrospective's mark in the Bots panel.
@@ -274,11 +236,11 @@ async fn scenario(
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_reflections_card_adopted_on_the_page() {
     let app = App::start().await;
-    let Some((driver, client)) = open_browser(&app).await else {
+    let Some((driver, client)) = app.open_browser().await else {
         return;
     };
     let result = reflection_scenario(&client, &app).await;
-    finish(result, driver, client).await;
+    finish(result, driver, client, "browser-retro-failure.png").await;
 }
 
 async fn reflection_scenario(c: &Client, app: &App) -> Result<()> {

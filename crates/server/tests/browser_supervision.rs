@@ -30,13 +30,13 @@
 
 mod browser_support;
 
-use browser_support::in_process::App;
+use browser_support::in_process::{App, finish};
 
 use anyhow::{Context, Result, anyhow, bail};
 use browser_support::page::{
     SHORT, elements, no_sideways_scroll, pick, press, save_screenshot, wait_text,
 };
-use browser_support::{ChromeDriver, chrome_path, chromedriver_path, connect, poll};
+use browser_support::poll;
 use fantoccini::{Client, Locator};
 use serde_json::json;
 use troupe_collab::OpenPlan;
@@ -86,43 +86,13 @@ struct Setup {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn supervision() {
-    let (driver_path, chrome) = (chromedriver_path(), chrome_path());
-    if !driver_path.exists() || !chrome.exists() {
-        let msg = format!(
-            "{} or {} not found: install chromium and chromium-driver (or set CHROMEDRIVER, CHROME_BIN)",
-            driver_path.display(),
-            chrome.display()
-        );
-        if std::env::var_os("TROUPE_REQUIRE_BROWSER").is_some() {
-            panic!("{msg}");
-        }
-        eprintln!("SKIPPED browser test: {msg}");
-        return;
-    }
     let app = App::start().await;
+    let Some((driver, client)) = app.open_browser().await else {
+        return;
+    };
     let setup = set_up(&app).await.expect("set up");
-    let profile = app.dir.path().join("chrome-profile");
-    std::fs::create_dir_all(&profile).expect("profile dir");
-    let driver = ChromeDriver::start(&driver_path)
-        .await
-        .expect("start chromedriver");
-    let client = connect(&driver, &profile)
-        .await
-        .expect("open a chromium session");
     let result = scenario(&client, &app, &setup).await;
-    if let Err(err) = &result {
-        let diag = browser_support::in_process::page_diagnostics(
-            &client,
-            "browser-supervision-failure.png",
-        )
-        .await;
-        let _ = client.clone().close().await;
-        panic!(
-            "{err:#}\n{diag}\n--- chromedriver ---\n{}",
-            driver.process.log_text()
-        );
-    }
-    let _ = client.close().await;
+    finish(result, driver, client, "browser-supervision-failure.png").await;
 }
 
 async fn set_up(app: &App) -> Result<Setup> {

@@ -68,6 +68,8 @@
     renderHeader: () => renderHeader(),
     // Each Bot's "Memories" (bot_memories.js).
     memories: window.troupeBotMemories({ el, api }),
+    // Each Bot's "Skills" and the Project skills card (bot_skills.js).
+    skills: window.troupeBotSkills({ el, api }),
   });
 
   // Stops (holds.js), created below; group.js tells it when members change.

@@ -63,6 +63,7 @@ window.troupeBots = function (ctx) {
         li.appendChild(p);
       }
       if (ctx.memories && !bot.scripted) li.appendChild(ctx.memories.section(bot));
+      if (ctx.skills && !bot.scripted) li.appendChild(ctx.skills.section(bot));
       list.appendChild(li);
     }
     if (state.bots.size === 0) {

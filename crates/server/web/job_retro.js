@@ -2,9 +2,10 @@
 // has been quiet half an hour, each Bot that handed over in it looks back; nothing is posted,
 // and this section is where it shows: who looked back (or was skipped, nothing having gone
 // wrong for it), the summary, where it tripped up, why work came back, what to do again, and
-// each change to its memories — opened to show before and now, one not made with why — with
-// Undo while the change stands as written. Read again on retrospective_recorded and after an
-// Undo; text is set with textContent. deliverables.js mounts it.
+// each change to its memories and skills — opened to show before and now (a skill only its
+// changed lines), one not made with why — with Undo while the change stands as written. Read
+// again on retrospective_recorded and after an Undo; text is set with textContent.
+// deliverables.js mounts it.
 "use strict";
 
 window.troupeJobRetro = function (ctx) {
@@ -92,14 +93,44 @@ window.troupeJobRetro = function (ctx) {
     return part;
   }
 
+  // A skill's change shows only the lines it changed (digest 003-B §11.5).
+  function changedLines(before, after) {
+    const b = (before || "").split("\n");
+    const a = (after || "").split("\n");
+    const inB = new Set(b);
+    const inA = new Set(a);
+    return {
+      removed: b.filter((l) => l.trim() && !inA.has(l)),
+      added: a.filter((l) => l.trim() && !inB.has(l)),
+    };
+  }
+
   function changeItem(c) {
     const li = el("li", "job-retro-change");
     li.dataset.changeId = c.id;
-    const what = c.kind === "write" ? (c.before === null ? "New memory" : "Rewrote") : "Forgot";
+    li.dataset.target = c.target;
+    const skill = c.target === "skill";
+    const what = skill
+      ? c.before === null && !c.refused
+        ? "New skill"
+        : "Changed skill"
+      : c.kind === "write"
+        ? c.before === null
+          ? "New memory"
+          : "Rewrote"
+        : "Forgot";
     const d = el("details", null);
     d.appendChild(el("summary", null, what + " “" + c.subject + "”" + (c.undone_at ? " · undone" : "")));
-    if (c.before !== null) d.appendChild(el("p", "job-retro-before", "Before: " + c.before));
-    if (c.after !== null) d.appendChild(el("p", "job-retro-after", "Now: " + c.after));
+    if (skill && c.refused) {
+      d.appendChild(el("p", "job-retro-after", "Asked: " + c.after));
+    } else if (skill) {
+      const lines = changedLines(c.before, c.after);
+      for (const l of lines.removed) d.appendChild(el("p", "job-retro-before", "− " + l));
+      for (const l of lines.added) d.appendChild(el("p", "job-retro-after", "+ " + l));
+    } else {
+      if (c.before !== null) d.appendChild(el("p", "job-retro-before", "Before: " + c.before));
+      if (c.after !== null) d.appendChild(el("p", "job-retro-after", "Now: " + c.after));
+    }
     li.appendChild(d);
     if (c.refused) li.appendChild(el("span", "hint job-retro-refused", "Not made: " + c.refused));
     if (c.undoable) {

@@ -137,12 +137,13 @@ impl Tx<'_> {
         by: SkillWriter,
     ) -> Result<(BotSkill, Option<String>)> {
         let name = skill::name(text.name).map_err(invalid)?;
-        let body = skill::body(text.body).map_err(invalid)?;
+        // In the order the page's form asks for them, so the first fault named is the first seen.
         let description = text
             .description
             .map(skill::description)
             .transpose()
             .map_err(invalid)?;
+        let body = skill::body(text.body).map_err(invalid)?;
         let mark = match by {
             SkillWriter::Bot | SkillWriter::Person => None,
             SkillWriter::Retrospective(r) => Some(r),

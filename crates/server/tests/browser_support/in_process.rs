@@ -11,6 +11,8 @@ use troupe_engine::RoleTable;
 use troupe_engine::models::SecretSource;
 use troupe_server::AppState;
 
+use super::{ChromeDriver, chrome_path, chromedriver_path, connect};
+
 pub struct App {
     pub base: String,
     pub client: reqwest::Client,
@@ -132,6 +134,54 @@ impl App {
             .await;
         SessionId(s["id"].as_i64().unwrap())
     }
+}
+
+impl App {
+    /// Chromium on a fresh profile, or None (with a notice) when it is not installed and
+    /// `TROUPE_REQUIRE_BROWSER` is unset.
+    pub async fn open_browser(&self) -> Option<(ChromeDriver, fantoccini::Client)> {
+        let (driver_path, chrome) = (chromedriver_path(), chrome_path());
+        if !driver_path.exists() || !chrome.exists() {
+            let msg = format!(
+                "{} or {} not found: install chromium and chromium-driver (or set CHROMEDRIVER, CHROME_BIN)",
+                driver_path.display(),
+                chrome.display()
+            );
+            if std::env::var_os("TROUPE_REQUIRE_BROWSER").is_some() {
+                panic!("{msg}");
+            }
+            eprintln!("SKIPPED browser test: {msg}");
+            return None;
+        }
+        let profile = self.dir.path().join("chrome-profile");
+        std::fs::create_dir_all(&profile).expect("profile dir");
+        let driver = ChromeDriver::start(&driver_path)
+            .await
+            .expect("start chromedriver");
+        let client = connect(&driver, &profile)
+            .await
+            .expect("open a chromium session");
+        Some((driver, client))
+    }
+}
+
+/// Close the browser; a failed scenario panics with the page (its screenshot in
+/// `target/<shot>`) and chromedriver's log.
+pub async fn finish(
+    result: Result<()>,
+    driver: ChromeDriver,
+    client: fantoccini::Client,
+    shot: &str,
+) {
+    if let Err(err) = &result {
+        let diag = page_diagnostics(&client, shot).await;
+        let _ = client.clone().close().await;
+        panic!(
+            "{err:#}\n{diag}\n--- chromedriver ---\n{}",
+            driver.process.log_text()
+        );
+    }
+    let _ = client.close().await;
 }
 
 /// What to print when a scenario fails: a screenshot (`target/<shot>`) and the page's text.
