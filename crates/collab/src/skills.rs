@@ -22,8 +22,7 @@ pub(crate) fn catalog_block(catalog: &[CatalogEntry]) -> Option<String> {
     let (own, shared): (Vec<&CatalogEntry>, Vec<&CatalogEntry>) =
         catalog.iter().partition(|e| e.shared_from.is_none());
     let mut text = String::from(
-        "Your skills (read one whole with `read_skill` before the work it is for; \
-         `write_skill` keeps one of yours):",
+        "Your skills (before work one is for, call `read_skill` with its name and follow it):",
     );
     if own.is_empty() {
         text.push_str("\n(none of your own)");

@@ -576,8 +576,9 @@ pub fn registrations(host: &Arc<ToolHost>) -> Vec<ToolRegistration> {
         ),
         reg(
             "write_skill",
-            "Keep one of your skills: how you do a kind of work, read whole with read_skill \
-             when that work comes. The same name rewrites it; a new one needs a description.",
+            "Save lasting instructions for how you do a kind of work (a skill), to read again \
+             in later jobs. Not for the work itself: your answer goes in your reply or files. \
+             The same name rewrites the skill; a new one needs a description.",
             crate::skills::write_skill_spec(),
             Arc::new(crate::skills::WriteSkill),
         ),
@@ -591,8 +592,8 @@ pub fn registrations(host: &Arc<ToolHost>) -> Vec<ToolRegistration> {
             // Reads only, so a hold leaves it offered (HOLD-T2) and the kernel may run it early.
             let mut r = reg(
                 "read_skill",
-                "Read one of the skills in your catalog, whole: yours, or a project skill \
-                 shared with every Bot.",
+                "Read a skill from your catalog, whole, before the work it is for: yours, or \
+                 a project skill shared with every Bot.",
                 crate::skills::read_skill_spec(),
                 Arc::new(crate::skills::ReadSkill),
             );
