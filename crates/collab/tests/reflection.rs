@@ -283,3 +283,32 @@ async fn twenty_reflections_a_day_then_the_next_waits_for_tomorrow() {
         "{runs:?}"
     );
 }
+
+#[tokio::test]
+async fn under_a_stop_it_waits_for_the_lift_however_long_and_unstopped_a_day_is_its_limit() {
+    let item =
+        json!({"proposal": "checklist", "when": "before_handing_over", "text": "Count words."});
+    let j = job(item, json!({"proposal": "nothing"}), true);
+    let (stop, _) =
+        j.w.collab
+            .post_hold(support::holds::bot_stop(j.ada))
+            .await
+            .unwrap();
+    happened(&j, quality_cause::CEILING, j.ada);
+    assert!(
+        j.w.collab.run_due_reflections().await.unwrap().is_empty(),
+        "stopped"
+    );
+    // Two days under the stop, then lifted: the cause is still answered.
+    j.clock.advance(48 * 3_600_000);
+    assert!(j.w.collab.run_due_reflections().await.unwrap().is_empty());
+    j.w.collab.lift_hold(stop.hold.id).await.unwrap();
+    j.clock.advance(3_600_000);
+    let runs = j.w.collab.run_due_reflections().await.unwrap();
+    assert_eq!((runs.len(), runs[0].bot_id), (1, j.ada), "{runs:?}");
+
+    // Ben's cause with no stop over it: a day and a bit later it is no longer asked for.
+    happened(&j, quality_cause::REVIEW_MISS, j.ben);
+    j.clock.advance(25 * 3_600_000);
+    assert!(j.w.collab.run_due_reflections().await.unwrap().is_empty());
+}

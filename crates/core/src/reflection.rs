@@ -21,6 +21,32 @@ pub const PER_TICKET_MS: i64 = 24 * 3_600_000;
 pub const ITEM_MAX: usize = 200;
 /// The first words of every reflection prompt.
 pub const PREFIX: &str = "troupe-reflection";
+/// A cause is answered within a day of time not under a stop…
+pub const DUE_FOR_MS: i64 = 24 * 3_600_000;
+/// …and not looked for further back than this, however long the stops were.
+pub const LOOK_BACK_MS: i64 = 30 * 24 * 3_600_000;
+
+/// Whether a cause at `at` is still due at `now`: under a stop it waits for the lift (§10.2), so
+/// the time `stops` covered (`(from, until)`, none: still in force) does not count towards its
+/// day.
+pub fn still_due(at: i64, now: i64, stops: &[(i64, Option<i64>)]) -> bool {
+    let mut spans: Vec<(i64, i64)> = stops
+        .iter()
+        .map(|&(from, until)| (from.max(at), until.unwrap_or(now).min(now)))
+        .filter(|(from, until)| from < until)
+        .collect();
+    spans.sort_unstable();
+    let mut stopped = 0;
+    let mut reached = at;
+    for (from, until) in spans {
+        let from = from.max(reached);
+        if until > from {
+            stopped += until - from;
+            reached = until;
+        }
+    }
+    now - at - stopped <= DUE_FOR_MS
+}
 
 /// When a checklist item is read.
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
@@ -240,6 +266,22 @@ pub fn prompt(i: &Input) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_cause_waits_out_a_stop_and_the_day_counts_only_time_not_stopped() {
+        let h = 3_600_000;
+        assert!(still_due(0, 24 * h, &[]));
+        assert!(!still_due(0, 25 * h, &[]));
+        // Stopped from hour 2 to hour 50: at hour 60, 12 h of unstopped time have passed.
+        assert!(still_due(0, 60 * h, &[(2 * h, Some(50 * h))]));
+        assert!(!still_due(0, 75 * h, &[(2 * h, Some(50 * h))]));
+        // Overlapping stops count once; a stop from before the cause counts from the cause.
+        let overlapping = [(-5 * h, Some(10 * h)), (5 * h, Some(30 * h))];
+        assert!(still_due(0, 54 * h, &overlapping));
+        assert!(!still_due(0, 55 * h, &overlapping));
+        // Still in force: it waits however long.
+        assert!(still_due(0, 500 * h, &[(h, None)]));
+    }
 
     #[test]
     fn a_checklist_item_a_file_check_or_nothing() {

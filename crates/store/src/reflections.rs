@@ -105,17 +105,17 @@ fn item(r: &crate::db::Row) -> Result<ChecklistItem> {
     })
 }
 
-/// A quality event that calls for a reflection: `(event id, cause, bot, plan, ticket)`.
-pub type ReflectionCause = (i64, String, BotId, PlanId, TicketId);
+/// A quality event that calls for a reflection: `(event id, at, cause, bot, plan, ticket)`.
+pub type ReflectionCause = (i64, i64, String, BotId, PlanId, TicketId);
 
 const ITEM_COLUMNS: &str = "id, bot_id, read_when, text, reflection_id, enabled, created_at";
 
 impl Tx<'_> {
     /// The overturned approvals and ceilings since `since` no reflection answers yet, oldest
-    /// first: `(event id, cause, bot, plan, ticket)`.
+    /// first.
     pub fn reflection_causes_since(&self, since: i64) -> Result<Vec<ReflectionCause>> {
         self.query_all(
-            "SELECT q.id, q.cause, q.bot_id, q.plan_id, q.ticket_id FROM quality_events q
+            "SELECT q.id, q.at, q.cause, q.bot_id, q.plan_id, q.ticket_id FROM quality_events q
              WHERE q.cause IN ('review_miss', 'ceiling') AND q.at >= ?1
                AND q.bot_id IS NOT NULL AND q.plan_id IS NOT NULL AND q.ticket_id IS NOT NULL
                AND NOT EXISTS (SELECT 1 FROM reflections r WHERE r.quality_event_id = q.id)
@@ -125,9 +125,10 @@ impl Tx<'_> {
                 Ok((
                     r.get(0)?,
                     r.get(1)?,
-                    BotId(r.get(2)?),
-                    PlanId(r.get(3)?),
-                    TicketId(r.get(4)?),
+                    r.get(2)?,
+                    BotId(r.get(3)?),
+                    PlanId(r.get(4)?),
+                    TicketId(r.get(5)?),
                 ))
             },
         )

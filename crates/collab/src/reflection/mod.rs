@@ -101,11 +101,29 @@ impl Collab {
         let due = self.store().read(|tx| {
             let now = tx.now();
             let mut due = Vec::new();
-            for (event, cause, bot, plan, ticket) in tx.reflection_causes_since(now - DAY_MS)? {
+            // Read only when a cause is older than a day: the stops it may have waited out.
+            let mut stops: Option<Vec<troupe_core::hold::Hold>> = None;
+            for (event, at, cause, bot, plan, ticket) in
+                tx.reflection_causes_since(now - rf::LOOK_BACK_MS)?
+            {
                 let p = tx.plan(plan)?;
                 let on = crate::scribe::settings::step_on(tx, &p, "reflection")?;
                 if !on || crate::retrospective::stopped(tx, &p, bot)? {
                     continue;
+                }
+                if now - at > rf::DUE_FOR_MS {
+                    if stops.is_none() {
+                        stops = Some(tx.holds(true)?);
+                    }
+                    let spans: Vec<(i64, Option<i64>)> = stops
+                        .iter()
+                        .flatten()
+                        .filter(|h| crate::retrospective::covers(&h.scope, &p, bot))
+                        .map(|h| (h.created_at, h.lifted_at))
+                        .collect();
+                    if !rf::still_due(at, now, &spans) {
+                        continue;
+                    }
                 }
                 let cause = if cause == "review_miss" {
                     "review_miss"

@@ -44,14 +44,22 @@ pub(crate) fn stopped(
     plan: &PlanRecord,
     bot: BotId,
 ) -> Result<bool, troupe_store::StoreError> {
-    Ok(tx.holds_in_force()?.iter().any(|h| match &h.scope {
+    Ok(tx
+        .holds_in_force()?
+        .iter()
+        .any(|h| covers(&h.scope, plan, bot)))
+}
+
+/// Whether a stop of this scope holds `bot`'s work on `plan` back.
+pub(crate) fn covers(scope: &HoldScope, plan: &PlanRecord, bot: BotId) -> bool {
+    match scope {
         HoldScope::Everything => true,
         HoldScope::Plan { plan_id } => *plan_id == plan.id,
         HoldScope::Session { session_id } => plan.home_session_id == Some(*session_id),
         HoldScope::Bot { bot_id } => *bot_id == bot,
         HoldScope::BotPlan { bot_id, plan_id } => *bot_id == bot && *plan_id == plan.id,
         _ => false,
-    }))
+    }
 }
 
 /// A verdict is on a conclusion an earlier look back drew, or it is dropped.
