@@ -25,7 +25,7 @@ mod support;
 
 use anyhow::{Result, anyhow, bail};
 use browser_support::page::{SHORT, click, elements, no_sideways_scroll, pick, press, wait_text};
-use browser_support::{ChromeDriver, chrome_path, chromedriver_path, connect, poll, target_dir};
+use browser_support::{browser_or_skip, open_session, poll, target_dir};
 use fantoccini::Client;
 use serde_json::{Value, json};
 use support::TestApp;
@@ -59,29 +59,14 @@ struct Setup {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn deliverables() {
-    let (driver_path, chrome) = (chromedriver_path(), chrome_path());
-    if !driver_path.exists() || !chrome.exists() {
-        let msg = format!(
-            "{} or {} not found: install chromium and chromium-driver (or set CHROMEDRIVER, CHROME_BIN)",
-            driver_path.display(),
-            chrome.display()
-        );
-        if std::env::var_os("TROUPE_REQUIRE_BROWSER").is_some() {
-            panic!("{msg}");
-        }
-        eprintln!("SKIPPED browser test: {msg}");
+    let Some((driver_path, _)) = browser_or_skip() else {
         return;
-    }
+    };
     let app = TestApp::start().await;
     let setup = set_up(&app).await;
     let profile = app.dir.path().join("chrome-profile");
     std::fs::create_dir_all(&profile).expect("profile dir");
-    let driver = ChromeDriver::start(&driver_path)
-        .await
-        .expect("start chromedriver");
-    let client = connect(&driver, &profile)
-        .await
-        .expect("open a chromium session");
+    let (driver, client) = open_session(&driver_path, &profile).await;
     let result = scenario(&client, &app, &setup).await;
     if let Err(err) = &result {
         let diag = diagnostics(&client).await;

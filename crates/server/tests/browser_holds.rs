@@ -30,7 +30,7 @@ use browser_support::page::{
     start_conversation, wait_bot_line, wait_chip, wait_hidden, wait_text,
 };
 use browser_support::{
-    ChromeDriver, Daemon, chromedriver_path, connect, diagnostics, poll, target_dir, troupe_binary,
+    Daemon, chromedriver_path, diagnostics, open_session, poll, target_dir, troupe_binary,
 };
 use fantoccini::{Client, Locator};
 use serde_json::{Value, json};
@@ -102,12 +102,7 @@ async fn holds_in_the_page() {
     }
     let bin = troupe_binary().expect("locate the troupe binary");
     let daemon = Daemon::start(&bin, &data, &work).expect("start troupe serve");
-    let driver = ChromeDriver::start(&driver_path)
-        .await
-        .expect("start chromedriver");
-    let client = connect(&driver, &profile)
-        .await
-        .expect("open a chromium session");
+    let (driver, client) = open_session(&driver_path, &profile).await;
     let http = daemon.http();
     let result = scenario(&client, &daemon, &http, &scripts).await;
     if let Err(err) = &result {

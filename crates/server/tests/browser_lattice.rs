@@ -27,7 +27,7 @@ use anyhow::{Result, bail};
 use axum::extract::State;
 use axum::response::IntoResponse;
 use browser_support::page::{SHORT, TURN, click_session, elements, fill, press};
-use browser_support::{ChromeDriver, chrome_path, chromedriver_path, connect, poll, target_dir};
+use browser_support::{browser_or_skip, open_session, poll, target_dir};
 use fantoccini::{Client, Locator};
 use serde_json::{Value, json};
 use support::TestApp;
@@ -35,19 +35,9 @@ use tokio::sync::Notify;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn web_page_runs_lattice_collaboratively() {
-    let (driver_path, chrome) = (chromedriver_path(), chrome_path());
-    if !driver_path.exists() || !chrome.exists() {
-        let msg = format!(
-            "{} or {} not found: install chromium and chromium-driver (or set CHROMEDRIVER, CHROME_BIN)",
-            driver_path.display(),
-            chrome.display()
-        );
-        if std::env::var_os("TROUPE_REQUIRE_BROWSER").is_some() {
-            panic!("{msg}");
-        }
-        eprintln!("SKIPPED browser test: {msg}");
+    let Some((driver_path, _)) = browser_or_skip() else {
         return;
-    }
+    };
     let app = TestApp::start().await;
     let model = Model::serve().await;
     let bot = app
@@ -63,12 +53,7 @@ async fn web_page_runs_lattice_collaboratively() {
     let budget = session(&app, bot, "Budget").await;
     let profile = app.dir.path().join("chrome-profile");
     std::fs::create_dir_all(&profile).expect("profile dir");
-    let driver = ChromeDriver::start(&driver_path)
-        .await
-        .expect("start chromedriver");
-    let client = connect(&driver, &profile)
-        .await
-        .expect("open a chromium session");
+    let (driver, client) = open_session(&driver_path, &profile).await;
     let result = scenario(&client, &app, &model, big, budget).await;
     if let Err(err) = &result {
         let diag = diagnostics(&client).await;

@@ -29,7 +29,7 @@ use std::time::Duration;
 use anyhow::{Context, Result, anyhow, bail};
 use browser_support::page::{SHORT, click, click_in, elements, fill, wait_hidden, wait_text};
 use browser_support::{
-    ChromeDriver, Daemon, chromedriver_path, connect, diagnostics, poll, target_dir, troupe_binary,
+    Daemon, chromedriver_path, diagnostics, open_session, poll, target_dir, troupe_binary,
 };
 use fantoccini::{Client, Locator};
 use serde_json::{Value, json};
@@ -76,12 +76,7 @@ async fn mcp_section_adds_a_server_and_shows_its_tools() {
     }
     let bin = troupe_binary().expect("locate the troupe binary");
     let daemon = Daemon::start(&bin, &data, &work).expect("start troupe serve");
-    let driver = ChromeDriver::start(&driver_path)
-        .await
-        .expect("start chromedriver");
-    let client = connect(&driver, &profile)
-        .await
-        .expect("open a chromium session");
+    let (driver, client) = open_session(&driver_path, &profile).await;
     let http = daemon.http();
     let result = scenario(&client, &daemon, &http, &server.display().to_string()).await;
     if let Err(err) = &result {

@@ -26,9 +26,7 @@ use browser_support::page::{
     SHORT, TURN, active_session_id, add_scripted_bot, click, click_in, click_session, elements,
     fill, no_sideways_scroll, save_screenshot, wait_bot_line, wait_hidden, wait_text,
 };
-use browser_support::{
-    ChromeDriver, Daemon, chromedriver_path, connect, diagnostics, poll, troupe_binary,
-};
+use browser_support::{Daemon, chromedriver_path, diagnostics, open_session, poll, troupe_binary};
 use fantoccini::{Client, Locator};
 use serde_json::{Value, json};
 
@@ -72,12 +70,7 @@ async fn web_page_shows_plans_work_items_and_a_delegation_thread() {
     }
     let bin = troupe_binary().expect("locate the troupe binary");
     let daemon = Daemon::start(&bin, &data, &work).expect("start troupe serve");
-    let driver = ChromeDriver::start(&driver_path)
-        .await
-        .expect("start chromedriver");
-    let client = connect(&driver, &profile)
-        .await
-        .expect("open a chromium session");
+    let (driver, client) = open_session(&driver_path, &profile).await;
     let http = daemon.http();
     let mut hanging = None;
     let result = scenario(&client, &daemon, &http, &scripts, &mut hanging).await;

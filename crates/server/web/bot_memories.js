@@ -9,16 +9,8 @@ window.troupeBotMemories = function (ctx) {
   const { el, api } = ctx;
   const enc = encodeURIComponent;
 
-  function button(text, cls, onClick) {
-    const b = el("button", "secondary " + cls, text);
-    b.type = "button";
-    b.addEventListener("click", () => onClick(b));
-    return b;
-  }
-
-  function why(e) {
-    return (e && e.message) || "That did not work; try again";
-  }
+  const fold = window.troupePanelFold(ctx);
+  const { button, why, alertLine } = fold;
 
   // The "Memories" fold of one Bot's entry in the list.
   function section(bot) {
@@ -27,16 +19,9 @@ window.troupeBotMemories = function (ctx) {
     const summary = el("summary", null, "Memories");
     box.appendChild(summary);
     const list = el("ul", "bot-memory-list");
-    const err = el("p", "error bot-memory-error");
-    err.setAttribute("role", "alert");
-    err.hidden = true;
+    const { node: err, say } = alertLine("bot-memory-error");
     const form = addForm(bot, () => load());
     box.append(list, err, form);
-
-    function say(text) {
-      err.hidden = !text;
-      err.textContent = text || "";
-    }
 
     const load = window.troupeHttp.reloader(async () => {
       let memories;
@@ -88,17 +73,8 @@ window.troupeBotMemories = function (ctx) {
       area.focus();
     }
 
-    async function change(btn, method, path, body) {
-      say(null);
-      btn.disabled = true;
-      try {
-        await api(method, path, body);
-      } catch (e) {
-        say(why(e));
-        btn.disabled = false;
-        return;
-      }
-      load();
+    function change(btn, method, path, body) {
+      return fold.change(say, load, btn, method, path, body);
     }
 
     function addForm(bot, after) {

@@ -13,16 +13,8 @@ window.troupeBotSkills = function (ctx) {
   const { el, api } = ctx;
   const enc = encodeURIComponent;
 
-  function button(text, cls, onClick) {
-    const b = el("button", "secondary " + cls, text);
-    b.type = "button";
-    b.addEventListener("click", () => onClick(b));
-    return b;
-  }
-
-  function why(e) {
-    return (e && e.message) || "That did not work; try again";
-  }
+  const fold = window.troupePanelFold(ctx);
+  const { button, why, alertLine } = fold;
 
   // The "Skills" fold of one Bot's entry in the list.
   function section(bot) {
@@ -31,17 +23,10 @@ window.troupeBotSkills = function (ctx) {
     const summary = el("summary", null, "Skills");
     box.appendChild(summary);
     const list = el("ul", "bot-skill-list");
-    const err = el("p", "error bot-skill-error");
-    err.setAttribute("role", "alert");
-    err.hidden = true;
+    const { node: err, say } = alertLine("bot-skill-error");
     const form = addForm();
     const shared = el("section", "project-skills");
     box.append(list, err, form, shared);
-
-    function say(text) {
-      err.hidden = !text;
-      err.textContent = text || "";
-    }
 
     const load = window.troupeHttp.reloader(async () => {
       let skills, copies;
@@ -111,17 +96,8 @@ window.troupeBotSkills = function (ctx) {
       area.focus();
     }
 
-    async function change(btn, method, path, body) {
-      say(null);
-      btn.disabled = true;
-      try {
-        await api(method, path, body);
-      } catch (e) {
-        say(why(e));
-        btn.disabled = false;
-        return;
-      }
-      load();
+    function change(btn, method, path, body) {
+      return fold.change(say, load, btn, method, path, body);
     }
 
     function addForm() {

@@ -218,6 +218,29 @@ fn job(s: &Store, bot: BotId) -> PlanId {
     .unwrap()
 }
 
+/// A done retrospective of `bot` on `plan`, its id.
+fn looked_back(s: &Store, plan: PlanId, bot: BotId) -> i64 {
+    s.write(|tx| {
+        tx.record_retrospective(&NewRetrospective {
+            plan_id: plan,
+            bot_id: bot,
+            delivered_at: 1_000,
+            since_at: None,
+            state: "done",
+            went_wrong: vec![],
+            summary: Some("s".into()),
+            lists: json!({}),
+            call: CallRecord {
+                model: Some("m".into()),
+                ..CallRecord::default()
+            },
+            error: None,
+        })
+    })
+    .unwrap()
+    .unwrap()
+}
+
 #[test]
 fn a_retrospectives_skill_change_is_undone_only_while_it_stands() {
     let s = store();
@@ -229,26 +252,7 @@ fn a_retrospectives_skill_change_is_undone_only_while_it_stands() {
         text("Renders", Some("How I render"), "Render twice."),
     )
     .unwrap();
-    let retro = s
-        .write(|tx| {
-            tx.record_retrospective(&NewRetrospective {
-                plan_id: plan,
-                bot_id: a,
-                delivered_at: 1_000,
-                since_at: None,
-                state: "done",
-                went_wrong: vec![],
-                summary: Some("s".into()),
-                lists: json!({}),
-                call: CallRecord {
-                    model: Some("m".into()),
-                    ..CallRecord::default()
-                },
-                error: None,
-            })
-        })
-        .unwrap()
-        .unwrap();
+    let retro = looked_back(&s, plan, a);
     let (changed, created, refused) = s
         .write(|tx| {
             let c = tx.apply_retrospective_skill_change(
@@ -308,25 +312,9 @@ fn undo_puts_a_skills_text_back() {
         text("Renders", Some("How I render"), "Render twice."),
     )
     .unwrap();
+    let retro = looked_back(&s, plan, a);
     let c = s
         .write(|tx| {
-            let retro = tx
-                .record_retrospective(&NewRetrospective {
-                    plan_id: plan,
-                    bot_id: a,
-                    delivered_at: 1_000,
-                    since_at: None,
-                    state: "done",
-                    went_wrong: vec![],
-                    summary: Some("s".into()),
-                    lists: json!({}),
-                    call: CallRecord {
-                        model: Some("m".into()),
-                        ..CallRecord::default()
-                    },
-                    error: None,
-                })?
-                .unwrap();
             tx.apply_retrospective_skill_change(
                 retro,
                 a,

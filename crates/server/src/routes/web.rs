@@ -48,6 +48,11 @@ const FILES: &[(&str, &str, &str)] = &[
     ("/job_state.js", JS, include_str!("../../web/job_state.js")),
     ("/job_retro.js", JS, include_str!("../../web/job_retro.js")),
     (
+        "/panel_fold.js",
+        JS,
+        include_str!("../../web/panel_fold.js"),
+    ),
+    (
         "/bot_memories.js",
         JS,
         include_str!("../../web/bot_memories.js"),

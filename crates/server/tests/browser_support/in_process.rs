@@ -11,7 +11,7 @@ use troupe_engine::RoleTable;
 use troupe_engine::models::SecretSource;
 use troupe_server::AppState;
 
-use super::{ChromeDriver, chrome_path, chromedriver_path, connect};
+use super::{ChromeDriver, open_session};
 
 pub struct App {
     pub base: String,
@@ -140,27 +140,10 @@ impl App {
     /// Chromium on a fresh profile, or None (with a notice) when it is not installed and
     /// `TROUPE_REQUIRE_BROWSER` is unset.
     pub async fn open_browser(&self) -> Option<(ChromeDriver, fantoccini::Client)> {
-        let (driver_path, chrome) = (chromedriver_path(), chrome_path());
-        if !driver_path.exists() || !chrome.exists() {
-            let msg = format!(
-                "{} or {} not found: install chromium and chromium-driver (or set CHROMEDRIVER, CHROME_BIN)",
-                driver_path.display(),
-                chrome.display()
-            );
-            if std::env::var_os("TROUPE_REQUIRE_BROWSER").is_some() {
-                panic!("{msg}");
-            }
-            eprintln!("SKIPPED browser test: {msg}");
-            return None;
-        }
+        let (driver_path, _) = super::browser_or_skip()?;
         let profile = self.dir.path().join("chrome-profile");
         std::fs::create_dir_all(&profile).expect("profile dir");
-        let driver = ChromeDriver::start(&driver_path)
-            .await
-            .expect("start chromedriver");
-        let client = connect(&driver, &profile)
-            .await
-            .expect("open a chromium session");
+        let (driver, client) = open_session(&driver_path, &profile).await;
         Some((driver, client))
     }
 }

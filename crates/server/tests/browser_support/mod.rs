@@ -253,6 +253,36 @@ pub fn free_port() -> Result<u16> {
     Ok(l.local_addr()?.port())
 }
 
+/// Chromedriver's and Chromium's paths, or None with a notice when either is missing (the test
+/// then skips) — unless `TROUPE_REQUIRE_BROWSER` is set, when it fails.
+pub fn browser_or_skip() -> Option<(PathBuf, PathBuf)> {
+    let (driver_path, chrome) = (chromedriver_path(), chrome_path());
+    if driver_path.exists() && chrome.exists() {
+        return Some((driver_path, chrome));
+    }
+    let msg = format!(
+        "{} or {} not found: install chromium and chromium-driver (or set CHROMEDRIVER, CHROME_BIN)",
+        driver_path.display(),
+        chrome.display()
+    );
+    if std::env::var_os("TROUPE_REQUIRE_BROWSER").is_some() {
+        panic!("{msg}");
+    }
+    eprintln!("SKIPPED browser test: {msg}");
+    None
+}
+
+/// Chromedriver started and one Chromium session on a fresh profile in `profile`.
+pub async fn open_session(driver_path: &Path, profile: &Path) -> (ChromeDriver, Client) {
+    let driver = ChromeDriver::start(driver_path)
+        .await
+        .expect("start chromedriver");
+    let client = connect(&driver, profile)
+        .await
+        .expect("open a chromium session");
+    (driver, client)
+}
+
 /// The chromedriver program: `CHROMEDRIVER` or Debian's `/usr/bin/chromedriver`.
 pub fn chromedriver_path() -> PathBuf {
     std::env::var_os("CHROMEDRIVER")
@@ -532,18 +562,7 @@ pub struct BrowserRun {
 
 impl BrowserRun {
     pub async fn start() -> Option<BrowserRun> {
-        let driver_path = chromedriver_path();
-        if !driver_path.exists() {
-            let msg = format!(
-                "{} not found: install chromium and chromium-driver (or set CHROMEDRIVER)",
-                driver_path.display()
-            );
-            if std::env::var_os("TROUPE_REQUIRE_BROWSER").is_some() {
-                panic!("{msg}");
-            }
-            eprintln!("SKIPPED browser test: {msg}");
-            return None;
-        }
+        let (driver_path, _) = browser_or_skip()?;
         let tmp = tempfile::tempdir().expect("temp dir");
         let (data, work, profile) = (
             tmp.path().join("data"),
@@ -555,12 +574,7 @@ impl BrowserRun {
         }
         let bin = troupe_binary().expect("locate the troupe binary");
         let daemon = Daemon::start(&bin, &data, &work).expect("start troupe serve");
-        let driver = ChromeDriver::start(&driver_path)
-            .await
-            .expect("start chromedriver");
-        let client = connect(&driver, &profile)
-            .await
-            .expect("open a chromium session");
+        let (driver, client) = open_session(&driver_path, &profile).await;
         Some(BrowserRun {
             tmp,
             daemon,
