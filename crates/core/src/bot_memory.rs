@@ -11,21 +11,7 @@ pub const ENABLED_MAX: usize = 20;
 
 /// A subject as stored: trimmed, one line, 1–40 characters.
 pub fn subject(raw: &str) -> Result<String, String> {
-    let s = raw.trim();
-    if s.is_empty() {
-        return Err("subject is empty".into());
-    }
-    if s.contains(['\n', '\r']) {
-        return Err("subject must be one line".into());
-    }
-    if !s.chars().any(char::is_alphanumeric) {
-        return Err("subject says nothing (no letter or digit)".into());
-    }
-    let n = s.chars().count();
-    if n > SUBJECT_MAX {
-        return Err(format!("subject is {n} characters; at most {SUBJECT_MAX}"));
-    }
-    Ok(s.to_string())
+    crate::field::one_line("subject", raw, SUBJECT_MAX)
 }
 
 /// A body as stored: trimmed, 1–160 characters.

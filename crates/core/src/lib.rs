@@ -20,6 +20,7 @@ pub mod drive;
 pub mod effect;
 pub mod ending;
 pub mod external_job;
+mod field;
 pub mod hold;
 pub mod ids;
 pub mod inbox;

@@ -16,32 +16,14 @@ pub const PER_BOT_MAX: usize = 30;
 /// QE7: at most this many project skills are on at once.
 pub const PROJECT_ON_MAX: usize = 20;
 
-fn one_line(what: &str, raw: &str, max: usize) -> Result<String, String> {
-    let s = raw.trim();
-    if s.is_empty() {
-        return Err(format!("{what} is empty"));
-    }
-    if s.contains(['\n', '\r']) {
-        return Err(format!("{what} must be one line"));
-    }
-    if !s.chars().any(char::is_alphanumeric) {
-        return Err(format!("{what} says nothing (no letter or digit)"));
-    }
-    let n = s.chars().count();
-    if n > max {
-        return Err(format!("{what} is {n} characters; at most {max}"));
-    }
-    Ok(s.to_string())
-}
-
 /// A name as stored: trimmed, one line, 1–64 characters.
 pub fn name(raw: &str) -> Result<String, String> {
-    one_line("name", raw, NAME_MAX)
+    crate::field::one_line("name", raw, NAME_MAX)
 }
 
 /// The catalog line: what the skill is for, so the Bot knows when to read it.
 pub fn description(raw: &str) -> Result<String, String> {
-    one_line("description", raw, DESCRIPTION_MAX)
+    crate::field::one_line("description", raw, DESCRIPTION_MAX)
 }
 
 /// A skill's text as stored: trimmed at its ends, 1–20,000 characters.
