@@ -242,12 +242,15 @@ impl Collab {
                     )?;
                 }
                 // Skills likewise, against the skills as they are in this write.
-                let skills: Vec<skill_changes::HeldSkill> = tx
-                    .bot_skills(d.bot)?
+                let skills = tx.bot_skills(d.bot)?;
+                let lengths: Vec<usize> = skills.iter().map(|s| s.body.chars().count()).collect();
+                let skills: Vec<skill_changes::HeldSkill> = skills
                     .into_iter()
-                    .map(|s| skill_changes::HeldSkill {
+                    .zip(skill_changes::texts_shown(&lengths))
+                    .map(|(s, shown)| skill_changes::HeldSkill {
                         name: s.name,
                         body: s.body,
+                        shown,
                     })
                     .collect();
                 let shared: Vec<String> =

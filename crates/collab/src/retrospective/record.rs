@@ -5,6 +5,7 @@
 
 use std::collections::BTreeMap;
 use troupe_core::retrospective::prompt::{Earlier, HandOver, Input, Requirement};
+use troupe_core::retrospective::skill_changes;
 use troupe_core::submission::SubmissionState;
 use troupe_core::{BotId, PlanId};
 use troupe_store::{PlanRecord, RunOutcome, StoreError, SubmissionRecord, Tx};
@@ -112,10 +113,12 @@ pub(crate) fn input(
         .into_iter()
         .map(|m| (m.subject, m.body, m.enabled))
         .collect();
-    let skills = tx
-        .bot_skills(bot)?
+    let skills = tx.bot_skills(bot)?;
+    let lengths: Vec<usize> = skills.iter().map(|s| s.body.chars().count()).collect();
+    let skills = skills
         .into_iter()
-        .map(|s| (s.name, s.description, s.body))
+        .zip(skill_changes::texts_shown(&lengths))
+        .map(|(s, shown)| (s.name, s.description, shown.then_some(s.body)))
         .collect();
     let project_skills = tx
         .project_skills()?

@@ -49,8 +49,8 @@ pub struct Input {
     pub went_wrong: Vec<String>,
     /// The Bot's memories: subject, body, on.
     pub memories: Vec<(String, String, bool)>,
-    /// The Bot's skills: name, catalog line, text.
-    pub skills: Vec<(String, String, String)>,
+    /// The Bot's skills: name, catalog line, text (none: too long to include this time).
+    pub skills: Vec<(String, String, Option<String>)>,
     /// The project skills that are on: name, catalog line (read, never changed).
     pub project_skills: Vec<(String, String)>,
     /// The checklist items the person adopted from its reflections.
@@ -147,6 +147,10 @@ pub fn prompt(i: &Input) -> String {
     }
     for (name, description, body) in &i.skills {
         let _ = writeln!(out, "### {name} — {description}");
+        let Some(body) = body else {
+            out.push_str("(its text is not shown this time: do not edit it)\n");
+            continue;
+        };
         for (n, p) in crate::skill::edit::passages(body).iter().enumerate() {
             let _ = writeln!(out, "[{}] {p}", n + 1);
         }
@@ -227,7 +231,7 @@ mod tests {
             skills: vec![(
                 "Reports".into(),
                 "Writing reports".into(),
-                "Outline first.\n\nCount the words.".into(),
+                Some("Outline first.\n\nCount the words.".into()),
             )],
             project_skills: vec![("House style".into(), "How we write".into())],
             since_last: true,

@@ -11,11 +11,33 @@ pub const SKILLS_MAX: usize = 2;
 /// …of which at most this many created.
 pub const CREATED_MAX: usize = 1;
 
+/// The skills' texts the prompt carries, in all, at most this many characters: a Bot may keep
+/// 30 skills of 20,000 each, more than any look back can read.
+pub const TEXTS_SHOWN_MAX: usize = 24_000;
+
+/// Which of the skills (their texts' lengths in characters, in the prompt's order) have their
+/// text in the prompt: each while the texts shown so far stay within [`TEXTS_SHOWN_MAX`].
+pub fn texts_shown(lengths: &[usize]) -> Vec<bool> {
+    let mut used = 0;
+    lengths
+        .iter()
+        .map(|&n| {
+            let fits = used + n <= TEXTS_SHOWN_MAX;
+            if fits {
+                used += n;
+            }
+            fits
+        })
+        .collect()
+}
+
 /// One of the Bot's skills as it stands.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct HeldSkill {
     pub name: String,
     pub body: String,
+    /// Its text was in the prompt; one that was not is not edited.
+    pub shown: bool,
 }
 
 /// A skill change as it will be recorded.
@@ -63,6 +85,9 @@ pub fn plan(answer: &Answer, held: &[HeldSkill], shared: &[String]) -> Vec<Plann
                     Some("a project skill is not changed by a retrospective".into())
                 }
                 (SkillAsk::Edit(_), None) => Some("you have no skill with this name".into()),
+                (SkillAsk::Edit(_), Some(h)) if !h.shown => {
+                    Some("its text was not shown to you (too long to include this time)".into())
+                }
                 (SkillAsk::Edit(e), Some(h)) => match edit::apply(&h.body, e) {
                     Ok(after) => {
                         p.after = after;
@@ -101,10 +126,18 @@ mod tests {
     use crate::skill::edit::Edit;
 
     fn held() -> Vec<HeldSkill> {
-        vec![HeldSkill {
-            name: "Renders".into(),
-            body: "Render with `ffmpeg`.\n\nCheck the length.".into(),
-        }]
+        vec![
+            HeldSkill {
+                name: "Renders".into(),
+                body: "Render with `ffmpeg`.\n\nCheck the length.".into(),
+                shown: true,
+            },
+            HeldSkill {
+                name: "Long".into(),
+                body: "x".repeat(30_000),
+                shown: false,
+            },
+        ]
     }
 
     fn ask(name: &str, ask: SkillAsk) -> SkillChange {
@@ -194,6 +227,22 @@ mod tests {
         assert!(p[0].refused.as_deref().unwrap().contains("project skill"));
         assert_eq!(p[1].refused, None);
         assert!(p[1].after.ends_with("Check the length.\n\nCount frames."));
+    }
+
+    #[test]
+    fn a_skill_whose_text_was_not_shown_is_not_edited() {
+        assert_eq!(texts_shown(&[10_000, 20_000, 14_000]), [true, false, true]);
+        let a = Answer {
+            skills: vec![ask("Long", SkillAsk::Edit(Edit::Append("More.".into())))],
+            ..Answer::default()
+        };
+        assert!(
+            plan(&a, &held(), &[])[0]
+                .refused
+                .as_deref()
+                .unwrap()
+                .contains("not shown")
+        );
     }
 
     #[test]
