@@ -80,6 +80,14 @@ fn row(r: &crate::db::Row) -> Result<BotSkill> {
     })
 }
 
+/// The id of the row whose name is `wanted`, compared without case.
+pub(crate) fn same_name(rows: Vec<(i64, String)>, wanted: &str) -> Option<i64> {
+    let wanted = wanted.trim().to_lowercase();
+    rows.into_iter()
+        .find(|(_, n)| n.to_lowercase() == wanted)
+        .map(|(id, _)| id)
+}
+
 pub(crate) fn invalid(e: String) -> StoreError {
     StoreError::Invalid(e)
 }
@@ -119,13 +127,18 @@ impl Tx<'_> {
             .ok_or_else(|| StoreError::not_found("skill", id))
     }
 
-    /// The Bot's skill with this name, compared without case.
+    /// The Bot's skill with this name, compared without case — in Rust, so both backends fold
+    /// the same letters (SQLite's `lower()` folds ASCII only).
     pub fn bot_skill_by_name(&self, bot: BotId, name: &str) -> Result<Option<BotSkill>> {
-        self.query_opt(
-            &format!("{SELECT} WHERE s.bot_id = ?1 AND lower(s.name) = lower(?2)"),
-            args![bot.0, name.trim()],
-            row,
-        )
+        let names = self.query_all(
+            "SELECT id, name FROM bot_skills WHERE bot_id = ?1",
+            args![bot.0],
+            |r| Ok((r.get::<i64>(0)?, r.get::<String>(1)?)),
+        )?;
+        match same_name(names, name) {
+            Some(id) => self.bot_skill(id).map(Some),
+            None => Ok(None),
+        }
     }
 
     /// Write a skill: a new name is added (it needs a description; at most 30 a Bot), the

@@ -3,7 +3,7 @@
 //! them; none changes them. The person updates the copy from the owner's skill, turns it off,
 //! or stops sharing it; a copy outlives its owner's skill and its owner.
 
-use crate::bot_skills::invalid;
+use crate::bot_skills::{invalid, same_name};
 use crate::{Result, StoreError, Tx, args};
 use serde::Serialize;
 use serde_json::json;
@@ -70,13 +70,15 @@ impl Tx<'_> {
             .ok_or_else(|| StoreError::not_found("project skill", id))
     }
 
-    /// The shared copy with this name, compared without case.
+    /// The shared copy with this name, compared without case (in Rust, as a Bot's skill's).
     pub fn project_skill_by_name(&self, name: &str) -> Result<Option<ProjectSkill>> {
-        self.query_opt(
-            &format!("{SELECT} WHERE lower(ps.name) = lower(?1)"),
-            args![name.trim()],
-            row,
-        )
+        let names = self.query_all("SELECT id, name FROM project_skills", &[], |r| {
+            Ok((r.get::<i64>(0)?, r.get::<String>(1)?))
+        })?;
+        match same_name(names, name) {
+            Some(id) => self.project_skill(id).map(Some),
+            None => Ok(None),
+        }
     }
 
     fn project_skills_on(&self) -> Result<usize> {
