@@ -115,17 +115,12 @@ fn refusal(tool: &str, e: StoreError) -> ToolReply {
     })
 }
 
-fn names(own: &[BotSkill], shared: &[ProjectSkill]) -> String {
-    let all: Vec<&str> = own
-        .iter()
-        .map(|s| s.name.as_str())
-        .chain(shared.iter().filter(|p| p.enabled).map(|p| p.name.as_str()))
-        .collect();
-    if all.is_empty() {
-        "you have no skills".into()
-    } else {
-        format!("your catalog has: {}", all.join(", "))
+fn names(catalog: &[CatalogEntry]) -> String {
+    if catalog.is_empty() {
+        return "you have no skills".into();
     }
+    let all: Vec<&str> = catalog.iter().map(|e| e.name.as_str()).collect();
+    format!("your catalog has: {}", all.join(", "))
 }
 
 /// `read_skill`: one skill, whole. Reads only; a hold leaves it offered (HOLD-T2).
@@ -158,7 +153,7 @@ impl ToolHandler for ReadSkill {
                 None => Ok(Err(format!(
                     "read_skill: there is no skill \"{}\"; {}",
                     args.name.trim(),
-                    names(&tx.bot_skills(bot)?, &tx.project_skills()?)
+                    names(&tx.skill_catalog(bot)?)
                 ))),
             }
         });

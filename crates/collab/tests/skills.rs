@@ -51,6 +51,7 @@ async fn a_bot_keeps_a_skill_reads_a_shared_one_whole_and_its_catalog_names_both
             "body": "Render twice.\n\nCount the frames."}}]},
         {"tool_calls": [{"name": "read_skill", "arguments": {"name": "house style"}}]},
         {"tool_calls": [{"name": "write_skill", "arguments": {"name": "Captions", "body": "Burn in."}}]},
+        {"tool_calls": [{"name": "read_skill", "arguments": {"name": "Fonts"}}]},
         {"text": "Done."}
     ]});
     let ada = bot(&w, "Ada", &script.to_string());
@@ -81,6 +82,14 @@ async fn a_bot_keeps_a_skill_reads_a_shared_one_whole_and_its_catalog_names_both
         calls[2].result
     );
 
+    assert!(
+        calls[3]
+            .result
+            .contains("no skill \"Fonts\"; your catalog has: Renders, House style"),
+        "an unknown name is answered with the catalog's names: {}",
+        calls[3].result
+    );
+
     let catalog = situation(&w, t);
     assert!(catalog.contains("- Renders: How I render"), "{catalog}");
     assert!(
@@ -92,7 +101,7 @@ async fn a_bot_keeps_a_skill_reads_a_shared_one_whole_and_its_catalog_names_both
         "the catalog never carries a text"
     );
 
-    // Turned off, the project skill leaves every catalog and cannot be read.
+    // Turned off, the project skill leaves every catalog.
     let shared = w.collab.project_skills().unwrap();
     w.collab
         .set_project_skill_enabled(shared[0].id, false)

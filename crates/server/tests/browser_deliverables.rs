@@ -25,7 +25,7 @@ mod support;
 
 use anyhow::{Result, anyhow, bail};
 use browser_support::page::{SHORT, click, elements, no_sideways_scroll, pick, press, wait_text};
-use browser_support::{browser_or_skip, open_session, poll, target_dir};
+use browser_support::{browser_or_skip, open_session, page_diagnostics, poll, target_dir};
 use fantoccini::Client;
 use serde_json::{Value, json};
 use support::TestApp;
@@ -69,7 +69,7 @@ async fn deliverables() {
     let (driver, client) = open_session(&driver_path, &profile).await;
     let result = scenario(&client, &app, &setup).await;
     if let Err(err) = &result {
-        let diag = diagnostics(&client).await;
+        let diag = page_diagnostics(&client, "browser-deliverables-failure.png").await;
         let _ = client.clone().close().await;
         panic!(
             "{err:#}\n{diag}\n--- chromedriver ---\n{}",
@@ -658,22 +658,4 @@ async fn keep(c: &Client, name: &str) -> Result<()> {
     std::fs::write(&path, png)?;
     eprintln!("screenshot: {}", path.display());
     Ok(())
-}
-
-/// A screenshot (`target/browser-deliverables-failure.png`) and the page text.
-async fn diagnostics(c: &Client) -> String {
-    let mut out = String::new();
-    if let Ok(png) = c.screenshot().await {
-        let path = target_dir().join("browser-deliverables-failure.png");
-        if std::fs::write(&path, png).is_ok() {
-            out.push_str(&format!("failure screenshot: {}\n", path.display()));
-        }
-    }
-    if let Ok(text) = c.execute("return document.body.innerText;", vec![]).await {
-        out.push_str(&format!(
-            "--- page text ---\n{}\n",
-            text.as_str().unwrap_or_default()
-        ));
-    }
-    out
 }

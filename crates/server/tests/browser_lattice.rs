@@ -27,7 +27,7 @@ use anyhow::{Result, bail};
 use axum::extract::State;
 use axum::response::IntoResponse;
 use browser_support::page::{SHORT, TURN, click_session, elements, fill, press};
-use browser_support::{browser_or_skip, open_session, poll, target_dir};
+use browser_support::{browser_or_skip, open_session, page_diagnostics, poll, target_dir};
 use fantoccini::{Client, Locator};
 use serde_json::{Value, json};
 use support::TestApp;
@@ -56,7 +56,7 @@ async fn web_page_runs_lattice_collaboratively() {
     let (driver, client) = open_session(&driver_path, &profile).await;
     let result = scenario(&client, &app, &model, big, budget).await;
     if let Err(err) = &result {
-        let diag = diagnostics(&client).await;
+        let diag = page_diagnostics(&client, "browser-lattice-failure.png").await;
         let _ = client.clone().close().await;
         panic!(
             "{err:#}\n{diag}\n--- model calls ---\n{}\n--- chromedriver ---\n{}",
@@ -259,23 +259,6 @@ async fn keep(c: &Client, name: &str) -> Result<()> {
     std::fs::write(&path, png)?;
     eprintln!("screenshot: {}", path.display());
     Ok(())
-}
-
-async fn diagnostics(c: &Client) -> String {
-    let mut out = String::new();
-    if let Ok(png) = c.screenshot().await {
-        let path = target_dir().join("browser-lattice-failure.png");
-        if std::fs::write(&path, png).is_ok() {
-            out.push_str(&format!("failure screenshot: {}\n", path.display()));
-        }
-    }
-    if let Ok(text) = c.execute("return document.body.innerText;", vec![]).await {
-        out.push_str(&format!(
-            "--- page text ---\n{}\n",
-            text.as_str().unwrap_or_default()
-        ));
-    }
-    out
 }
 
 // ---------- the scripted OpenAI-compatible model ----------

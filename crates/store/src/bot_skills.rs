@@ -176,7 +176,12 @@ impl Tx<'_> {
                 let description = description.ok_or_else(|| {
                     invalid("a new skill needs a description: one line on what it is for".into())
                 })?;
-                skill::room_for_one_more(self.bot_skills(bot)?.len()).map_err(invalid)?;
+                let held = self.query_one(
+                    "SELECT count(*) FROM bot_skills WHERE bot_id = ?1",
+                    args![bot.0],
+                    |r| Ok(r.get::<i64>(0)? as usize),
+                )?;
+                skill::room_for_one_more(held).map_err(invalid)?;
                 let id = self.insert(
                     "INSERT INTO bot_skills (bot_id, name, description, body, retrospective_id,
                          created_at, updated_at)

@@ -95,6 +95,19 @@ fn input(
     })
 }
 
+/// When stops over `bot`'s work on `plan` stood: `(made, lifted)`, none while in force.
+fn spans_over(
+    stops: &[troupe_core::hold::Hold],
+    plan: &troupe_store::PlanRecord,
+    bot: BotId,
+) -> Vec<(i64, Option<i64>)> {
+    stops
+        .iter()
+        .filter(|h| crate::retrospective::covers(&h.scope, plan, bot))
+        .map(|h| (h.created_at, h.lifted_at))
+        .collect()
+}
+
 impl Collab {
     /// §10.2 at one tick: every reflection due now, one after another.
     pub async fn run_due_reflections(&self) -> Result<Vec<ReflectionRecord>, CollabError> {
@@ -115,12 +128,7 @@ impl Collab {
                     if stops.is_none() {
                         stops = Some(tx.holds(true)?);
                     }
-                    let spans: Vec<(i64, Option<i64>)> = stops
-                        .iter()
-                        .flatten()
-                        .filter(|h| crate::retrospective::covers(&h.scope, &p, bot))
-                        .map(|h| (h.created_at, h.lifted_at))
-                        .collect();
+                    let spans = spans_over(stops.as_deref().unwrap_or_default(), &p, bot);
                     if !rf::still_due(at, now, &spans) {
                         continue;
                     }

@@ -242,11 +242,8 @@ impl Collab {
                     )?;
                 }
                 // Skills likewise, against the skills as they are in this write.
-                let skills = tx.bot_skills(d.bot)?;
-                let lengths: Vec<usize> = skills.iter().map(|s| s.body.chars().count()).collect();
-                let skills: Vec<skill_changes::HeldSkill> = skills
+                let skills: Vec<skill_changes::HeldSkill> = record::skills_as_shown(tx, d.bot)?
                     .into_iter()
-                    .zip(skill_changes::texts_shown(&lengths))
                     .map(|(s, shown)| skill_changes::HeldSkill {
                         name: s.name,
                         body: s.body,

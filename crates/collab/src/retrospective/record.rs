@@ -8,7 +8,7 @@ use troupe_core::retrospective::prompt::{Earlier, HandOver, Input, Requirement};
 use troupe_core::retrospective::skill_changes;
 use troupe_core::submission::SubmissionState;
 use troupe_core::{BotId, PlanId};
-use troupe_store::{PlanRecord, RunOutcome, StoreError, SubmissionRecord, Tx};
+use troupe_store::{BotSkill, PlanRecord, RunOutcome, StoreError, SubmissionRecord, Tx};
 
 /// The Bots' hand-overs on the job, each Bot's in order (the checks' own failed hand-overs
 /// count: they were handed over).
@@ -57,6 +57,20 @@ fn outcome(s: &SubmissionRecord) -> &'static str {
             "not yet decided"
         }
     }
+}
+
+/// The Bot's skills, each with whether its text fits in the prompt (the same answer when the
+/// prompt is written and when its edits are checked).
+pub(crate) fn skills_as_shown(
+    tx: &Tx<'_>,
+    bot: BotId,
+) -> Result<Vec<(BotSkill, bool)>, StoreError> {
+    let skills = tx.bot_skills(bot)?;
+    let lengths: Vec<usize> = skills.iter().map(|s| s.body.chars().count()).collect();
+    Ok(skills
+        .into_iter()
+        .zip(skill_changes::texts_shown(&lengths))
+        .collect())
 }
 
 /// The prompt's input for `bot` looking back on `plan`.
@@ -113,11 +127,8 @@ pub(crate) fn input(
         .into_iter()
         .map(|m| (m.subject, m.body, m.enabled))
         .collect();
-    let skills = tx.bot_skills(bot)?;
-    let lengths: Vec<usize> = skills.iter().map(|s| s.body.chars().count()).collect();
-    let skills = skills
+    let skills = skills_as_shown(tx, bot)?
         .into_iter()
-        .zip(skill_changes::texts_shown(&lengths))
         .map(|(s, shown)| (s.name, s.description, shown.then_some(s.body)))
         .collect();
     let project_skills = tx

@@ -11,7 +11,7 @@ use troupe_engine::RoleTable;
 use troupe_engine::models::SecretSource;
 use troupe_server::AppState;
 
-use super::{ChromeDriver, open_session};
+use super::{ChromeDriver, open_session, page_diagnostics};
 
 pub struct App {
     pub base: String,
@@ -165,22 +165,4 @@ pub async fn finish(
         );
     }
     let _ = client.close().await;
-}
-
-/// What to print when a scenario fails: a screenshot (`target/<shot>`) and the page's text.
-pub async fn page_diagnostics(c: &fantoccini::Client, shot: &str) -> String {
-    let mut out = String::new();
-    if let Ok(png) = c.screenshot().await {
-        let path = super::target_dir().join(shot);
-        if std::fs::write(&path, png).is_ok() {
-            out.push_str(&format!("failure screenshot: {}\n", path.display()));
-        }
-    }
-    if let Ok(text) = c.execute("return document.body.innerText;", vec![]).await {
-        out.push_str(&format!(
-            "--- page text ---\n{}\n",
-            text.as_str().unwrap_or_default()
-        ));
-    }
-    out
 }

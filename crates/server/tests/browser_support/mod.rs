@@ -521,7 +521,8 @@ pub async fn connect(driver: &ChromeDriver, profile: &Path) -> Result<Client> {
 }
 
 /// What helps after a failure: a screenshot (`target/<shot>`), the page text and the logs.
-pub async fn diagnostics(c: &Client, daemon: &Daemon, driver: &ChromeDriver, shot: &str) -> String {
+/// What to print when a scenario fails: a screenshot (`target/<shot>`) and the page's text.
+pub async fn page_diagnostics(c: &Client, shot: &str) -> String {
     let mut out = String::new();
     if let Ok(png) = c.screenshot().await {
         let path = target_dir().join(shot);
@@ -535,6 +536,12 @@ pub async fn diagnostics(c: &Client, daemon: &Daemon, driver: &ChromeDriver, sho
             text.as_str().unwrap_or_default()
         ));
     }
+    out
+}
+
+/// [`page_diagnostics`], then the ends of the daemon's and chromedriver's logs.
+pub async fn diagnostics(c: &Client, daemon: &Daemon, driver: &ChromeDriver, shot: &str) -> String {
+    let mut out = page_diagnostics(c, shot).await;
     let log = daemon.process.log_text();
     let tail: Vec<&str> = log.lines().rev().take(80).collect();
     out.push_str("--- troupe serve log (last 80 lines) ---\n");
