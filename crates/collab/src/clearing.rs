@@ -272,6 +272,14 @@ fn settle_plans(
     };
     let holds = tx.holds(true)?;
     for plan in tx.plans_homed_in(session)? {
+        // PLAN-D11: a clear neither deletes a routine's standing job nor sets it dormant; the
+        // routine goes on adding tickets to it. A deleted group takes its routines along.
+        if let Some(routine) = tx.routine_of_plan(plan)? {
+            if ending == Ending::Clear {
+                continue;
+            }
+            tx.delete_routine(routine.id)?;
+        }
         let facts = PlanFacts {
             named_by_hold: tx.hold_rows_name_plan(plan)? || named_by_holds(&holds, plan),
             belongs_elsewhere: tx.plan_belongs_elsewhere(plan, session)?,

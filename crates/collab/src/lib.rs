@@ -42,6 +42,7 @@ mod repeated_replies;
 pub mod retrospective;
 mod reviews;
 mod roles;
+pub mod routines;
 mod routing;
 pub mod scheduler;
 pub mod scribe;

@@ -377,6 +377,18 @@ pub(crate) fn open_plan_in(
     workspaces: &Path,
     req: &OpenPlan,
 ) -> Result<PlanId, StoreError> {
+    let plan = make_plan(tx, workspaces, req)?;
+    set_aside_quiet_plans(tx, req.home_session_id, plan)?;
+    Ok(plan)
+}
+
+/// [`open_plan_in`] without setting the conversation's quiet jobs aside: a routine's standing
+/// job is no new work of the person's (PLAN-D11).
+pub(crate) fn make_plan(
+    tx: &mut Tx<'_>,
+    workspaces: &Path,
+    req: &OpenPlan,
+) -> Result<PlanId, StoreError> {
     let home = tx.session(req.home_session_id)?;
     let line = req.opening_line_id.map(|l| tx.line(l)).transpose()?;
     if line.as_ref().is_some_and(|l| l.author != Author::User) {
@@ -440,7 +452,6 @@ pub(crate) fn open_plan_in(
             primary: true,
         })?;
     }
-    set_aside_quiet_plans(tx, req.home_session_id, plan.id)?;
     Ok(plan.id)
 }
 

@@ -1,6 +1,6 @@
 //! The daemon's scheduler tick (issue 16 item 1): one pass over everything that falls due by
-//! the store's clock — the supervisor first, then due check-backs, then external-job polls,
-//! then the retrospectives of delivered jobs gone quiet.
+//! the store's clock — the supervisor first, then due routines and check-backs, then
+//! external-job polls, then the retrospectives of delivered jobs gone quiet.
 //! `troupe serve` runs it every 15 s; with `--manual-clock` only `POST /v1/debug/tick` does, so
 //! tests move the clock and tick instead of sleeping.
 //!
@@ -24,6 +24,9 @@ pub struct TickReport {
     /// Check-backs that fell due: fired, cleared or set aside.
     #[cfg_attr(feature = "openapi", schema(value_type = Object))]
     pub check_backs: FireReport,
+    /// Routines that came due: run, owed, or paused.
+    #[cfg_attr(feature = "openapi", schema(value_type = Object))]
+    pub routines: crate::routines::tick::RoutineReport,
     /// External jobs polled; `None` when no poll ran.
     #[cfg_attr(feature = "openapi", schema(value_type = Option<Object>))]
     pub external_jobs: Option<serde_json::Value>,
@@ -36,7 +39,8 @@ pub struct TickReport {
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct TickFailure {
-    /// `supervisor`, `check_backs`, `external_jobs`, `retrospectives` or `reflections`.
+    /// `supervisor`, `routines`, `check_backs`, `external_jobs`, `retrospectives` or
+    /// `reflections`.
     pub part: &'static str,
     pub error: String,
 }
@@ -61,6 +65,7 @@ impl TickReport {
     pub fn is_quiet(&self) -> bool {
         let cb = &self.check_backs;
         self.failed.is_empty()
+            && self.routines.is_empty()
             && cb.fired.is_empty()
             && cb.cleared.is_empty()
             && cb.set_aside.is_empty()
@@ -115,6 +120,11 @@ impl Collab {
             && let Some(serde_json::Value::Object(m)) = report.supervisor.as_mut()
         {
             m.insert("dormant".into(), serde_json::json!(jobs));
+        }
+        // Routines come due after the supervisor's pass and before check-backs (PLAN-D11).
+        let routines = self.run_due_routines();
+        if let Some(r) = report.take("routines", routines) {
+            report.routines = r;
         }
         let fired = self.fire_due_check_backs();
         if let Some(r) = report.take("check_backs", fired) {

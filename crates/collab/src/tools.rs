@@ -602,6 +602,32 @@ pub fn registrations(host: &Arc<ToolHost>) -> Vec<ToolRegistration> {
             r
         },
         reg(
+            "set_routine",
+            "Make a routine: work you do again on a schedule, speaking in this conversation \
+             (each run is a ticket of its own job, approved once its checks pass) — or change \
+             or pause one of yours by its name. Only when the person asked for recurring work.",
+            crate::routines::tools::set_spec(),
+            Arc::new(crate::routines::tools::SetRoutine { host: host.clone() }),
+        ),
+        reg(
+            "delete_routine",
+            "Delete one of your routines by its name: no more runs; its job keeps its tickets.",
+            crate::routines::tools::delete_spec(),
+            Arc::new(crate::routines::tools::DeleteRoutine),
+        ),
+        {
+            // Reads only, so a hold leaves it offered (HOLD-T2).
+            let mut r = reg(
+                "list_routines",
+                "List your routines: name, schedule, next run, runs so far, what each does.",
+                crate::routines::tools::list_spec(),
+                Arc::new(crate::routines::tools::ListRoutines),
+            );
+            r.read_only = true;
+            r.handler = Arc::new(crate::routines::tools::ListRoutines);
+            r
+        },
+        reg(
             "end_turn",
             "End your turn, saying why. Answer a request another Bot made of you with reason \
              answered and the answer in `answer`; give each message you read (#id) a \

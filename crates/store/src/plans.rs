@@ -458,12 +458,14 @@ impl Tx<'_> {
     }
 
     /// Delivered jobs awake whose delivery and the person's last activity on them are both at
-    /// or before `cutoff` (PLAN-D5's candidates).
+    /// or before `cutoff` (PLAN-D5's candidates); a routine's standing job never goes dormant
+    /// (PLAN-D11).
     pub fn delivered_plans_quiet_since(&self, cutoff: i64) -> Result<Vec<PlanId>> {
         self.query_all(
             "SELECT id FROM plans
              WHERE dormant_at IS NULL AND delivered_at IS NOT NULL AND delivered_at <= ?1
                AND coalesce(last_user_activity_at, 0) <= ?1
+               AND NOT EXISTS (SELECT 1 FROM routines r WHERE r.plan_id = plans.id)
              ORDER BY id",
             args![cutoff],
             |r| Ok(PlanId(r.get(0)?)),

@@ -190,12 +190,14 @@ impl Tx<'_> {
         Ok(id)
     }
 
-    /// Jobs delivered between `from` and `to` (ms) and still delivered (RS2, RS3).
+    /// Jobs delivered between `from` and `to` (ms) and still delivered (RS2), never a
+    /// routine's standing job (RS3).
     pub fn plans_delivered_between(&self, from: i64, to: i64) -> Result<Vec<(PlanId, i64)>> {
         self.query_all(
             "SELECT id, delivered_at FROM plans
              WHERE delivered = 1 AND delivered_at IS NOT NULL AND delivered_at >= ?1
                AND delivered_at <= ?2
+               AND NOT EXISTS (SELECT 1 FROM routines r WHERE r.plan_id = plans.id)
              ORDER BY id",
             args![from, to],
             |r| Ok((PlanId(r.get(0)?), r.get(1)?)),

@@ -17,7 +17,13 @@ use troupe_store::{Store, StoreError, Tx};
 pub(crate) const KEY_PREFIX: &str = "readonly:";
 
 /// The tools a read-only turn is offered: reading, and ending its turn.
-const READ_ONLY_TOOLS: &[&str] = &["read_file", "list_dir", "read_skill", "end_turn"];
+const READ_ONLY_TOOLS: &[&str] = &[
+    "read_file",
+    "list_dir",
+    "read_skill",
+    "list_routines",
+    "end_turn",
+];
 
 fn note(words: &str) -> String {
     format!(

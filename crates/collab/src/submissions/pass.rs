@@ -336,7 +336,7 @@ fn approval_facts(
         has_reviewer,
         checks: checks.to_vec(),
         unbacked_required_items: unbacked,
-        routine_plan: plan.spec.kind == "routine",
+        routine_plan: tx.is_routine_plan(plan.id)?,
         one_go: OneGoFacts {
             one_ticket: live.len() == 1,
             // No approval or required-items cards exist since ADR 0084: nobody was asked.

@@ -27,7 +27,9 @@ pub(super) fn look_at(
     let plan = tx.plan(plan_id)?;
     tx.set_plan_supervise_at(plan_id, None)?;
     tx.clear_plan_released(plan_id)?;
-    let job_supervised = plan.status == PlanStatus::Active && !plan.is_dormant();
+    // SV-12: a routine's standing job is never called back; its next due time runs anyway.
+    let job_supervised =
+        plan.status == PlanStatus::Active && !plan.is_dormant() && !tx.is_routine_plan(plan_id)?;
     if !job_supervised {
         return Ok(Vec::new());
     }
