@@ -125,7 +125,7 @@ fn place_fault(tx: &Tx<'_>, bot: BotId, session: SessionId) -> Result<Option<Str
     let b = match tx.bot(bot) {
         Ok(b) => b,
         Err(StoreError::NotFound { .. }) => {
-            return Ok(Some(format!("bot_id: there is no Bot {bot}")));
+            return Ok(Some(format!("bot_id: there is no Bot {}", bot.0)));
         }
         Err(e) => return Err(e),
     };
@@ -136,7 +136,8 @@ fn place_fault(tx: &Tx<'_>, bot: BotId, session: SessionId) -> Result<Option<Str
         Ok(s) if !s.archived => s,
         Ok(_) | Err(StoreError::NotFound { .. }) => {
             return Ok(Some(format!(
-                "session_id: there is no conversation {session}"
+                "session_id: there is no conversation {}",
+                session.0
             )));
         }
         Err(e) => return Err(e),
