@@ -37,6 +37,7 @@ pub const BODY_LIMIT: usize = 1024 * 1024;
         (name = "lattice", description = "Lattice Runs: a large goal aligned, planned as a Pathway and carried out Step by Step"),
         (name = "agenda", description = "Scheduled deliveries into a session"),
         (name = "check-backs", description = "One-time timers Bots booked for their own work"),
+        (name = "routines", description = "A Bot's work on a schedule: each run a ticket of the routine's standing job"),
         (name = "work-items", description = "Bots' desks and their work on jobs"),
         (name = "tasks", description = "Plans (jobs): one job toward a goal, across conversations"),
         (name = "child-tasks", description = "Child tasks a session's Bot handed to other agents"),
@@ -96,6 +97,7 @@ pub fn api() -> (Router<AppState>, utoipa::openapi::OpenApi) {
         .merge(routes::quality::router())
         .merge(routes::memories::router())
         .merge(routes::skills::router())
+        .merge(routes::routines::router())
         .merge(routes::reflections::router())
         .merge(routes::login_links::router())
         .split_for_parts()

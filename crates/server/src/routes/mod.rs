@@ -33,6 +33,7 @@ pub mod roles;
 pub mod sessions;
 pub mod settings;
 pub mod settings_runtime;
+pub mod routines;
 pub mod skills;
 pub mod submissions;
 pub mod tickets;
