@@ -320,6 +320,12 @@ async fn the_openapi_document_lists_every_route() {
         ("/v1/project-skills/{id}", "patch"),
         ("/v1/project-skills/{id}", "delete"),
         ("/v1/project-skills/{id}/update", "post"),
+        ("/v1/routines", "get"),
+        ("/v1/routines", "post"),
+        ("/v1/routines/{id}", "get"),
+        ("/v1/routines/{id}", "patch"),
+        ("/v1/routines/{id}", "delete"),
+        ("/v1/routines/{id}/run", "post"),
     ]
     .into_iter()
     .map(|(p, m)| (p.to_string(), m.to_string()))

@@ -43,11 +43,17 @@ async fn the_person_makes_runs_pauses_and_deletes_a_routine() {
             "at least 900",
         ),
         (
-            with("schedule", json!({"kind": "cron", "expr": "nope", "tz": "UTC"})),
+            with(
+                "schedule",
+                json!({"kind": "cron", "expr": "nope", "tz": "UTC"}),
+            ),
             "schedule.expr",
         ),
         (
-            with("schedule", json!({"kind": "cron", "expr": "0 9 * * *", "tz": "Mars/Base"})),
+            with(
+                "schedule",
+                json!({"kind": "cron", "expr": "0 9 * * *", "tz": "Mars/Base"}),
+            ),
             "unknown time zone",
         ),
     ] {
@@ -63,13 +69,19 @@ async fn the_person_makes_runs_pauses_and_deletes_a_routine() {
         json!([]),
         "nothing refused was made"
     );
-    let tasks = app.get(&format!("/v1/sessions/{s}/tasks")).await.expect(200);
+    let tasks = app
+        .get(&format!("/v1/tasks?session_id={s}"))
+        .await
+        .expect(200);
     assert_eq!(tasks, json!([]), "no job either");
 
     let r = app.post("/v1/routines", good.clone()).await.expect(201);
     let id = r["id"].as_i64().unwrap();
     assert_eq!(r["status"], "active");
-    assert!(r["next_due_label"].as_str().unwrap().ends_with("09:00"), "{r}");
+    assert!(
+        r["next_due_label"].as_str().unwrap().ends_with("09:00"),
+        "{r}"
+    );
     assert_eq!(r["plan_name"], "Morning brief");
     app.post("/v1/routines", with("name", json!("MORNING BRIEF")))
         .await
@@ -84,21 +96,30 @@ async fn the_person_makes_runs_pauses_and_deletes_a_routine() {
         1
     );
     assert_eq!(
-        app.get(&format!("/v1/routines?bot_id={other}")).await.expect(200),
+        app.get(&format!("/v1/routines?bot_id={other}"))
+            .await
+            .expect(200),
         json!([])
     );
     app.get("/v1/routines?bot_id=x")
         .await
         .expect_error(422, "invalid");
-    app.get("/v1/routines/x").await.expect_error(400, "bad_request");
-    app.get("/v1/routines/999").await.expect_error(404, "not_found");
+    app.get("/v1/routines/x")
+        .await
+        .expect_error(400, "bad_request");
+    app.get("/v1/routines/999")
+        .await
+        .expect_error(404, "not_found");
 
     // Paused, it shows no next run; resumed, it does again.
     let paused = app
         .patch(&format!("/v1/routines/{id}"), json!({"status": "paused"}))
         .await
         .expect(200);
-    assert_eq!((paused["status"].as_str(), &paused["next_due_label"]), (Some("paused"), &json!(null)));
+    assert_eq!(
+        (paused["status"].as_str(), &paused["next_due_label"]),
+        (Some("paused"), &json!(null))
+    );
     app.patch(&format!("/v1/routines/{id}"), json!({"status": "sleeping"}))
         .await
         .expect_error(422, "invalid");
@@ -107,12 +128,19 @@ async fn the_person_makes_runs_pauses_and_deletes_a_routine() {
         .expect(200);
 
     // Run now: a ticket of its job, the Bot woken on it, its words in the direct.
-    let ran = app.post(&format!("/v1/routines/{id}/run"), json!({})).await.expect(200);
+    let ran = app
+        .post(&format!("/v1/routines/{id}/run"), json!({}))
+        .await
+        .expect(200);
     assert_eq!(ran["runs"], 1);
     let plan = ran["plan_id"].as_i64().unwrap();
-    app.wait_for_bot_line(s, |l| l["body"] == "Brief: all quiet.").await;
+    app.wait_for_bot_line(s, |l| l["body"] == "Brief: all quiet.")
+        .await;
     let approved = wait_until("the run is approved by the routine", || async {
-        let t = app.get(&format!("/v1/tasks/{plan}/tickets")).await.expect(200);
+        let t = app
+            .get(&format!("/v1/tasks/{plan}/tickets"))
+            .await
+            .expect(200);
         (t["tickets"][0]["stage"] == "approved").then_some(t)
     })
     .await;
@@ -120,9 +148,12 @@ async fn the_person_makes_runs_pauses_and_deletes_a_routine() {
 
     // A stop on the Bot refuses Run now.
     let hold = app
-        .post("/v1/holds", json!({"scope": {"kind": "bot", "bot_id": bot}}))
+        .post(
+            "/v1/holds",
+            json!({"scope": {"kind": "bot", "bot_id": bot}}),
+        )
         .await
-        .expect(200);
+        .expect(201);
     app.post(&format!("/v1/routines/{id}/run"), json!({}))
         .await
         .expect_error(409, "held");

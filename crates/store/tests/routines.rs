@@ -107,7 +107,10 @@ fn one_routine_per_name_and_at_most_twenty_a_bot_even_past_the_store() {
         tx.delete_routine(r1.id)?;
         tx.create_routine(&routine(a, d, j0, "Third"))
     });
-    assert!(twice.is_err(), "job {j0} stands for \"Again\" already: {twice:?}");
+    assert!(
+        twice.is_err(),
+        "job {j0} stands for \"Again\" already: {twice:?}"
+    );
 }
 
 #[test]

@@ -4,8 +4,8 @@
 
 use crate::AppState;
 use crate::error::{ApiError, ApiJson, ErrorBody};
-use crate::routes::sessions::query;
 use crate::routes::query_id;
+use crate::routes::sessions::query;
 use axum::Json;
 use axum::extract::rejection::QueryRejection;
 use axum::extract::{Path, Query, State};
