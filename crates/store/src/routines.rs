@@ -204,7 +204,8 @@ impl Tx<'_> {
     pub fn routines(&self, bot: Option<BotId>, session: Option<SessionId>) -> Result<Vec<Routine>> {
         self.query_all(
             &format!(
-                "{SELECT} WHERE (?1 IS NULL OR r.bot_id = ?1) AND (?2 IS NULL OR r.session_id = ?2)
+                "{SELECT} WHERE (CAST(?1 AS BIGINT) IS NULL OR r.bot_id = ?1)
+                   AND (CAST(?2 AS BIGINT) IS NULL OR r.session_id = ?2)
                  ORDER BY r.bot_id, lower(r.name), r.id"
             ),
             args![bot.map(|b| b.0), session.map(|s| s.0)],

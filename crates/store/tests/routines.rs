@@ -165,5 +165,22 @@ fn a_due_time_runs_once_and_the_tick_finds_due_and_owed_routines() {
     assert!(s.read(|tx| tx.due_routines(10_000, 10)).unwrap().is_empty());
     let view = s.read(|tx| tx.routine(r.id)).unwrap();
     assert_eq!(view.runs, 1);
+    // Listed with or without a Bot and a conversation (both backends type the open filters).
+    for (bot, session) in [
+        (None, None),
+        (Some(a), None),
+        (None, Some(d)),
+        (Some(a), Some(d)),
+    ] {
+        assert_eq!(
+            s.read(|tx| tx.routines(bot, session)).unwrap(),
+            vec![view.clone()]
+        );
+    }
+    assert!(
+        s.read(|tx| tx.routines(Some(BotId(a.0 + 1)), None))
+            .unwrap()
+            .is_empty()
+    );
     assert!(s.read(|tx| tx.is_routine_plan(plan)).unwrap());
 }
