@@ -480,3 +480,92 @@ async fn hold_t1_a_stopped_bot_lists_its_routines_but_cannot_set_one() {
         "nothing changed under the stop"
     );
 }
+
+/// Each run waits at a gate in its ticket's folder until the test opens it.
+fn gated(w: &World) -> BotId {
+    let script = format!(
+        r#"{{"rules":[{{"when_user_contains":"is due","reply":{{"tool_calls":[{GATE}]}}}}],
+            "steps":[{{"text":"unused"}},{{"text":"Ran."}}],"on_exhausted":"repeat_last"}}"#
+    );
+    bot(w, "Alpha", &script)
+}
+
+/// The thread of the Bot's work on the run's ticket.
+fn run_thread(w: &World, bot: BotId, plan: PlanId, ticket: i64) -> troupe_core::ThreadId {
+    w.collab
+        .store()
+        .read(|tx| tx.ticket_item(bot, plan, TicketId(ticket)))
+        .unwrap()
+        .unwrap()
+        .thread_id
+}
+
+fn open_run_gate(w: &World, thread: troupe_core::ThreadId) {
+    let dir = w
+        .collab
+        .store()
+        .read(|tx| tx.thread(thread))
+        .unwrap()
+        .workspace;
+    std::fs::write(std::path::Path::new(&dir).join("go"), "").unwrap();
+}
+
+#[tokio::test]
+async fn a_due_time_while_the_last_run_is_going_waits_for_it() {
+    // WI-2: one live segment a Bot and job; the due time is owed, not a wake a hold refused.
+    let (clock, w) = start();
+    let alpha = gated(&w);
+    let s = direct(&w, alpha);
+    let r = hourly(&w, alpha, s);
+    let plan = r.routine.plan_id;
+    clock.advance(HOUR);
+    let mut events = w.collab.store().subscribe();
+    let first = w.collab.run_due_routines().unwrap();
+    let t1 = run_thread(&w, alpha, plan, first.ran[0].ticket_id);
+    until(&mut events, "the first run waits at its gate", || {
+        at_gate(&w, t1)
+    })
+    .await;
+
+    clock.advance(HOUR);
+    let second_due = clock.now_ms();
+    let busy = w.collab.run_due_routines().unwrap();
+    assert!(busy.ran.is_empty(), "{busy:?}");
+    assert_eq!(busy.owed, vec![r.routine.id]);
+    assert!(suppressed(&w).is_empty(), "no hold turned it away");
+    assert_eq!(
+        w.collab.routine(r.routine.id).unwrap().routine.owed_due_at,
+        Some(second_due)
+    );
+    open_run_gate(&w, t1);
+    runs_ended(&mut events, t1, 1).await;
+    w.collab.engine().wait_idle(t1).await;
+
+    let after = w.collab.run_due_routines().unwrap();
+    assert_eq!(after.ran.len(), 1, "{after:?}");
+    assert_eq!(after.ran[0].due_at, second_due);
+    let t2 = run_thread(&w, alpha, plan, after.ran[0].ticket_id);
+    assert_ne!(t1, t2, "each run works on its own ticket");
+    until(&mut events, "the second run waits at its gate", || {
+        at_gate(&w, t2)
+    })
+    .await;
+    // Run now is refused while a run is going.
+    let going = w.collab.run_routine_now(r.routine.id).unwrap_err();
+    assert!(going.to_string().contains("still going"), "{going}");
+    open_run_gate(&w, t2);
+    runs_ended(&mut events, t2, 1).await;
+    w.collab.engine().wait_idle(t2).await;
+}
+
+#[tokio::test]
+async fn a_deleted_group_takes_its_routines_along() {
+    let (_clock, w) = start();
+    let alpha = bot(&w, "Alpha", BRIEFER);
+    let beta = bot(&w, "Beta", BRIEFER);
+    let g = group(&w, &[alpha, beta]);
+    let r = hourly(&w, alpha, g);
+    w.collab.delete_group(g, false).await.unwrap();
+    assert!(w.collab.routines(None, None).unwrap().is_empty());
+    assert!(w.collab.routine(r.routine.id).is_err());
+}
