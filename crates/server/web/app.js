@@ -70,6 +70,8 @@
     memories: window.troupeBotMemories({ el, api }),
     // Each Bot's "Skills" and the Project skills card (bot_skills.js).
     skills: window.troupeBotSkills({ el, api }),
+    // Each Bot's "Routines": its work on a schedule (bot_routines.js).
+    routines: window.troupeBotRoutines({ el, api }),
   });
 
   // Stops (holds.js), created below; group.js tells it when members change.

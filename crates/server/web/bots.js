@@ -64,6 +64,7 @@ window.troupeBots = function (ctx) {
       }
       if (ctx.memories && !bot.scripted) li.appendChild(ctx.memories.section(bot));
       if (ctx.skills && !bot.scripted) li.appendChild(ctx.skills.section(bot));
+      if (ctx.routines && !bot.scripted) li.appendChild(ctx.routines.section(bot));
       list.appendChild(li);
     }
     if (state.bots.size === 0) {

@@ -62,6 +62,11 @@ const FILES: &[(&str, &str, &str)] = &[
         JS,
         include_str!("../../web/bot_skills.js"),
     ),
+    (
+        "/bot_routines.js",
+        JS,
+        include_str!("../../web/bot_routines.js"),
+    ),
     ("/edit.js", JS, include_str!("../../web/edit.js")),
     ("/line_flow.js", JS, include_str!("../../web/line_flow.js")),
     ("/ceiling.js", JS, include_str!("../../web/ceiling.js")),

@@ -1,0 +1,105 @@
+//! Real-browser test of a Bot's routines in the Bots panel, on an API served in-process. The
+//! person opens Ada's "Routines", where:
+//!
+//! - a routine every 5 minutes is refused with the server's reason, nothing made, and what was
+//!   typed kept;
+//! - one every 2 hours is added: "Routines (1)", listed with where it speaks, "every 2 h" and
+//!   its next run;
+//! - Pause shows "paused" (and the API agrees), Resume a next run again;
+//! - Delete, confirmed, removes it (and the API agrees).
+//!
+//! Needs Debian's `chromium` and `chromium-driver`; without them the test prints a notice and
+//! returns, unless `TROUPE_REQUIRE_BROWSER=1`:
+//!
+//! ```text
+//! cargo test -p troupe-server --test browser_routines
+//! ```
+//!
+//! Screenshot: `target/browser-routines.png`; on failure `target/browser-routines-failure.png`,
+//! with the page text printed.
+
+mod browser_support;
+
+use anyhow::{Result, bail};
+use browser_support::in_process::{App, finish};
+use browser_support::page::{fill, pick, press, save_screenshot, wait_text};
+use fantoccini::Client;
+use troupe_core::BotId;
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn routines_on_the_page() {
+    let app = App::start().await;
+    let Some((driver, client)) = app.open_browser().await else {
+        return;
+    };
+    let ada = app
+        .scripted_bot("Ada", r#"{"steps":[{"text":"ok"}]}"#)
+        .await;
+    app.direct(ada).await;
+    let result = scenario(&client, &app, ada).await;
+    finish(result, driver, client, "browser-routines-failure.png").await;
+}
+
+async fn scenario(c: &Client, app: &App, ada: BotId) -> Result<()> {
+    c.goto(&app.url("/")).await?;
+    let fold = format!(".bot-routines[data-bot-id=\"{}\"]", ada.0);
+    press(c, "#bots-details > summary").await?;
+    press(c, &format!("{fold} > summary")).await?;
+    wait_text(c, &format!("{fold} .bot-routine-list"), "No routines yet.").await?;
+
+    // Every 5 minutes is too often: the reason shows, nothing is made, the words stay.
+    fill(c, &format!("{fold} .routine-new-name"), "Morning brief").await?;
+    fill(
+        c,
+        &format!("{fold} .routine-new-instruction"),
+        "Sum up the night in brief.md.",
+    )
+    .await?;
+    fill(c, &format!("{fold} .routine-every-n"), "5").await?;
+    pick(c, &format!("{fold} .routine-every-unit"), "minutes").await?;
+    press(c, &format!("{fold} .bot-routine-add-button")).await?;
+    wait_text(c, &format!("{fold} .bot-routine-error"), "at least 900").await?;
+    if app.get("/v1/routines").await != serde_json::json!([]) {
+        bail!("a refused routine was made");
+    }
+    let kept = c
+        .find(fantoccini::Locator::Css(&format!(
+            "{fold} .routine-new-name"
+        )))
+        .await?
+        .prop("value")
+        .await?;
+    if kept.as_deref() != Some("Morning brief") {
+        bail!("the name typed was lost: {kept:?}");
+    }
+
+    // Every 2 hours: listed with its place, schedule and next run.
+    fill(c, &format!("{fold} .routine-every-n"), "2").await?;
+    pick(c, &format!("{fold} .routine-every-unit"), "hours").await?;
+    press(c, &format!("{fold} .bot-routine-add-button")).await?;
+    wait_text(c, &format!("{fold} > summary"), "Routines (1)").await?;
+    wait_text(c, &format!("{fold} .bot-routine"), "every 2 h").await?;
+    wait_text(c, &format!("{fold} .bot-routine-next"), "next run").await?;
+    wait_text(c, &format!("{fold} .bot-routine"), "Sum up the night").await?;
+    save_screenshot(c, "browser-routines.png").await?;
+
+    // Pause, then Resume.
+    press(c, &format!("{fold} .bot-routine-pause")).await?;
+    wait_text(c, &format!("{fold} .bot-routine-next"), "paused").await?;
+    let listed = app.get("/v1/routines").await;
+    if listed[0]["status"] != "paused" {
+        bail!("the API after Pause: {listed}");
+    }
+    press(c, &format!("{fold} .bot-routine-pause")).await?;
+    wait_text(c, &format!("{fold} .bot-routine-next"), "next run").await?;
+
+    // Delete asks first, then it is gone.
+    press(c, &format!("{fold} .bot-routine-delete")).await?;
+    wait_text(c, &format!("{fold} .bot-routine-confirm"), "No more runs").await?;
+    press(c, &format!("{fold} .bot-routine-delete-confirm")).await?;
+    wait_text(c, &format!("{fold} .bot-routine-list"), "No routines yet.").await?;
+    if app.get("/v1/routines").await != serde_json::json!([]) {
+        bail!("the routine is still there after Delete");
+    }
+    Ok(())
+}
