@@ -190,8 +190,9 @@ pub fn run_task(
         "Your routine \"{name}\" is due ({label}). This run is ticket {ticket_number:02} of its \
          standing job; each run has a ticket of its own.\n\n\
          What to do each run:\n{instruction}\n\n\
-         Say what the run produced in {place}. Hand files over with `submit`: a routine's run \
-         is approved as soon as its checks pass, nobody waits to approve it."
+         Do it now, in this ticket's folder: write the files first, then hand them over with \
+         `submit` naming them (a routine's run is approved as soon as its checks pass; nobody \
+         waits to approve it), and say what the run produced in {place}."
     )
 }
 
