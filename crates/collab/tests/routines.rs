@@ -14,7 +14,7 @@ use troupe_collab::routines::{NewRoutineRequest, RoutinePatchRequest, RoutineVie
 use troupe_core::message::Origin;
 use troupe_core::submission::{ApprovedBy, SubmissionState};
 use troupe_core::ticket::TicketStage;
-use troupe_core::{BotId, Clock, PlanId, SessionId, TicketId};
+use troupe_core::{BotId, Clock, ManualClock, PlanId, SessionId, TicketId};
 use troupe_store::TicketRecord;
 
 const HOUR: i64 = 3_600_000;
@@ -34,6 +34,29 @@ fn hourly(w: &World, bot: BotId, s: SessionId) -> RoutineView {
             schedule: json!({"kind": "every", "seconds": 3600}),
         })
         .unwrap()
+}
+
+/// A Bot that writes and hands over its brief, its direct, and its hourly routine there.
+struct Briefing {
+    clock: ManualClock,
+    w: World,
+    alpha: BotId,
+    s: SessionId,
+    r: RoutineView,
+}
+
+fn briefing() -> Briefing {
+    let (clock, w) = start();
+    let alpha = bot(&w, "Alpha", BRIEFER);
+    let s = direct(&w, alpha);
+    let r = hourly(&w, alpha, s);
+    Briefing {
+        clock,
+        w,
+        alpha,
+        s,
+        r,
+    }
 }
 
 fn tickets(w: &World, plan: PlanId) -> Vec<TicketRecord> {
@@ -94,10 +117,13 @@ fn suppressed(w: &World) -> Vec<serde_json::Value> {
 
 #[tokio::test]
 async fn plan_d11_each_due_time_adds_a_ticket_to_the_standing_job() {
-    let (clock, w) = start();
-    let alpha = bot(&w, "Alpha", BRIEFER);
-    let s = direct(&w, alpha);
-    let r = hourly(&w, alpha, s);
+    let Briefing {
+        clock,
+        w,
+        alpha,
+        s,
+        r,
+    } = briefing();
     assert_eq!(r.routine.next_due_at, Some(clock.now_ms() + HOUR));
     let plan = w.collab.plan(r.routine.plan_id).unwrap();
     assert_eq!(plan.name, "Morning brief");
@@ -172,10 +198,7 @@ async fn plan_d11_each_due_time_adds_a_ticket_to_the_standing_job() {
 
 #[tokio::test]
 async fn periods_slept_through_run_once() {
-    let (clock, w) = start();
-    let alpha = bot(&w, "Alpha", BRIEFER);
-    let s = direct(&w, alpha);
-    let r = hourly(&w, alpha, s);
+    let Briefing { clock, w, r, .. } = briefing();
     clock.advance(5 * HOUR + 60_000);
     let report = tick_and_finish(&w).await;
     assert_eq!(report.ran.len(), 1);
@@ -190,10 +213,9 @@ async fn periods_slept_through_run_once() {
 
 #[tokio::test]
 async fn s_hold_9_a_routine_due_three_times_under_a_hold_runs_once_after_the_lift() {
-    let (clock, w) = start();
-    let alpha = bot(&w, "Alpha", BRIEFER);
-    let s = direct(&w, alpha);
-    let r = hourly(&w, alpha, s);
+    let Briefing {
+        clock, w, alpha, r, ..
+    } = briefing();
     let (hold, _) = w.collab.post_hold(bot_stop(alpha)).await.unwrap();
     for _ in 0..3 {
         clock.advance(HOUR);
@@ -229,10 +251,7 @@ async fn s_hold_9_a_routine_due_three_times_under_a_hold_runs_once_after_the_lif
 
 #[tokio::test]
 async fn the_standing_job_never_goes_dormant_nor_is_looked_back_on() {
-    let (clock, w) = start();
-    let alpha = bot(&w, "Alpha", BRIEFER);
-    let s = direct(&w, alpha);
-    let r = hourly(&w, alpha, s);
+    let Briefing { clock, w, s, r, .. } = briefing();
     clock.advance(HOUR);
     tick_and_finish(&w).await;
     let plan = w.collab.plan(r.routine.plan_id).unwrap();
@@ -308,10 +327,9 @@ async fn a_quiet_routine_ticket_is_never_called_back() {
 
 #[tokio::test]
 async fn deleting_a_routine_ends_its_runs_and_closes_its_job() {
-    let (clock, w) = start();
-    let alpha = bot(&w, "Alpha", BRIEFER);
-    let s = direct(&w, alpha);
-    let r = hourly(&w, alpha, s);
+    let Briefing {
+        clock, w, alpha, r, ..
+    } = briefing();
     clock.advance(HOUR);
     tick_and_finish(&w).await;
     w.collab.delete_routine(r.routine.id).unwrap();
@@ -325,10 +343,9 @@ async fn deleting_a_routine_ends_its_runs_and_closes_its_job() {
 
 #[tokio::test]
 async fn an_archived_bots_routine_pauses() {
-    let (clock, w) = start();
-    let alpha = bot(&w, "Alpha", BRIEFER);
-    let s = direct(&w, alpha);
-    let r = hourly(&w, alpha, s);
+    let Briefing {
+        clock, w, alpha, r, ..
+    } = briefing();
     w.collab.archive_bot(alpha).unwrap();
     clock.advance(HOUR);
     let report = w.collab.run_due_routines().unwrap();
