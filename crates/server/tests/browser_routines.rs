@@ -5,8 +5,10 @@
 //!   typed kept;
 //! - one every 2 hours is added: "Routines (1)", listed with where it speaks, "every 2 h" and
 //!   its next run;
-//! - Pause shows "paused" (and the API agrees), Resume a next run again;
-//! - Delete, confirmed, removes it (and the API agrees).
+//! - Run now while a stop holds Ada shows the server's refusal, and no run is made;
+//! - Pause shows "paused" (and the API agrees), Resume a next run again (and the API agrees);
+//! - Delete, confirmed, removes it (and the API agrees);
+//! - a routine made elsewhere (over the API, as Ada could) shows in the open fold by itself.
 //!
 //! Needs Debian's `chromium` and `chromium-driver`; without them the test prints a notice and
 //! returns, unless `TROUPE_REQUIRE_BROWSER=1`:
@@ -24,7 +26,8 @@ use anyhow::{Result, bail};
 use browser_support::in_process::{App, finish};
 use browser_support::page::{fill, pick, press, save_screenshot, wait_text};
 use fantoccini::Client;
-use troupe_core::BotId;
+use serde_json::json;
+use troupe_core::{BotId, SessionId};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn routines_on_the_page() {
@@ -35,12 +38,12 @@ async fn routines_on_the_page() {
     let ada = app
         .scripted_bot("Ada", r#"{"steps":[{"text":"ok"}]}"#)
         .await;
-    app.direct(ada).await;
-    let result = scenario(&client, &app, ada).await;
+    let direct = app.direct(ada).await;
+    let result = scenario(&client, &app, ada, direct).await;
     finish(result, driver, client, "browser-routines-failure.png").await;
 }
 
-async fn scenario(c: &Client, app: &App, ada: BotId) -> Result<()> {
+async fn scenario(c: &Client, app: &App, ada: BotId, direct: SessionId) -> Result<()> {
     c.goto(&app.url("/")).await?;
     let fold = format!(".bot-routines[data-bot-id=\"{}\"]", ada.0);
     press(c, "#bots-details > summary").await?;
@@ -59,7 +62,7 @@ async fn scenario(c: &Client, app: &App, ada: BotId) -> Result<()> {
     pick(c, &format!("{fold} .routine-every-unit"), "minutes").await?;
     press(c, &format!("{fold} .bot-routine-add-button")).await?;
     wait_text(c, &format!("{fold} .bot-routine-error"), "at least 900").await?;
-    if app.get("/v1/routines").await != serde_json::json!([]) {
+    if app.get("/v1/routines").await != json!([]) {
         bail!("a refused routine was made");
     }
     let kept = c
@@ -81,7 +84,31 @@ async fn scenario(c: &Client, app: &App, ada: BotId) -> Result<()> {
     wait_text(c, &format!("{fold} .bot-routine"), "every 2 h").await?;
     wait_text(c, &format!("{fold} .bot-routine-next"), "next run").await?;
     wait_text(c, &format!("{fold} .bot-routine"), "Sum up the night").await?;
+    let title = app.get(&format!("/v1/sessions/{}", direct.0)).await["title"].clone();
+    let title = title.as_str().unwrap_or_default();
+    wait_text(
+        c,
+        &format!("{fold} .bot-routine"),
+        &format!(" in {title} ·"),
+    )
+    .await?;
     save_screenshot(c, "browser-routines.png").await?;
+
+    // Run now while a stop holds Ada: the server's reason shows, and no run is made.
+    let hold = app
+        .post(
+            "/v1/holds",
+            json!({"scope": {"kind": "bot", "bot_id": ada.0}}),
+        )
+        .await;
+    press(c, &format!("{fold} .bot-routine-run")).await?;
+    wait_text(c, &format!("{fold} .bot-routine-error"), "lift it first").await?;
+    let listed = app.get("/v1/routines").await;
+    if listed[0]["runs"] != 0 {
+        bail!("Run now under a stop made a run: {listed}");
+    }
+    app.post(&format!("/v1/holds/{}/lift", hold["id"]), json!({}))
+        .await;
 
     // Pause, then Resume.
     press(c, &format!("{fold} .bot-routine-pause")).await?;
@@ -92,14 +119,34 @@ async fn scenario(c: &Client, app: &App, ada: BotId) -> Result<()> {
     }
     press(c, &format!("{fold} .bot-routine-pause")).await?;
     wait_text(c, &format!("{fold} .bot-routine-next"), "next run").await?;
+    let listed = app.get("/v1/routines").await;
+    if listed[0]["status"] != "active" {
+        bail!("the API after Resume: {listed}");
+    }
 
     // Delete asks first, then it is gone.
     press(c, &format!("{fold} .bot-routine-delete")).await?;
     wait_text(c, &format!("{fold} .bot-routine-confirm"), "No more runs").await?;
     press(c, &format!("{fold} .bot-routine-delete-confirm")).await?;
     wait_text(c, &format!("{fold} .bot-routine-list"), "No routines yet.").await?;
-    if app.get("/v1/routines").await != serde_json::json!([]) {
+    if app.get("/v1/routines").await != json!([]) {
         bail!("the routine is still there after Delete");
     }
+
+    // Made elsewhere: the open fold follows the global stream, nothing pressed.
+    app.post(
+        "/v1/routines",
+        json!({"bot_id": ada.0, "session_id": direct.0, "name": "Weekly tidy",
+               "instruction": "Tidy the notes.",
+               "schedule": {"kind": "cron", "expr": "0 9 * * MON", "tz": "Europe/Paris"}}),
+    )
+    .await;
+    wait_text(c, &format!("{fold} > summary"), "Routines (1)").await?;
+    wait_text(
+        c,
+        &format!("{fold} .bot-routine"),
+        "at 0 9 * * MON (Europe/Paris)",
+    )
+    .await?;
     Ok(())
 }

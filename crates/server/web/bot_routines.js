@@ -2,7 +2,8 @@
 // ticket of the routine's standing job. Each Bot's entry has "Routines": each routine with
 // where it speaks, its schedule in words, its next run (or "paused", or a run a stop kept
 // back), its runs and their tickets; Pause / Resume, Run now, Edit and Delete (confirmed);
-// and a form to add one. Read when opened; a refused change says why where it was pressed
+// and a form to add one. Read when opened, and again while open when the global stream says
+// one of the Bot's routines changed or ran; a refused change says why where it was pressed
 // and keeps what was typed. Text is set with textContent.
 "use strict";
 
@@ -14,6 +15,31 @@ window.troupeBotRoutines = function (ctx) {
   const { button, why, alertLine } = fold;
 
   const UNITS = { minutes: 60, hours: 3600, days: 86400 };
+
+  // The folds drawn, each { box, botId, refresh }. A Bot can set up its own routines and
+  // each run adds to the list, so an open fold follows the global stream. A fold the Bots
+  // list has redrawn away is dropped at the next event.
+  const folds = new Set();
+  let listening = false;
+  function listen() {
+    if (listening) return;
+    listening = true;
+    const es = window.troupeHttp.globalEvents();
+    const changed = (e) => {
+      const ev = window.troupeHttp.parseEvent(e);
+      const botId = ev && ev.payload ? ev.payload.bot_id : undefined;
+      for (const f of folds) {
+        if (!f.box.isConnected) folds.delete(f);
+        else if (f.botId === botId) f.refresh();
+      }
+    };
+    es.addEventListener("routine_changed", changed);
+    es.addEventListener("routine_ran", changed);
+    // After a reconnect, read what changed meanwhile.
+    es.addEventListener("open", () => {
+      for (const f of folds) if (f.box.isConnected) f.refresh();
+    });
+  }
 
   // "every 2 h", "every 30 min", "at 0 9 * * MON-FRI (Europe/Paris)".
   function scheduleWords(s) {
@@ -108,7 +134,7 @@ window.troupeBotRoutines = function (ctx) {
       try {
         [routines, sessions] = await Promise.all([
           api("GET", "/v1/routines?bot_id=" + enc(bot.id)),
-          api("GET", "/v1/sessions"),
+          api("GET", "/v1/sessions?limit=200"),
         ]);
       } catch (e) {
         say(why(e));
@@ -160,6 +186,7 @@ window.troupeBotRoutines = function (ctx) {
     }
 
     function confirmDelete(li, r) {
+      li.classList.add("changing");
       const ask = el("p", "bot-routine-confirm", "Delete “" + r.name + "”? No more runs; its job keeps its tickets.");
       const yes = button("Delete routine", "bot-routine-delete-confirm", (b) => change(b, "DELETE", "/v1/routines/" + enc(r.id)));
       const no = button("Cancel", "bot-routine-delete-cancel", () => load());
@@ -167,6 +194,7 @@ window.troupeBotRoutines = function (ctx) {
     }
 
     function edit(li, r) {
+      li.classList.add("changing");
       const name = el("input", "bot-routine-input-name");
       name.maxLength = 80;
       name.value = r.name;
@@ -193,13 +221,15 @@ window.troupeBotRoutines = function (ctx) {
       return fold.change(say, load, btn, method, path, body);
     }
 
-    // The add form, redrawn only when empty so a refused one keeps what was typed.
+    // The add form, redrawn only when the places it offers change, so a reload (a refused
+    // add, a live event) keeps what was typed.
     function drawForm(sessions) {
       const places = sessions.filter(
         (s) => !s.archived && (s.kind === "direct" || s.kind === "group") && s.bot_ids.includes(bot.id)
       );
-      if (form.dataset.drawn === "1" && form.querySelector(".routine-place").options.length === places.length) return;
-      form.dataset.drawn = "1";
+      const key = JSON.stringify(places.map((s) => [s.id, s.title]));
+      if (form.dataset.places === key) return;
+      form.dataset.places = key;
       form.replaceChildren();
       if (places.length === 0) {
         form.appendChild(el("p", "hint", "A routine speaks in a direct with you or a group " + bot.name + " is in; open one first."));
@@ -251,6 +281,16 @@ window.troupeBotRoutines = function (ctx) {
     box.addEventListener("toggle", () => {
       if (box.open) load();
     });
+    // A live reload waits while an edit or a delete's question is open: it would wipe them,
+    // and Save / Cancel read the list again anyway.
+    folds.add({
+      box,
+      botId: bot.id,
+      refresh() {
+        if (box.open && !list.querySelector(".bot-routine.changing")) load();
+      },
+    });
+    listen();
     return box;
   }
 
