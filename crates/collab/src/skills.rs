@@ -108,7 +108,8 @@ struct DeleteArgs {
     name: String,
 }
 
-fn refusal(tool: &str, e: StoreError) -> ToolReply {
+/// A tool's refused call: the store's reason, or an internal fault with nothing changed.
+pub(crate) fn refusal(tool: &str, e: StoreError) -> ToolReply {
     ToolReply::error(match e {
         StoreError::Invalid(m) | StoreError::Conflict(m) => format!("{tool}: {m}"),
         other => format!("{tool}: internal: {other}; nothing was changed"),

@@ -489,7 +489,9 @@ async fn hold_t1_a_stopped_bot_lists_its_routines_but_cannot_set_one() {
         "{}",
         calls[0].result
     );
+    assert_eq!(calls[1].name, "set_routine");
     assert_ne!(calls[1].status, "ok", "{calls:?}");
+    assert!(calls[1].result.contains("held:"), "{}", calls[1].result);
     let kept = w.collab.routine(r.routine.id).unwrap().routine;
     assert_eq!(
         kept.status,
@@ -585,4 +587,38 @@ async fn a_deleted_group_takes_its_routines_along() {
     w.collab.delete_group(g, false).await.unwrap();
     assert!(w.collab.routines(None, None).unwrap().is_empty());
     assert!(w.collab.routine(r.routine.id).is_err());
+}
+
+#[tokio::test]
+async fn pausing_drops_a_run_a_stop_kept_back_and_resuming_counts_from_now() {
+    let Briefing {
+        clock, w, alpha, r, ..
+    } = briefing();
+    let (hold, _) = w.collab.post_hold(bot_stop(alpha)).await.unwrap();
+    clock.advance(HOUR);
+    assert_eq!(
+        w.collab.run_due_routines().unwrap().owed,
+        vec![r.routine.id]
+    );
+    let pause = |status: &str| RoutinePatchRequest {
+        status: Some(status.into()),
+        ..Default::default()
+    };
+    let paused = w
+        .collab
+        .patch_routine(r.routine.id, pause("paused"))
+        .unwrap();
+    assert_eq!(paused.routine.owed_due_at, None);
+    clock.advance(3 * HOUR);
+    let resumed = w
+        .collab
+        .patch_routine(r.routine.id, pause("active"))
+        .unwrap();
+    assert_eq!(resumed.routine.next_due_at, Some(clock.now_ms() + HOUR));
+    w.collab.lift_hold(hold.hold.id).await.unwrap();
+    assert!(
+        w.collab.run_due_routines().unwrap().is_empty(),
+        "nothing owed, nothing due"
+    );
+    assert!(tickets(&w, r.routine.plan_id).is_empty());
 }

@@ -143,12 +143,7 @@ impl Tx<'_> {
                 "this Bot already has a routine \"{name}\""
             )));
         }
-        let held = self.query_one(
-            "SELECT count(*) FROM routines WHERE bot_id = ?1",
-            args![n.bot_id.0],
-            |r| Ok(r.get::<i64>(0)? as usize),
-        )?;
-        routine::room_for_one_more(held).map_err(invalid)?;
+        routine::room_for_one_more(self.routine_count(n.bot_id)?).map_err(invalid)?;
         let id = self.insert(
             "INSERT INTO routines (bot_id, session_id, plan_id, name, instruction, schedule,
                  status, next_due_at, created_by, created_at, updated_at)
@@ -168,6 +163,15 @@ impl Tx<'_> {
         let r = self.routine(id)?;
         self.routine_event(&r, "added")?;
         Ok(r)
+    }
+
+    /// How many routines the Bot has.
+    pub fn routine_count(&self, bot: BotId) -> Result<usize> {
+        self.query_one(
+            "SELECT count(*) FROM routines WHERE bot_id = ?1",
+            args![bot.0],
+            |r| Ok(r.get::<i64>(0)? as usize),
+        )
     }
 
     pub fn routine(&self, id: i64) -> Result<Routine> {

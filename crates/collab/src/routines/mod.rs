@@ -8,6 +8,7 @@
 pub mod tick;
 pub mod tools;
 
+use crate::memories::coded;
 use crate::plans::{OpenPlan, make_plan};
 use crate::{Collab, CollabError};
 use serde::{Deserialize, Serialize};
@@ -158,42 +159,35 @@ fn place_fault(tx: &Tx<'_>, bot: BotId, session: SessionId) -> Result<Option<Str
     Ok(None)
 }
 
-/// Make a routine and open its standing job, in the caller's transaction. The inner error is
-/// the request's fault, worded for the caller (a 422, or a Bot's failed call).
+/// A request's fault, worded for the person (a 422) or the Bot (its failed call).
+fn invalid(e: String) -> StoreError {
+    StoreError::Invalid(e)
+}
+
+/// Make a routine and open its standing job, in the caller's transaction. A name the Bot has
+/// is a `Conflict` (`routine_taken` at the edge), any other fault `Invalid`; both are found
+/// before the job's folder is made.
 pub(crate) fn create_in(
     tx: &mut Tx<'_>,
     workspaces: &Path,
     req: &NewRoutineRequest,
     created_by: &'static str,
     cause: RevisionCause,
-) -> Result<Result<Routine, CollabError>, StoreError> {
+) -> Result<Routine, StoreError> {
     let (bot, session) = (BotId(req.bot_id), SessionId(req.session_id));
     if let Some(fault) = place_fault(tx, bot, session)? {
-        return Ok(Err(CollabError::invalid(fault)));
+        return Err(invalid(fault));
     }
-    let name = match routine::name(&req.name) {
-        Ok(n) => n,
-        Err(e) => return Ok(Err(CollabError::invalid(e))),
-    };
-    let instruction = match routine::instruction(&req.instruction) {
-        Ok(i) => i,
-        Err(e) => return Ok(Err(CollabError::invalid(e))),
-    };
+    let name = routine::name(&req.name).map_err(invalid)?;
+    let instruction = routine::instruction(&req.instruction).map_err(invalid)?;
     let now = tx.now();
-    let schedule = match routine::schedule(&req.schedule, now) {
-        Ok(s) => s,
-        Err(e) => return Ok(Err(CollabError::invalid(e))),
-    };
+    let schedule = routine::schedule(&req.schedule, now).map_err(invalid)?;
     if tx.routine_by_name(bot, &name)?.is_some() {
-        return Ok(Err(CollabError::conflict(
-            "routine_taken",
-            format!("this Bot already has a routine \"{name}\"; change that one instead"),
+        return Err(StoreError::Conflict(format!(
+            "this Bot already has a routine \"{name}\"; change that one instead"
         )));
     }
-    let held = tx.routines(Some(bot), None)?.len();
-    if let Err(e) = routine::room_for_one_more(held) {
-        return Ok(Err(CollabError::invalid(e)));
-    }
+    routine::room_for_one_more(tx.routine_count(bot)?).map_err(invalid)?;
     let plan = make_plan(
         tx,
         workspaces,
@@ -215,7 +209,7 @@ pub(crate) fn create_in(
         },
         cause,
     )?;
-    let r = tx.create_routine(&NewRoutine {
+    tx.create_routine(&NewRoutine {
         bot_id: bot,
         session_id: session,
         plan_id: plan,
@@ -224,59 +218,36 @@ pub(crate) fn create_in(
         schedule: schedule.to_value(),
         next_due_at: schedule.first_due(now),
         created_by,
-    })?;
-    Ok(Ok(r))
+    })
 }
 
-/// Change a routine in the caller's transaction (see [`RoutinePatchRequest`]).
+/// Change a routine in the caller's transaction (see [`RoutinePatchRequest`]). The store
+/// checks the name and the instruction, and refuses a name the Bot has (`Conflict`).
 pub(crate) fn patch_in(
     tx: &mut Tx<'_>,
     id: i64,
     req: &RoutinePatchRequest,
-) -> Result<Result<Routine, CollabError>, StoreError> {
+) -> Result<Routine, StoreError> {
     let cur = tx.routine(id)?;
     let now = tx.now();
+    let status = req
+        .status
+        .as_deref()
+        .map(|s| RoutineStatus::parse(s.trim()))
+        .transpose()
+        .map_err(invalid)?;
+    let schedule = req
+        .schedule
+        .as_ref()
+        .map(|v| routine::schedule(v, now))
+        .transpose()
+        .map_err(invalid)?;
     let mut edit = RoutineEdit {
         name: req.name.clone(),
         instruction: req.instruction.clone(),
+        schedule: schedule.as_ref().map(|s| (s.to_value(), s.first_due(now))),
         ..RoutineEdit::default()
     };
-    if let Some(n) = &req.name {
-        match routine::name(n) {
-            Ok(n) if n.to_lowercase() != cur.name.to_lowercase() => {
-                if tx.routine_by_name(cur.bot_id, &n)?.is_some() {
-                    return Ok(Err(CollabError::conflict(
-                        "routine_taken",
-                        format!("this Bot already has a routine \"{n}\""),
-                    )));
-                }
-            }
-            Ok(_) => {}
-            Err(e) => return Ok(Err(CollabError::invalid(e))),
-        }
-    }
-    if let Some(i) = &req.instruction
-        && let Err(e) = routine::instruction(i)
-    {
-        return Ok(Err(CollabError::invalid(e)));
-    }
-    let status = match req.status.as_deref().map(str::trim) {
-        None => None,
-        Some(s) => match RoutineStatus::parse(s) {
-            Ok(s) => Some(s),
-            Err(e) => return Ok(Err(CollabError::invalid(e))),
-        },
-    };
-    let schedule = match &req.schedule {
-        Some(v) => match routine::schedule(v, now) {
-            Ok(s) => Some(s),
-            Err(e) => return Ok(Err(CollabError::invalid(e))),
-        },
-        None => None,
-    };
-    if let Some(s) = &schedule {
-        edit.schedule = Some((s.to_value(), s.first_due(now)));
-    }
     match status {
         Some(RoutineStatus::Paused) if cur.status == RoutineStatus::Active => {
             edit.status = Some(RoutineStatus::Paused);
@@ -295,7 +266,7 @@ pub(crate) fn patch_in(
     }
     let r = tx.edit_routine(id, &edit)?;
     tx.routine_event(&r, "changed")?;
-    Ok(Ok(r))
+    Ok(r)
 }
 
 /// Delete a routine; its standing job closes (done) and keeps its tickets.
@@ -348,14 +319,12 @@ impl Collab {
     /// The person makes a routine: its standing job opens in the conversation.
     pub fn create_routine(&self, req: NewRoutineRequest) -> Result<RoutineView, CollabError> {
         let workspaces = self.workspaces.clone();
-        self.store().write(|tx| {
-            Ok(
-                match create_in(tx, &workspaces, &req, "user", RevisionCause::User)? {
-                    Ok(r) => Ok(view(tx, r)?),
-                    Err(e) => Err(e),
-                },
-            )
-        })?
+        self.store()
+            .write(|tx| {
+                let r = create_in(tx, &workspaces, &req, "user", RevisionCause::User)?;
+                view(tx, r)
+            })
+            .map_err(|e| coded(e, "routine_taken"))
     }
 
     pub fn patch_routine(
@@ -363,12 +332,12 @@ impl Collab {
         id: i64,
         req: RoutinePatchRequest,
     ) -> Result<RoutineView, CollabError> {
-        self.store().write(|tx| {
-            Ok(match patch_in(tx, id, &req)? {
-                Ok(r) => Ok(view(tx, r)?),
-                Err(e) => Err(e),
+        self.store()
+            .write(|tx| {
+                let r = patch_in(tx, id, &req)?;
+                view(tx, r)
             })
-        })?
+            .map_err(|e| coded(e, "routine_taken"))
     }
 
     /// Delete a routine: no more runs; its standing job closes with its tickets kept.

@@ -3,7 +3,7 @@
 //! `delete_routine` ends one — both refused under a hold like every effect (HOLD-T1).
 
 use super::{NewRoutineRequest, RoutinePatchRequest, create_in, delete_in, patch_in};
-use crate::CollabError;
+use crate::skills::refusal;
 use crate::tools::{ToolHost, bad_arguments};
 use async_trait::async_trait;
 use serde::Deserialize;
@@ -76,15 +76,6 @@ fn line(r: &Routine) -> String {
     )
 }
 
-fn refusal(tool: &str, e: CollabError) -> ToolReply {
-    ToolReply::error(match e {
-        CollabError::Invalid(m) | CollabError::Conflict { message: m, .. } => {
-            format!("{tool}: {m}")
-        }
-        other => format!("{tool}: {other}; nothing was changed"),
-    })
-}
-
 /// `list_routines`: the calling Bot's routines. Reads only.
 pub(crate) struct ListRoutines;
 
@@ -139,9 +130,9 @@ impl ToolHandler for SetRoutine {
         let run = ctx.run_id;
         let done = ctx.store.write(|tx| {
             let Some((session, bot)) = caller(tx, ctx)? else {
-                return Ok(Err(CollabError::invalid("only a Bot has routines")));
+                return Err(StoreError::Invalid("only a Bot has routines".into()));
             };
-            match tx.routine_by_name(bot, &args.name)? {
+            let (r, new) = match tx.routine_by_name(bot, &args.name)? {
                 Some(cur) => {
                     let req = RoutinePatchRequest {
                         name: None,
@@ -151,16 +142,16 @@ impl ToolHandler for SetRoutine {
                             .paused
                             .map(|p| if p { "paused" } else { "active" }.to_string()),
                     };
-                    Ok(patch_in(tx, cur.id, &req)?.map(|r| (r, false)))
+                    (patch_in(tx, cur.id, &req)?, false)
                 }
                 None => {
                     let (Some(instruction), Some(schedule)) =
                         (args.instruction.clone(), args.schedule.clone())
                     else {
-                        return Ok(Err(CollabError::invalid(format!(
+                        return Err(StoreError::Invalid(format!(
                             "you have no routine \"{}\"; a new one needs instruction and schedule",
                             args.name.trim()
-                        ))));
+                        )));
                     };
                     let req = NewRoutineRequest {
                         bot_id: bot.0,
@@ -169,23 +160,21 @@ impl ToolHandler for SetRoutine {
                         instruction,
                         schedule,
                     };
-                    let made = create_in(tx, &workspaces, &req, "bot", RevisionCause::Turn(run))?;
-                    Ok(made.map(|r| (r, true)))
+                    let cause = RevisionCause::Turn(run);
+                    (create_in(tx, &workspaces, &req, "bot", cause)?, true)
                 }
-            }
+            };
+            let job = tx.plan(r.plan_id)?.name;
+            Ok((r, new, job))
         });
         match done {
-            Ok(Ok((r, new))) => ToolReply::ok(format!(
-                "{} routine:\n{}\nEach run is a ticket of its job \"{}\" ({}).",
+            Ok((r, new, job)) => ToolReply::ok(format!(
+                "{} routine:\n{}\nEach run is a ticket of its job \"{job}\" ({}).",
                 if new { "Made the" } else { "Changed the" },
                 line(&r),
-                ctx.store
-                    .read(|tx| Ok(tx.plan(r.plan_id)?.name))
-                    .unwrap_or_default(),
                 r.plan_id
             )),
-            Ok(Err(e)) => refusal("set_routine", e),
-            Err(e) => ToolReply::error(format!("set_routine: internal: {e}; nothing was changed")),
+            Err(e) => refusal("set_routine", e),
         }
     }
 }
@@ -203,40 +192,32 @@ impl ToolHandler for DeleteRoutine {
         let run = ctx.run_id;
         let done = ctx.store.write(|tx| {
             let Some((_, bot)) = caller(tx, ctx)? else {
-                return Ok(Err("only a Bot has routines".to_string()));
+                return Err(StoreError::Invalid("only a Bot has routines".into()));
             };
-            match tx.routine_by_name(bot, &args.name)? {
-                Some(r) => Ok(Ok(delete_in(tx, r.id, RevisionCause::Turn(run))?)),
-                None => {
-                    let names: Vec<String> = tx
-                        .routines(Some(bot), None)?
-                        .into_iter()
-                        .map(|r| r.name)
-                        .collect();
-                    Ok(Err(if names.is_empty() {
-                        format!(
-                            "you have no routine \"{}\" (you have none)",
-                            args.name.trim()
-                        )
-                    } else {
-                        format!(
-                            "you have no routine \"{}\"; yours: {}",
-                            args.name.trim(),
-                            names.join(", ")
-                        )
-                    }))
-                }
+            if let Some(r) = tx.routine_by_name(bot, &args.name)? {
+                return delete_in(tx, r.id, RevisionCause::Turn(run));
             }
+            let names: Vec<String> = tx
+                .routines(Some(bot), None)?
+                .into_iter()
+                .map(|r| r.name)
+                .collect();
+            let yours = if names.is_empty() {
+                "you have none".to_string()
+            } else {
+                format!("yours: {}", names.join(", "))
+            };
+            Err(StoreError::Invalid(format!(
+                "you have no routine \"{}\"; {yours}",
+                args.name.trim()
+            )))
         });
         match done {
-            Ok(Ok(r)) => ToolReply::ok(format!(
+            Ok(r) => ToolReply::ok(format!(
                 "Deleted the routine \"{}\": no more runs. Its job keeps its {} tickets.",
                 r.name, r.runs
             )),
-            Ok(Err(m)) => ToolReply::error(format!("delete_routine: {m}")),
-            Err(e) => ToolReply::error(format!(
-                "delete_routine: internal: {e}; nothing was changed"
-            )),
+            Err(e) => refusal("delete_routine", e),
         }
     }
 }
