@@ -6,7 +6,7 @@ use std::collections::HashSet;
 use std::sync::Mutex;
 use troupe_core::RunId;
 use troupe_core::conversation::{Author, LineStatus};
-use troupe_core::message::{Finish, Message, Origin, PartBody, Role};
+use troupe_core::message::{Finish, Message, PartBody, Role};
 use troupe_engine::extension::MessageObserver;
 use troupe_store::{NewLine, StoreError, Tx};
 
@@ -43,7 +43,7 @@ impl MessageObserver for SessionProjector {
                 // A task (a root) says who asked for what the run does next.
                 if m.is_root {
                     let mut runs = self.timer_runs();
-                    if matches!(m.origin, Origin::Timer(_)) {
+                    if crate::repeated_replies::asked_by_nobody(&m.origin) {
                         if runs.len() >= TIMER_RUNS_KEPT {
                             runs.clear();
                         }

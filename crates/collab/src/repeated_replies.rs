@@ -6,17 +6,29 @@
 
 use serde_json::json;
 use troupe_core::conversation::SessionKind;
+use troupe_core::message::Origin;
 use troupe_core::repeated_reply;
+use troupe_core::routine::is_run_key;
 use troupe_core::{BotId, RunId, SessionId, SessionMessageId, ThreadId, TicketId};
 use troupe_store::{StoreError, Tx, WorkRef};
 
 /// Whether a timer started `run` (a check-back, the supervisor's call-back or pick-up, an
-/// external job's or the Agenda's wake): only such a turn was asked for by nobody. The app's
+/// external job's or the Agenda's wake; not a routine's run): only such a turn was asked for
+/// by nobody. The app's
 /// own notes often carry a person's words (a lifted stop, a desk's hand-off), and a Bot's line
 /// or handed work is answered. (The projector knows this from the task's message as it writes
 /// it; a tool call reads it.)
 pub(crate) fn started_by_timer(tx: &Tx<'_>, run: RunId) -> Result<bool, StoreError> {
-    Ok(tx.run_root_origin_kind(run)?.as_deref() == Some("timer"))
+    Ok(match tx.run_root_origin(run)? {
+        Some((kind, detail)) => kind == "timer" && !detail.as_deref().is_some_and(is_run_key),
+        None => false,
+    })
+}
+
+/// Whether a task of this origin was asked for by nobody: a timer's, except a routine's run,
+/// which the person scheduled (yesterday's brief said again is still today's brief).
+pub(crate) fn asked_by_nobody(origin: &Origin) -> bool {
+    matches!(origin, Origin::Timer(key) if !is_run_key(key))
 }
 
 /// The earlier reply `text` repeats, for a turn a timer started (the caller knows), outside a

@@ -194,6 +194,13 @@ async fn plan_d11_each_due_time_adds_a_ticket_to_the_standing_job() {
             .iter()
             .all(|r| r.stage.as_deref() == Some("approved"))
     );
+    // The same brief two runs in a row is posted both times: a run is work the person
+    // scheduled, not a timer's wake whose repeat is held back (AC-12).
+    let briefs = lines_said(&w, s)
+        .into_iter()
+        .filter(|l| l == "Today's brief: all quiet.")
+        .count();
+    assert_eq!(briefs, 2);
 }
 
 #[tokio::test]
@@ -202,6 +209,11 @@ async fn periods_slept_through_run_once() {
     clock.advance(5 * HOUR + 60_000);
     let report = tick_and_finish(&w).await;
     assert_eq!(report.ran.len(), 1);
+    // For the newest period slept through, the fifth.
+    assert_eq!(
+        report.ran[0].due_at,
+        r.routine.next_due_at.unwrap() + 4 * HOUR
+    );
     assert_eq!(tickets(&w, r.routine.plan_id).len(), 1);
     let after = w.collab.routine(r.routine.id).unwrap().routine;
     assert_eq!(

@@ -172,6 +172,40 @@ fn minutes<T: Datelike + Timelike>(t: &T) -> String {
     )
 }
 
+/// The latest due time at or before `now`, from the scheduled `due` on: a routine whose
+/// periods the daemon slept through runs once, for the newest of them ("today's brief").
+pub fn latest_due(schedule: &Trigger, due: i64, now: i64) -> i64 {
+    if let Trigger::Every { seconds, .. } = schedule {
+        let p = (*seconds as i64).saturating_mul(1000).max(1);
+        return if now <= due {
+            due
+        } else {
+            due + (now - due) / p * p
+        };
+    }
+    let mut latest = due;
+    while let Some(next) = schedule.next_after(latest, latest) {
+        if next > now {
+            break;
+        }
+        latest = next;
+    }
+    latest
+}
+
+/// The key (and origin) of the task a run's turn opens on, one per routine and due time.
+pub fn run_key(routine: i64, due: i64) -> String {
+    format!("{RUN_KEY_PREFIX}{routine}:{due}")
+}
+
+const RUN_KEY_PREFIX: &str = "routine:";
+
+/// Whether a timer's origin is a routine's run: work the person scheduled, not a wake nobody
+/// asked for.
+pub fn is_run_key(origin: &str) -> bool {
+    origin.starts_with(RUN_KEY_PREFIX)
+}
+
 /// The title of the ticket a run opens in the standing job.
 pub fn run_title(name: &str, label: &str) -> String {
     format!("{name} — {label}")
@@ -311,6 +345,24 @@ mod tests {
             due_step(&facts(Some(NOW + 20), Some(NOW + 10), false), NOW + 20),
             DueStep::Run { due: NOW + 20 }
         );
+    }
+
+    #[test]
+    fn periods_slept_through_run_for_the_latest() {
+        let hourly = Trigger::parse(&json!({"kind": "every", "seconds": 3600})).unwrap();
+        let h = 3_600_000;
+        assert_eq!(latest_due(&hourly, NOW, NOW - 1), NOW);
+        assert_eq!(latest_due(&hourly, NOW, NOW + h - 1), NOW);
+        assert_eq!(latest_due(&hourly, NOW, NOW + 5 * h + 60_000), NOW + 5 * h);
+        let daily =
+            Trigger::parse(&json!({"kind": "cron", "expr": "0 9 * * *", "tz": "UTC"})).unwrap();
+        // 2026-12-07 09:00 UTC, and three days later at 09:00 exactly.
+        let due = 1_796_634_000_000;
+        let day = 24 * h;
+        assert_eq!(latest_due(&daily, due, due + 3 * day), due + 3 * day);
+        assert_eq!(latest_due(&daily, due, due + 3 * day - 1), due + 2 * day);
+        assert!(is_run_key(&run_key(4, due)));
+        assert!(!is_run_key("check_back:4"));
     }
 
     #[test]

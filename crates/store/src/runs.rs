@@ -130,11 +130,13 @@ impl Tx<'_> {
     }
 
     /// The origin kind (`user`, `delegation`, `timer`, …) of the message that started `run`.
-    pub fn run_root_origin_kind(&self, run: RunId) -> Result<Option<String>> {
+    /// The kind and detail of the origin of the task the run started on.
+    pub fn run_root_origin(&self, run: RunId) -> Result<Option<(String, Option<String>)>> {
         self.query_opt(
-            "SELECT m.origin FROM runs r JOIN messages m ON m.id = r.root_id WHERE r.id = ?1",
+            "SELECT m.origin, m.origin_detail FROM runs r JOIN messages m ON m.id = r.root_id
+             WHERE r.id = ?1",
             args![run.0],
-            |r| r.get::<String>(0),
+            |r| Ok((r.get::<String>(0)?, r.get::<Option<String>>(1)?)),
         )
     }
 

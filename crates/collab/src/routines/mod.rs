@@ -182,9 +182,10 @@ pub(crate) fn create_in(
     let instruction = routine::instruction(&req.instruction).map_err(invalid)?;
     let now = tx.now();
     let schedule = routine::schedule(&req.schedule, now).map_err(invalid)?;
-    if tx.routine_by_name(bot, &name)?.is_some() {
+    if let Some(taken) = tx.routine_by_name(bot, &name)? {
         return Err(StoreError::Conflict(format!(
-            "this Bot already has a routine \"{name}\"; change that one instead"
+            "this Bot already has a routine \"{}\"; change that one instead",
+            taken.name
         )));
     }
     routine::room_for_one_more(tx.routine_count(bot)?).map_err(invalid)?;

@@ -109,19 +109,24 @@ fn look_at(
         return Ok(());
     }
     let schedule = Trigger::parse(&r.schedule).ok();
+    // Periods slept through run once, for the newest of them.
+    let scheduled = match (r.next_due_at, &schedule) {
+        (Some(d), Some(s)) if d <= now => Some(routine::latest_due(s, d, now)),
+        (d, _) => d,
+    };
     let holds = holds_over(tx, &r)?;
     let busy = holds.is_empty() && run_going(tx, &r)?;
     let step = routine::due_step(
         &DueFacts {
             active: true,
-            next_due_at: r.next_due_at,
+            next_due_at: scheduled,
             owed_due_at: r.owed_due_at,
             held: !holds.is_empty() || busy,
         },
         now,
     );
     // A scheduled time that came due moves on past now, whatever is done with it.
-    let next = match r.next_due_at {
+    let next = match scheduled {
         Some(d) if d <= now => Some(schedule.as_ref().and_then(|s| s.next_after(d, now))),
         _ => None,
     };
@@ -204,7 +209,7 @@ pub(crate) fn open_run(
         troupe_core::conversation::SessionKind::Group => format!("the group \"{}\"", session.title),
         _ => "your direct with the person".to_string(),
     };
-    let key = format!("routine:{}:{due}", r.id);
+    let key = routine::run_key(r.id, due);
     tx.deliver(
         item.thread_id,
         &Delivery {
