@@ -594,6 +594,24 @@ impl Tx<'_> {
         )
     }
 
+    /// How many turns each Bot ran on each ticket of a job (ticket none: its work under no
+    /// ticket): one row per ticket and Bot, from the segments of the job's work items.
+    pub fn job_turn_counts(&self, plan: PlanId) -> Result<Vec<troupe_core::ticket::TurnCount>> {
+        self.query_all(
+            "SELECT w.ticket_id, s.bot_id, COUNT(*) FROM work_items w
+             JOIN segments s ON s.work_item_id = w.id
+             WHERE w.plan_id = ?1 GROUP BY w.ticket_id, s.bot_id",
+            args![plan.0],
+            |r| {
+                Ok(troupe_core::ticket::TurnCount {
+                    ticket: r.get::<Option<i64>>(0)?.map(TicketId),
+                    bot: BotId(r.get(1)?),
+                    turns: u32::try_from(r.get::<i64>(2)?).unwrap_or(u32::MAX),
+                })
+            },
+        )
+    }
+
     /// Every thread whose events belong to a conversation's stream: its Bots' threads there,
     /// and the threads of work that speaks there (a job's work, from a thread of its own).
     pub fn threads_heard_in(&self, session: SessionId) -> Result<Vec<ThreadId>> {

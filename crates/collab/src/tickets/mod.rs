@@ -1,7 +1,7 @@
 //! Tickets in the conversation layer (digest 003-B §1–3): the lead's layout (`plan_items`),
 //! ticket folders with their `ticket.md`, work on a ticket, the waits for dependencies and the
 //! sample, the guards (ticket folders, large jobs, work starting), the ticket part of a
-//! segment's situation, the board's edits, and a job's delivery.
+//! segment's situation, the board's edits, who does what in a job, and a job's delivery.
 
 pub mod api;
 pub mod ball;
@@ -15,6 +15,7 @@ pub(crate) mod layout;
 pub mod lead;
 pub mod situation;
 pub mod view;
+pub mod who;
 pub(crate) mod work;
 pub mod work_rules;
 
@@ -23,4 +24,5 @@ pub use delivery::after_stage_change;
 pub use guards::{LargeJobGuard, TicketFolderGuard, WorkStarted, not_laid_out};
 pub use situation::TicketSituation;
 pub use view::{TicketList, TicketView};
+pub use who::{BotShareView, TurnsRun};
 pub use work_rules::{OneSegmentPerJob, TicketEndings};

@@ -5,6 +5,7 @@
 use super::ball::JobBall;
 use super::folders::folder_name;
 use super::graph::nodes;
+use super::who::{BotShareView, JobPeople, TurnsRun};
 use serde::Serialize;
 use troupe_core::ball::Ball;
 use troupe_core::ticket::{PartStage, StageSource, TicketStage, TicketStatus, waits_for};
@@ -105,6 +106,14 @@ pub struct TicketView {
     pub ball: Option<Ball>,
     #[cfg_attr(feature = "openapi", schema(value_type = Vec<Object>))]
     pub parts: Vec<PartRecord>,
+    /// The Bots that ran its turns, most first (ADR 0086: "who actually ran it").
+    pub ran_by: Vec<TurnsRun>,
+    /// "Actually: X" (its owner ran none of it) or "Also X" (another Bot ran it too and it has
+    /// no reviewer); none on a dropped or set-aside ticket.
+    pub ran_line: Option<String>,
+    /// "Make X the reviewer": with no reviewer, a Bot of the job's conversation that is not its
+    /// owner and ran at least five of its turns. Shown only; never applied by itself.
+    pub reviewer_suggestion: Option<BotId>,
     pub created_at: i64,
     pub updated_at: i64,
 }
@@ -120,17 +129,21 @@ pub struct TicketList {
     pub all: usize,
     pub dropped: usize,
     pub tickets: Vec<TicketView>,
+    /// Who does what in this job: each Bot's tickets owned and reviewed and the turns it ran,
+    /// the job conversation's Bots first.
+    pub who_does_what: Vec<BotShareView>,
     /// The job's size facts (LJ1–LJ5): large or not, by whom, the evidence, "No need", laid
     /// out, the sample, delivered.
     pub large: troupe_store::PlanDeliverables,
 }
 
 /// The views of `tickets` (all of one job, `all` being the job's every ticket).
-pub fn views(
+pub(crate) fn views(
     tx: &Tx<'_>,
     plan: PlanId,
     all: &[TicketRecord],
     tickets: &[TicketRecord],
+    people: &mut JobPeople,
 ) -> Result<Vec<TicketView>, StoreError> {
     let graph = nodes(all);
     let sample = tx.plan_deliverables(plan)?.sample_ticket_id;
@@ -138,6 +151,7 @@ pub fn views(
     let mut out = Vec::with_capacity(tickets.len());
     for t in tickets {
         let parts = tx.parts_of_ticket(t.id)?;
+        let ran = people.ticket(tx, t)?;
         let dropped = t.stage == TicketStage::Dropped;
         out.push(TicketView {
             id: t.id,
@@ -171,6 +185,9 @@ pub fn views(
                 .collect(),
             ball: job.ball(t)?,
             parts,
+            ran_by: ran.ran_by,
+            ran_line: ran.ran_line,
+            reviewer_suggestion: ran.reviewer_suggestion,
             created_at: t.created_at,
             updated_at: t.updated_at,
         });
@@ -182,13 +199,15 @@ pub fn list(tx: &Tx<'_>, plan: PlanId) -> Result<TicketList, StoreError> {
     tx.plan(plan)?;
     let all = tx.tickets_of_plan(plan)?;
     let (open, in_all, dropped, text) = counter_of(&all);
+    let mut people = JobPeople::read(tx, plan)?;
     Ok(TicketList {
         task_id: plan,
         counter: text,
         open,
         all: in_all,
         dropped,
-        tickets: views(tx, plan, &all, &all)?,
+        tickets: views(tx, plan, &all, &all, &mut people)?,
+        who_does_what: people.shares(tx, &all)?,
         large: tx.plan_deliverables(plan)?,
     })
 }
@@ -196,7 +215,8 @@ pub fn list(tx: &Tx<'_>, plan: PlanId) -> Result<TicketList, StoreError> {
 pub fn one(tx: &Tx<'_>, ticket: TicketId) -> Result<TicketView, StoreError> {
     let t = tx.ticket(ticket)?;
     let all = tx.tickets_of_plan(t.plan_id)?;
-    Ok(views(tx, t.plan_id, &all, &[t])?.remove(0))
+    let mut people = JobPeople::read(tx, t.plan_id)?;
+    Ok(views(tx, t.plan_id, &all, &[t], &mut people)?.remove(0))
 }
 
 #[cfg(test)]

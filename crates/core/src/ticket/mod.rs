@@ -5,6 +5,7 @@ pub mod dependency;
 pub mod folder;
 pub mod part;
 pub mod stage;
+pub mod who_ran;
 
 pub use dependency::{
     DependencyError, MAX_DEPENDENCIES, TicketNode, Wait, blocking, check_dependencies, find_loop,
@@ -15,4 +16,8 @@ pub use part::{PartEvent, PartStage, next_part_stage};
 pub use stage::{
     AppPass, Approval, AutoApproval, SendBack, StageEvent, StageRefusal, StageSource, TicketStage,
     TicketStatus, next_stage, stage_source,
+};
+pub use who_ran::{
+    BotShare, RanNote, SUGGEST_REVIEWER_AT, TicketPeople, TurnCount, ran_by, ran_note,
+    reviewer_suggestion, shares,
 };
