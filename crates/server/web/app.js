@@ -112,6 +112,8 @@
   deliv = window.troupeDeliverables({
     $, el, state, api, showError, showJobs: (on) => work.showPanel(on),
     extras: [
+      // Who does what in this job, while no ticket is picked (job_who.js).
+      window.troupeJobWho({ el }),
       window.troupeWorkLog({ el, state, api }),
       window.troupeRequirements({ el, api }),
       window.troupeWordsChecks({ el, api }),

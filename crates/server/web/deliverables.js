@@ -1,7 +1,8 @@
 // Troupe web page: deliverables — one job's view, opened from the Jobs panel. Its tickets with
 // the board texts (T19: the stage label with parts passed, "Reviewed by …", "By X", no owner on
 // a parked or dropped ticket, what it waits for; T14: "Dropped: <reason>" or "Parked", the
-// counter and the approved share), a picked ticket's reviewer menu, "Make it the sample" (SA5)
+// counter and the approved share, "Actually: X" / "Also X"), a picked ticket's reviewer menu,
+// who actually ran it and "Make X the reviewer" (ADR 0086), "Make it the sample" (SA5)
 // and hand-overs (files with a short hash, state, who approved, the checks bound to it, each
 // review's verdicts and whether the reviewer ran on the maker's model), the job's checks with
 // Confirm on an offer from the user's words, and the large-job banner (LJ2, ADR 0109).
@@ -450,6 +451,8 @@ window.troupeDeliverables = function (ctx) {
         });
         li.appendChild(p);
       }
+      // ADR 0086: "Actually: X" (its owner ran none of it) or "Also X" (no reviewer).
+      if (t.ran_line) li.appendChild(el("p", "ticket-ran hint", t.ran_line));
       // An approved ticket never "waits for" anything.
       if (t.stage !== "approved") {
         for (const w of t.waits_for || []) li.appendChild(el("p", "ticket-waits", w));
@@ -472,8 +475,21 @@ window.troupeDeliverables = function (ctx) {
       box.appendChild(el("p", "ticket-part hint", "Part " + p.label + ": " + String(p.stage).replace("_", " ") + (p.attempts ? " · " + p.attempts + (p.attempts === 1 ? " attempt" : " attempts") : "")));
     }
     if (t.stage !== "dropped") {
+      const ran = (t.ran_by || []).map((r) => botName(r.bot_id) + " (" + r.turns + (r.turns === 1 ? " turn)" : " turns)"));
+      box.appendChild(el("p", "ticket-ran-by hint", ran.length ? "Who actually ran it: " + ran.join(", ") : "No Bot has run it yet"));
       const row = el("div", "ticket-settings");
       row.appendChild(reviewerMenu(t));
+      // Offered only, here only: no line in the conversation, no card (S-T6).
+      if (t.reviewer_suggestion !== null && t.reviewer_suggestion !== undefined) {
+        const key = "suggest:" + t.id;
+        const body = { reviewer_bot_id: Number(t.reviewer_suggestion) };
+        row.appendChild(
+          button("Make " + botName(t.reviewer_suggestion) + " the reviewer", "secondary make-reviewer", (b) =>
+            press(key, b, () => api("PATCH", "/v1/tickets/" + enc(t.id), body)).catch(() => {})
+          )
+        );
+        row.appendChild(errorLine("suggest-error", key));
+      }
       // SA5: only in a large job or one with a sample, on a ticket not through and not the sample.
       if ((view.large.state === "large" || hasSample()) && !t.through && !t.is_sample) {
         const key = "sample:" + t.id;

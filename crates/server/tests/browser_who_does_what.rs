@@ -1,0 +1,242 @@
+//! Real-browser test of who does what in a job's view (digest B §1.6, ADR 0086; S-T6): a group
+//! job whose ticket Writer owns and Editor works. The ticket's row reads "Actually: Editor";
+//! "Who does what in this job" marks Writer as owning a ticket and running nothing; the picked
+//! ticket says who actually ran it, and the fifth turn Editor runs while the page is open (seen
+//! over the live events alone) brings "Make Editor the reviewer", which makes it the reviewer
+//! on a press — with no line in the conversation.
+//!
+//! Needs Debian's `chromium` and `chromium-driver`; without them the test prints a notice and
+//! returns, unless `TROUPE_REQUIRE_BROWSER=1`:
+//!
+//! ```text
+//! cargo test -p troupe-server --test browser_who_does_what
+//! ```
+
+mod browser_support;
+mod support;
+
+use anyhow::{Result, bail};
+use browser_support::page::{SHORT, elements, press, wait_text};
+use browser_support::{browser_or_skip, open_session, page_diagnostics, poll};
+use fantoccini::Client;
+use serde_json::json;
+use support::{TestApp, wait_until};
+use troupe_collab::OpenPlan;
+use troupe_core::inbox::Delivery;
+use troupe_core::plan::RevisionCause;
+use troupe_core::thread::Interaction;
+use troupe_core::{PlanId, SessionId, ThreadId, TicketId};
+
+struct Setup {
+    session: i64,
+    plan: PlanId,
+    ticket: TicketId,
+    editor: i64,
+    /// Editor's work on the ticket.
+    thread: ThreadId,
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn who_does_what() {
+    let Some((driver_path, _)) = browser_or_skip() else {
+        return;
+    };
+    let app = TestApp::start().await;
+    let setup = set_up(&app).await;
+    let profile = app.dir.path().join("chrome-profile");
+    std::fs::create_dir_all(&profile).expect("profile dir");
+    let (driver, client) = open_session(&driver_path, &profile).await;
+    let result = scenario(&client, &app, &setup).await;
+    if let Err(err) = &result {
+        let diag = page_diagnostics(&client, "browser-who-does-what-failure.png").await;
+        let _ = client.clone().close().await;
+        panic!(
+            "{err:#}\n{diag}\n--- chromedriver ---\n{}",
+            driver.process.log_text()
+        );
+    }
+    let _ = client.close().await;
+}
+
+/// The group, its job, Writer's ticket and four turns of Editor's on it.
+async fn set_up(app: &TestApp) -> Setup {
+    let writer = app
+        .scripted_bot("Writer", json!({"steps": [{"text": "on it"}]}))
+        .await;
+    let editor = app
+        .scripted_bot(
+            "Editor",
+            json!({"steps": [{"text": "edited"}], "on_exhausted": "repeat_last"}),
+        )
+        .await;
+    let session = app
+        .post(
+            "/v1/sessions",
+            json!({"kind": "group", "bot_ids": [writer, editor], "title": "Brochure"}),
+        )
+        .await
+        .expect(201)["id"]
+        .as_i64()
+        .unwrap();
+    let plan = app
+        .state
+        .collab
+        .open_plan(OpenPlan {
+            home_session_id: SessionId(session),
+            opening_line_id: None,
+            title: Some("Brochure".into()),
+            cause: RevisionCause::User,
+        })
+        .unwrap()
+        .id;
+    let ticket = app
+        .post(
+            &format!("/v1/tasks/{}/tickets", plan.0),
+            json!({"title": "Copy", "owner_bot_id": writer}),
+        )
+        .await
+        .expect(201)["id"]
+        .as_i64()
+        .unwrap();
+    let ticket = TicketId(ticket);
+    let thread = app
+        .state
+        .collab
+        .store()
+        .write(|tx| {
+            let record = tx.plan(plan)?;
+            let folder = std::path::Path::new(&record.folder).join("01-Copy");
+            std::fs::create_dir_all(&folder).unwrap();
+            let thread = tx.create_thread(&troupe_store::NewThread {
+                workspace_root: None,
+                parent_id: None,
+                title: "Brochure #01 Copy".into(),
+                agent: troupe_collab::bot_binding(&tx.bot(troupe_core::BotId(editor))?),
+                workspace: folder.display().to_string(),
+                interaction: Interaction::Interactive,
+            })?;
+            tx.create_ticket_item(
+                troupe_core::BotId(editor),
+                plan,
+                ticket,
+                thread.id,
+                Some(SessionId(session)),
+            )?;
+            Ok(thread.id)
+        })
+        .unwrap();
+    let s = Setup {
+        session,
+        plan,
+        ticket,
+        editor,
+        thread,
+    };
+    for _ in 0..4 {
+        turn(app, &s).await;
+    }
+    // Through the API: four turns are not yet enough for an offer.
+    let listed = app
+        .get(&format!("/v1/tasks/{}/tickets", plan.0))
+        .await
+        .expect(200);
+    let t = &listed["tickets"][0];
+    assert_eq!(t["ran_by"], json!([{"bot_id": editor, "turns": 4}]));
+    assert_eq!(t["ran_line"], "Actually: Editor");
+    assert_eq!(t["reviewer_suggestion"], json!(null));
+    s
+}
+
+/// One more turn of Editor's on the ticket, waited for through the store.
+async fn turn(app: &TestApp, s: &Setup) {
+    let store = app.state.collab.store().clone();
+    let ended = || {
+        store
+            .read(|tx| tx.runs_for_thread(s.thread, 100))
+            .unwrap()
+            .iter()
+            .filter(|r| r.ended_at.is_some())
+            .count()
+    };
+    let before = ended();
+    app.state
+        .collab
+        .engine()
+        .deliver(s.thread, Delivery::user_task("Go over the copy again."))
+        .await
+        .unwrap();
+    wait_until("Editor's turn to end", || async {
+        (ended() > before).then_some(())
+    })
+    .await;
+    app.state.collab.engine().wait_idle(s.thread).await;
+}
+
+async fn scenario(c: &Client, app: &TestApp, s: &Setup) -> Result<()> {
+    c.goto(&app.url(&format!("/#session={}", s.session)))
+        .await?;
+    press(c, "#work-toggle").await?;
+    press(
+        c,
+        &format!("#jobs-list .job-open[data-plan-id=\"{}\"]", s.plan.0),
+    )
+    .await?;
+
+    // The row says who ran it; with nothing picked, the whole job's shares show.
+    wait_text(c, "#ticket-list .ticket-ran", "Actually: Editor").await?;
+    wait_text(c, "#job-who", "Who does what in this job").await?;
+    wait_text(c, "#job-who .job-who-bot.ran-nothing", "Writer").await?;
+    wait_text(c, "#job-who .ran-nothing", "owns 1 ticket").await?;
+    wait_text(
+        c,
+        "#job-who .job-who-bot",
+        "ran 4 turns (4 on others' tickets)",
+    )
+    .await?;
+
+    // Picked: who actually ran it; the whole job's shares give way to the ticket's inspector.
+    press(c, "#ticket-list .ticket-head").await?;
+    wait_text(c, ".ticket-ran-by", "Who actually ran it: Editor (4 turns)").await?;
+    poll("the job's shares to give way", SHORT, || async {
+        Ok(elements(c, "#job-who")
+            .await?
+            .iter()
+            .all(|e| !e.visible)
+            .then_some(()))
+    })
+    .await?;
+    if elements(c, ".make-reviewer")
+        .await?
+        .iter()
+        .any(|e| e.visible)
+    {
+        bail!("four turns should not offer a reviewer");
+    }
+
+    // The fifth turn, while the page is open: the offer comes over the live events.
+    turn(app, s).await;
+    wait_text(c, ".ticket-ran-by", "Editor (5 turns)").await?;
+    wait_text(c, ".make-reviewer", "Make Editor the reviewer").await?;
+    press(c, ".make-reviewer").await?;
+    let ticket = format!("/v1/tickets/{}", s.ticket.0);
+    wait_until("Editor to be the reviewer", || async {
+        let t = app.get(&ticket).await.expect(200);
+        (t["reviewer_bot_id"] == json!(s.editor)).then_some(t)
+    })
+    .await;
+    poll("the offer and the note to go", SHORT, || async {
+        let offer = elements(c, ".make-reviewer").await?;
+        let note = elements(c, "#ticket-list .ticket-ran").await?;
+        Ok((offer.is_empty() && note.is_empty()).then_some(()))
+    })
+    .await?;
+    // Shown only: nothing in the conversation but the Bots' own replies.
+    let lines = app.lines(s.session).await;
+    if lines
+        .iter()
+        .any(|l| l["body"].as_str().unwrap_or_default().contains("reviewer"))
+    {
+        bail!("the offer must not write a line: {lines:?}");
+    }
+    Ok(())
+}
