@@ -3,7 +3,8 @@
 //! "Who does what in this job" marks Writer as owning a ticket and running nothing; the picked
 //! ticket says who actually ran it, and the fifth turn Editor runs while the page is open (seen
 //! over the live events alone) brings "Make Editor the reviewer", which makes it the reviewer
-//! on a press — with no line in the conversation.
+//! on a press — with no line in the conversation. A failed check makes "1 need you" in the
+//! title row, whose press lets the picked ticket go and shows the whole job again.
 //!
 //! Needs Debian's `chromium` and `chromium-driver`; without them the test prints a notice and
 //! returns, unless `TROUPE_REQUIRE_BROWSER=1`:
@@ -11,12 +12,14 @@
 //! ```text
 //! cargo test -p troupe-server --test browser_who_does_what
 //! ```
+//!
+//! The whole job's view, before a ticket is picked, goes to `target/browser-who-does-what.png`.
 
 mod browser_support;
 mod support;
 
 use anyhow::{Result, bail};
-use browser_support::page::{SHORT, elements, press, wait_text};
+use browser_support::page::{SHORT, elements, press, save_screenshot, wait_text};
 use browser_support::{browser_or_skip, open_session, page_diagnostics, poll};
 use fantoccini::Client;
 use serde_json::json;
@@ -24,8 +27,10 @@ use support::{TestApp, wait_until};
 use troupe_collab::OpenPlan;
 use troupe_core::inbox::Delivery;
 use troupe_core::plan::RevisionCause;
+use troupe_core::submission::CheckSource;
 use troupe_core::thread::Interaction;
 use troupe_core::{PlanId, SessionId, ThreadId, TicketId};
+use troupe_store::{CheckKind, NewCheck, NewCheckRun, RunOutcome};
 
 struct Setup {
     session: i64,
@@ -125,6 +130,27 @@ async fn set_up(app: &TestApp) -> Setup {
             Ok(thread.id)
         })
         .unwrap();
+    // A check of the ticket whose latest run failed: one thing that needs the person.
+    app.state
+        .collab
+        .store()
+        .write(|tx| {
+            let mut c = NewCheck::new(plan, CheckKind::FileExists, CheckSource::User);
+            c.path = Some("copy.md".into());
+            c.ticket_id = Some(ticket);
+            let c = tx.create_check(&c)?;
+            tx.record_check_run(&NewCheckRun {
+                check_id: c.id,
+                submission_id: None,
+                outcome: RunOutcome::Failed,
+                detail: "copy.md is missing".into(),
+                output_tail: String::new(),
+                measured: None,
+                for_reference: false,
+                started_at: 1,
+            })
+        })
+        .unwrap();
     let s = Setup {
         session,
         plan,
@@ -144,6 +170,8 @@ async fn set_up(app: &TestApp) -> Setup {
     assert_eq!(t["ran_by"], json!([{"bot_id": editor, "turns": 4}]));
     assert_eq!(t["ran_line"], "Actually: Editor");
     assert_eq!(t["reviewer_suggestion"], json!(null));
+    assert_eq!(listed["need_you"]["count"], 1);
+    assert_eq!(listed["need_you"]["failed_checks"], 1);
     s
 }
 
@@ -184,21 +212,22 @@ async fn scenario(c: &Client, app: &TestApp, s: &Setup) -> Result<()> {
 
     // The row says who ran it; with nothing picked, the whole job's shares show.
     wait_text(c, "#ticket-list .ticket-ran", "Actually: Editor").await?;
-    wait_text(c, "#job-who", "Who does what in this job").await?;
-    wait_text(c, "#job-who .job-who-bot.ran-nothing", "Writer").await?;
-    wait_text(c, "#job-who .ran-nothing", "owns 1 ticket").await?;
+    wait_text(c, "#job-shares", "Who does what in this job").await?;
+    wait_text(c, "#job-shares .job-share.ran-nothing", "Writer").await?;
+    wait_text(c, "#job-shares .ran-nothing", "owns 1 ticket").await?;
     wait_text(
         c,
-        "#job-who .job-who-bot",
+        "#job-shares .job-share",
         "ran 4 turns (4 on others' tickets)",
     )
     .await?;
+    save_screenshot(c, "browser-who-does-what.png").await?;
 
     // Picked: who actually ran it; the whole job's shares give way to the ticket's inspector.
     press(c, "#ticket-list .ticket-head").await?;
     wait_text(c, ".ticket-ran-by", "Who actually ran it: Editor (4 turns)").await?;
     poll("the job's shares to give way", SHORT, || async {
-        Ok(elements(c, "#job-who")
+        Ok(elements(c, "#job-shares")
             .await?
             .iter()
             .all(|e| !e.visible)
@@ -230,6 +259,17 @@ async fn scenario(c: &Client, app: &TestApp, s: &Setup) -> Result<()> {
         Ok((offer.is_empty() && note.is_empty()).then_some(()))
     })
     .await?;
+    // "1 need you" (the failed check) lets the picked ticket go: the whole job shows again.
+    wait_text(c, "#job-need", "1 need you").await?;
+    press(c, "#job-need").await?;
+    wait_text(c, "#job-shares", "Who does what in this job").await?;
+    if elements(c, ".ticket-detail")
+        .await?
+        .iter()
+        .any(|e| e.visible)
+    {
+        bail!("\"need you\" should let the picked ticket go");
+    }
     // Shown only: nothing in the conversation but the Bots' own replies.
     let lines = app.lines(s.session).await;
     if lines

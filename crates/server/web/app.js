@@ -112,6 +112,8 @@
   deliv = window.troupeDeliverables({
     $, el, state, api, showError, showJobs: (on) => work.showPanel(on),
     extras: [
+      // "N need you" in the title row, a press back to the whole job (job_need.js).
+      window.troupeJobNeed({ el, unpick: () => deliv.unpick() }),
       // Who does what in this job, while no ticket is picked (job_who.js).
       window.troupeJobWho({ el }),
       window.troupeWorkLog({ el, state, api }),

@@ -142,6 +142,13 @@ window.troupeDeliverables = function (ctx) {
     showError($("#job-error"), null);
   }
 
+  // "N need you" (job_need.js): back to the whole job.
+  function unpick() {
+    if (view.picked === null) return;
+    view.picked = null;
+    render();
+  }
+
   function back() {
     close();
     if (showJobs) showJobs(true);
@@ -785,5 +792,5 @@ window.troupeDeliverables = function (ctx) {
     }).observe(document.body, { attributes: true, attributeFilter: ["class"] });
   }
 
-  return { bind, enter, jobButton, open, close };
+  return { bind, enter, jobButton, open, close, unpick };
 };

@@ -13,13 +13,13 @@ window.troupeJobWho = function (ctx) {
   let list = null;
 
   function mount(host) {
-    box = el("section", "job-who");
-    box.id = "job-who";
-    box.setAttribute("aria-labelledby", "job-who-heading");
+    box = el("section", "job-shares");
+    box.id = "job-shares";
+    box.setAttribute("aria-labelledby", "job-shares-heading");
     const h = el("h4", null, "Who does what in this job");
-    h.id = "job-who-heading";
+    h.id = "job-shares-heading";
     box.appendChild(h);
-    list = el("ul", "job-who-list");
+    list = el("ul", "job-shares-list");
     box.appendChild(list);
     box.hidden = true;
     host.appendChild(box);
@@ -58,9 +58,9 @@ window.troupeJobWho = function (ctx) {
   const plural = (n, one, many) => n + " " + (n === 1 ? one : many);
 
   function row(s) {
-    const li = el("li", "job-who-bot");
+    const li = el("li", "job-share");
     li.dataset.botId = s.bot_id;
-    li.appendChild(el("span", "job-who-name", s.name));
+    li.appendChild(el("span", "job-share-name", s.name));
     const parts = [];
     if (s.owns) parts.push("owns " + plural(s.owns, "ticket", "tickets"));
     if (s.reviews) parts.push("reviews " + plural(s.reviews, "ticket", "tickets"));
@@ -70,10 +70,10 @@ window.troupeJobWho = function (ctx) {
     if (s.unticketed) where.push(s.unticketed + " under no ticket");
     if (where.length) ran += " (" + where.join(", ") + ")";
     parts.push(ran);
-    li.appendChild(el("span", "job-who-counts hint", parts.join(" · ")));
+    li.appendChild(el("span", "job-share-counts hint", parts.join(" · ")));
     if (s.ran_nothing) {
       li.classList.add("ran-nothing");
-      li.appendChild(el("span", "badge job-who-idle", "Owns tickets, ran nothing"));
+      li.appendChild(el("span", "badge job-share-idle", "Owns tickets, ran nothing"));
     }
     return li;
   }

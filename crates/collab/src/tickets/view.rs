@@ -132,6 +132,9 @@ pub struct TicketList {
     /// Who does what in this job: each Bot's tickets owned and reviewed and the turns it ran,
     /// the job conversation's Bots first.
     pub who_does_what: Vec<BotShareView>,
+    /// "N need you": the job's failed checks, blocked progress and requirements waiting for
+    /// the person's word.
+    pub need_you: super::need_you::NeedYou,
     /// The job's size facts (LJ1–LJ5): large or not, by whom, the evidence, "No need", laid
     /// out, the sample, delivered.
     pub large: troupe_store::PlanDeliverables,
@@ -208,6 +211,7 @@ pub fn list(tx: &Tx<'_>, plan: PlanId) -> Result<TicketList, StoreError> {
         dropped,
         tickets: views(tx, plan, &all, &all, &mut people)?,
         who_does_what: people.shares(tx, &all)?,
+        need_you: super::need_you::read(tx, plan, &all)?,
         large: tx.plan_deliverables(plan)?,
     })
 }
