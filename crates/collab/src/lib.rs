@@ -17,6 +17,7 @@ mod demo;
 mod desk;
 mod dormancy;
 mod ending;
+pub mod engines;
 mod error;
 pub mod external_jobs;
 mod go_ahead;

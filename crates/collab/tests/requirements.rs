@@ -34,7 +34,7 @@ fn scribe_says(r: &Rig, rules: &[(&str, &str)]) {
 fn video(r: &Rig) {
     r.w.collab
         .store()
-        .write(|tx| tx.set_session_engine(r.session, "video"))
+        .write(|tx| tx.set_session_engine(r.session, Some("video")))
         .unwrap();
 }
 

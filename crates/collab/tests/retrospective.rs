@@ -273,7 +273,7 @@ async fn s_rs4_a_reopened_job_waits_for_its_next_delivery_which_covers_only_what
 async fn it_waits_out_a_stop_and_the_engine_step_switched_off() {
     let j = job(lesson());
     let (stop, _) = j.w.collab.post_hold(bot_stop(j.ada)).await.unwrap();
-    let mut off = troupe_collab::scribe::settings::EngineSteps::new();
+    let mut off = troupe_collab::engines::EngineSteps::new();
     off.entry("general".into())
         .or_default()
         .insert("retrospective".into(), false);

@@ -81,7 +81,7 @@ pub fn api() -> (Router<AppState>, utoipa::openapi::OpenApi) {
         .merge(routes::submissions::router())
         .merge(routes::checks::router())
         .merge(routes::requirements::router())
-        .merge(routes::settings::router())
+        .merge(routes::engines::router())
         .merge(routes::tickets::router())
         .merge(routes::child_tasks::router())
         .merge(routes::events::router())

@@ -1,15 +1,9 @@
-//! The scribe's durable queue (digest 003-C §7, SC-1/SC-2) and the switchable engine steps it
-//! obeys (ADR 0085): a line is queued once however often it is refiled, taken in order, and
-//! settled `done` or `dropped` with what came of it. Which engine a conversation runs is its
-//! `engine` column.
+//! The scribe's durable queue (digest 003-C §7, SC-1/SC-2): a line is queued once however often
+//! it is refiled, taken in order, and settled `done` or `dropped` with what came of it. Whether
+//! the scribe runs at all is an engine step (`engines.rs`).
 
 use crate::{Result, StoreError, Tx, args};
-use troupe_core::{PlanId, SessionId, SessionMessageId};
-
-/// The engines a conversation can run.
-pub const ENGINES: &[&str] = &["video", "general", "coding"];
-/// The steps an engine can switch.
-pub const ENGINE_STEPS: &[&str] = &["scribe", "retrospective", "reflection"];
+use troupe_core::{PlanId, SessionMessageId};
 
 /// One queued line.
 #[derive(Clone, Debug, PartialEq)]
@@ -23,15 +17,6 @@ pub struct ScribeItem {
     pub state: String,
     pub outcome: Option<String>,
     pub queued_at: i64,
-}
-
-/// One engine step's switch.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct EngineStep {
-    pub engine: String,
-    pub step: String,
-    pub enabled: bool,
-    pub updated_at: i64,
 }
 
 fn item(r: &crate::Row) -> Result<ScribeItem> {
@@ -108,75 +93,5 @@ impl Tx<'_> {
             args![plan.0],
             item,
         )
-    }
-
-    /// Every engine step's switch.
-    pub fn engine_steps(&self) -> Result<Vec<EngineStep>> {
-        self.query_all(
-            "SELECT engine, step, enabled, updated_at FROM engine_steps ORDER BY engine, step",
-            args![],
-            |r| {
-                Ok(EngineStep {
-                    engine: r.get(0)?,
-                    step: r.get(1)?,
-                    enabled: r.get::<i64>(2)? == 1,
-                    updated_at: r.get(3)?,
-                })
-            },
-        )
-    }
-
-    /// Switch one engine's step.
-    pub fn set_engine_step(&mut self, engine: &str, step: &str, enabled: bool) -> Result<()> {
-        if !ENGINES.contains(&engine) || !ENGINE_STEPS.contains(&step) {
-            return Err(StoreError::Invalid(format!(
-                "no engine step {engine}/{step}"
-            )));
-        }
-        self.exec(
-            "UPDATE engine_steps SET enabled = ?3, updated_at = ?4 WHERE engine = ?1 AND step = ?2",
-            args![engine, step, i64::from(enabled), self.now],
-        )?;
-        Ok(())
-    }
-
-    /// The engine a conversation runs.
-    pub fn session_engine(&self, session: SessionId) -> Result<String> {
-        self.query_opt(
-            "SELECT engine FROM sessions WHERE id = ?1",
-            args![session.0],
-            |r| r.get(0),
-        )?
-        .ok_or_else(|| StoreError::not_found("session", session))
-    }
-
-    /// Set the engine a conversation runs.
-    pub fn set_session_engine(&mut self, session: SessionId, engine: &str) -> Result<()> {
-        if !ENGINES.contains(&engine) {
-            return Err(StoreError::Invalid(format!(
-                "engine: '{engine}' is not one of video, general, coding"
-            )));
-        }
-        let n = self.exec(
-            "UPDATE sessions SET engine = ?2 WHERE id = ?1",
-            args![session.0, engine],
-        )?;
-        if n == 0 {
-            return Err(StoreError::not_found("session", session));
-        }
-        Ok(())
-    }
-
-    /// Whether a step is on for the engine a conversation runs.
-    pub fn engine_step_on(&self, session: SessionId, step: &str) -> Result<bool> {
-        Ok(self
-            .query_opt(
-                "SELECT e.enabled FROM sessions s
-                 JOIN engine_steps e ON e.engine = s.engine AND e.step = ?2
-                 WHERE s.id = ?1",
-                args![session.0, step],
-                |r| r.get::<i64>(0),
-            )?
-            .is_some_and(|v| v == 1))
     }
 }

@@ -120,7 +120,7 @@ impl Collab {
                 tx.reflection_causes_since(now - rf::LOOK_BACK_MS)?
             {
                 let p = tx.plan(plan)?;
-                let on = crate::scribe::settings::step_on(tx, &p, "reflection")?;
+                let on = crate::engines::step_on(tx, &p, "reflection")?;
                 if !on || crate::retrospective::stopped(tx, &p, bot)? {
                     continue;
                 }

@@ -93,7 +93,7 @@ impl Collab {
                 tx.plans_delivered_between(now - rs::RECENT_MS, now - rs::QUIET_MS)?
             {
                 let plan = tx.plan(id)?;
-                let on = crate::scribe::settings::step_on(tx, &plan, "retrospective")?;
+                let on = crate::engines::step_on(tx, &plan, "retrospective")?;
                 let last = crate::last_change::last_change(tx, &plan)?
                     .at
                     .max(plan.last_user_activity_at.unwrap_or(0));

@@ -7,7 +7,6 @@
 
 mod call;
 mod prompt;
-pub mod settings;
 
 use crate::ledger::capture::fallback_capture;
 use crate::{Collab, CollabError};
