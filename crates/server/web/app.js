@@ -114,8 +114,8 @@
     extras: [
       // "N need you" in the title row, a press back to the whole job (job_need.js).
       window.troupeJobNeed({ el, unpick: () => deliv.unpick() }),
-      // Who does what in this job, while no ticket is picked (job_who.js).
-      window.troupeJobWho({ el }),
+      // Who does what in this job and its engine, while no ticket is picked (job_who.js).
+      window.troupeJobWho({ el, api, openEngine: (e) => eng.openOn(e) }),
       window.troupeWorkLog({ el, state, api }),
       window.troupeRequirements({ el, api }),
       window.troupeWordsChecks({ el, api }),
@@ -144,6 +144,8 @@
 
   // The Quality and Lessons pages (quality.js), opened from the sidebar.
   const qual = window.troupeQuality({ $, el, state, api });
+  // Engines (engines.js): the sidebar fold, the default, and the conversation's engine.
+  const eng = window.troupeEngines({ $, el, state, api, showError });
   window.troupeNotifications({ $, el, api, selectSession });
   // Runtime Boss (runtime_boss.js): its settings panel, and a boss's pushes waiting for a yes.
   const rboss = window.troupeRuntimeBoss({ $, el, api, state, selectSession, loadSessions });
@@ -378,6 +380,7 @@
     deliv.enter();
     qual.enter();
     hold.enter();
+    eng.enter();
     if (isPhone()) setSidebarCollapsed(true);
     if (location.hash !== "#session=" + id) history.replaceState(null, "", "#session=" + id);
     try {
@@ -729,6 +732,7 @@
     mcp.bind();
     mcp.start();
     qual.bind();
+    eng.bind();
     $("#sidebar-toggle").addEventListener("click", () => {
       setSidebarCollapsed(!$("#sidebar").classList.contains("collapsed"));
     });
