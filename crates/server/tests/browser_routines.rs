@@ -76,6 +76,34 @@ async fn scenario(c: &Client, app: &App, ada: BotId, direct: SessionId) -> Resul
         bail!("the name typed was lost: {kept:?}");
     }
 
+    // The Bots list drawn again (a new Bot, read when the panel opens again) keeps Ada's open
+    // fold and what was typed in it.
+    app.scripted_bot("Bea", r#"{"steps":[{"text":"hi"}]}"#)
+        .await;
+    c.execute(
+        "const d = document.querySelector('#bots-details'); d.open = false; d.open = true;",
+        vec![],
+    )
+    .await?;
+    wait_text(c, "#bot-list", "Bea").await?;
+    let (open, name) = (
+        c.execute(
+            "return document.querySelector(arguments[0]).open",
+            vec![json!(fold)],
+        )
+        .await?,
+        c.execute(
+            "return document.querySelector(arguments[0] + ' .routine-new-name').value",
+            vec![json!(fold)],
+        )
+        .await?,
+    );
+    if open != json!(true) || name != json!("Morning brief") {
+        bail!(
+            "a redraw of the Bots list closed the fold or lost the name: open {open}, name {name}"
+        );
+    }
+
     // Every 2 hours: listed with its place, schedule and next run.
     fill(c, &format!("{fold} .routine-every-n"), "2").await?;
     pick(c, &format!("{fold} .routine-every-unit"), "hours").await?;

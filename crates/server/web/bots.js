@@ -43,10 +43,21 @@ window.troupeBots = function (ctx) {
     if (state.current) renderHeader();
   }
 
+  // Each Bot's entry as last drawn, with what it was drawn from: an entry whose Bot has not
+  // changed is kept as it is, so a fold the person opened in it (Memories, Skills, Routines)
+  // and what they typed there survive a redraw of the list.
+  const drawn = new Map();
+
   function renderBots() {
     const list = $("#bot-list");
-    list.replaceChildren();
+    const items = [];
     for (const bot of state.bots.values()) {
+      const key = JSON.stringify([bot, endpointLabel(bot)]);
+      const kept = drawn.get(bot.id);
+      if (kept && kept.key === key) {
+        items.push(kept.li);
+        continue;
+      }
       const li = el("li", "bot-item");
       li.dataset.id = bot.id;
       li.appendChild(el("span", "bot-name", bot.name));
@@ -65,8 +76,11 @@ window.troupeBots = function (ctx) {
       if (ctx.memories && !bot.scripted) li.appendChild(ctx.memories.section(bot));
       if (ctx.skills && !bot.scripted) li.appendChild(ctx.skills.section(bot));
       if (ctx.routines && !bot.scripted) li.appendChild(ctx.routines.section(bot));
-      list.appendChild(li);
+      drawn.set(bot.id, { key, li });
+      items.push(li);
     }
+    for (const id of [...drawn.keys()]) if (!state.bots.has(id)) drawn.delete(id);
+    list.replaceChildren(...items);
     if (state.bots.size === 0) {
       list.appendChild(el("li", "hint", "No Bots yet. Add one below."));
       $("#bots-details").open = true;
