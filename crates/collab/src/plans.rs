@@ -54,6 +54,12 @@ pub struct PlanView {
     pub ball: Option<Ball>,
     /// What changed on it last, and when (PLAN-O7).
     pub last_change: Option<crate::last_change::LastChange>,
+    /// Its tickets, dropped ones too.
+    pub tickets: u32,
+    /// The turns of its work (every Bot's, on the job and its tickets).
+    pub turns: u32,
+    /// PLAN-U1: closed, no tickets, at most one turn — folded under "One question".
+    pub one_question: bool,
 }
 
 impl PlanView {
@@ -81,6 +87,9 @@ impl PlanView {
             // Read from the job's tickets by the callers, in their transaction.
             ball: None,
             last_change: None,
+            tickets: 0,
+            turns: 0,
+            one_question: false,
         }
     }
 }
@@ -196,7 +205,7 @@ impl Collab {
                     Ok(PlanView {
                         ball,
                         last_change,
-                        ..PlanView::of(p, &in_force)
+                        ..sized(tx, PlanView::of(p, &in_force))?
                     })
                 })
                 .collect::<Result<_, StoreError>>()
@@ -364,7 +373,18 @@ fn plan_view(tx: &mut Tx<'_>, id: PlanId) -> Result<PlanView, StoreError> {
     Ok(PlanView {
         ball,
         last_change,
-        ..PlanView::of(plan, &tx.holds_in_force()?)
+        ..sized(tx, PlanView::of(plan, &tx.holds_in_force()?))?
+    })
+}
+
+/// The view with its tickets, turns and whether it was one question (PLAN-U1).
+fn sized(tx: &Tx<'_>, view: PlanView) -> Result<PlanView, StoreError> {
+    let (tickets, turns) = tx.job_sizes(view.id)?;
+    Ok(PlanView {
+        tickets,
+        turns,
+        one_question: troupe_core::plan::is_one_question(view.status, tickets, turns),
+        ..view
     })
 }
 

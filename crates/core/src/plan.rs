@@ -23,6 +23,13 @@ pub enum PlanStatus {
     Parked,
 }
 
+/// PLAN-U1: a job that was one question and its answer — closed (done or parked), never laid
+/// out in tickets, at most one turn. The Jobs panel folds those away from the work; the job on
+/// screen is never folded (the page's rule, not this one).
+pub fn is_one_question(status: PlanStatus, tickets: u32, turns: u32) -> bool {
+    status != PlanStatus::Active && tickets == 0 && turns <= 1
+}
+
 impl PlanStatus {
     pub fn as_str(self) -> &'static str {
         match self {
@@ -215,6 +222,25 @@ pub fn validate_patch(p: &SpecPatch) -> Result<(), String> {
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn plan_u1_one_question_is_closed_without_tickets_and_at_most_one_turn() {
+        use super::{PlanStatus, is_one_question};
+        assert!(is_one_question(PlanStatus::Done, 0, 1));
+        assert!(is_one_question(PlanStatus::Parked, 0, 0));
+        assert!(
+            !is_one_question(PlanStatus::Active, 0, 1),
+            "open work is work"
+        );
+        assert!(
+            !is_one_question(PlanStatus::Done, 1, 1),
+            "a ticket makes it work"
+        );
+        assert!(
+            !is_one_question(PlanStatus::Done, 0, 2),
+            "two turns make it work"
+        );
+    }
     use super::*;
 
     #[test]

@@ -103,6 +103,9 @@
   const work = window.troupeWork({
     $, el, state, api, showError, loadSessions, selectSession,
     jobButton: (j) => deliv.jobButton(j),
+    // The job on screen is never folded away as one question (PLAN-U1).
+    shownJob: () => (deliv ? deliv.shown() : null),
+    isPhone: () => isPhone(),
   });
 
   // A job's view (deliverables.js): tickets, hand-overs, checks, reviews, the large-job banner.

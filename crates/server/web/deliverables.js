@@ -792,5 +792,5 @@ window.troupeDeliverables = function (ctx) {
     }).observe(document.body, { attributes: true, attributeFilter: ["class"] });
   }
 
-  return { bind, enter, jobButton, open, close, unpick };
+  return { bind, enter, jobButton, open, close, unpick, shown: () => view.planId };
 };

@@ -17,6 +17,9 @@ window.troupeWork = function (ctx) {
   const planNames = new Map(); // plan id -> name, for delegations on jobs homed elsewhere
   let panelOpen = false; // the person's choice, kept across conversations
 
+  // The panel's two kinds, Work and One question (job_kinds.js).
+  const kinds = window.troupeJobKinds({ el, isPhone: ctx.isPhone, shownJob: ctx.shownJob });
+
   const isBotDirect = (s) => !!s && s.kind === "bot_direct";
   const enc = encodeURIComponent;
 
@@ -137,7 +140,10 @@ window.troupeWork = function (ctx) {
     $("#work-panel").hidden = !show;
     $("#work-toggle").setAttribute("aria-expanded", String(show));
     lastPanel = "";
-    if (show) renderPanel();
+    if (show) {
+      kinds.reset();
+      renderPanel();
+    }
   }
 
   function stateText(it) {
@@ -176,13 +182,13 @@ window.troupeWork = function (ctx) {
 
   let lastPanel = "";
   function renderPanel() {
-    const key = JSON.stringify([view.loaded, view.jobs, view.items, view.delegations, botsHere().map(botName)]);
+    const shown = ctx.shownJob ? ctx.shownJob() : null;
+    const key = JSON.stringify([view.loaded, view.jobs, view.items, view.delegations, botsHere().map(botName), shown, ctx.isPhone()]);
     if (key === lastPanel) return;
     lastPanel = key;
 
     const jobs = $("#jobs-list");
-    jobs.replaceChildren();
-    for (const j of view.jobs) jobs.appendChild(jobRow(j));
+    kinds.draw($("#job-kinds"), jobs, view.jobs, jobRow);
     $("#jobs-empty").hidden = !view.loaded || view.jobs.length > 0;
 
     const work = $("#bot-work");

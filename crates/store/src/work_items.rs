@@ -594,6 +594,21 @@ impl Tx<'_> {
         )
     }
 
+    /// A job's tickets (all of them) and its turns (every segment of its work items), for the
+    /// Jobs panel's "One question" fold (PLAN-U1).
+    pub fn job_sizes(&self, plan: PlanId) -> Result<(u32, u32)> {
+        self.query_one(
+            "SELECT (SELECT COUNT(*) FROM tickets WHERE plan_id = ?1),
+                    (SELECT COUNT(*) FROM work_items w JOIN segments s ON s.work_item_id = w.id
+                     WHERE w.plan_id = ?1)",
+            args![plan.0],
+            |r| {
+                let n = |v: i64| u32::try_from(v).unwrap_or(u32::MAX);
+                Ok((n(r.get(0)?), n(r.get(1)?)))
+            },
+        )
+    }
+
     /// How many turns each Bot ran on each ticket of a job (ticket none: its work under no
     /// ticket): one row per ticket and Bot, from the segments of the job's work items.
     pub fn job_turn_counts(&self, plan: PlanId) -> Result<Vec<troupe_core::ticket::TurnCount>> {
