@@ -736,6 +736,8 @@
     mcp.start();
     qual.bind();
     eng.bind();
+    // Focus mode (focus.js): the conversation without the work's machinery.
+    window.troupeFocus({ $ }).bind();
     $("#sidebar-toggle").addEventListener("click", () => {
       setSidebarCollapsed(!$("#sidebar").classList.contains("collapsed"));
     });

@@ -48,6 +48,7 @@ const FILES: &[(&str, &str, &str)] = &[
     ("/job_need.js", JS, include_str!("../../web/job_need.js")),
     ("/engines.js", JS, include_str!("../../web/engines.js")),
     ("/job_kinds.js", JS, include_str!("../../web/job_kinds.js")),
+    ("/focus.js", JS, include_str!("../../web/focus.js")),
     ("/job_holds.js", JS, include_str!("../../web/job_holds.js")),
     ("/job_state.js", JS, include_str!("../../web/job_state.js")),
     ("/job_retro.js", JS, include_str!("../../web/job_retro.js")),
