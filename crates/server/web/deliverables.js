@@ -1,8 +1,8 @@
 // Troupe web page: deliverables — one job's view, opened from the Jobs panel. Its tickets with
 // the board texts (T19: the stage label with parts passed, "Reviewed by …", "By X", no owner on
 // a parked or dropped ticket, what it waits for; T14: "Dropped: <reason>" or "Parked", the
-// counter and the approved share, "Actually: X" / "Also X"), a picked ticket's reviewer menu,
-// who actually ran it and "Make X the reviewer" (ADR 0086), "Make it the sample" (SA5)
+// counter and the approved share, "Actually: X" / "Also X"), a picked ticket's settings
+// (ticket_settings.js: who ran it, status, reviewer, "Make X the reviewer", the sample)
 // and hand-overs (files with a short hash, state, who approved, the checks bound to it, each
 // review's verdicts and whether the reviewer ran on the maker's model), the job's checks with
 // Confirm on an offer from the user's words, and the large-job banner (LJ2, ADR 0109).
@@ -140,6 +140,14 @@ window.troupeDeliverables = function (ctx) {
     $("#job-view").hidden = true;
     for (const x of extras) x.close();
     showError($("#job-error"), null);
+  }
+
+  // The board (ticket_board.js): a card pressed opens its ticket here.
+  function pick(id) {
+    view.picked = id;
+    render();
+    const row = document.querySelector('#ticket-list .ticket-row[data-ticket-id="' + CSS.escape(String(id)) + '"]');
+    if (row) row.scrollIntoView({ block: "nearest" });
   }
 
   // "N need you" (job_need.js): back to the whole job.
@@ -311,6 +319,18 @@ window.troupeDeliverables = function (ctx) {
     return b;
   }
 
+  // A picked ticket's status, reviewer and sample settings (ticket_settings.js).
+  const settings = window.troupeTicketSettings({
+    el,
+    api,
+    botName,
+    idEq,
+    press,
+    errorLine,
+    button,
+    view: () => ({ members: view.members, online: view.online, large: view.large, hasSample: hasSample() }),
+  });
+
   // ---------- showing ----------
 
   let last = "";
@@ -481,75 +501,13 @@ window.troupeDeliverables = function (ctx) {
     for (const p of t.parts || []) {
       box.appendChild(el("p", "ticket-part hint", "Part " + p.label + ": " + String(p.stage).replace("_", " ") + (p.attempts ? " · " + p.attempts + (p.attempts === 1 ? " attempt" : " attempts") : "")));
     }
-    if (t.stage !== "dropped") {
-      const ran = (t.ran_by || []).map((r) => botName(r.bot_id) + " (" + r.turns + (r.turns === 1 ? " turn)" : " turns)"));
-      box.appendChild(el("p", "ticket-ran-by hint", ran.length ? "Who actually ran it: " + ran.join(", ") : "No Bot has run it yet"));
-      const row = el("div", "ticket-settings");
-      row.appendChild(reviewerMenu(t));
-      // Offered only, here only: no line in the conversation, no card (S-T6).
-      if (t.reviewer_suggestion !== null && t.reviewer_suggestion !== undefined) {
-        const key = "suggest:" + t.id;
-        const body = { reviewer_bot_id: Number(t.reviewer_suggestion) };
-        row.appendChild(
-          button("Make " + botName(t.reviewer_suggestion) + " the reviewer", "secondary make-reviewer", (b) =>
-            press(key, b, () => api("PATCH", "/v1/tickets/" + enc(t.id), body)).catch(() => {})
-          )
-        );
-        row.appendChild(errorLine("suggest-error", key));
-      }
-      // SA5: only in a large job or one with a sample, on a ticket not through and not the sample.
-      if ((view.large.state === "large" || hasSample()) && !t.through && !t.is_sample) {
-        const key = "sample:" + t.id;
-        const err = errorLine("sample-error", key);
-        row.appendChild(
-          button("Make it the sample", "secondary make-sample", (b) =>
-            press(key, b, () => api("PATCH", "/v1/tickets/" + enc(t.id), { sample: true })).catch(() => {})
-          )
-        );
-        row.appendChild(err);
-      }
-      box.appendChild(row);
-    }
+    settings.draw(t, box);
     const subs = view.subs.filter((s) => idEq(s.ticket_id, t.id));
     const h = el("h4", null, subs.length ? "Hand-overs" : "No hand-overs yet");
     box.appendChild(h);
     const ul = el("ul", "submission-list");
     for (const s of subs) ul.appendChild(submission(s));
     box.appendChild(ul);
-    return box;
-  }
-
-  // T8: the job's conversation's Bots, the owner left out.
-  function reviewerMenu(t) {
-    const wrap = el("label", "reviewer-field");
-    wrap.appendChild(el("span", null, "Reviewer"));
-    const sel = el("select", "reviewer-menu");
-    const none = el("option", null, "No reviewer");
-    none.value = "";
-    sel.appendChild(none);
-    const ids = view.members.filter((b) => !idEq(b, t.owner_bot_id));
-    if (t.reviewer_bot_id !== null && t.reviewer_bot_id !== undefined && !ids.some((b) => idEq(b, t.reviewer_bot_id))) {
-      ids.push(t.reviewer_bot_id); // kept visible though it left the conversation
-    }
-    for (const b of ids) {
-      const o = el("option", null, botName(b));
-      o.value = String(b);
-      sel.appendChild(o);
-    }
-    sel.value = t.reviewer_bot_id === null || t.reviewer_bot_id === undefined ? "" : String(t.reviewer_bot_id);
-    sel.disabled = !view.online;
-    const key = "reviewer:" + t.id;
-    const err = errorLine("reviewer-error", key);
-    sel.addEventListener("change", () => {
-      const v = sel.value;
-      const body = { reviewer_bot_id: v === "" ? null : Number(v) };
-      // Refused, the menu is drawn again from the ticket: it shows the reviewer it still has.
-      press(key, sel, () => api("PATCH", "/v1/tickets/" + enc(t.id), body)).catch(() => {});
-    });
-    const box = el("div", "reviewer-box");
-    wrap.appendChild(sel);
-    box.appendChild(wrap);
-    box.appendChild(err);
     return box;
   }
 
@@ -792,5 +750,5 @@ window.troupeDeliverables = function (ctx) {
     }).observe(document.body, { attributes: true, attributeFilter: ["class"] });
   }
 
-  return { bind, enter, jobButton, open, close, unpick, shown: () => view.planId };
+  return { bind, enter, jobButton, open, close, unpick, pick, shown: () => view.planId };
 };

@@ -49,6 +49,16 @@ const FILES: &[(&str, &str, &str)] = &[
     ("/engines.js", JS, include_str!("../../web/engines.js")),
     ("/job_kinds.js", JS, include_str!("../../web/job_kinds.js")),
     ("/focus.js", JS, include_str!("../../web/focus.js")),
+    (
+        "/ticket_settings.js",
+        JS,
+        include_str!("../../web/ticket_settings.js"),
+    ),
+    (
+        "/ticket_board.js",
+        JS,
+        include_str!("../../web/ticket_board.js"),
+    ),
     ("/job_holds.js", JS, include_str!("../../web/job_holds.js")),
     ("/job_state.js", JS, include_str!("../../web/job_state.js")),
     ("/job_retro.js", JS, include_str!("../../web/job_retro.js")),

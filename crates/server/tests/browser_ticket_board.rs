@@ -1,0 +1,229 @@
+//! Real-browser test of the job view's board and a ticket's status menu (digest B §1.6): a
+//! group job with two tickets. The picked ticket's status menu moves it (the person's move, as
+//! the API then says); "Board" shows five columns by status; a card dragged with the pointer to
+//! "Done" moves that ticket there; a card pressed without a drag opens its ticket in the list.
+//!
+//! Needs Debian's `chromium` and `chromium-driver`; without them the test prints a notice and
+//! returns, unless `TROUPE_REQUIRE_BROWSER=1`:
+//!
+//! ```text
+//! cargo test -p troupe-server --test browser_ticket_board
+//! ```
+//!
+//! The board after the drag goes to `target/browser-ticket-board.png`.
+
+mod browser_support;
+mod support;
+
+use anyhow::{Result, bail};
+use browser_support::page::{SHORT, elements, pick, press, save_screenshot, wait_text};
+use browser_support::{browser_or_skip, open_session, page_diagnostics, poll};
+use fantoccini::actions::{InputSource, MOUSE_BUTTON_LEFT, MouseActions, PointerAction};
+use fantoccini::{Client, Locator};
+use serde_json::json;
+use std::time::Duration;
+use support::{TestApp, wait_until};
+use troupe_collab::OpenPlan;
+use troupe_core::plan::RevisionCause;
+use troupe_core::{PlanId, SessionId};
+
+struct Job {
+    session: i64,
+    plan: PlanId,
+    poster: i64,
+    slogans: i64,
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ticket_board() {
+    let Some((driver_path, _)) = browser_or_skip() else {
+        return;
+    };
+    let app = TestApp::start().await;
+    let maker = app
+        .scripted_bot("Maker", json!({"steps": [{"text": "on it"}]}))
+        .await;
+    let checker = app
+        .scripted_bot("Checker", json!({"steps": [{"text": "on it"}]}))
+        .await;
+    let session = app
+        .post(
+            "/v1/sessions",
+            json!({"kind": "group", "bot_ids": [maker, checker], "title": "Launch"}),
+        )
+        .await
+        .expect(201)["id"]
+        .as_i64()
+        .unwrap();
+    let plan = app
+        .state
+        .collab
+        .open_plan(OpenPlan {
+            home_session_id: SessionId(session),
+            opening_line_id: None,
+            title: Some("Launch kit".into()),
+            cause: RevisionCause::User,
+        })
+        .unwrap()
+        .id;
+    let add = |title: &'static str| {
+        let app = &app;
+        async move {
+            app.post(
+                &format!("/v1/tasks/{}/tickets", plan.0),
+                json!({"title": title, "owner_bot_id": maker}),
+            )
+            .await
+            .expect(201)["id"]
+                .as_i64()
+                .unwrap()
+        }
+    };
+    let poster = add("Poster").await;
+    let slogans = add("Slogans").await;
+    let job = Job {
+        session,
+        plan,
+        poster,
+        slogans,
+    };
+    let profile = app.dir.path().join("chrome-profile");
+    std::fs::create_dir_all(&profile).expect("profile dir");
+    let (driver, client) = open_session(&driver_path, &profile).await;
+    let result = scenario(&client, &app, &job).await;
+    if let Err(err) = &result {
+        let diag = page_diagnostics(&client, "browser-ticket-board-failure.png").await;
+        let _ = client.clone().close().await;
+        panic!(
+            "{err:#}\n{diag}\n--- chromedriver ---\n{}",
+            driver.process.log_text()
+        );
+    }
+    let _ = client.close().await;
+}
+
+async fn status_of(app: &TestApp, ticket: i64) -> String {
+    app.get(&format!("/v1/tickets/{ticket}")).await.expect(200)["status"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string()
+}
+
+async fn until_status(app: &TestApp, ticket: i64, want: &str) {
+    wait_until(&format!("ticket {ticket} to be {want}"), || async {
+        (status_of(app, ticket).await == want).then_some(())
+    })
+    .await;
+}
+
+async fn scenario(c: &Client, app: &TestApp, j: &Job) -> Result<()> {
+    c.goto(&app.url(&format!("/#session={}", j.session)))
+        .await?;
+    press(c, "#work-toggle").await?;
+    press(
+        c,
+        &format!("#jobs-list .job-open[data-plan-id=\"{}\"]", j.plan.0),
+    )
+    .await?;
+
+    // The picked ticket's status menu: the person moves #01 to In progress.
+    let row = format!("#ticket-list .ticket-row[data-ticket-id=\"{}\"]", j.poster);
+    press(c, &format!("{row} .ticket-head")).await?;
+    pick(c, &format!("{row} .status-menu"), "in_progress").await?;
+    until_status(app, j.poster, "in_progress").await;
+    wait_text(c, &format!("{row} .ticket-label"), "In progress").await?;
+
+    // The board: five columns, each ticket under its status.
+    press(c, ".board-toggle").await?;
+    poll("the five columns", SHORT, || async {
+        let heads = elements(c, "#ticket-board .board-column-head").await?;
+        let texts: Vec<String> = heads
+            .iter()
+            .filter(|h| h.visible)
+            .map(|h| h.text.clone())
+            .collect();
+        Ok((texts
+            == [
+                "To do (1)",
+                "In progress (1)",
+                "In review (0)",
+                "Done (0)",
+                "Parked (0)",
+            ])
+        .then_some(()))
+    })
+    .await?;
+    if elements(c, "#ticket-list").await?.iter().any(|e| e.visible) {
+        bail!("the board takes the list's place");
+    }
+
+    // #02 dragged from To do to Done.
+    let card = c
+        .find(Locator::Css(&format!(
+            ".board-card[data-ticket-id=\"{}\"]",
+            j.slogans
+        )))
+        .await?;
+    let done = c
+        .find(Locator::Css(".board-column[data-status=\"done\"]"))
+        .await?;
+    let mouse = MouseActions::new("mouse".into())
+        .then(PointerAction::MoveToElement {
+            element: card,
+            duration: None,
+            x: 0.0,
+            y: 0.0,
+        })
+        .then(PointerAction::Down {
+            button: MOUSE_BUTTON_LEFT,
+        })
+        .then(PointerAction::MoveBy {
+            duration: Some(Duration::from_millis(100)),
+            x: 10.0,
+            y: 10.0,
+        })
+        .then(PointerAction::MoveToElement {
+            element: done,
+            duration: Some(Duration::from_millis(200)),
+            x: 0.0,
+            y: 0.0,
+        })
+        .then(PointerAction::Up {
+            button: MOUSE_BUTTON_LEFT,
+        });
+    c.perform_actions(mouse).await?;
+    until_status(app, j.slogans, "done").await;
+    wait_text(c, ".board-column[data-status=\"done\"]", "Slogans").await?;
+    wait_text(
+        c,
+        ".board-column[data-status=\"done\"] .board-column-head",
+        "Done (1)",
+    )
+    .await?;
+    // The job's events read the list again: the card says Approved, the counter counts it.
+    wait_text(
+        c,
+        ".board-column[data-status=\"done\"] .board-card-label",
+        "Approved",
+    )
+    .await?;
+    wait_text(c, "#job-counter", "50% approved").await?;
+
+    save_screenshot(c, "browser-ticket-board.png").await?;
+
+    // A press without a drag opens the ticket in the list.
+    press(c, &format!(".board-card[data-ticket-id=\"{}\"]", j.poster)).await?;
+    poll("the ticket open in the list", SHORT, || async {
+        let rows = elements(c, &format!("{row}.picked .ticket-detail")).await?;
+        Ok(rows.iter().any(|r| r.visible).then_some(()))
+    })
+    .await?;
+    if elements(c, "#ticket-board")
+        .await?
+        .iter()
+        .any(|e| e.visible)
+    {
+        bail!("opening a ticket goes back to the list");
+    }
+    Ok(())
+}
