@@ -59,6 +59,7 @@ const FILES: &[(&str, &str, &str)] = &[
         JS,
         include_str!("../../web/ticket_board.js"),
     ),
+    ("/job_plan.js", JS, include_str!("../../web/job_plan.js")),
     ("/job_holds.js", JS, include_str!("../../web/job_holds.js")),
     ("/job_state.js", JS, include_str!("../../web/job_state.js")),
     ("/job_retro.js", JS, include_str!("../../web/job_retro.js")),
@@ -123,4 +124,27 @@ pub fn router() -> Router<AppState> {
                 get(move || async move { ([(header::CONTENT_TYPE, kind)], body).into_response() }),
             )
         })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::FILES;
+
+    /// A script or stylesheet the page names but the daemon does not serve stops the whole page
+    /// at start (app.js calls every module): each one named must be in `FILES`.
+    #[test]
+    fn every_script_and_stylesheet_the_page_names_is_served() {
+        let page = FILES.iter().find(|f| f.0 == "/").expect("the page").2;
+        let named: Vec<&str> = page
+            .split(['"', '\''])
+            .filter(|s| s.starts_with('/') && (s.ends_with(".js") || s.ends_with(".css")))
+            .collect();
+        assert!(named.len() > 10, "the page names its files: {named:?}");
+        for path in named {
+            assert!(
+                FILES.iter().any(|f| f.0 == path),
+                "{path} is named by the page but not served"
+            );
+        }
+    }
 }

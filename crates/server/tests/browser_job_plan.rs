@@ -1,0 +1,161 @@
+//! Real-browser test of the job's plan in its view (PLAN-O1/O2, PLAN-5): the person writes the
+//! Done when (saved as typed, cause `user`), meets a conflict when the plan changed meanwhile
+//! (the words typed kept, the text as it is now shown, a second Save goes through), renames the
+//! job (the view's title follows) and marks it done and active again.
+//!
+//! Needs Debian's `chromium` and `chromium-driver`; without them the test prints a notice and
+//! returns, unless `TROUPE_REQUIRE_BROWSER=1`:
+//!
+//! ```text
+//! cargo test -p troupe-server --test browser_job_plan
+//! ```
+
+mod browser_support;
+mod support;
+
+use anyhow::{Result, bail};
+use browser_support::page::{SHORT, fill, press, wait_text};
+use browser_support::{browser_or_skip, open_session, page_diagnostics, poll};
+use fantoccini::{Client, Locator};
+use serde_json::{Value, json};
+use support::{Body, TestApp, wait_until};
+use troupe_collab::OpenPlan;
+use troupe_core::plan::RevisionCause;
+use troupe_core::{PlanId, SessionId};
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn job_plan() {
+    let Some((driver_path, _)) = browser_or_skip() else {
+        return;
+    };
+    let app = TestApp::start().await;
+    let bot = app
+        .scripted_bot("Maker", json!({"steps": [{"text": "on it"}]}))
+        .await;
+    let session = app.direct(bot).await;
+    let plan = app
+        .state
+        .collab
+        .open_plan(OpenPlan {
+            home_session_id: SessionId(session),
+            opening_line_id: None,
+            title: Some("Poster".into()),
+            cause: RevisionCause::User,
+        })
+        .unwrap()
+        .id;
+    let profile = app.dir.path().join("chrome-profile");
+    std::fs::create_dir_all(&profile).expect("profile dir");
+    let (driver, client) = open_session(&driver_path, &profile).await;
+    let result = scenario(&client, &app, session, plan).await;
+    if let Err(err) = &result {
+        let diag = page_diagnostics(&client, "browser-job-plan-failure.png").await;
+        let _ = client.clone().close().await;
+        panic!(
+            "{err:#}\n{diag}\n--- chromedriver ---\n{}",
+            driver.process.log_text()
+        );
+    }
+    let _ = client.close().await;
+}
+
+async fn plan_of(app: &TestApp, plan: PlanId) -> Value {
+    app.get(&format!("/v1/tasks/{}", plan.0)).await.expect(200)
+}
+
+async fn scenario(c: &Client, app: &TestApp, session: i64, plan: PlanId) -> Result<()> {
+    c.goto(&app.url(&format!("/#session={session}"))).await?;
+    press(c, "#work-toggle").await?;
+    press(
+        c,
+        &format!("#jobs-list .job-open[data-plan-id=\"{}\"]", plan.0),
+    )
+    .await?;
+    wait_text(c, "#job-plan", "The plan").await?;
+    wait_text(c, "#job-plan [data-field=\"goal\"]", "Poster").await?;
+
+    // Done when, written by the person.
+    let done_when = "#job-plan [data-field=\"done_when\"]";
+    press(c, &format!("{done_when} .job-plan-edit")).await?;
+    fill(
+        c,
+        &format!("{done_when} textarea"),
+        "poster.png exists\nthe title reads LAUNCH",
+    )
+    .await?;
+    press(c, &format!("{done_when} .job-plan-save")).await?;
+    wait_until("the Done when saved", || async {
+        let p = plan_of(app, plan).await;
+        (p["spec"]["done_when"] == "poster.png exists\nthe title reads LAUNCH").then_some(())
+    })
+    .await;
+    wait_text(
+        c,
+        &format!("{done_when} .job-plan-text"),
+        "the title reads LAUNCH",
+    )
+    .await?;
+
+    // Someone else changes the rules while the person edits them: a conflict, the words kept.
+    let rules = "#job-plan [data-field=\"rules\"]";
+    press(c, &format!("{rules} .job-plan-edit")).await?;
+    fill(c, &format!("{rules} textarea"), "no red").await?;
+    let version = plan_of(app, plan).await["version"].clone();
+    app.send(
+        reqwest::Method::PATCH,
+        &format!("/v1/tasks/{}/spec", plan.0),
+        Some(Body::Json(
+            json!({"version": version, "rules": "brand blue only"}),
+        )),
+    )
+    .await
+    .expect(200);
+    press(c, &format!("{rules} .job-plan-save")).await?;
+    wait_text(c, &format!("{rules} .job-plan-error"), "changed meanwhile").await?;
+    wait_text(c, &format!("{rules} .job-plan-text"), "brand blue only").await?;
+    let kept = c
+        .find(Locator::Css(&format!("{rules} textarea")))
+        .await?
+        .prop("value")
+        .await?;
+    if kept.as_deref() != Some("no red") {
+        bail!("the words typed were lost: {kept:?}");
+    }
+    press(c, &format!("{rules} .job-plan-save")).await?;
+    wait_until("the rules saved over the newer version", || async {
+        (plan_of(app, plan).await["spec"]["rules"] == "no red").then_some(())
+    })
+    .await;
+
+    // Rename: the view's title follows.
+    press(c, "#job-plan [data-field=\"name\"] .job-plan-edit").await?;
+    fill(c, "#job-plan [data-field=\"name\"] input", "Launch poster").await?;
+    press(c, "#job-plan [data-field=\"name\"] .job-plan-save").await?;
+    wait_text(c, "#job-view-title", "Launch poster").await?;
+    if plan_of(app, plan).await["name"] != "Launch poster" {
+        bail!("the rename did not reach the daemon");
+    }
+
+    // Mark done, then active again.
+    press(c, "#job-plan .job-plan-status").await?;
+    wait_until("the job done", || async {
+        (plan_of(app, plan).await["status"] == "done").then_some(())
+    })
+    .await;
+    wait_text(c, "#job-plan .job-plan-status", "Set back to active").await?;
+    press(c, "#job-plan .job-plan-status").await?;
+    wait_until("the job active", || async {
+        (plan_of(app, plan).await["status"] == "active").then_some(())
+    })
+    .await;
+    poll("the button back", SHORT, || async {
+        let b = c
+            .find(Locator::Css("#job-plan .job-plan-status"))
+            .await?
+            .text()
+            .await?;
+        Ok((b == "Mark done").then_some(()))
+    })
+    .await?;
+    Ok(())
+}
