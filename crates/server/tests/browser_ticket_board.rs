@@ -1,7 +1,8 @@
 //! Real-browser test of the job view's board and a ticket's status menu (digest B §1.6): a
 //! group job with two tickets. The picked ticket's status menu moves it (the person's move, as
 //! the API then says); "Board" shows five columns by status; a card dragged with the pointer to
-//! "Done" moves that ticket there; a card pressed without a drag opens its ticket in the list.
+//! "Done" moves that ticket there; a card pressed without a drag opens its ticket in the list;
+//! the plan's count by status filters the list.
 //!
 //! Needs Debian's `chromium` and `chromium-driver`; without them the test prints a notice and
 //! returns, unless `TROUPE_REQUIRE_BROWSER=1`:
@@ -225,5 +226,28 @@ async fn scenario(c: &Client, app: &TestApp, j: &Job) -> Result<()> {
     {
         bail!("opening a ticket goes back to the list");
     }
+
+    // With nothing picked, the plan counts the tickets by status; "Done 1" shows only #02.
+    press(c, &format!("{row} .ticket-head")).await?;
+    wait_text(c, "#job-plan .job-plan-counts", "Done 1").await?;
+    press(c, "#job-plan .job-plan-count[data-status=\"done\"]").await?;
+    let shown = || async {
+        let v = c
+            .execute(
+                "return [...document.querySelectorAll('#ticket-list .ticket-row')].filter(r => r.offsetParent).map(r => Number(r.dataset.ticketId))",
+                vec![],
+            )
+            .await?;
+        anyhow::Ok(v)
+    };
+    poll("only the done ticket", SHORT, || async {
+        Ok((shown().await? == json!([j.slogans])).then_some(()))
+    })
+    .await?;
+    press(c, "#job-plan .job-plan-count[data-status=\"done\"]").await?;
+    poll("every ticket again", SHORT, || async {
+        Ok((shown().await?.as_array().map_or(0, Vec::len) == 2).then_some(()))
+    })
+    .await?;
     Ok(())
 }

@@ -442,6 +442,7 @@ window.troupeDeliverables = function (ctx) {
     const li = el("li", "ticket-row" + (picked ? " picked" : ""));
     li.dataset.ticketId = t.id;
     li.dataset.stage = t.stage;
+    li.dataset.status = t.status; // job_plan.js's count row filters the list by it
     const head = el("button", "ticket-head");
     head.type = "button";
     head.setAttribute("aria-expanded", String(picked));

@@ -1,7 +1,8 @@
 // Troupe web page: the job's plan in its view (PLAN-O1/O2, PLAN-5; digest B §1.6: with nothing
 // picked, the view shows the whole job's plan) — its name, what was asked (verbatim), the goal,
 // Done when and rules (only the person writes those two), the process and the progress, each
-// with Edit; the name with Rename; Mark done / Set back to active. An edit is sent with the
+// with Edit; the name with Rename; Mark done / Set back to active; above Progress, the tickets
+// counted by status, a press showing only those in the ticket list. An edit is sent with the
 // version it was based on (`PATCH /v1/tasks/:id/spec`): when the plan changed meanwhile the
 // daemon says `revision_conflict`, and the editor keeps what was typed, shows the text as it is
 // now and saves against that. Read again on the job's `plan_changed` events, never over an open
@@ -18,7 +19,14 @@ window.troupeJobPlan = function (ctx) {
     ["process", "Process", "Steps, who does what"],
     ["progress", "Progress", "Done, to do, stuck"],
   ];
-  const view = { planId: null, gen: 0, plan: null, picked: false, editing: null, statusError: "" };
+  const STATUS = [
+    ["to_do", "To do"],
+    ["in_progress", "In progress"],
+    ["in_review", "In review"],
+    ["done", "Done"],
+    ["parked", "Parked"],
+  ];
+  const view = { planId: null, gen: 0, plan: null, picked: false, editing: null, statusError: "", tickets: [], filter: null };
   let box = null;
   let body = null;
 
@@ -36,6 +44,7 @@ window.troupeJobPlan = function (ctx) {
   }
 
   function open(planId) {
+    filterBy(null);
     view.planId = planId;
     view.gen++;
     view.plan = null;
@@ -46,6 +55,7 @@ window.troupeJobPlan = function (ctx) {
   }
 
   function close() {
+    filterBy(null);
     view.planId = null;
     view.gen++;
     view.plan = null;
@@ -73,6 +83,39 @@ window.troupeJobPlan = function (ctx) {
         if (mine(e)) load();
       });
     }
+  }
+
+  function tickets(listed) {
+    view.tickets = (listed && listed.tickets) || [];
+    draw();
+  }
+
+  // Above Progress: the tickets counted by status; a press shows only those in the list.
+  function filterBy(status) {
+    view.filter = status;
+    const list = document.getElementById("ticket-list");
+    if (!list) return;
+    if (status) list.dataset.filter = status;
+    else delete list.dataset.filter;
+  }
+
+  function countRow() {
+    const row = el("div", "job-plan-counts");
+    row.setAttribute("role", "group");
+    row.setAttribute("aria-label", "Tickets by status; press one to show only those");
+    for (const [status, name] of STATUS) {
+      const n = view.tickets.filter((t) => t.status === status).length;
+      const b = el("button", "secondary job-plan-count", name + " " + n);
+      b.type = "button";
+      b.dataset.status = status;
+      b.setAttribute("aria-pressed", String(view.filter === status));
+      b.addEventListener("click", () => {
+        filterBy(view.filter === status ? null : status);
+        draw();
+      });
+      row.appendChild(b);
+    }
+    return row;
   }
 
   function picked(on) {
@@ -183,10 +226,26 @@ window.troupeJobPlan = function (ctx) {
     return b;
   }
 
+  // Only a change redraws: a redraw under an open editor would replace the box being typed in.
+  let last = "";
   function draw() {
     if (!box) return;
     box.hidden = view.planId === null || view.picked || !view.plan;
-    if (box.hidden) return;
+    if (box.hidden) {
+      last = "";
+      return;
+    }
+    const ed = view.editing;
+    const key = JSON.stringify([
+      view.plan,
+      STATUS.map(([st]) => view.tickets.filter((t) => t.status === st).length),
+      view.tickets.length,
+      view.filter,
+      ed && [ed.field, ed.version, ed.error],
+      view.statusError,
+    ]);
+    if (key === last) return;
+    last = key;
     const p = view.plan;
     body.replaceChildren();
     const name = el("div", "job-plan-field");
@@ -200,7 +259,10 @@ window.troupeJobPlan = function (ctx) {
     if (view.editing && view.editing.field === "name") name.appendChild(editor("name", p.name, false));
     body.appendChild(name);
     if (p.original_request) body.appendChild(el("p", "hint job-plan-asked", "Asked: \u201c" + p.original_request + "\u201d"));
-    for (const [field, label, what] of FIELDS) body.appendChild(fieldRow(field, label, what));
+    for (const [field, label, what] of FIELDS) {
+      if (field === "progress" && view.tickets.length) body.appendChild(countRow());
+      body.appendChild(fieldRow(field, label, what));
+    }
     // The status button's own refusal (no editor open) shows under the plan.
     if (!view.editing && view.statusError) {
       const err = el("p", "error job-plan-error", view.statusError);
@@ -209,5 +271,5 @@ window.troupeJobPlan = function (ctx) {
     }
   }
 
-  return { mount, open, close, listen, picked };
+  return { mount, open, close, listen, tickets, picked };
 };
