@@ -1,7 +1,8 @@
 //! Real-browser test of the job's plan in its view (PLAN-O1/O2, PLAN-5): the person writes the
 //! Done when (saved as typed, cause `user`), meets a conflict when the plan changed meanwhile
 //! (the words typed kept, the text as it is now shown, a second Save goes through), renames the
-//! job (the view's title follows) and marks it done and active again.
+//! job (the view's title follows) and marks it done (its open ticket fades, PLAN-U3) and active
+//! again.
 //!
 //! Needs Debian's `chromium` and `chromium-driver`; without them the test prints a notice and
 //! returns, unless `TROUPE_REQUIRE_BROWSER=1`:
@@ -44,6 +45,12 @@ async fn job_plan() {
         })
         .unwrap()
         .id;
+    app.post(
+        &format!("/v1/tasks/{}/tickets", plan.0),
+        json!({"title": "Poster", "owner_bot_id": bot}),
+    )
+    .await
+    .expect(201);
     let profile = app.dir.path().join("chrome-profile");
     std::fs::create_dir_all(&profile).expect("profile dir");
     let (driver, client) = open_session(&driver_path, &profile).await;
@@ -143,6 +150,18 @@ async fn scenario(c: &Client, app: &TestApp, session: i64, plan: PlanId) -> Resu
     })
     .await;
     wait_text(c, "#job-plan .job-plan-status", "Set back to active").await?;
+    // PLAN-U3: the done job's open ticket fades.
+    poll("the open ticket faded", SHORT, || async {
+        let o = c
+            .execute(
+                "const r = document.querySelector('#job-view.settled #ticket-list .ticket-row');
+                 return r ? getComputedStyle(r).opacity : null;",
+                vec![],
+            )
+            .await?;
+        Ok((o == json!("0.55")).then_some(()))
+    })
+    .await?;
     press(c, "#job-plan .job-plan-status").await?;
     wait_until("the job active", || async {
         (plan_of(app, plan).await["status"] == "active").then_some(())
@@ -155,6 +174,16 @@ async fn scenario(c: &Client, app: &TestApp, session: i64, plan: PlanId) -> Resu
             .text()
             .await?;
         Ok((b == "Mark done").then_some(()))
+    })
+    .await?;
+    poll("the job no longer settled", SHORT, || async {
+        let settled = c
+            .execute(
+                "return document.querySelector('#job-view').classList.contains('settled')",
+                vec![],
+            )
+            .await?;
+        Ok((settled == json!(false)).then_some(()))
     })
     .await?;
     Ok(())

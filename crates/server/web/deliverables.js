@@ -345,6 +345,8 @@ window.troupeDeliverables = function (ctx) {
     if (key === last) return;
     last = key;
     box.classList.toggle("offline", !view.online);
+    // PLAN-U3: in a done, parked or dormant job the open tickets fade; nothing implies it goes on.
+    box.classList.toggle("settled", !!view.plan && (view.plan.status !== "active" || view.plan.dormant));
     $("#job-view-title").textContent = view.plan ? "Job \u201c" + view.plan.name + "\u201d" : "Job";
     renderBanner();
     renderCounter();
