@@ -2,7 +2,7 @@
 //! Done when (saved as typed, cause `user`), meets a conflict when the plan changed meanwhile
 //! (the words typed kept, the text as it is now shown, a second Save goes through), renames the
 //! job (the view's title follows) and marks it done (its open ticket fades, PLAN-U3) and active
-//! again.
+//! again. On a phone the view shows one of Tickets, Plan and Trace at a time.
 //!
 //! Needs Debian's `chromium` and `chromium-driver`; without them the test prints a notice and
 //! returns, unless `TROUPE_REQUIRE_BROWSER=1`:
@@ -15,7 +15,7 @@ mod browser_support;
 mod support;
 
 use anyhow::{Result, bail};
-use browser_support::page::{SHORT, fill, press, wait_text};
+use browser_support::page::{SHORT, elements, fill, press, wait_text};
 use browser_support::{browser_or_skip, open_session, page_diagnostics, poll};
 use fantoccini::{Client, Locator};
 use serde_json::{Value, json};
@@ -184,6 +184,38 @@ async fn scenario(c: &Client, app: &TestApp, session: i64, plan: PlanId) -> Resu
             )
             .await?;
         Ok((settled == json!(false)).then_some(()))
+    })
+    .await?;
+
+    // On a phone: one part at a time — Tickets first, then the Plan, then the Trace.
+    c.set_window_size(390, 844).await?;
+    let parts = || async {
+        Ok::<_, anyhow::Error>([
+            elements(c, "#ticket-list").await?.iter().any(|e| e.visible),
+            elements(c, "#job-plan").await?.iter().any(|e| e.visible),
+            elements(c, "#job-turns").await?.iter().any(|e| e.visible),
+        ])
+    };
+    press(c, ".job-tab[data-tab=\"tickets\"]").await?;
+    poll("only the tickets", SHORT, || async {
+        Ok((parts().await? == [true, false, false]).then_some(()))
+    })
+    .await?;
+    press(c, ".job-tab[data-tab=\"plan\"]").await?;
+    poll("only the plan", SHORT, || async {
+        Ok((parts().await? == [false, true, false]).then_some(()))
+    })
+    .await?;
+    press(c, ".job-tab[data-tab=\"trace\"]").await?;
+    poll("only the trace", SHORT, || async {
+        Ok((parts().await? == [false, false, true]).then_some(()))
+    })
+    .await?;
+    // Wide again, everything shows and the switch goes.
+    c.set_window_size(1280, 900).await?;
+    poll("everything on a wide screen", SHORT, || async {
+        let tabs = elements(c, ".job-tabs").await?.iter().any(|e| e.visible);
+        Ok((parts().await? == [true, true, true] && !tabs).then_some(()))
     })
     .await?;
     Ok(())

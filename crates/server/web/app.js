@@ -117,6 +117,8 @@
     extras: [
       // "N need you" in the title row, a press back to the whole job (job_need.js).
       window.troupeJobNeed({ el, unpick: () => deliv.unpick() }),
+      // On a narrow screen, a Tickets / Plan / Trace switch (job_tabs.js).
+      window.troupeJobTabs({ el, unpick: () => deliv.unpick() }),
       // The job's plan with its edits, while no ticket is picked (job_plan.js).
       window.troupeJobPlan({ el, api }),
       // The tickets as a board of five columns, cards dragged between them (ticket_board.js).

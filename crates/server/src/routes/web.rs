@@ -60,6 +60,7 @@ const FILES: &[(&str, &str, &str)] = &[
         include_str!("../../web/ticket_board.js"),
     ),
     ("/job_plan.js", JS, include_str!("../../web/job_plan.js")),
+    ("/job_tabs.js", JS, include_str!("../../web/job_tabs.js")),
     ("/job_holds.js", JS, include_str!("../../web/job_holds.js")),
     ("/job_state.js", JS, include_str!("../../web/job_state.js")),
     ("/job_retro.js", JS, include_str!("../../web/job_retro.js")),
