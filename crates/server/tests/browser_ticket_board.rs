@@ -2,7 +2,8 @@
 //! group job with two tickets. The picked ticket's status menu moves it (the person's move, as
 //! the API then says); "Board" shows five columns by status; a card dragged with the pointer to
 //! "Done" moves that ticket there; a card pressed without a drag opens its ticket in the list;
-//! the plan's count by status filters the list.
+//! the plan's count by status filters the list. With #01 picked, the job is read against it:
+//! its check marked, #02's check and requirement dimmed.
 //!
 //! Needs Debian's `chromium` and `chromium-driver`; without them the test prints a notice and
 //! returns, unless `TROUPE_REQUIRE_BROWSER=1`:
@@ -25,8 +26,11 @@ use serde_json::json;
 use std::time::Duration;
 use support::{TestApp, wait_until};
 use troupe_collab::OpenPlan;
+use troupe_core::conversation::Author;
 use troupe_core::plan::RevisionCause;
-use troupe_core::{PlanId, SessionId};
+use troupe_core::requirement::{Polarity, Scope, SourceKind, State};
+use troupe_core::{PlanId, SessionId, TicketId};
+use troupe_store::{NewLine, NewRequirement};
 
 struct Job {
     session: i64,
@@ -82,6 +86,44 @@ async fn ticket_board() {
     };
     let poster = add("Poster").await;
     let slogans = add("Slogans").await;
+    // A check held to each ticket, and a requirement held to the slogans.
+    for (ticket, path) in [(poster, "poster.png"), (slogans, "slogans.md")] {
+        app.post(
+            &format!("/v1/tasks/{}/checks", plan.0),
+            json!({"kind": "file_exists", "ticket_id": ticket, "path": path}),
+        )
+        .await
+        .expect(201);
+    }
+    app.state
+        .collab
+        .store()
+        .write(|tx| {
+            let line = tx.insert_line(&NewLine::plain(
+                SessionId(session),
+                Author::User,
+                "three slogans, no puns".into(),
+            ))?;
+            tx.add_requirement(&NewRequirement {
+                plan_id: plan,
+                ticket_id: Some(TicketId(slogans)),
+                session_id: Some(SessionId(session)),
+                scope: Scope::Ticket,
+                quote: "no puns".into(),
+                source_kind: SourceKind::YouSaid,
+                source_message_id: Some(line.id),
+                source_quote_id: None,
+                restatement: String::new(),
+                category: None,
+                nature: None,
+                polarity: Polarity::MustNot,
+                number: None,
+                state: State::InForce,
+                replaces_id: None,
+                said_at: 1,
+            })
+        })
+        .unwrap();
     let job = Job {
         session,
         plan,
@@ -133,6 +175,18 @@ async fn scenario(c: &Client, app: &TestApp, j: &Job) -> Result<()> {
     pick(c, &format!("{row} .status-menu"), "in_progress").await?;
     until_status(app, j.poster, "in_progress").await;
     wait_text(c, &format!("{row} .ticket-label"), "In progress").await?;
+    // The job read against #01: its check marked, #02's check and requirement dimmed.
+    poll("the job read against #01", SHORT, || async {
+        let v = c
+            .execute(
+                "const cls = (css) => [...document.querySelectorAll(css)].map(e => e.className.includes('other-ticket') ? 'other' : e.className.includes('for-this-ticket') ? 'this' : 'none');
+                 return [cls('#job-checks .job-check'), cls('#asked .asked-row')];",
+                vec![],
+            )
+            .await?;
+        Ok((v == json!([["this", "other"], ["other"]])).then_some(()))
+    })
+    .await?;
 
     // The board: five columns, each ticket under its status.
     press(c, ".board-toggle").await?;

@@ -351,7 +351,7 @@ window.troupeDeliverables = function (ctx) {
     renderBanner();
     renderCounter();
     renderBall();
-    for (const x of extras) if (x.picked) x.picked(view.picked !== null);
+    for (const x of extras) if (x.picked) x.picked(view.picked !== null, view.picked);
     renderTickets();
     renderChecks();
   }
@@ -426,6 +426,12 @@ window.troupeDeliverables = function (ctx) {
     p.textContent = b && b.text ? b.text : "";
     p.dataset.holder = b ? b.holder : "";
     p.hidden = !(b && b.text);
+  }
+
+  // With a ticket picked, the job is read against it: what is held to another ticket dims.
+  function heldTo(ticketId) {
+    if (view.picked === null || ticketId === null || ticketId === undefined) return "";
+    return idEq(ticketId, view.picked) ? " for-this-ticket" : " other-ticket";
   }
 
   const hasSample = () => ((view.list && view.list.tickets) || []).some((t) => t.is_sample);
@@ -664,7 +670,7 @@ window.troupeDeliverables = function (ctx) {
         sample.appendChild(el("span", "check-text", "Held to the sample: " + ticketNumber(c.sample_ticket_id)));
         ul.appendChild(sample);
       }
-      const li = el("li", "job-check");
+      const li = el("li", "job-check" + heldTo(c.ticket_id));
       li.dataset.checkId = c.id;
       li.dataset.kind = c.kind;
       const toConfirm = c.to_confirm !== undefined ? !!c.to_confirm : c.kind === "words" && !c.confirmed;

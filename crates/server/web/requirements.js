@@ -5,7 +5,8 @@
 // scope, with the buttons it offers here. A press sends the version the user saw; when the
 // entry moved on meanwhile (409 `requirement_changed`) the list is read again and says so.
 // "Needs a look" under the title scrolls to the entries waiting for the user. The job's own
-// shows its top 10 until "Show N more" (all of them while a ticket is picked).
+// shows its top 10 until "Show N more" (all of them while a ticket is picked, read against it:
+// an entry held to that ticket marked, one held to another dimmed).
 // deliverables.js mounts it and hands it the job's stream; text is set with textContent.
 "use strict";
 
@@ -45,7 +46,7 @@ window.troupeRequirements = function (ctx) {
     standing: "every video job",
   };
 
-  const view = { planId: null, gen: 0, data: null, more: false, picked: false, note: null, jobs: new Map() };
+  const view = { planId: null, gen: 0, data: null, more: false, picked: false, ticket: null, note: null, jobs: new Map() };
   let box = null;
   let lists = null;
   let needs = null;
@@ -91,10 +92,13 @@ window.troupeRequirements = function (ctx) {
     if (box) box.hidden = true;
   }
 
-  // With a ticket picked the job's own shows in full.
-  function picked(on) {
-    if (view.picked === !!on) return;
+  // With a ticket picked the job's own shows in full, read against that ticket: an entry held
+  // to it is marked, one held to another ticket dims.
+  function picked(on, ticket) {
+    const id = on && ticket !== undefined && ticket !== null ? String(ticket) : null;
+    if (view.picked === !!on && view.ticket === id) return;
     view.picked = !!on;
+    view.ticket = id;
     draw();
   }
 
@@ -182,6 +186,9 @@ window.troupeRequirements = function (ctx) {
 
   function row(r) {
     const li = el("li", "asked-row");
+    if (view.ticket !== null && r.ticket_id !== null && r.ticket_id !== undefined) {
+      li.classList.add(String(r.ticket_id) === view.ticket ? "for-this-ticket" : "other-ticket");
+    }
     li.dataset.id = r.id;
     li.dataset.state = r.state;
     li.dataset.version = r.version;
