@@ -3,7 +3,8 @@
 //! the API then says); "Board" shows five columns by status; a card dragged with the pointer to
 //! "Done" moves that ticket there; a card pressed without a drag opens its ticket in the list;
 //! the plan's count by status filters the list. With #01 picked, the job is read against it:
-//! its check marked, #02's check and requirement dimmed.
+//! its check marked, #02's check and requirement dimmed; the requirement names #02, and a press
+//! opens it.
 //!
 //! Needs Debian's `chromium` and `chromium-driver`; without them the test prints a notice and
 //! returns, unless `TROUPE_REQUIRE_BROWSER=1`:
@@ -185,6 +186,18 @@ async fn scenario(c: &Client, app: &TestApp, j: &Job) -> Result<()> {
             )
             .await?;
         Ok((v == json!([["this", "other"], ["other"]])).then_some(()))
+    })
+    .await?;
+    // The requirement names the ticket it is held to; a press opens that ticket.
+    wait_text(c, "#asked .asked-ticket", "#02 Slogans").await?;
+    press(c, "#asked .asked-ticket").await?;
+    let slogans_row = format!("#ticket-list .ticket-row[data-ticket-id=\"{}\"]", j.slogans);
+    poll("#02 open", SHORT, || async {
+        Ok(elements(c, &format!("{slogans_row}.picked .ticket-detail"))
+            .await?
+            .iter()
+            .any(|e| e.visible)
+            .then_some(()))
     })
     .await?;
 

@@ -126,7 +126,7 @@
       // Who does what in this job and its engine, while no ticket is picked (job_who.js).
       window.troupeJobWho({ el, api, openEngine: (e) => eng.openOn(e) }),
       window.troupeWorkLog({ el, state, api }),
-      window.troupeRequirements({ el, api }),
+      window.troupeRequirements({ el, api, pickTicket: (id) => deliv.pick(id) }),
       window.troupeWordsChecks({ el, api }),
       window.troupeJobTurns({ el, state, api }),
       // "Last change …", Done / Parked / Dormant and what is left open (job_state.js).

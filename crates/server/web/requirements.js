@@ -46,7 +46,7 @@ window.troupeRequirements = function (ctx) {
     standing: "every video job",
   };
 
-  const view = { planId: null, gen: 0, data: null, more: false, picked: false, ticket: null, note: null, jobs: new Map() };
+  const view = { planId: null, gen: 0, data: null, more: false, picked: false, ticket: null, note: null, jobs: new Map(), tickets: new Map() };
   let box = null;
   let lists = null;
   let needs = null;
@@ -99,6 +99,12 @@ window.troupeRequirements = function (ctx) {
     if (view.picked === !!on && view.ticket === id) return;
     view.picked = !!on;
     view.ticket = id;
+    draw();
+  }
+
+  // The job's tickets, as deliverables.js reads them, to name the one an entry is held to.
+  function tickets(listed) {
+    view.tickets = new Map(((listed && listed.tickets) || []).map((t) => [String(t.id), t]));
     draw();
   }
 
@@ -205,8 +211,19 @@ window.troupeRequirements = function (ctx) {
     li.appendChild(one);
     const two = el("div", "asked-line hint");
     if (r.restatement) two.appendChild(el("span", "asked-restatement", r.restatement));
-    const bits = [SOURCE[r.source_kind] || String(r.source_kind), "for " + (SCOPE[r.scope] || String(r.scope))];
+    const held = r.ticket_id !== null && r.ticket_id !== undefined ? view.tickets.get(String(r.ticket_id)) : null;
+    const scope = held ? "ticket" : SCOPE[r.scope] || String(r.scope);
+    const bits = [SOURCE[r.source_kind] || String(r.source_kind), "for " + scope];
     two.appendChild(el("span", "asked-source", bits.join(" \u00b7 ")));
+    // Held to one ticket: named, and a press opens it (digest B §1.6).
+    if (held && ctx.pickTicket) {
+      const name = "#" + String(held.number).padStart(2, "0") + " " + held.title;
+      const open = el("button", "link asked-ticket", name);
+      open.type = "button";
+      open.dataset.ticketId = held.id;
+      open.addEventListener("click", () => ctx.pickTicket(held.id));
+      two.appendChild(open);
+    }
     const line = r.source_line_id !== null && r.source_line_id !== undefined
       ? document.querySelector('#transcript .msg[data-id="' + r.source_line_id + '"]')
       : null;
@@ -265,5 +282,5 @@ window.troupeRequirements = function (ctx) {
     if (gen === view.gen) load();
   }
 
-  return { mount, open, close, listen, picked };
+  return { mount, open, close, listen, picked, tickets };
 };
