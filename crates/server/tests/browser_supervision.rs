@@ -504,8 +504,8 @@ async fn scenario(c: &Client, app: &App, s: &Setup) -> Result<()> {
         bail!("the press should answer the card: {cards:?}");
     }
 
-    // --- Phone width: the job view with its work log and ledger fits without sideways
-    // scrolling; on touch the ledger's buttons show without hovering
+    // --- Phone width: the job view with its work log (Trace) and ledger (Plan) fits without
+    // sideways scrolling; on touch the ledger's buttons show without hovering
     c.set_window_size(390, 844).await?;
     press(c, "#work-toggle").await?;
     press(
@@ -513,6 +513,8 @@ async fn scenario(c: &Client, app: &App, s: &Setup) -> Result<()> {
         &format!("#jobs-list .job-open[data-plan-id=\"{}\"]", s.plan.0),
     )
     .await?;
+    // A phone shows one part of the job at a time: the work log is under Trace.
+    press(c, ".job-tab[data-tab=\"trace\"]").await?;
     wait_text(c, "#work-log .work-log-row", "Picked up Ada").await?;
     wait_text(
         c,
@@ -526,8 +528,11 @@ async fn scenario(c: &Client, app: &App, s: &Setup) -> Result<()> {
         "You answered 02 Edit\u{2019}s ceiling card: another way",
     )
     .await?;
+    no_sideways_scroll(c, "the job view's trace at 390 px").await?;
+    // What was asked for is under Plan.
+    press(c, ".job-tab[data-tab=\"plan\"]").await?;
     wait_text(c, "#asked .asked-row", "six panels").await?;
-    no_sideways_scroll(c, "the job view at 390 px").await?;
+    no_sideways_scroll(c, "the job view's plan at 390 px").await?;
     save_screenshot(c, "browser-supervision-phone.png").await
 }
 

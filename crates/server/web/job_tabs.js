@@ -34,7 +34,7 @@ window.troupeJobTabs = function (ctx) {
     row.setAttribute("role", "tablist");
     row.setAttribute("aria-label", "Parts of the job");
     for (const [tab, name] of TABS) {
-      const b = el("button", "job-tab", name);
+      const b = el("button", "secondary job-tab", name);
       b.type = "button";
       b.dataset.tab = tab;
       b.setAttribute("role", "tab");
