@@ -413,6 +413,8 @@ async fn scenario(
     wait_text(c, "#job-view-title", "job one").await?;
     // PLAN-O7: the head says what changed last: Gamma's turn on it.
     wait_text(c, "#job-state .job-last-change", "(Gamma's turn)").await?;
+    // At phone width the job view shows one part at a time: its turns are under Trace.
+    click(c, ".job-tab[data-tab=\"trace\"]").await?;
     wait_text(c, "#job-turns .job-turn[data-status=\"running\"]", "Gamma").await?;
     wait_text(c, "#job-turns .job-turn-state", "Working").await?;
     http.post(format!("{}/v1/holds", daemon.base_url))
