@@ -9,9 +9,6 @@ mod support;
 
 use serde_json::json;
 use support::TestApp;
-use troupe_collab::OpenPlan;
-use troupe_core::SessionId;
-use troupe_core::plan::RevisionCause;
 
 #[tokio::test]
 async fn engines_default_choice_and_a_jobs_engine_over_http() {
@@ -20,18 +17,7 @@ async fn engines_default_choice_and_a_jobs_engine_over_http() {
         .scripted_bot("Alpha", json!({"steps": [{"text": "on it"}]}))
         .await;
     let s = app.direct(bot).await;
-    let plan = app
-        .state
-        .collab
-        .open_plan(OpenPlan {
-            home_session_id: SessionId(s),
-            opening_line_id: None,
-            title: Some("Poster".into()),
-            cause: RevisionCause::User,
-        })
-        .unwrap()
-        .id
-        .0;
+    let plan = app.open_job(s, "Poster").0;
 
     let all = app.get("/v1/settings/engines").await.expect(200);
     assert_eq!(all["default_engine"], "general");

@@ -17,20 +17,16 @@ mod browser_support;
 mod support;
 
 use anyhow::{Result, bail};
+use browser_support::in_process::finish;
 use browser_support::page::{SHORT, elements, pick, press, save_screenshot, wait_text};
-use browser_support::{browser_or_skip, open_session, page_diagnostics, poll};
+use browser_support::{browser_in, poll};
 use fantoccini::Client;
 use serde_json::{Value, json};
 use support::{TestApp, wait_until};
-use troupe_collab::OpenPlan;
-use troupe_core::plan::RevisionCause;
-use troupe_core::{PlanId, SessionId};
+use troupe_core::PlanId;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn engines() {
-    let Some((driver_path, _)) = browser_or_skip() else {
-        return;
-    };
     let app = TestApp::start().await;
     let writer = app
         .scripted_bot("Writer", json!({"steps": [{"text": "on it"}]}))
@@ -47,30 +43,12 @@ async fn engines() {
         .expect(201)["id"]
         .as_i64()
         .unwrap();
-    let plan = app
-        .state
-        .collab
-        .open_plan(OpenPlan {
-            home_session_id: SessionId(session),
-            opening_line_id: None,
-            title: Some("Brochure".into()),
-            cause: RevisionCause::User,
-        })
-        .unwrap()
-        .id;
-    let profile = app.dir.path().join("chrome-profile");
-    std::fs::create_dir_all(&profile).expect("profile dir");
-    let (driver, client) = open_session(&driver_path, &profile).await;
+    let plan = app.open_job(session, "Brochure");
+    let Some((driver, client)) = browser_in(app.dir.path()).await else {
+        return;
+    };
     let result = scenario(&client, &app, session, plan).await;
-    if let Err(err) = &result {
-        let diag = page_diagnostics(&client, "browser-engines-failure.png").await;
-        let _ = client.clone().close().await;
-        panic!(
-            "{err:#}\n{diag}\n--- chromedriver ---\n{}",
-            driver.process.log_text()
-        );
-    }
-    let _ = client.close().await;
+    finish(result, driver, client, "browser-engines-failure.png").await;
 }
 
 async fn engine_of(app: &TestApp, session: i64) -> Value {

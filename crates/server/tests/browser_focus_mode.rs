@@ -15,8 +15,9 @@ mod browser_support;
 mod support;
 
 use anyhow::{Result, bail};
+use browser_support::in_process::finish;
 use browser_support::page::{SHORT, TURN, elements, press, wait_text, wait_text_within};
-use browser_support::{browser_or_skip, open_session, page_diagnostics, poll};
+use browser_support::{browser_in, poll};
 use fantoccini::actions::{InputSource, MouseActions, PointerAction};
 use fantoccini::{Client, Locator};
 use serde_json::json;
@@ -25,9 +26,6 @@ use troupe_core::{BotId, SessionId};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn focus_mode() {
-    let Some((driver_path, _)) = browser_or_skip() else {
-        return;
-    };
     let app = TestApp::start().await;
     let runner = app
         .scripted_bot(
@@ -56,19 +54,11 @@ async fn focus_mode() {
             )
         })
         .unwrap();
-    let profile = app.dir.path().join("chrome-profile");
-    std::fs::create_dir_all(&profile).expect("profile dir");
-    let (driver, client) = open_session(&driver_path, &profile).await;
+    let Some((driver, client)) = browser_in(app.dir.path()).await else {
+        return;
+    };
     let result = scenario(&client, &app, s).await;
-    if let Err(err) = &result {
-        let diag = page_diagnostics(&client, "browser-focus-mode-failure.png").await;
-        let _ = client.clone().close().await;
-        panic!(
-            "{err:#}\n{diag}\n--- chromedriver ---\n{}",
-            driver.process.log_text()
-        );
-    }
-    let _ = client.close().await;
+    finish(result, driver, client, "browser-focus-mode-failure.png").await;
 }
 
 async fn visible(c: &Client, css: &str) -> Result<bool> {

@@ -15,14 +15,13 @@ mod browser_support;
 mod support;
 
 use anyhow::{Result, bail};
+use browser_support::in_process::finish;
 use browser_support::page::{SHORT, elements, press, wait_text};
-use browser_support::{browser_or_skip, open_session, page_diagnostics, poll};
+use browser_support::{browser_in, poll};
 use fantoccini::Client;
 use serde_json::{Value, json};
 use support::{TestApp, wait_until};
-use troupe_collab::OpenPlan;
 use troupe_core::inbox::Delivery;
-use troupe_core::plan::RevisionCause;
 use troupe_core::thread::Interaction;
 use troupe_core::work_item::WorkMode;
 use troupe_core::{BotId, PlanId, SessionId};
@@ -37,37 +36,17 @@ struct Jobs {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn job_kinds() {
-    let Some((driver_path, _)) = browser_or_skip() else {
-        return;
-    };
     let app = TestApp::start().await;
     let jobs = set_up(&app).await;
-    let profile = app.dir.path().join("chrome-profile");
-    std::fs::create_dir_all(&profile).expect("profile dir");
-    let (driver, client) = open_session(&driver_path, &profile).await;
+    let Some((driver, client)) = browser_in(app.dir.path()).await else {
+        return;
+    };
     let result = scenario(&client, &app, &jobs).await;
-    if let Err(err) = &result {
-        let diag = page_diagnostics(&client, "browser-job-kinds-failure.png").await;
-        let _ = client.clone().close().await;
-        panic!(
-            "{err:#}\n{diag}\n--- chromedriver ---\n{}",
-            driver.process.log_text()
-        );
-    }
-    let _ = client.close().await;
+    finish(result, driver, client, "browser-job-kinds-failure.png").await;
 }
 
 fn open_job(app: &TestApp, session: i64, title: &str) -> PlanId {
-    app.state
-        .collab
-        .open_plan(OpenPlan {
-            home_session_id: SessionId(session),
-            opening_line_id: None,
-            title: Some(title.into()),
-            cause: RevisionCause::User,
-        })
-        .unwrap()
-        .id
+    app.open_job(session, title)
 }
 
 /// One turn of `bot`'s work on the job, waited for through the store.

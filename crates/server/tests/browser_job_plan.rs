@@ -15,55 +15,33 @@ mod browser_support;
 mod support;
 
 use anyhow::{Result, bail};
+use browser_support::in_process::finish;
 use browser_support::page::{SHORT, elements, fill, press, wait_text};
-use browser_support::{browser_or_skip, open_session, page_diagnostics, poll};
+use browser_support::{browser_in, poll};
 use fantoccini::Client;
 use serde_json::{Value, json};
 use support::{Body, TestApp, wait_until};
-use troupe_collab::OpenPlan;
-use troupe_core::plan::RevisionCause;
-use troupe_core::{PlanId, SessionId};
+use troupe_core::PlanId;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn job_plan() {
-    let Some((driver_path, _)) = browser_or_skip() else {
-        return;
-    };
     let app = TestApp::start().await;
     let bot = app
         .scripted_bot("Maker", json!({"steps": [{"text": "on it"}]}))
         .await;
     let session = app.direct(bot).await;
-    let plan = app
-        .state
-        .collab
-        .open_plan(OpenPlan {
-            home_session_id: SessionId(session),
-            opening_line_id: None,
-            title: Some("Poster".into()),
-            cause: RevisionCause::User,
-        })
-        .unwrap()
-        .id;
+    let plan = app.open_job(session, "Poster");
     app.post(
         &format!("/v1/tasks/{}/tickets", plan.0),
         json!({"title": "Poster", "owner_bot_id": bot}),
     )
     .await
     .expect(201);
-    let profile = app.dir.path().join("chrome-profile");
-    std::fs::create_dir_all(&profile).expect("profile dir");
-    let (driver, client) = open_session(&driver_path, &profile).await;
+    let Some((driver, client)) = browser_in(app.dir.path()).await else {
+        return;
+    };
     let result = scenario(&client, &app, session, plan).await;
-    if let Err(err) = &result {
-        let diag = page_diagnostics(&client, "browser-job-plan-failure.png").await;
-        let _ = client.clone().close().await;
-        panic!(
-            "{err:#}\n{diag}\n--- chromedriver ---\n{}",
-            driver.process.log_text()
-        );
-    }
-    let _ = client.close().await;
+    finish(result, driver, client, "browser-job-plan-failure.png").await;
 }
 
 async fn plan_of(app: &TestApp, plan: PlanId) -> Value {

@@ -19,16 +19,15 @@ mod browser_support;
 mod support;
 
 use anyhow::{Result, bail};
+use browser_support::in_process::finish;
 use browser_support::page::{SHORT, elements, pick, press, save_screenshot, wait_text};
-use browser_support::{browser_or_skip, open_session, page_diagnostics, poll};
+use browser_support::{browser_in, poll};
 use fantoccini::actions::{InputSource, MOUSE_BUTTON_LEFT, MouseActions, PointerAction};
 use fantoccini::{Client, Locator};
 use serde_json::json;
 use std::time::Duration;
 use support::{TestApp, wait_until};
-use troupe_collab::OpenPlan;
 use troupe_core::conversation::Author;
-use troupe_core::plan::RevisionCause;
 use troupe_core::requirement::{Polarity, Scope, SourceKind, State};
 use troupe_core::{PlanId, SessionId, TicketId};
 use troupe_store::{NewLine, NewRequirement};
@@ -42,9 +41,6 @@ struct Job {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn ticket_board() {
-    let Some((driver_path, _)) = browser_or_skip() else {
-        return;
-    };
     let app = TestApp::start().await;
     let maker = app
         .scripted_bot("Maker", json!({"steps": [{"text": "on it"}]}))
@@ -61,17 +57,7 @@ async fn ticket_board() {
         .expect(201)["id"]
         .as_i64()
         .unwrap();
-    let plan = app
-        .state
-        .collab
-        .open_plan(OpenPlan {
-            home_session_id: SessionId(session),
-            opening_line_id: None,
-            title: Some("Launch kit".into()),
-            cause: RevisionCause::User,
-        })
-        .unwrap()
-        .id;
+    let plan = app.open_job(session, "Launch kit");
     let add = |title: &'static str| {
         let app = &app;
         async move {
@@ -131,19 +117,11 @@ async fn ticket_board() {
         poster,
         slogans,
     };
-    let profile = app.dir.path().join("chrome-profile");
-    std::fs::create_dir_all(&profile).expect("profile dir");
-    let (driver, client) = open_session(&driver_path, &profile).await;
+    let Some((driver, client)) = browser_in(app.dir.path()).await else {
+        return;
+    };
     let result = scenario(&client, &app, &job).await;
-    if let Err(err) = &result {
-        let diag = page_diagnostics(&client, "browser-ticket-board-failure.png").await;
-        let _ = client.clone().close().await;
-        panic!(
-            "{err:#}\n{diag}\n--- chromedriver ---\n{}",
-            driver.process.log_text()
-        );
-    }
-    let _ = client.close().await;
+    finish(result, driver, client, "browser-ticket-board-failure.png").await;
 }
 
 async fn status_of(app: &TestApp, ticket: i64) -> String {

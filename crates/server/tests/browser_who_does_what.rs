@@ -19,14 +19,13 @@ mod browser_support;
 mod support;
 
 use anyhow::{Result, bail};
+use browser_support::in_process::finish;
 use browser_support::page::{SHORT, elements, press, save_screenshot, wait_text};
-use browser_support::{browser_or_skip, open_session, page_diagnostics, poll};
+use browser_support::{browser_in, poll};
 use fantoccini::Client;
 use serde_json::json;
 use support::{TestApp, wait_until};
-use troupe_collab::OpenPlan;
 use troupe_core::inbox::Delivery;
-use troupe_core::plan::RevisionCause;
 use troupe_core::submission::CheckSource;
 use troupe_core::thread::Interaction;
 use troupe_core::{PlanId, SessionId, ThreadId, TicketId};
@@ -43,24 +42,13 @@ struct Setup {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn who_does_what() {
-    let Some((driver_path, _)) = browser_or_skip() else {
-        return;
-    };
     let app = TestApp::start().await;
     let setup = set_up(&app).await;
-    let profile = app.dir.path().join("chrome-profile");
-    std::fs::create_dir_all(&profile).expect("profile dir");
-    let (driver, client) = open_session(&driver_path, &profile).await;
+    let Some((driver, client)) = browser_in(app.dir.path()).await else {
+        return;
+    };
     let result = scenario(&client, &app, &setup).await;
-    if let Err(err) = &result {
-        let diag = page_diagnostics(&client, "browser-who-does-what-failure.png").await;
-        let _ = client.clone().close().await;
-        panic!(
-            "{err:#}\n{diag}\n--- chromedriver ---\n{}",
-            driver.process.log_text()
-        );
-    }
-    let _ = client.close().await;
+    finish(result, driver, client, "browser-who-does-what-failure.png").await;
 }
 
 /// The group, its job, Writer's ticket and four turns of Editor's on it.
@@ -83,17 +71,7 @@ async fn set_up(app: &TestApp) -> Setup {
         .expect(201)["id"]
         .as_i64()
         .unwrap();
-    let plan = app
-        .state
-        .collab
-        .open_plan(OpenPlan {
-            home_session_id: SessionId(session),
-            opening_line_id: None,
-            title: Some("Brochure".into()),
-            cause: RevisionCause::User,
-        })
-        .unwrap()
-        .id;
+    let plan = app.open_job(session, "Brochure");
     let ticket = app
         .post(
             &format!("/v1/tasks/{}/tickets", plan.0),

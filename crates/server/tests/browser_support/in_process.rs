@@ -11,7 +11,7 @@ use troupe_engine::RoleTable;
 use troupe_engine::models::SecretSource;
 use troupe_server::AppState;
 
-use super::{ChromeDriver, open_session, page_diagnostics};
+use super::{ChromeDriver, page_diagnostics};
 
 pub struct App {
     pub base: String,
@@ -140,11 +140,7 @@ impl App {
     /// Chromium on a fresh profile, or None (with a notice) when it is not installed and
     /// `TROUPE_REQUIRE_BROWSER` is unset.
     pub async fn open_browser(&self) -> Option<(ChromeDriver, fantoccini::Client)> {
-        let (driver_path, _) = super::browser_or_skip()?;
-        let profile = self.dir.path().join("chrome-profile");
-        std::fs::create_dir_all(&profile).expect("profile dir");
-        let (driver, client) = open_session(&driver_path, &profile).await;
-        Some((driver, client))
+        super::browser_in(self.dir.path()).await
     }
 }
 

@@ -273,6 +273,16 @@ pub fn browser_or_skip() -> Option<(PathBuf, PathBuf)> {
 }
 
 /// Chromedriver started and one Chromium session on a fresh profile in `profile`.
+/// Chromium on a fresh profile in `dir`, or None (with a notice) when it is not installed and
+/// `TROUPE_REQUIRE_BROWSER` is unset.
+#[allow(dead_code)] // not every browser test starts its own
+pub async fn browser_in(dir: &Path) -> Option<(ChromeDriver, Client)> {
+    let (driver_path, _) = browser_or_skip()?;
+    let profile = dir.join("chrome-profile");
+    std::fs::create_dir_all(&profile).expect("profile dir");
+    Some(open_session(&driver_path, &profile).await)
+}
+
 pub async fn open_session(driver_path: &Path, profile: &Path) -> (ChromeDriver, Client) {
     let driver = ChromeDriver::start(driver_path)
         .await

@@ -212,6 +212,21 @@ impl TestApp {
         s["id"].as_i64().unwrap()
     }
 
+    /// A job of the conversation named `title`, opened as the person's (no opening line).
+    #[allow(dead_code)] // not every test binary opens a job
+    pub fn open_job(&self, session: i64, title: &str) -> troupe_core::PlanId {
+        self.state
+            .collab
+            .open_plan(troupe_collab::OpenPlan {
+                home_session_id: troupe_core::SessionId(session),
+                opening_line_id: None,
+                title: Some(title.into()),
+                cause: troupe_core::plan::RevisionCause::User,
+            })
+            .unwrap()
+            .id
+    }
+
     pub async fn lines(&self, session: i64) -> Vec<Value> {
         let v = self
             .get(&format!("/v1/sessions/{session}/messages"))
