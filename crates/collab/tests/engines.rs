@@ -83,6 +83,30 @@ async fn a_jobs_engine_is_its_conversations_then_the_opening_ones_then_the_defau
         "video runs every step"
     );
 
+    // The line path's one-statement read of a step agrees: the direct follows the default
+    // (coding: no scribe), the group its choice (video: the scribe).
+    let scribe = |s| {
+        w.collab
+            .store()
+            .read(|tx| tx.engine_step_on(s, "scribe"))
+            .unwrap()
+    };
+    assert_eq!((scribe(home), scribe(origin)), (false, true));
+    w.collab
+        .set_default_engine(&DefaultEngine {
+            engine: "video".into(),
+        })
+        .unwrap();
+    assert!(
+        scribe(home),
+        "a conversation that never chose follows the default"
+    );
+    w.collab
+        .set_default_engine(&DefaultEngine {
+            engine: "coding".into(),
+        })
+        .unwrap();
+
     // Its own conversation's choice comes first; going back to the default gives way again.
     choose(&w, home, Some("general"));
     let e = w.collab.job_engine(plan).unwrap();

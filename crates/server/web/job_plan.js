@@ -19,13 +19,7 @@ window.troupeJobPlan = function (ctx) {
     ["process", "Process", "Steps, who does what"],
     ["progress", "Progress", "Done, to do, stuck"],
   ];
-  const STATUS = [
-    ["to_do", "To do"],
-    ["in_progress", "In progress"],
-    ["in_review", "In review"],
-    ["done", "Done"],
-    ["parked", "Parked"],
-  ];
+  const STATUS = window.troupeTicketStatuses;
   const view = { planId: null, gen: 0, plan: null, picked: false, editing: null, statusError: "", tickets: [], filter: null };
   let box = null;
   let body = null;

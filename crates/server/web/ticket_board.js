@@ -10,13 +10,7 @@
 window.troupeTicketBoard = function (ctx) {
   const { el, api, pick } = ctx;
   const enc = encodeURIComponent;
-  const COLUMNS = [
-    ["to_do", "To do"],
-    ["in_progress", "In progress"],
-    ["in_review", "In review"],
-    ["done", "Done"],
-    ["parked", "Parked"],
-  ];
+  const COLUMNS = window.troupeTicketStatuses;
   const view = { planId: null, tickets: [], on: false, error: "" };
   let toggle = null;
   let board = null;

@@ -6,16 +6,20 @@
 // and error lines, so a refusal shows where it was pressed and survives live redraws.
 "use strict";
 
+// The board's five statuses, in order, with their words: the status menu here, the board's
+// columns (ticket_board.js) and the plan's count row (job_plan.js) all read this one list.
+window.troupeTicketStatuses = [
+  ["to_do", "To do"],
+  ["in_progress", "In progress"],
+  ["in_review", "In review"],
+  ["done", "Done"],
+  ["parked", "Parked"],
+];
+
 window.troupeTicketSettings = function (ctx) {
   const { el, api, botName, idEq, press, errorLine, button, view } = ctx;
   const enc = encodeURIComponent;
-  const STATUS = [
-    ["to_do", "To do"],
-    ["in_progress", "In progress"],
-    ["in_review", "In review"],
-    ["done", "Done"],
-    ["parked", "Parked"],
-  ];
+  const STATUS = window.troupeTicketStatuses;
 
   const patch = (t, body) => () => api("PATCH", "/v1/tickets/" + enc(t.id), body);
 
@@ -102,5 +106,5 @@ window.troupeTicketSettings = function (ctx) {
     box.appendChild(row);
   }
 
-  return { draw, STATUS };
+  return { draw };
 };

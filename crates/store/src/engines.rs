@@ -130,10 +130,19 @@ impl Tx<'_> {
         Ok(())
     }
 
-    /// Whether a step is on for the engine a conversation runs.
+    /// Whether a step is on for the engine a conversation runs: one statement, since the
+    /// scribe's switch is read for every line of the person's filed under a job.
     pub fn engine_step_on(&self, session: SessionId, step: &str) -> Result<bool> {
-        let engine = self.session_engine(session)?;
-        self.engine_has_step_on(&engine, step)
+        Ok(self
+            .query_opt(
+                "SELECT e.enabled FROM sessions s JOIN engine_steps e ON e.step = ?2
+                   AND e.engine = CASE WHEN s.engine_chosen = 1 THEN s.engine
+                       ELSE COALESCE((SELECT value FROM app_settings WHERE key = ?3), ?4) END
+                 WHERE s.id = ?1",
+                args![session.0, step, DEFAULT_KEY, FALLBACK_ENGINE],
+                |r| r.get::<i64>(0),
+            )?
+            .is_some_and(|v| v == 1))
     }
 
     /// Whether `engine` runs `step`.

@@ -31,7 +31,7 @@ const SQLITE: &[Migration] = migrations!("sqlite":
     "0048_line_delivery_lookups", "0049_events_kind_partial", "0050_thread_workspace_root",
     "0051_ask_closed_why", "0052_seams_checks", "0053_line_dispositions",
     "0054_ticket_release", "0055_bot_memories", "0056_reflections", "0057_skills",
-    "0058_routines", "0059_engine_choice",
+    "0058_routines", "0059_engine_choice", "0060_work_items_by_plan",
 );
 
 const POSTGRES: &[Migration] = migrations!("postgres":
@@ -50,7 +50,7 @@ const POSTGRES: &[Migration] = migrations!("postgres":
     "0048_line_delivery_lookups", "0049_events_kind_partial", "0050_thread_workspace_root",
     "0051_ask_closed_why", "0052_seams_checks", "0053_line_dispositions",
     "0054_ticket_release", "0055_bot_memories", "0056_reflections", "0057_skills",
-    "0058_routines", "0059_engine_choice",
+    "0058_routines", "0059_engine_choice", "0060_work_items_by_plan",
 );
 
 const _: () = assert!(
